@@ -1,0 +1,97 @@
+"""Shared benchmark helpers: interleaved best-of-N timing, peak memory, markdown tables."""
+
+from __future__ import annotations
+
+import gc
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["best_of", "peak_memory", "ratio", "print_table", "skip", "fmt_seconds", "fmt_bytes"]
+
+
+def best_of(
+    contenders: dict[str, Callable[[], Any]],
+    repeat: int | dict[str, int] = 3,
+    setup: dict[str, Callable[[], Any]] | None = None,
+) -> dict[str, float]:
+    """Best wall time of each contender over ``repeat`` rounds, run interleaved (A B C, A B C, ...).
+
+    ``repeat`` may be a per-contender dict (a slow anchor runs fewer rounds; it sits out the
+    later rounds). ``setup[name]``, if given, runs untimed before each of that contender's calls
+    (to clear a cache, say). The garbage collector runs before, and is paused during, each timed
+    call; the call's result is dropped after the clock stops, so freeing it is not timed.
+    """
+    setup = setup or {}
+    rounds = repeat if isinstance(repeat, dict) else dict.fromkeys(contenders, repeat)
+    best = dict.fromkeys(contenders, float("inf"))
+    for r in range(max(rounds.values())):
+        for name, fn in contenders.items():
+            if r >= rounds.get(name, 1):
+                continue
+            if name in setup:
+                setup[name]()
+            gc.collect()
+            gc.disable()
+            try:
+                start = time.perf_counter()
+                result = fn()
+                elapsed = time.perf_counter() - start
+                del result
+            finally:
+                gc.enable()
+            best[name] = min(best[name], elapsed)
+    return best
+
+
+def peak_memory(fn: Callable[[], Any]) -> int:
+    """Peak bytes allocated (Python objects and numpy buffers, via tracemalloc) while ``fn`` runs."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        result = fn()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    del result
+    return peak
+
+
+def ratio(ours: float, anchor: float) -> str:
+    """``ours/anchor`` as text (lower is better)."""
+    if anchor <= 0:
+        return "n/a"
+    r = ours / anchor
+    return f"{r:.2f}x" if r >= 0.1 else f"{r:.2g}x"
+
+
+def fmt_seconds(t: float) -> str:
+    """Seconds with a unit that keeps three significant figures readable."""
+    if t >= 1:
+        return f"{t:.2f} s"
+    if t >= 1e-3:
+        return f"{t * 1e3:.1f} ms"
+    return f"{t * 1e6:.0f} µs"
+
+
+def fmt_bytes(n: float) -> str:
+    """Bytes in MiB (or KiB when small)."""
+    if n >= 2**20:
+        return f"{n / 2**20:.1f} MiB"
+    return f"{n / 2**10:.1f} KiB"
+
+
+def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Print a markdown table under a ``### title`` line."""
+    print(f"### {title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join("---" for _ in header) + "|")
+    for row in rows:
+        print("| " + " | ".join(str(c) for c in row) + " |")
+    print()
+
+
+def skip(what: str, reason: str) -> None:
+    """Say that a row or a whole benchmark is skipped, and why."""
+    print(f"(skipped {what}: {reason})")

@@ -1,0 +1,53 @@
+"""exprgraph.core: interned terms, the op table, dtypes and shapes, traversal, printing, parsing."""
+
+from __future__ import annotations
+
+from . import stdops as _stdops  # noqa: F401 - registers the standard op table
+from .builders import *  # noqa: F403
+from .builders import __all__ as _builders_all
+from .dtypes import BOOL, DTYPES, FLOAT64, INT64, as_dtype, promote
+from .leaves import ConstArray, Symbol, as_dim, as_shape, const, symbols
+from .op import Op, as_term, get_op, ops, register_op
+from .parsing import parse, tokenize
+from .printing import dformat, dprint, to_dot, to_infix, to_repr
+from .shapes import broadcast_shapes
+from .term import Term, intern_table_size
+from .traversal import Expression, postorder, preorder, substitute, toposort, tree_children, tree_map
+
+__all__ = [
+    "Term",
+    "Op",
+    "register_op",
+    "get_op",
+    "ops",
+    "as_term",
+    "Symbol",
+    "symbols",
+    "const",
+    "ConstArray",
+    "as_dim",
+    "as_shape",
+    "BOOL",
+    "INT64",
+    "FLOAT64",
+    "DTYPES",
+    "as_dtype",
+    "promote",
+    "broadcast_shapes",
+    "postorder",
+    "preorder",
+    "toposort",
+    "substitute",
+    "Expression",
+    "tree_children",
+    "tree_map",
+    "parse",
+    "tokenize",
+    "to_infix",
+    "to_repr",
+    "dprint",
+    "dformat",
+    "to_dot",
+    "intern_table_size",
+    *_builders_all,
+]

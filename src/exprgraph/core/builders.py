@@ -1,0 +1,50 @@
+"""Builders: one callable per op of the standard table (``exp(x)``, ``where(c, a, b)``...).
+
+Each is the :class:`~exprgraph.core.op.Op` itself, so ``exp(x)`` builds the term ``exp(x)``.
+``eq``/``ne`` build equality terms, since Python's ``==`` on terms is identity.
+"""
+
+from __future__ import annotations
+
+from . import stdops as _stdops  # noqa: F401 - the table must exist before we read it
+from .op import get_op
+
+__all__ = [
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg", "abs", "exp", "log", "sqrt",
+    "sin", "cos", "tan", "tanh", "sigmoid", "maximum", "minimum", "where", "lt", "le", "gt", "ge",
+    "eq", "ne", "logical_and", "logical_or", "logical_not", "dot", "matmul", "sum", "transpose",
+]  # fmt: skip
+
+add = get_op("add")
+sub = get_op("sub")
+mul = get_op("mul")
+truediv = get_op("truediv")
+floordiv = get_op("floordiv")
+mod = get_op("mod")
+pow = get_op("pow")  # noqa: A001 - the op's name
+neg = get_op("neg")
+abs = get_op("abs")  # noqa: A001
+exp = get_op("exp")
+log = get_op("log")
+sqrt = get_op("sqrt")
+sin = get_op("sin")
+cos = get_op("cos")
+tan = get_op("tan")
+tanh = get_op("tanh")
+sigmoid = get_op("sigmoid")
+maximum = get_op("maximum")
+minimum = get_op("minimum")
+where = get_op("where")
+lt = get_op("lt")
+le = get_op("le")
+gt = get_op("gt")
+ge = get_op("ge")
+eq = get_op("eq")
+ne = get_op("ne")
+logical_and = get_op("logical_and")
+logical_or = get_op("logical_or")
+logical_not = get_op("logical_not")
+dot = get_op("dot")
+matmul = get_op("matmul")
+sum = get_op("sum")  # noqa: A001
+transpose = get_op("transpose")

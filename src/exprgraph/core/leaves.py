@@ -1,0 +1,145 @@
+"""Leaves: symbols and constants, and the shape entries (ints or integer terms) they carry."""
+
+from __future__ import annotations
+
+import keyword
+from typing import Any
+
+import numpy as np
+
+from ..errors import DTypeError, ShapeError
+from .dtypes import BOOL, FLOAT64, INT64, as_dtype, dtype_of_value
+from .term import REGISTRY, Term
+
+__all__ = ["Symbol", "symbols", "const", "ConstArray", "as_dim", "as_shape", "RESERVED_NAMES"]
+
+#: names the parser reads as something else, so no symbol may take them
+RESERVED_NAMES = frozenset({"inf", "nan", "True", "False", "None", *keyword.kwlist})
+
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
+
+
+class ConstArray:
+    """An immutable numpy array held by an array constant; equal by dtype, shape and exact bits."""
+
+    __slots__ = ("array", "_hash")
+
+    def __init__(self, array: np.ndarray) -> None:
+        array = np.array(array, copy=True)
+        array.flags.writeable = False
+        self.array = array
+        self._hash = hash((array.dtype.str, array.shape, array.tobytes()))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ConstArray):
+            return NotImplemented
+        a, b = self.array, other.array
+        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+    def __repr__(self) -> str:
+        return f"array({self.array.tolist()!r})"
+
+
+def const_key(value: Any) -> tuple:
+    """Intern key of a constant: by dtype and exact bits (1, 1.0 and True differ; -0.0 is not 0.0)."""
+    cls = value.__class__
+    if cls is float:
+        return ("f", value) if value == value and value != 0.0 else ("f", value.hex())
+    if cls is int:
+        return ("i", value)
+    if cls is bool:
+        return ("b", value)
+    return ("a", value)
+
+
+def _scalar(value: Any, dtype: str) -> Any:
+    if dtype == FLOAT64:
+        return float(value)
+    if dtype == BOOL:
+        return bool(value)
+    v = int(value)
+    if not _INT_MIN <= v <= _INT_MAX:
+        raise OverflowError(f"integer constant {v} does not fit in int64")
+    return v
+
+
+def const(value: Any, dtype: Any = None) -> Term:
+    """A constant term; Python and numpy scalars and arrays are accepted (``dtype`` casts)."""
+    if value.__class__ is Term:
+        if value.is_const and (dtype is None or as_dtype(dtype) == value.dtype):
+            return value
+        raise TypeError(f"const() takes a value, not the term {value}")
+    if isinstance(value, (list, tuple, np.ndarray)) and np.ndim(value) > 0:
+        arr = np.asarray(value)
+        kind = as_dtype(dtype) if dtype is not None else dtype_of_value(arr)
+        arr = arr.astype({FLOAT64: np.float64, INT64: np.int64, BOOL: np.bool_}[kind])
+        return Term(REGISTRY["const"], (), ConstArray(arr))
+    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        value = value.item()
+    kind = as_dtype(dtype) if dtype is not None else dtype_of_value(value)
+    return Term(REGISTRY["const"], (), _scalar(value, kind))
+
+
+def const_infer(args: tuple, attr: Any) -> tuple[str, tuple]:
+    """dtype and shape of a constant's value."""
+    if attr.__class__ is ConstArray:
+        return dtype_of_value(attr.array), attr.array.shape
+    return dtype_of_value(attr), ()
+
+
+def symbol_infer(args: tuple, attr: Any) -> tuple[str, tuple]:
+    """dtype and shape a symbol was declared with."""
+    return attr[1], attr[2]
+
+
+def as_dim(entry: Any) -> int | Term:
+    """A shape entry: a non-negative int, or an int64 scalar term (a name or ``"seq+1"`` is parsed)."""
+    if isinstance(entry, (bool, np.bool_)):
+        raise ShapeError(f"a shape entry must be an int or an integer term, not {entry!r}")
+    if isinstance(entry, (int, np.integer)):
+        if entry < 0:
+            raise ShapeError(f"a dimension cannot be negative: {entry}")
+        return int(entry)
+    if isinstance(entry, str):
+        if entry.isidentifier() and entry not in RESERVED_NAMES:
+            return Symbol(entry, INT64)
+        from .parsing import parse
+
+        entry = parse(entry, dtype=INT64)
+    if entry.__class__ is Term:
+        if entry.dtype != INT64 or entry.shape != ():
+            raise ShapeError(f"a symbolic dimension must be an int64 scalar term, not {entry!r}")
+        if entry.is_const:
+            return as_dim(entry.value)
+        return entry
+    raise ShapeError(f"a shape entry must be an int or an integer term, not {entry!r}")
+
+
+def as_shape(shape: Any) -> tuple:
+    """Normalise a shape: an int, or a sequence of ints, names and integer terms."""
+    if isinstance(shape, (int, str, Term)) and not isinstance(shape, bool):
+        shape = (shape,)
+    return tuple(as_dim(e) for e in shape)
+
+
+def Symbol(name: str, dtype: Any = FLOAT64, shape: Any = ()) -> Term:  # noqa: N802 - reads as a type
+    """A named leaf of the given dtype and shape (``Symbol("A", shape=("m", "n"))``)."""
+    if not isinstance(name, str) or not name.isidentifier() or name in RESERVED_NAMES:
+        raise ValueError(f"a symbol name must be an identifier that is not reserved, not {name!r}")
+    try:
+        dt = as_dtype(dtype)
+    except DTypeError:
+        raise
+    return Term(REGISTRY["symbol"], (), (name, dt, as_shape(shape)))
+
+
+def symbols(names: str, dtype: Any = FLOAT64, shape: Any = ()) -> Any:
+    """Symbols from a space- or comma-separated string: one name gives a term, several a tuple."""
+    parts = names.replace(",", " ").split()
+    if not parts:
+        raise ValueError("symbols() needs at least one name")
+    made = tuple(Symbol(p, dtype, shape) for p in parts)
+    return made[0] if len(made) == 1 else made

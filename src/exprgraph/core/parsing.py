@@ -1,0 +1,369 @@
+"""Parsing: the infix syntax the printer writes, read back without recursion and without eval.
+
+An operator-precedence (shunting-yard) parser with explicit stacks; the precedences come from
+the op table, shared with the printer. Errors raise :class:`~exprgraph.errors.ParseError`
+(a ``SyntaxError`` and a ``ValueError``) with the position and a caret line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ..errors import ParseError
+from .dtypes import FLOAT64, as_dtype
+from .leaves import Symbol, const
+from .op import Op
+from .term import REGISTRY, Term
+
+__all__ = ["parse", "tokenize"]
+
+_TOKEN = re.compile(
+    r"""(?P<ws>\s+)
+      | (?P<num>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
+      | (?P<name>[A-Za-z_][A-Za-z_0-9]*)
+      | (?P<op>\*\*|//|<=|>=|==|!=|[-+*/%@<>(),=\[\]])""",
+    re.VERBOSE,
+)
+_WORD_OPS = {"and", "or", "not"}
+_LITERAL_NAMES = {"True": True, "False": False, "inf": float("inf"), "nan": float("nan")}
+
+
+def tokenize(text: str) -> list[tuple[str, str, int]]:
+    """Tokens ``(kind, text, position)`` with kinds num, name, op and a final ``end``."""
+    tokens = []
+    pos = 0
+    n = len(text)
+    match = _TOKEN.match
+    while pos < n:
+        m = match(text, pos)
+        if m is None:
+            raise ParseError(f"unexpected character {text[pos]!r}", text, pos)
+        kind = m.lastgroup
+        if kind != "ws":
+            value = m.group()
+            if kind == "name" and value in _WORD_OPS:
+                kind = "op"
+            tokens.append((kind, value, pos))
+        pos = m.end()
+    tokens.append(("end", "", n))
+    return tokens
+
+
+def _binary_ops() -> dict[str, Op]:
+    table: dict[str, Op] = {}
+    for op in REGISTRY.values():
+        if op.notation == "infix":
+            table.setdefault(op.symbol, op)
+    return table
+
+
+def _number(text: str) -> Any:
+    if any(c in text for c in ".eE"):
+        return float(text)
+    return int(text)
+
+
+class _Parser:
+    def __init__(self, text: str, symbols: Mapping[str, Term], dtype: str, strict: bool) -> None:
+        self.text = text
+        self.tokens = tokenize(text)
+        self.i = 0
+        self.symbols = symbols
+        self.dtype = dtype
+        self.strict = strict
+        self.binary = _binary_ops()
+        self.neg = REGISTRY["neg"]
+        self.not_ = REGISTRY["logical_not"]
+        self.operands: list[Term] = []
+        # entries: ("bin", op, pos) | ("pre", op, pos) | ("paren", None, pos) | ("call", op, pos, height, kw)
+        self.ops: list[tuple] = []
+
+    def fail(self, message: str, pos: int) -> ParseError:
+        return ParseError(message, self.text, pos)
+
+    def peek(self, k: int = 0) -> tuple[str, str, int]:
+        return self.tokens[min(self.i + k, len(self.tokens) - 1)]
+
+    def build(self, op: Op, args: tuple, attr: Any, pos: int) -> Term:
+        try:
+            return op(*args, attr=attr)
+        except (TypeError, ValueError) as exc:
+            raise self.fail(f"cannot apply {op.name}: {exc}", pos) from None
+
+    def reduce_one(self) -> None:
+        entry = self.ops.pop()
+        kind, op, pos = entry[0], entry[1], entry[2]
+        if kind == "bin":
+            b = self.operands.pop()
+            a = self.operands.pop()
+            self.operands.append(self.build(op, (a, b), None, pos))
+        else:  # prefix
+            self.operands.append(self.build(op, (self.operands.pop(),), None, pos))
+
+    def reduce_for(self, op: Op, pos: int) -> None:
+        p = op.precedence
+        while self.ops:
+            top = self.ops[-1]
+            if top[0] not in ("bin", "pre"):
+                break
+            tp = top[1].precedence
+            if top[0] == "bin" and tp == p and op.assoc is None:
+                raise self.fail(
+                    f"chained {top[1].symbol!r} and {op.symbol!r}: add parentheses to say which comes first", pos
+                )
+            if tp > p or (tp == p and op.assoc == "left"):
+                self.reduce_one()
+            else:
+                break
+
+    def operand_literal(self, kind: str, value: str) -> Any:
+        if kind == "num":
+            return _number(value)
+        if kind == "name" and value in ("inf", "nan"):
+            return _LITERAL_NAMES[value]
+        return None
+
+    def constant(self, value: Any, pos: int) -> Term:
+        try:
+            return const(value)
+        except OverflowError as exc:
+            raise self.fail(str(exc), pos) from None
+
+    def symbol(self, name: str, pos: int) -> Term:
+        found = self.symbols.get(name)
+        if found is not None:
+            return found
+        if self.strict:
+            raise self.fail(f"unknown name {name!r}", pos)
+        try:
+            return Symbol(name, self.dtype)
+        except ValueError as exc:
+            raise self.fail(str(exc), pos) from None
+
+    def parse(self) -> Term:
+        expect_operand = True
+        while True:
+            kind, value, pos = self.peek()
+            if expect_operand:
+                expect_operand = self.operand(kind, value, pos)
+                continue
+            if kind == "end":
+                break
+            self.i += 1
+            if kind == "op" and value in self.binary:
+                op = self.binary[value]
+                self.reduce_for(op, pos)
+                self.ops.append(("bin", op, pos))
+                expect_operand = True
+            elif value == ",":
+                self.comma(pos)
+                expect_operand = True
+                if self.peek()[0] == "name" and self.peek(1)[1] == "=":
+                    self.keyword()
+                    expect_operand = False
+            elif value == ")":
+                self.close(pos)
+            else:
+                raise self.fail(f"expected an operator, got {value!r}", pos)
+        while self.ops:
+            top = self.ops[-1]
+            if top[0] in ("paren", "call"):
+                raise self.fail("'(' was never closed", top[2])
+            self.reduce_one()
+        if len(self.operands) != 1:  # pragma: no cover - the state machine prevents it
+            raise self.fail("malformed expression", len(self.text))
+        return self.operands[0]
+
+    def operand(self, kind: str, value: str, pos: int) -> bool:
+        """Consume an operand or a prefix; return whether an operand is still expected."""
+        self.i += 1
+        lit = self.operand_literal(kind, value)
+        if lit is not None:
+            self.operands.append(self.constant(lit, pos))
+            return False
+        if kind == "name":
+            if self.peek()[1] == "(":
+                self.i += 1
+                if value == "array":
+                    self.operands.append(self.array_literal(pos))
+                    if self.peek()[1] != ")":
+                        raise self.fail("expected ')' after the array literal", self.peek()[2])
+                    self.i += 1
+                    return False
+                self.open_call(value, pos)
+                return self.peek()[1] != ")" or self.empty_call()
+            if value in _LITERAL_NAMES:
+                self.operands.append(const(_LITERAL_NAMES[value]))
+            else:
+                self.operands.append(self.symbol(value, pos))
+            return False
+        if value == "(":
+            self.ops.append(("paren", None, pos))
+            return True
+        if value == "-":
+            nxt = self.peek()
+            lit = self.operand_literal(nxt[0], nxt[1])
+            if lit is not None and self.peek(1)[1] != "**" and not (nxt[0] == "name" and self.peek(1)[1] == "("):
+                # a minus sign on a literal is part of it (-2), unless ** binds the literal first
+                self.i += 1
+                self.operands.append(self.constant(-lit, pos))
+                return False
+            self.ops.append(("pre", self.neg, pos))
+            return True
+        if value == "+":
+            return True
+        if value == "not":
+            self.ops.append(("pre", self.not_, pos))
+            return True
+        if kind == "end":
+            raise self.fail("unexpected end of input: expected an operand", pos)
+        raise self.fail(f"expected an operand, got {value!r}", pos)
+
+    def open_call(self, name: str, pos: int) -> None:
+        op = REGISTRY.get(name)
+        if op is None or op.notation == "leaf":
+            raise self.fail(f"unknown function {name!r}", pos)
+        self.ops.append(("call", op, pos, len(self.operands), {}))
+
+    def empty_call(self) -> bool:
+        _, _, pos = self.peek()
+        self.i += 1
+        self.close(pos)
+        return False
+
+    def comma(self, pos: int) -> None:
+        while self.ops and self.ops[-1][0] in ("bin", "pre"):
+            self.reduce_one()
+        if not self.ops or self.ops[-1][0] != "call":
+            raise self.fail("',' outside a function call", pos)
+        if self.ops[-1][4]:
+            raise self.fail("positional argument after a keyword argument", pos)
+
+    def keyword(self) -> None:
+        _, name, pos = self.peek()
+        call = self.ops[-1]
+        op = call[1]
+        if op.attr_name != name:
+            raise self.fail(f"{op.name}() takes no keyword {name!r}", pos)
+        self.i += 2
+        call[4][name] = self.literal_attr()
+
+    def literal_attr(self) -> Any:
+        """An attribute value: an int, None, or a parenthesised tuple of ints."""
+        value = self.peek()[1]
+        if value == "None":
+            self.i += 1
+            return None
+        if value == "(":
+            self.i += 1
+            items = []
+            while self.peek()[1] != ")":
+                items.append(self.int_literal())
+                if self.peek()[1] == ",":
+                    self.i += 1
+                elif self.peek()[1] != ")":
+                    raise self.fail("expected ',' or ')'", self.peek()[2])
+            self.i += 1
+            return tuple(items)
+        return self.int_literal()
+
+    def int_literal(self) -> int:
+        sign = 1
+        if self.peek()[1] == "-":
+            sign = -1
+            self.i += 1
+        kind, value, pos = self.peek()
+        if kind != "num" or not value.isdigit():
+            raise self.fail("expected an integer", pos)
+        self.i += 1
+        return sign * int(value)
+
+    def close(self, pos: int) -> None:
+        while self.ops and self.ops[-1][0] in ("bin", "pre"):
+            self.reduce_one()
+        if not self.ops:
+            raise self.fail("unmatched ')'", pos)
+        entry = self.ops.pop()
+        if entry[0] == "paren":
+            return
+        _, op, cpos, height, kw = entry
+        args = tuple(self.operands[height:])
+        del self.operands[height:]
+        attr = kw.get(op.attr_name) if op.attr_name else None
+        self.operands.append(self.build(op, args, attr, cpos))
+
+    def array_literal(self, pos: int) -> Term:
+        """``array([[1.0, 2.0], ...])``: nested lists of numbers, read iteratively."""
+        depth = 0
+        pieces: list[str] = []
+        while True:
+            kind, value, tpos = self.peek()
+            self.i += 1
+            if value == "[":
+                depth += 1
+                pieces.append("[")
+            elif value == "]":
+                depth -= 1
+                pieces.append("]")
+                if depth == 0:
+                    break
+            elif value == ",":
+                pieces.append(",")
+            elif value == "-" or kind == "num" or value in _LITERAL_NAMES:
+                pieces.append(value)
+            else:
+                raise self.fail(f"unexpected {value or 'end of input'!r} in an array literal", tpos)
+            if depth < 0 or kind == "end":
+                raise self.fail("unbalanced brackets in an array literal", tpos)
+        return const(_read_nested("".join(pieces), self, pos))
+
+
+def _read_nested(text: str, parser: _Parser, pos: int) -> np.ndarray:
+    # the pieces hold only brackets, commas, signs and number/boolean literals
+    rows: list[list] = [[]]
+    sign = 1
+    for m in re.finditer(r"\[|\]|,|-|[^\[\],-]+", text):
+        tok = m.group()
+        if tok == "[":
+            rows.append([])
+        elif tok == "]":
+            done = rows.pop()
+            rows[-1].append(done)
+        elif tok == "-":
+            sign = -sign
+        elif tok != ",":
+            v = _LITERAL_NAMES[tok] if tok in _LITERAL_NAMES else _number(tok)
+            rows[-1].append(-v if sign < 0 else v)
+            sign = 1
+    try:
+        return np.array(rows[0][0])
+    except ValueError as exc:
+        raise parser.fail(f"ragged array literal: {exc}", pos) from None
+
+
+def parse(
+    text: str,
+    symbols: Mapping[str, Term] | Iterable[Term] | None = None,
+    *,
+    dtype: Any = FLOAT64,
+    strict: bool = False,
+) -> Term:
+    """Parse infix text (the syntax ``str(term)`` prints) into a term.
+
+    ``symbols`` maps names to terms (or lists symbols, found by name); other names become
+    new symbols of ``dtype``, or a :class:`ParseError` when ``strict``.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"parse() takes a string, not {type(text).__name__}")
+    table: dict[str, Term] = {}
+    if symbols is not None:
+        if isinstance(symbols, Mapping):
+            table.update(symbols)
+        else:
+            for s in symbols:
+                table[s.name] = s
+    return _Parser(text, table, as_dtype(dtype), strict).parse()

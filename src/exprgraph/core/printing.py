@@ -1,0 +1,253 @@
+"""Printing: infix text that parses back, constructor-form repr, a DAG listing and Graphviz.
+
+Every printer is iterative (an explicit stack of text pieces), so million-node chains print at
+the default recursion limit in linear time. The parenthesisation uses the precedence table of the
+op table, which the parser shares, so ``parse(str(t)) is t``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from ..errors import TermTooLargeError
+from .op import PREC_ATOM, PREC_UNARY
+from .term import Term
+from .walk import postorder
+
+__all__ = ["to_infix", "to_repr", "dprint", "dformat", "to_dot", "format_const", "MAX_PRINT_NODES"]
+
+#: printing expands shared nodes; beyond this many tree nodes use dprint() instead
+MAX_PRINT_NODES = 20_000_000
+
+
+def format_const(value: Any) -> str:
+    """Text of a constant's value as the parser reads it back."""
+    cls = value.__class__
+    if cls is float:
+        return repr(value)  # 1.0, -0.0, 1e-10, inf, nan
+    if cls is bool or cls is int:
+        return repr(value)
+    return f"array({value.array.tolist()!r})"
+
+
+def _negative(value: Any) -> bool:
+    cls = value.__class__
+    if cls is float:
+        return math.copysign(1.0, value) < 0 and value == value
+    return cls is int and value < 0
+
+
+def _prec(node: Term) -> int:
+    """Precedence of the printed form of ``node`` (how tightly it binds)."""
+    op = node.op
+    notation = op.notation
+    if notation == "infix":
+        return op.precedence if len(node.args) == 2 else PREC_ATOM
+    if notation == "prefix":
+        return op.precedence
+    if notation == "leaf" and op.name == "const" and _negative(node.attr):
+        return PREC_UNARY
+    return PREC_ATOM
+
+
+def _check_size(roots: Iterable[Term], limit: int) -> None:
+    tree: dict[Term, int] = {}
+    for node in postorder(roots):
+        n = 1
+        for a in node.args:
+            n += tree[a]
+        if n > limit:
+            raise TermTooLargeError(
+                f"printing would expand shared nodes into more than {limit} tree nodes; use dprint()"
+            )
+        tree[node] = n
+
+
+def _infix_parts(node: Term) -> list:
+    """Pieces (strings, or (term, parenthesise) pairs) that print ``node``, in reverse order."""
+    op = node.op
+    args = node.args
+    notation = op.notation
+    if notation == "leaf":
+        return [node.attr[0] if op.name == "symbol" else format_const(node.attr)]
+    if notation == "infix" and len(args) == 2:
+        p = op.precedence
+        left, right = args
+        lp, rp = _prec(left), _prec(right)
+        if op.assoc == "left":
+            lpar, rpar = lp < p, rp <= p
+        elif op.assoc == "right":
+            lpar = lp <= p
+            # the exponent may be a unary expression without parentheses: x**-y
+            rpar = rp < p and not (rp == PREC_UNARY and right.op.notation in ("prefix", "leaf"))
+        else:
+            lpar, rpar = lp <= p, rp <= p
+        sym = op.symbol
+        sep = f" {sym} " if p <= 6 or sym == "@" else sym
+        return [(right, rpar), sep, (left, lpar)]
+    if notation == "prefix":
+        (arg,) = args
+        ap = _prec(arg)
+        par = ap < op.precedence or arg.op.name == "const"
+        sym = op.symbol + (" " if op.symbol.isalpha() else "")
+        return [(arg, par), sym]
+    return _call_parts(node)
+
+
+def _call_parts(node: Term) -> list:
+    """Reversed pieces of the call form ``name(a, b, attr=...)``."""
+    op = node.op
+    args = node.args
+    parts: list = [")"]
+    if op.attr_name is not None and node.attr is not None:
+        parts.append(f", {op.attr_name}={node.attr!r}")
+    for i in range(len(args) - 1, -1, -1):
+        parts.append((args[i], False))
+        if i:
+            parts.append(", ")
+    parts.append(op.name + "(")
+    return parts
+
+
+def _emit(roots: list[Term], parts_of: Any) -> str:
+    out: list[str] = []
+    stack: list = []
+    for i in range(len(roots) - 1, -1, -1):
+        stack.append((roots[i], False))
+        if i:
+            stack.append(", ")
+    while stack:
+        item = stack.pop()
+        if item.__class__ is str:
+            out.append(item)
+            continue
+        node, par = item
+        if par:
+            stack.append(")")
+        stack.extend(parts_of(node))
+        if par:
+            stack.append("(")
+    return "".join(out)
+
+
+def to_infix(term: Term, *, limit: int = MAX_PRINT_NODES) -> str:
+    """Infix text with the fewest parentheses that still parses back to ``term``."""
+    if not term.args:
+        return _infix_parts(term)[0]
+    _check_size((term,), limit)
+    return _emit([term], _infix_parts)
+
+
+def _repr_parts(node: Term) -> list:
+    op = node.op
+    if op.name == "symbol":
+        name, dtype, shape = node.attr
+        extra = "" if dtype == "float64" else f", {dtype!r}"
+        if shape:
+            extra += f", shape=({', '.join(str(d) if d.__class__ is int else repr(str(d)) for d in shape)}"
+            extra += ",)" if len(shape) == 1 else ")"
+        return [f"Symbol({name!r}{extra})"]
+    if op.name == "const":
+        return [f"const({format_const(node.attr)})"]
+    return _call_parts(node)
+
+
+def to_repr(term: Term, *, limit: int = MAX_PRINT_NODES) -> str:
+    """Constructor form: ``add(Symbol('x'), const(1))``, evaluable with ``exprgraph`` names."""
+    if term.args:
+        _check_size((term,), limit)
+    return _emit([term], _repr_parts)
+
+
+def _ident(n: int) -> str:
+    letters = ""
+    n += 1
+    while n:
+        n, r = divmod(n - 1, 26)
+        letters = chr(65 + r) + letters
+    return letters
+
+
+def _label(node: Term) -> str:
+    op = node.op
+    if op.name == "symbol":
+        text = node.attr[0]
+    elif op.name == "const":
+        text = format_const(node.attr)
+    else:
+        text = op.name
+        if op.attr_name is not None and node.attr is not None:
+            text += f"{{{op.attr_name}={node.attr!r}}}"
+    shape = "" if not node.shape else "[" + ", ".join(str(d) for d in node.shape) + "]"
+    return f"{text} {node.dtype}{shape}"
+
+
+def dformat(terms: Term | Iterable[Term], *, max_indent: int = 32) -> str:
+    """A DAG listing: one line per node, a shared node expanded once and then cited by id.
+
+    Indentation stops growing after ``max_indent`` levels (deeper lines show their depth as
+    ``[depth]``), so the listing of a deep chain stays linear in its size.
+    """
+    roots = [terms] if isinstance(terms, Term) else list(terms)
+    ids: dict[Term, str] = {}
+    shared = _shared(roots)
+    lines: list[str] = []
+    stack: list[tuple[Term, str, str, int]] = [(r, "", "", 0) for r in reversed(roots)]
+    while stack:
+        node, lead, cont, depth = stack.pop()
+        if depth > max_indent:
+            lead = f"{cont}[{depth}] "
+        if node in ids:
+            lines.append(f"{lead}[id {ids[node]}] ···")
+            continue
+        tag = ""
+        if node in shared:
+            ids[node] = _ident(len(ids))
+            tag = f" [id {ids[node]}]"
+        lines.append(f"{lead}{_label(node)}{tag}")
+        args = node.args
+        for i in range(len(args) - 1, -1, -1):
+            last = i == len(args) - 1
+            if depth >= max_indent:
+                stack.append((args[i], cont, cont, depth + 1))
+            else:
+                stack.append((args[i], cont + ("└─ " if last else "├─ "), cont + ("   " if last else "│  "), depth + 1))
+    return "\n".join(lines)
+
+
+def _shared(roots: list[Term]) -> set[Term]:
+    count: dict[Term, int] = {}
+    for r in roots:
+        count[r] = count.get(r, 0) + 1
+    for node in postorder(roots):
+        for a in node.args:
+            count[a] = count.get(a, 0) + 1
+    return {n for n, c in count.items() if c > 1 and n.args}
+
+
+def dprint(terms: Term | Iterable[Term], file: TextIO | None = None) -> None:
+    """Print :func:`dformat` of ``terms`` (to stdout by default)."""
+    print(dformat(terms), file=file if file is not None else sys.stdout)
+
+
+def _dot_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def to_dot(terms: Term | Iterable[Term], name: str = "expr") -> str:
+    """Graphviz source of the DAG: one node per distinct term, edges labelled by operand index."""
+    roots = [terms] if isinstance(terms, Term) else list(terms)
+    order = postorder(roots)
+    num = {node: i for i, node in enumerate(order)}
+    lines = [f'digraph "{_dot_escape(name)}" {{', "  rankdir=BT;"]
+    for node in order:
+        shape = "box" if not node.args else "ellipse"
+        lines.append(f'  n{num[node]} [label="{_dot_escape(_label(node))}", shape={shape}];')
+    for node in order:
+        for i, a in enumerate(node.args):
+            lines.append(f'  n{num[a]} -> n{num[node]} [label="{i}"];')
+    lines.append("}")
+    return "\n".join(lines)

@@ -1,0 +1,81 @@
+"""Shape rules: broadcasting (symbolic dimensions included) and the tensor ops' shapes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ShapeError
+from .term import REGISTRY, Term
+
+__all__ = ["broadcast_shapes", "dims_equal", "normalize_axes"]
+
+
+def dims_equal(a: Any, b: Any) -> bool | None:
+    """True/False when two dimensions are known equal/different, None when it depends on symbols."""
+    if a is b:
+        return True
+    if a.__class__ is int and b.__class__ is int:
+        return False
+    return None
+
+
+def _broadcast_dim(dims: list, shapes: tuple) -> Any:
+    known: int | None = None
+    symbolic: list[Term] = []
+    for d in dims:
+        if d.__class__ is int:
+            if d == 1:
+                continue
+            if known is not None and known != d:
+                raise ShapeError(f"shapes {_fmt(shapes)} do not broadcast: {known} vs {d}")
+            known = d
+        elif d not in symbolic:
+            symbolic.append(d)
+    if known is not None:
+        # a symbolic dim against a known size n is either 1 or n: the result is n
+        return known
+    if not symbolic:
+        return 1
+    result = symbolic[0]
+    for d in symbolic[1:]:
+        # two different symbolic dims broadcast to their maximum (one of them must be 1 or both equal)
+        result = REGISTRY["maximum"](result, d)
+    return result
+
+
+def _fmt(shapes: tuple) -> str:
+    return ", ".join("(" + ", ".join(str(d) for d in s) + ("," if len(s) == 1 else "") + ")" for s in shapes)
+
+
+def broadcast_shapes(*shapes: tuple) -> tuple:
+    """numpy broadcasting of shapes whose entries are ints or integer terms."""
+    nonscalar = [s for s in shapes if s]
+    if not nonscalar:
+        return ()
+    if len(nonscalar) == 1:
+        return nonscalar[0]
+    first = nonscalar[0]
+    if all(s is first or s == first for s in nonscalar):
+        return first
+    ndim = max(len(s) for s in nonscalar)
+    out = []
+    for i in range(ndim, 0, -1):
+        dims = [s[-i] for s in nonscalar if len(s) >= i]
+        out.append(_broadcast_dim(dims, shapes))
+    return tuple(out)
+
+
+def normalize_axes(axis: Any, ndim: int, what: str) -> tuple[int, ...]:
+    """Axes as a tuple of non-negative ints (``None`` means all), checked against ``ndim``."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = []
+    for a in axes:
+        if not isinstance(a, int) or isinstance(a, bool) or not -ndim <= a < ndim:
+            raise ShapeError(f"{what}: axis {a!r} is out of range for {ndim} dimensions")
+        a = a % ndim
+        if a in out:
+            raise ShapeError(f"{what}: repeated axis {a}")
+        out.append(a)
+    return tuple(out)

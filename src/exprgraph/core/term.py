@@ -1,0 +1,340 @@
+"""Term: the one node type. Interned, immutable, compared by identity.
+
+``Term(op, args, attr)`` returns the existing object when an equal term is alive, so ``==`` is
+``is``, hashing is by identity and common subexpressions are shared at construction. The intern
+table is a dictionary of weak references guarded by a lock, so equal terms built on different
+threads are the same object too. Constructors never simplify.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from .walk import postorder, postorder_until
+
+if TYPE_CHECKING:
+    from .op import Op
+
+__all__ = ["Term", "intern_table_size"]
+
+#: op name -> Op; filled by :mod:`exprgraph.core.op` (kept here so Term needs no import of it)
+REGISTRY: dict[str, Op] = {}
+
+
+class _Ref(weakref.ref):
+    """A weak reference that remembers its intern key (set after creation: no Python __init__)."""
+
+    __slots__ = ("key", "table")
+
+
+_lock = threading.RLock()
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _forget(ref: _Ref, _lock: threading.RLock = _lock) -> None:
+    # called by the garbage collector when an interned term dies (the lock is bound as a default
+    # so that the module's globals being cleared at interpreter exit cannot break it)
+    with _lock:
+        table = ref.table
+        if table.get(ref.key) is ref:
+            del table[ref.key]
+
+
+def intern_table_size() -> int:
+    """Number of live interned terms."""
+    return sum(len(op.table) for op in {id(op): op for op in REGISTRY.values()}.values())
+
+
+class Term:
+    """An interned, immutable expression node ``(op, args, attr)`` with cached dtype and shape."""
+
+    __slots__ = ("op", "args", "attr", "dtype", "shape", "_free", "_depth", "_size", "__weakref__")
+
+    op: Op
+    args: tuple[Term, ...]
+    attr: Any
+    dtype: str
+    shape: tuple
+
+    def __new__(cls, op: Op | str, args: tuple[Term, ...] = (), attr: Any = None) -> Term:
+        """Return the interned term for ``(op, args, attr)``, building it if none is alive."""
+        if op.__class__ is str:
+            op = REGISTRY[op]
+        # per-op intern table; the key is the args tuple itself unless the op carries an attr
+        table = op.table
+        if attr is None:
+            key = args
+        else:
+            keyf = op.attr_key
+            key = (args, attr if keyf is None else keyf(attr))
+        ref = table.get(key)
+        if ref is not None:
+            term = ref()
+            if term is not None:
+                return term
+        if args.__class__ is not tuple:
+            return cls(op, tuple(args), attr)
+        dtype, shape = op.check(args, attr)  # validates arity and operand types
+        with _lock:
+            ref = table.get(key)
+            if ref is not None:
+                term = ref()
+                if term is not None:
+                    return term
+            term = _new(cls)
+            _set(term, "op", op)
+            _set(term, "args", args)
+            _set(term, "attr", attr)
+            _set(term, "dtype", dtype)
+            _set(term, "shape", shape)
+            ref = _Ref(term, _forget)
+            ref.key = key
+            ref.table = table
+            table[key] = ref
+        return term
+
+    # -- immutability, copying, pickling -------------------------------------------------------
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("terms are immutable; build a new term instead")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("terms are immutable")
+
+    def __copy__(self) -> Term:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Term:
+        return self
+
+    def __reduce__(self) -> tuple:
+        # a flat list of nodes, so deep terms pickle without recursion and re-intern on load
+        nodes = postorder((self,))
+        index = {node: i for i, node in enumerate(nodes)}
+        flat = [(n.op.name, tuple(index[a] for a in n.args), n.attr) for n in nodes]
+        return (_unflatten, (flat,))
+
+    # -- structure ------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """The name of a symbol (an error for other terms)."""
+        if self.op.name != "symbol":
+            raise AttributeError(f"a {self.op.name} term has no name")
+        return self.attr[0]
+
+    @property
+    def value(self) -> Any:
+        """The value of a constant (an error for other terms)."""
+        if self.op.name != "const":
+            raise AttributeError(f"a {self.op.name} term has no value")
+        return self.attr
+
+    @property
+    def is_symbol(self) -> bool:
+        """True for symbol leaves."""
+        return self.op.name == "symbol"
+
+    @property
+    def is_const(self) -> bool:
+        """True for constant leaves."""
+        return self.op.name == "const"
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions (0 for scalars)."""
+        return len(self.shape)
+
+    # cached properties: the slots stay unset until first asked for
+
+    @property
+    def depth(self) -> int:
+        """Length of the longest path from this term down to a leaf (leaves have depth 0)."""
+        try:
+            return self._depth
+        except AttributeError:
+            pass
+        if not self.args:
+            return 0
+        for node in postorder_until((self,), _has_depth):
+            _set(node, "_depth", 1 + max(0 if not a.args else a._depth for a in node.args))
+        return self._depth
+
+    @property
+    def free_symbols(self) -> frozenset[Term]:
+        """The symbols this term depends on."""
+        try:
+            return self._free
+        except AttributeError:
+            pass
+        for node in postorder_until((self,), _has_free):
+            _set(node, "_free", _union_free(node))
+        return self._free
+
+    @property
+    def size(self) -> int:
+        """Number of distinct nodes in the DAG under this term (shared nodes count once)."""
+        try:
+            return self._size
+        except AttributeError:
+            pass
+        _set(self, "_size", len(postorder((self,))))
+        return self._size
+
+    def __bool__(self) -> bool:
+        if self.op.relational:
+            raise TypeError(
+                f"the truth value of the term {self} is undefined; comparisons build terms. "
+                "Evaluate it, or compare terms with `is`"
+            )
+        return True
+
+    def __iter__(self):
+        raise TypeError("terms are not iterable; use .args for the operands")
+
+    # -- printing (implemented in printing.py) ----------------------------------------------------
+
+    def __str__(self) -> str:
+        from .printing import to_infix
+
+        return to_infix(self)
+
+    def __repr__(self) -> str:
+        from .printing import to_repr
+
+        return to_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    # -- Python operators build terms ---------------------------------------------------------------
+
+    def __add__(self, other: Any) -> Term:
+        return Term(REGISTRY["add"], (self, other if other.__class__ is Term else _wrap(other)))
+
+    def __radd__(self, other: Any) -> Term:
+        return Term(REGISTRY["add"], (_wrap(other), self))
+
+    def __sub__(self, other: Any) -> Term:
+        return Term(REGISTRY["sub"], (self, other if other.__class__ is Term else _wrap(other)))
+
+    def __rsub__(self, other: Any) -> Term:
+        return Term(REGISTRY["sub"], (_wrap(other), self))
+
+    def __mul__(self, other: Any) -> Term:
+        return Term(REGISTRY["mul"], (self, other if other.__class__ is Term else _wrap(other)))
+
+    def __rmul__(self, other: Any) -> Term:
+        return Term(REGISTRY["mul"], (_wrap(other), self))
+
+    def __truediv__(self, other: Any) -> Term:
+        return Term(REGISTRY["truediv"], (self, other if other.__class__ is Term else _wrap(other)))
+
+    def __rtruediv__(self, other: Any) -> Term:
+        return Term(REGISTRY["truediv"], (_wrap(other), self))
+
+    def __floordiv__(self, other: Any) -> Term:
+        return Term(REGISTRY["floordiv"], (self, other if other.__class__ is Term else _wrap(other)))
+
+    def __rfloordiv__(self, other: Any) -> Term:
+        return Term(REGISTRY["floordiv"], (_wrap(other), self))
+
+    def __mod__(self, other: Any) -> Term:
+        return Term(REGISTRY["mod"], (self, other if other.__class__ is Term else _wrap(other)))
+
+    def __rmod__(self, other: Any) -> Term:
+        return Term(REGISTRY["mod"], (_wrap(other), self))
+
+    def __pow__(self, other: Any) -> Term:
+        return Term(REGISTRY["pow"], (self, other if other.__class__ is Term else _wrap(other)))
+
+    def __rpow__(self, other: Any) -> Term:
+        return Term(REGISTRY["pow"], (_wrap(other), self))
+
+    def __matmul__(self, other: Any) -> Term:
+        return Term(REGISTRY["matmul"], (self, other if other.__class__ is Term else _wrap(other)))
+
+    def __rmatmul__(self, other: Any) -> Term:
+        return Term(REGISTRY["matmul"], (_wrap(other), self))
+
+    def __neg__(self) -> Term:
+        return Term(REGISTRY["neg"], (self,))
+
+    def __pos__(self) -> Term:
+        return self
+
+    def __abs__(self) -> Term:
+        return Term(REGISTRY["abs"], (self,))
+
+    # ``<`` and friends build comparison terms; ``==`` stays identity (use eq()/ne() for terms)
+    def __lt__(self, other: Any) -> Term:
+        return Term(REGISTRY["lt"], (self, other if other.__class__ is Term else _wrap(other)))
+
+    def __le__(self, other: Any) -> Term:
+        return Term(REGISTRY["le"], (self, other if other.__class__ is Term else _wrap(other)))
+
+    def __gt__(self, other: Any) -> Term:
+        return Term(REGISTRY["gt"], (self, other if other.__class__ is Term else _wrap(other)))
+
+    def __ge__(self, other: Any) -> Term:
+        return Term(REGISTRY["ge"], (self, other if other.__class__ is Term else _wrap(other)))
+
+    def __and__(self, other: Any) -> Term:
+        return Term(REGISTRY["logical_and"], (self, other if other.__class__ is Term else _wrap(other)))
+
+    def __rand__(self, other: Any) -> Term:
+        return Term(REGISTRY["logical_and"], (_wrap(other), self))
+
+    def __or__(self, other: Any) -> Term:
+        return Term(REGISTRY["logical_or"], (self, other if other.__class__ is Term else _wrap(other)))
+
+    def __ror__(self, other: Any) -> Term:
+        return Term(REGISTRY["logical_or"], (_wrap(other), self))
+
+    def __invert__(self) -> Term:
+        return Term(REGISTRY["logical_not"], (self,))
+
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+
+
+def _wrap(value: Any) -> Term:
+    cls = value.__class__
+    if cls is float or cls is int or cls is bool:
+        if cls is int and not -(2**63) <= value < 2**63:
+            raise OverflowError(f"integer constant {value} does not fit in int64")
+        return Term(REGISTRY["const"], (), value)
+    from .op import as_term
+
+    return as_term(value)
+
+
+def _has_depth(node: Term) -> bool:
+    return not node.args or hasattr(node, "_depth")
+
+
+def _has_free(node: Term) -> bool:
+    return hasattr(node, "_free")
+
+
+_EMPTY: frozenset = frozenset()
+
+
+def _union_free(node: Term) -> frozenset:
+    if not node.args:
+        return frozenset((node,)) if node.op.name == "symbol" else _EMPTY
+    # reuse a child's set when it already holds the union, so chains share one set
+    best = max((a._free for a in node.args), key=len)
+    extra = [a._free for a in node.args if not a._free <= best]
+    return best.union(*extra) if extra else best
+
+
+def _unflatten(flat: list[tuple[str, tuple[int, ...], Any]]) -> Term:
+    built: list[Term] = []
+    for name, arg_index, attr in flat:
+        built.append(Term(REGISTRY[name], tuple(built[i] for i in arg_index), attr))
+    return built[-1]

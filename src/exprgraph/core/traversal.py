@@ -1,0 +1,142 @@
+"""Traversal: iterative walks over terms, and the single-dispatch tree protocol for any tree.
+
+``tree_children`` and ``tree_map`` are registered for Term, tuple, list, dict and the
+:class:`Expression` base class, so rule engines work on plain Python data as on terms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from functools import singledispatch
+from typing import Any
+
+from .term import Term
+from .walk import postorder as _postorder
+from .walk import postorder_until
+
+__all__ = ["postorder", "toposort", "preorder", "Expression", "tree_children", "tree_map", "substitute"]
+
+
+def postorder(term: Term | Iterable[Term]) -> list[Term]:
+    """Distinct nodes under ``term`` (or several terms), every child before its parents."""
+    if isinstance(term, Term):
+        return _postorder((term,))
+    return _postorder(term)
+
+
+def toposort(outputs: Iterable[Term]) -> list[Term]:
+    """Distinct nodes of the DAG of ``outputs`` in dependency (topological) order."""
+    return _postorder(outputs)
+
+
+def preorder(term: Term) -> Iterator[Term]:
+    """Distinct nodes under ``term``, each parent before its children (depth first, left first)."""
+    seen: set[Term] = set()
+    stack = [term]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        yield node
+        stack.extend(reversed(node.args))
+
+
+class Expression:
+    """Base class for user tree nodes: subclasses define ``tree_children`` and ``tree_map``."""
+
+    def tree_children(self) -> Iterable[Any]:
+        """The children of this node, in order."""
+        raise NotImplementedError(f"{type(self).__name__} must define tree_children()")
+
+    def tree_map(self, fn: Callable[[Any], Any]) -> Any:
+        """A node like this one with ``fn`` applied to each child."""
+        raise NotImplementedError(f"{type(self).__name__} must define tree_map()")
+
+
+@singledispatch
+def tree_children(expr: Any) -> Iterator[Any]:
+    """The children of ``expr`` (none for atoms); register new types with ``tree_children.register``."""
+    return iter(())
+
+
+@singledispatch
+def tree_map(expr: Any, fn: Callable[[Any], Any]) -> Any:
+    """``expr`` with ``fn`` applied to each direct child (atoms come back unchanged)."""
+    return expr
+
+
+@tree_children.register
+def _(expr: Term) -> Iterator[Any]:
+    return iter(expr.args)
+
+
+@tree_map.register
+def _(expr: Term, fn: Callable[[Any], Any]) -> Any:
+    if not expr.args:
+        return expr
+    new = tuple(fn(a) for a in expr.args)
+    if all(a is b for a, b in zip(new, expr.args, strict=True)):
+        return expr
+    return expr.op(*new, attr=expr.attr)
+
+
+@tree_children.register
+def _(expr: tuple) -> Iterator[Any]:
+    return iter(expr)
+
+
+@tree_map.register
+def _(expr: tuple, fn: Callable[[Any], Any]) -> Any:
+    new = tuple(fn(a) for a in expr)
+    if hasattr(expr, "_fields"):  # namedtuple
+        return type(expr)(*new)
+    return new
+
+
+@tree_children.register
+def _(expr: list) -> Iterator[Any]:
+    return iter(expr)
+
+
+@tree_map.register
+def _(expr: list, fn: Callable[[Any], Any]) -> Any:
+    return [fn(a) for a in expr]
+
+
+@tree_children.register
+def _(expr: dict) -> Iterator[Any]:
+    return iter(expr.values())
+
+
+@tree_map.register
+def _(expr: dict, fn: Callable[[Any], Any]) -> Any:
+    return {k: fn(v) for k, v in expr.items()}
+
+
+@tree_children.register
+def _(expr: Expression) -> Iterator[Any]:
+    return iter(expr.tree_children())
+
+
+@tree_map.register
+def _(expr: Expression, fn: Callable[[Any], Any]) -> Any:
+    return expr.tree_map(fn)
+
+
+def substitute(term: Term, mapping: dict[Term, Any]) -> Term:
+    """``term`` with every occurrence of a key of ``mapping`` replaced by its value (iteratively)."""
+    from .op import as_term
+
+    repl = {k: as_term(v) for k, v in mapping.items()}
+    if term in repl:
+        return repl[term]
+    done: dict[Term, Term] = dict(repl)
+    for node in postorder_until((term,), repl.__contains__):
+        if not node.args:
+            done[node] = node
+            continue
+        new = tuple(done[a] for a in node.args)
+        changed = any(a is not b for a, b in zip(new, node.args, strict=True))
+        done[node] = node.op(*new, attr=node.attr) if changed else node
+    return done[term]

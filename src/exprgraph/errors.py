@@ -1,0 +1,104 @@
+"""Every error class exprgraph raises, in one place.
+
+Input errors subclass the standard class callers already catch (``SyntaxError`` or
+``ValueError``) and carry the position of the fault with a caret line.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ExprgraphError",
+    "ParseError",
+    "CommandError",
+    "ShapeError",
+    "DTypeError",
+    "EvaluationError",
+    "TermTooLargeError",
+    "DimExpressionError",
+    "MatchError",
+    "PatternError",
+    "RewriteLimitError",
+    "RuleSyntaxError",
+]
+
+
+class ExprgraphError(Exception):
+    """Base class of all exprgraph errors."""
+
+
+def caret_line(text: str, pos: int) -> str:
+    """Return the line of ``text`` holding ``pos`` and a caret under that column."""
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    line = text[start : end if end >= 0 else len(text)]
+    return f"{line}\n{' ' * (pos - start)}^"
+
+
+class ParseError(ExprgraphError, SyntaxError, ValueError):
+    """Text that does not parse; ``pos`` is the 0-based offset of the fault."""
+
+    def __init__(self, message: str, text: str = "", pos: int = 0) -> None:
+        self.msg = message
+        self.text = text
+        self.pos = pos
+        line_start = text.rfind("\n", 0, pos) + 1
+        self.lineno = text.count("\n", 0, pos) + 1
+        self.offset = pos - line_start + 1
+        detail = f"{message} at position {pos}\n{caret_line(text, pos)}"
+        self.args = (detail,)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+class CommandError(ExprgraphError, ValueError):
+    """Bad command-line input that is not an expression (a malformed ``name=value``, say)."""
+
+
+class ShapeError(ExprgraphError, ValueError):
+    """Operands whose shapes cannot combine under an op's shape rule."""
+
+
+class DTypeError(ExprgraphError, TypeError):
+    """An operand of a dtype the op does not accept, or an unknown dtype."""
+
+
+class EvaluationError(ExprgraphError, ValueError):
+    """Evaluation failed: a missing symbol, a value of the wrong shape, an unsupported op."""
+
+
+class TermTooLargeError(ExprgraphError, ValueError):
+    """Expanding a shared DAG into a tree (printing, say) would exceed the size limit."""
+
+
+class DimExpressionError(ParseError, RuntimeError):
+    """A dimension expression that does not parse (a SyntaxError and a RuntimeError, like the references')."""
+
+
+class MatchError(ExprgraphError, ValueError):
+    """A pattern does not match an expression (raised by ``exprgraph.match.match``)."""
+
+
+class PatternError(ExprgraphError, TypeError):
+    """A malformed pattern: a segment outside a sequence, a bad name, an unknown op."""
+
+
+class RewriteLimitError(ExprgraphError, RuntimeError):
+    """A rewrite did not terminate within its step budget (or cycled); names the rule and the step count."""
+
+    def __init__(self, message: str, rule: str = "", steps: int = 0) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.steps = steps
+
+
+class RuleSyntaxError(ParseError):
+    """A textual rule (``"x*1 -> x"``) that does not parse; ``pos`` is the offset in the rule text."""
+
+    def __init__(self, message: str, text: str = "", pos: int = 0) -> None:
+        super().__init__(message, text, pos)
+        #: the whole rule text (``text`` is the offending line, as SyntaxError expects)
+        self.source = text
+        start = text.rfind("\n", 0, pos) + 1
+        end = text.find("\n", pos)
+        self.text = text[start : end if end >= 0 else len(text)]

@@ -1,0 +1,315 @@
+"""Numpy evaluation of terms: vectorised, each shared node once, intermediates freed early.
+
+The DAG of the outputs is walked once in dependency order. Every node keeps a count of the
+operand slots still waiting for it; when the count reaches zero its value is dropped, so a long
+chain holds only a few arrays at a time. A ufunc whose operand is an intermediate we computed,
+that nobody else will read and that has the result's shape and dtype, writes its result into
+that operand's buffer (``out=``) instead of allocating a new one. User inputs and constants are
+never written to.
+
+Semantics are IEEE: ``log(-1)`` is nan and ``1/0`` is inf, with no warnings. Integer ``//``
+and ``%`` follow Python's floor semantics, except that an integer division by zero gives 0
+(numpy's behaviour) instead of raising. Integer ``**`` a negative integer raises
+:class:`~exprgraph.errors.EvaluationError`, since int64 cannot hold the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, overload
+
+import numpy as np
+
+from ..core.dtypes import BOOL
+from ..core.stdops import ARITHMETIC, FLOAT_FUNCS
+from ..core.term import Term
+from ..errors import EvaluationError
+from .bind import NUMPY_DTYPES, bind_symbols, const_value
+
+__all__ = ["evaluate"]
+
+_ndarray = np.ndarray
+_ufunc = np.ufunc
+_INT64 = NUMPY_DTYPES["int64"]
+_FLOAT64 = NUMPY_DTYPES["float64"]
+_broadcast_shapes = np.broadcast_shapes
+#: ops that cast bool operands (to int64 for arithmetic, to float64 for float functions)
+_CASTS = ARITHMETIC | FLOAT_FUNCS
+
+
+@overload
+def evaluate(term_or_terms: Term, env: Mapping[Any, Any] | None = None) -> Any: ...
+@overload
+def evaluate(term_or_terms: Sequence[Term], env: Mapping[Any, Any] | None = None) -> list[Any]: ...
+
+
+def evaluate(term_or_terms: Term | Sequence[Term], env: Mapping[Any, Any] | None = None) -> Any:
+    """Value of a term (or list of values of several terms) for the symbol values in ``env``.
+
+    ``env`` maps symbols, or their names, to numbers or numpy arrays. Array values evaluate
+    many parameter sets at once, broadcasting like numpy. Results are numpy scalars or arrays
+    of each term's dtype (and may share memory with the inputs).
+
+    >>> from exprgraph import symbols, log
+    >>> x, y = symbols("x y")
+    >>> float(evaluate(x * y + 1, {"x": 2, y: 3}))
+    7.0
+    >>> evaluate([x / 0, log(-x)], {"x": [1.0, 2.0]})
+    [array([inf, inf]), array([nan, nan])]
+    """
+    if term_or_terms.__class__ is Term:
+        return _run((term_or_terms,), {} if env is None else env)[0]
+    if not isinstance(term_or_terms, (list, tuple)):
+        raise TypeError(f"evaluate() takes a term or a list/tuple of terms, not {type(term_or_terms).__name__}")
+    outputs = tuple(term_or_terms)
+    for t in outputs:
+        if t.__class__ is not Term:
+            raise TypeError(f"evaluate() takes terms, got a {type(t).__name__} in the list")
+    return _run(outputs, {} if env is None else env)
+
+
+def _check_env(env: Any) -> None:
+    if not isinstance(env, Mapping):
+        raise TypeError(f"env must be a mapping of symbols or names to values, not {type(env).__name__}")
+    for key in env:
+        if key.__class__ is Term:
+            if key.op.name != "symbol":
+                raise EvaluationError(f"env keys must be symbols or names; {key.op.name} term given")
+        elif not isinstance(key, str):
+            raise EvaluationError(f"env keys must be symbols or names, not {type(key).__name__} {key!r}")
+
+
+def schedule(outputs: tuple[Term, ...]) -> tuple[list[Term], dict[Term, int]]:
+    """The DAG's nodes in dependency order and, for each, how many operand slots read it.
+
+    The order is ``toposort(outputs)`` (depth first, operands left to right, so evaluation holds
+    about as many arrays as Python would for the same expression); the reads are counted in the
+    same iterative walk. Every output counts one extra read that is never released, so outputs
+    are neither freed nor overwritten.
+    """
+    reads: dict[Term, int] = {}
+    order: list[Term] = []
+    append = order.append
+    for root in outputs:
+        if root in reads:
+            reads[root] += 1
+            continue
+        reads[root] = 1
+        path = [root]  # the nodes being visited, each with an iterator over its operands
+        pending = [iter(root.args)]
+        while pending:
+            for child in pending[-1]:
+                if child in reads:
+                    reads[child] += 1
+                    continue
+                reads[child] = 1
+                if child.args:
+                    path.append(child)
+                    pending.append(iter(child.args))
+                    break
+                append(child)
+            else:
+                pending.pop()
+                append(path.pop())
+    return order, reads
+
+
+# how a node is computed: a kind per op, found once per call
+_UNARY, _BINARY, _UNARY_CAST, _BINARY_CAST, _IMPL, _CONST, _SYMBOL = range(7)
+
+
+def _kind(op: Any, n: int) -> int:
+    if op.name == "const":
+        return _CONST
+    if op.name == "symbol":
+        return _SYMBOL
+    ufunc = op.ufunc
+    if ufunc.__class__ is _ufunc and ufunc.nout == 1 and ufunc.signature is None and op.name != "pow":
+        casts = op.name in _CASTS
+        if ufunc.nin == n == 1:
+            return _UNARY_CAST if casts else _UNARY
+        if ufunc.nin == 2 == n:
+            return _BINARY_CAST if casts else _BINARY
+    return _IMPL
+
+
+def _run(outputs: tuple[Term, ...], env: Mapping[Any, Any]) -> list[Any]:
+    """Evaluate ``outputs`` (already validated) in one walk of their DAG."""
+    _check_env(env)
+    order, pending = schedule(outputs)
+    kinds: dict[Any, tuple[int, ...]] = {}
+    dtypes = NUMPY_DTYPES
+    node = None
+    fresh = True  # whether the value just computed is a buffer made by a ufunc (ours to reuse)
+    with np.errstate(all="ignore"):
+        # casting inputs is silent too (nan to int64, say)
+        values, owned = bind_symbols([t for t in order if not t.args and t.op.name == "symbol"], env, evaluate)
+        try:
+            for node in order:
+                args = node.args
+                op = node.op
+                n = len(args)
+                if n < 3:
+                    by_arity = kinds.get(op)
+                    if by_arity is None:
+                        by_arity = kinds[op] = (_kind(op, 0), _kind(op, 1), _kind(op, 2))
+                    kind = by_arity[n]
+                else:
+                    kind = _IMPL
+                # the hot paths, inline: elementwise ufuncs of one or two operands without bools
+                if (kind == _BINARY_CAST and args[0].dtype != BOOL and args[1].dtype != BOOL) or kind == _BINARY:
+                    a, b = args
+                    va = values[a]
+                    vb = values[b]
+                    want = dtypes[node.dtype]
+                    out = None
+                    if a in owned and va.dtype == want and pending[a] == (2 if a is b else 1):
+                        if va.shape == vb.shape or not vb.ndim or _broadcast_shapes(va.shape, vb.shape) == va.shape:
+                            out = va
+                    if out is None and b in owned and vb.dtype == want and pending[b] == 1:
+                        if vb.shape == va.shape or not va.ndim or _broadcast_shapes(va.shape, vb.shape) == vb.shape:
+                            out = vb
+                    result = op.ufunc(va, vb) if out is None else op.ufunc(va, vb, out=out)
+                elif (kind == _UNARY_CAST and args[0].dtype != BOOL) or kind == _UNARY:
+                    (a,) = args
+                    va = values[a]
+                    want = dtypes[node.dtype]
+                    if a in owned and va.dtype == want and pending[a] == 1:
+                        result = op.ufunc(va, out=va)
+                    else:
+                        result = op.ufunc(va)
+                elif kind == _SYMBOL:
+                    continue
+                elif kind == _CONST:
+                    values[node] = const_value(node)
+                    continue
+                else:
+                    result, fresh = _apply(node, args, values, owned, pending)
+                    want = dtypes[node.dtype]
+                if not fresh:
+                    # an impl's result may be a view of an input, or kept by the impl: never ours
+                    result = _finish(result, node)
+                    fresh = True
+                elif result.__class__ is _ndarray and result.dtype == want:
+                    owned.add(node)  # a ufunc's result: a new buffer, or a dead operand's we had
+                else:
+                    result = _finish(result, node)
+                    if result.__class__ is _ndarray:
+                        owned.add(node)  # a cast copy of a ufunc's result
+                values[node] = result
+                for a in args:
+                    left = pending[a] - 1
+                    pending[a] = left
+                    if not left:
+                        del values[a]
+                        owned.discard(a)
+        except EvaluationError:
+            raise
+        except (ArithmeticError, ValueError, TypeError) as exc:
+            raise _op_error(node, [values.get(a) for a in node.args], exc) from None
+        return [values[t] for t in outputs]
+
+
+def _apply(node: Term, args: tuple[Term, ...], values: dict, owned: set, pending: dict) -> tuple[Any, bool]:
+    """Compute ``node`` the general way (bool casts, folds, impls): ``(value, made by a ufunc)``."""
+    op = node.op
+    vs = [values[a] for a in args]
+    name = op.name
+    if name in ARITHMETIC:
+        # arithmetic counts bools as integers (True + True == 2)
+        vs = [v.astype(_INT64) if v.dtype.kind == "b" else v for v in vs]
+    elif name in FLOAT_FUNCS:
+        # numpy would compute these in float16 for bools
+        vs = [v.astype(_FLOAT64) if v.dtype.kind == "b" else v for v in vs]
+    want = NUMPY_DTYPES[node.dtype]
+    ufunc = op.ufunc
+    n = len(vs)
+    if ufunc.__class__ is _ufunc and ufunc.nout == 1 and (ufunc.nin == n or (ufunc.nin == 2 and n > 2)):
+        if name == "pow" and _square_of(vs, want):
+            # x**2 as a square: exact, and far faster than the generic power loop
+            ufunc, vs, args, n = np.square, vs[:1], args[:1], 1
+        # only elementwise ufuncs may write over an operand (not gufuncs such as matmul)
+        out = _dead_buffer(args, vs, want, owned, pending) if ufunc.signature is None else None
+        if n <= 2:
+            return (ufunc(*vs) if out is None else ufunc(*vs, out=out)), True
+        return _fold(ufunc, vs, want, out), True
+    for a in args:
+        # an impl may keep or return a view of its operand, so we never write into it again
+        owned.discard(a)
+    return _call_impl(node, vs), False
+
+
+def _dead_buffer(args: tuple[Term, ...], vs: list, want: np.dtype, owned: set, pending: dict) -> Any:
+    """An operand buffer this node may overwrite: ours, read by no one after it, of the result's type."""
+    n = len(args)
+    # a fold over n > 2 operands writes its first step into the buffer: it must be one of the first
+    # two operands and not be read again by a later step
+    for i, a in enumerate(args if n <= 2 else args[:2]):
+        if a not in owned or (n > 2 and a in args[2:]):
+            continue
+        v = vs[i]
+        if v.__class__ is not _ndarray or v.dtype != want:
+            continue
+        # dead after this node: every pending read of it is one of this node's operand slots
+        if pending[a] != (1 if n == 1 else args.count(a)):
+            continue
+        shape = v.shape
+        for j, w in enumerate(vs):
+            if j != i and w.shape != shape and w.ndim and _broadcast_shapes(shape, w.shape) != shape:
+                break
+        else:
+            return v
+    return None
+
+
+def _fold(ufunc: Any, vs: list, want: np.dtype, out: Any) -> Any:
+    """A binary ufunc folded over three or more operands, left to right, reusing one buffer."""
+    acc = ufunc(vs[0], vs[1]) if out is None else ufunc(vs[0], vs[1], out=out)
+    for v in vs[2:]:
+        if acc.__class__ is _ndarray and acc.dtype == want and (not v.ndim or v.shape == acc.shape):
+            acc = ufunc(acc, v, out=acc)
+        else:
+            acc = ufunc(acc, v)
+    return acc
+
+
+def _square_of(vs: list, want: np.dtype) -> bool:
+    """Whether ``base ** exponent`` is ``base`` squared in the result dtype (and check int powers)."""
+    base, exponent = vs
+    if exponent.ndim == 0 and base.dtype == want and exponent == 2:
+        return True
+    if base.dtype.kind == "i" and exponent.dtype.kind == "i" and (exponent < 0).any():
+        raise EvaluationError(
+            "integer ** negative integer is undefined in int64: make the base or the exponent a float (e.g. x**-1.0)"
+        )
+    return False
+
+
+def _call_impl(node: Term, vs: Any) -> Any:
+    op = node.op
+    impl = op.impl
+    if impl is None:
+        raise EvaluationError(f"op {op.name!r} has no numpy implementation (neither impl nor ufunc)")
+    if op.attr_name is not None:
+        return impl(*vs, attr=node.attr)
+    return impl(*vs)
+
+
+def _finish(value: Any, node: Term) -> Any:
+    """``value`` as a numpy scalar or array of ``node``'s dtype (0-d arrays become scalars)."""
+    want = NUMPY_DTYPES[node.dtype]
+    if not isinstance(value, (np.ndarray, np.generic)):
+        try:
+            value = np.asarray(value, dtype=want)
+        except (TypeError, ValueError) as exc:
+            raise EvaluationError(f"op {node.op.name!r} returned a {type(value).__name__}: {exc}") from None
+    elif value.dtype != want:
+        value = value.astype(want)
+    if value.__class__ is _ndarray and not value.ndim:
+        value = value[()]
+    return value
+
+
+def _op_error(node: Term, vs: list, exc: Exception) -> EvaluationError:
+    shapes = ", ".join(f"{v.dtype}{list(v.shape)}" if hasattr(v, "dtype") else type(v).__name__ for v in vs)
+    return EvaluationError(f"evaluating {node.op.name}({shapes}) failed: {exc}")
