@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from . import errors
+from . import dims, errors, match, rules
 from .core import *  # noqa: F403
 from .core import __all__ as _core_all
 from .errors import (
+    DimExpressionError,
     DTypeError,
     EvaluationError,
     ExprgraphError,
@@ -14,12 +15,25 @@ from .errors import (
     TermTooLargeError,
 )
 from .eval import evaluate
+from .match import MatchError, V, Var
+from .rules import RewriteLimitError, RuleSet, RuleSyntaxError, rewrite, rule
 
 __version__ = "0.1.0"
 
 __all__ = [
     *_core_all,
     "errors",
+    "dims",
+    "match",
+    "rules",
+    "V",
+    "Var",
+    "rule",
+    "RuleSet",
+    "rewrite",
+    "MatchError",
+    "RewriteLimitError",
+    "RuleSyntaxError",
     "evaluate",
     "ExprgraphError",
     "ParseError",
@@ -27,4 +41,5 @@ __all__ = [
     "DTypeError",
     "EvaluationError",
     "TermTooLargeError",
+    "DimExpressionError",
 ]

@@ -27,6 +27,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("eval", "exprgraph.cli:add_eval_parser"),
     ("print", "exprgraph.cli:add_print_parser"),
     ("demo", "exprgraph.demo"),
+    ("dims", "exprgraph.dims.cli"),
 ]
 
 #: exit code for bad input (the same as argparse's usage errors)

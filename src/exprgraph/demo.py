@@ -159,6 +159,38 @@ def _evaluation(tour: Tour) -> None:
     tour.show("log(x) at x = [-1, 0, 1]  (IEEE)", ieee.tolist())
 
 
+@section("rules", "Rewriting with rules written as text or with term operators")
+def _rules(tour: Tour) -> None:
+    from .match import V
+    from .rules import RuleSet, rewrite, rule
+
+    x, y, z, _ = tour_expression()
+    algebra = RuleSet.parse(
+        """
+        x*1 -> x          # multiplicative identity
+        x + 0 -> x        # additive identity
+        (x*y)/y -> x      # cancellation (unsafe where y == 0)
+        """
+    )
+    g = (x * 1 + 0) * (y + z) / (y + z)
+    tour.show(f"rewrite({g}, algebra)", str(rewrite(g, algebra)))
+    tour.show("rule('x - x -> 0')(y*z - y*z)", str(rule("x - x -> 0")(y * z - y * z)))
+    double = (V.a + V.a) >> (lambda a: 2 * a)
+    tour.show("(V.a + V.a >> 2*a)(sin(x) + sin(x))", str(double(core.sin(x) + core.sin(x))))
+
+
+@section("dims", "Symbolic dimensions: simplify, evaluate, shapes")
+def _dims(tour: Tour) -> None:
+    from . import dims
+
+    for text in ["2*batch//batch", "(seq+7)//8*8 - seq", "max(a, b) + min(a, b)", "CeilToInt(8*s, 8)"]:
+        tour.show(f"simplify_expression({text!r})", dims.simplify_expression(text))
+    tour.show("evaluate_expression('(s+7)//8', {'s': 13})", dims.evaluate_expression("(s+7)//8", {"s": 13}))
+    a = core.Symbol("A", shape=("batch", "seq+1"))
+    b = core.Symbol("B", shape=("1+seq",))
+    tour.show("shape of A + B, A: (batch, seq+1), B: (1+seq,)", tuple(str(d) for d in (a + b).shape))
+
+
 # -- running --------------------------------------------------------------------------------------
 
 

@@ -19,6 +19,17 @@ __all__ = [
     "PatternError",
     "RewriteLimitError",
     "RuleSyntaxError",
+    "DifferentiationError",
+    "CompileError",
+    "CompilerNotFoundError",
+    "KernelError",
+    "InconsistencyError",
+    "ReplacementTypeError",
+    "MissingInputError",
+    "NotInGraphError",
+    "FeatureError",
+    "RewriteDatabaseError",
+    "RewriteWarning",
 ]
 
 
@@ -102,3 +113,61 @@ class RuleSyntaxError(ParseError):
         start = text.rfind("\n", 0, pos) + 1
         end = text.find("\n", pos)
         self.text = text[start : end if end >= 0 else len(text)]
+
+
+class DifferentiationError(ExprgraphError, ValueError):
+    """A term cannot be differentiated: an op without a gradient rule, or a non-scalar ``f`` for ``grad``."""
+
+
+class CompileError(ExprgraphError, RuntimeError):
+    """Compiling a term failed: an op the backend cannot render, or the C compiler reported an error."""
+
+
+class CompilerNotFoundError(CompileError):
+    """The C backend found no C compiler (set ``$CC`` or install gcc/clang), or it cannot build libraries."""
+
+
+class KernelError(ExprgraphError, ValueError):
+    """A tensor index kernel that is malformed or inconsistent; ``pos`` is the offset in ``text`` (or None)."""
+
+    def __init__(self, message: str, text: str = "", pos: int | None = None) -> None:
+        self.msg = message
+        self.text = text
+        self.pos = pos
+        detail = message
+        if pos is not None and text:
+            pos = max(0, min(pos, len(text)))
+            self.pos = pos
+            detail = f"{message} at position {pos}\n{caret_line(text, pos)}"
+        super().__init__(detail)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+class InconsistencyError(ExprgraphError, ValueError):
+    """A graph change was rejected: a validator refused the graph, or a replacement would make a cycle."""
+
+
+class ReplacementTypeError(ExprgraphError, TypeError):
+    """A replacement whose dtype or shape differs from the term it replaces."""
+
+
+class MissingInputError(ExprgraphError, ValueError):
+    """A graph's outputs (or a replacement) use a symbol that is not one of the graph's inputs."""
+
+
+class NotInGraphError(ExprgraphError, ValueError):
+    """A term that is not (or no longer) a node of the graph was asked to be replaced or inspected."""
+
+
+class FeatureError(ExprgraphError, ValueError):
+    """A graph feature cannot be attached: it is attached elsewhere, or a name it provides is taken."""
+
+
+class RewriteDatabaseError(ExprgraphError, ValueError):
+    """A rewrite database misuse: a duplicate name, a name that clashes with a tag, an unknown entry."""
+
+
+class RewriteWarning(UserWarning):
+    """A graph rewrite failed and was skipped (the ``"warn"`` failure callback)."""

@@ -106,6 +106,10 @@ def as_dim(entry: Any) -> int | Term:
     if isinstance(entry, str):
         if entry.isidentifier() and entry not in RESERVED_NAMES:
             return Symbol(entry, INT64)
+        from . import shapes
+
+        if shapes.parse_dim_hook is not None:
+            return as_dim(shapes.parse_dim_hook(entry))
         from .parsing import parse
 
         entry = parse(entry, dtype=INT64)

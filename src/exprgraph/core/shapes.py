@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import ShapeError
 from .term import REGISTRY, Term
 
 __all__ = ["broadcast_shapes", "dims_equal", "normalize_axes"]
+
+#: hooks filled by :mod:`exprgraph.dims` on import: simplify a dimension term (may return an int),
+#: and decide equality of two dimensions (True/False, or None when it depends on the names)
+simplify_dim_hook: Callable[[Any], Any] | None = None
+dims_equal_hook: Callable[[Any, Any], bool | None] | None = None
+#: reads a dimension written as text ("seq+1", "CeilToInt(s, 8)"); the core parser when unset
+parse_dim_hook: Callable[[str], Any] | None = None
 
 
 def dims_equal(a: Any, b: Any) -> bool | None:
@@ -16,6 +24,8 @@ def dims_equal(a: Any, b: Any) -> bool | None:
         return True
     if a.__class__ is int and b.__class__ is int:
         return False
+    if dims_equal_hook is not None:
+        return dims_equal_hook(a, b)
     return None
 
 
@@ -40,7 +50,7 @@ def _broadcast_dim(dims: list, shapes: tuple) -> Any:
     for d in symbolic[1:]:
         # two different symbolic dims broadcast to their maximum (one of them must be 1 or both equal)
         result = REGISTRY["maximum"](result, d)
-    return result
+    return result if simplify_dim_hook is None else simplify_dim_hook(result)
 
 
 def _fmt(shapes: tuple) -> str:

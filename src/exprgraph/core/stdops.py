@@ -163,6 +163,345 @@ def _nary(ufunc: Any) -> Any:
     return apply
 
 
+# -- gradient rules ----------------------------------------------------------------------------------
+#
+# ``grad(node, g)`` gets ``g = df/dnode`` (a term of the node's shape) and returns one contribution
+# per operand: a term for that operand's share of ``df/doperand``, or None where it is zero (and for
+# constant operands, which are never differentiated). A contribution may keep the node's broadcast
+# shape: reverse mode (``exprgraph.diff``) sums it back to the operand's shape with :func:`sum_to`.
+# Rules are written with the ops of this table, so gradients are terms like any other: they can be
+# simplified, differentiated again and compiled. Derivatives at kinks and jumps are one-sided
+# choices, stated on each rule.
+
+_GRAD_OPS: dict[str, Op] = {}
+
+
+def _op(name: str) -> Op:
+    """The op ``name`` (looked up once; the table is complete when gradients are taken)."""
+    op = _GRAD_OPS.get(name)
+    if op is None:
+        from .op import get_op
+
+        op = _GRAD_OPS[name] = get_op(name)
+    return op
+
+
+def _const(value: Any) -> Any:
+    from .leaves import const
+
+    return const(value)
+
+
+def _is_number(t: Any, value: Any) -> bool:
+    """Whether ``t`` is the scalar int/float constant ``value``."""
+    return t.op.name == "const" and t.attr.__class__ in (int, float) and t.attr == value
+
+
+def _product(g: Any, factors: list) -> Any:
+    """``g * factors[0] * ...`` as one mul, leaving out ``g`` when it is exactly the float 1."""
+    if _is_number(g, 1) and promote(*(f.dtype for f in factors)) == FLOAT64:
+        return factors[0] if len(factors) == 1 else _op("mul")(*factors)
+    return _op("mul")(g, *factors)
+
+
+def _times(g: Any, t: Any) -> Any:
+    """``g * t`` (just ``t`` when ``g`` is exactly the float 1)."""
+    return _product(g, [t])
+
+
+def _same_shape(a: tuple, b: tuple) -> bool:
+    # ints compare by value, symbolic dimensions by identity (Term == is identity)
+    return len(a) == len(b) and all(x == y for x, y in zip(a, b, strict=True))
+
+
+def insert_axes(t: Any, positions: Any) -> Any:
+    """``t`` with axes of length 1 inserted so that they sit at ``positions`` of the result."""
+    positions = sorted(set(positions))
+    k = len(positions)
+    if not k:
+        return t
+    r = t.ndim + k
+    ones = _const(np.ones((1,) * r, dtype=np.float64 if t.dtype == FLOAT64 else np.int64))
+    widened = _op("mul")(ones, t)  # shape (1,)*k + t.shape: multiplying by 1 changes no value
+    perm, next_one, next_t = [], 0, k
+    for j in range(r):
+        if j in positions:
+            perm.append(next_one)
+            next_one += 1
+        else:
+            perm.append(next_t)
+            next_t += 1
+    if perm == list(range(r)):
+        return widened
+    return _op("transpose")(widened, axes=tuple(perm))
+
+
+def broadcast_like(t: Any, like: Any) -> Any:
+    """``t`` broadcast to the shape of ``like`` (whose values are not used, only its shape)."""
+    if _same_shape(t.shape, like.shape):
+        return t
+    target = like.shape
+    lead = len(target) - t.ndim
+    if lead >= 0 and all(d.__class__ is int for d in target):
+        # multiply by ones of shape (1, .., d, .., 1) for each axis to widen: small constants, no values
+        out = t
+        dtype = np.float64 if t.dtype == FLOAT64 else np.int64
+        for i, d in enumerate(target):
+            have = out.shape[i - len(target) + out.ndim] if i - len(target) + out.ndim >= 0 else 1
+            if have != d:
+                shape = [1] * len(target)
+                shape[i] = d
+                out = _op("mul")(out, _const(np.ones(shape, dtype=dtype)))
+        return out
+    # symbolic dimensions: where(c, t, t) is t everywhere and c = (like == like) lends its shape
+    return _op("where")(_op("eq")(like, like), t, t)
+
+
+def sum_to(t: Any, like: Any) -> Any:
+    """``t`` summed over the axes along which ``like`` was broadcast, so it gets ``like``'s shape."""
+    target, shape = like.shape, t.shape
+    if _same_shape(shape, target):
+        return t
+    lead = len(shape) - len(target)
+    if lead < 0:
+        return broadcast_like(t, like)
+    axes = list(range(lead))
+    kept = []
+    for i, d in enumerate(target):
+        td = shape[lead + i]
+        if d == td:
+            continue
+        if d.__class__ is int and d == 1:
+            axes.append(lead + i)  # like had length 1 here and was broadcast: sum, keep a length-1 axis
+            kept.append(i)
+        elif not (td.__class__ is int and td == 1):
+            raise ShapeError(
+                f"cannot sum a gradient of shape {shape} back to shape {target}: it is unknown whether "
+                f"dimension {d} was broadcast against {td}"
+            )
+    out = t
+    if axes:
+        out = _op("sum")(t, axis=None if len(axes) == len(shape) else tuple(axes))
+        out = insert_axes(out, kept)
+    if not _same_shape(out.shape, target):
+        out = broadcast_like(out, like)
+    return out
+
+
+def _no_grad(node: Any, g: Any) -> tuple:
+    """Comparisons, logic, floordiv: piecewise constant, so the gradient is zero wherever it exists."""
+    return (None,) * len(node.args)
+
+
+def _grad_add(node: Any, g: Any) -> tuple:
+    # d(a + b + ...)/da = 1
+    return tuple(None if a.is_const else g for a in node.args)
+
+
+def _grad_sub(node: Any, g: Any) -> tuple:
+    # d(a - b) = da - db
+    a, b = node.args
+    return (None if a.is_const else g, None if b.is_const else -g)
+
+
+def _grad_mul(node: Any, g: Any) -> tuple:
+    # d(a*b*c)/da = b*c; prefix and suffix products keep many operands linear in size
+    args = node.args
+    n = len(args)
+    if n <= 4:
+        return tuple(None if a.is_const else _product(g, [*args[:i], *args[i + 1 :]]) for i, a in enumerate(args))
+    mul = _op("mul")
+    prefix: list = [None]
+    for a in args[:-1]:
+        prefix.append(a if prefix[-1] is None else mul(prefix[-1], a))
+    suffix: list = [None]
+    for a in reversed(args[1:]):
+        suffix.append(a if suffix[-1] is None else mul(a, suffix[-1]))
+    suffix.reverse()
+    out = []
+    for i, a in enumerate(args):
+        factors = [f for f in (prefix[i], suffix[i]) if f is not None]
+        out.append(None if a.is_const else _product(g, factors))
+    return tuple(out)
+
+
+def _grad_truediv(node: Any, g: Any) -> tuple:
+    # d(a/b)/da = 1/b, d(a/b)/db = -(a/b)/b
+    a, b = node.args
+    truediv = _op("truediv")
+    da = None if a.is_const else truediv(g, b)
+    db = None if b.is_const else -truediv(_times(g, node), b)
+    return da, db
+
+
+def _grad_mod(node: Any, g: Any) -> tuple:
+    # a % b = a - b*floor(a/b): d/da = 1 and d/db = -floor(a/b), away from the jumps at multiples of b
+    a, b = node.args
+    return (None if a.is_const else g, None if b.is_const else -_times(g, _op("floordiv")(a, b)))
+
+
+def _grad_pow(node: Any, g: Any) -> tuple:
+    # d(a**b)/da = b*a**(b-1), d(a**b)/db = a**b * log(a) (nan for a < 0, as the real power is)
+    a, b = node.args
+    da = db = None
+    if not a.is_const:
+        if b.is_const and b.attr.__class__ in (bool, int, float):
+            c = b.attr
+            if c != 0:  # a**0 is the constant 1
+                e = c - 1
+                if e == 0:
+                    da = _times(g, b)
+                else:
+                    if e.__class__ is int and e < 0 and a.dtype != FLOAT64:
+                        e = float(e)  # an int base to a negative int power is not an int64
+                    da = _product(g, [b, a if e == 1 else a ** _const(e)])
+        else:
+            da = _product(g, [b, a ** (b - 1.0)])
+    if not b.is_const:
+        db = _product(g, [node, _op("log")(a)])
+    return da, db
+
+
+def _grad_neg(node: Any, g: Any) -> tuple:
+    # d(-a) = -da
+    return (-g,)
+
+
+def _grad_abs(node: Any, g: Any) -> tuple:
+    # d|a|/da = sign(a), taking 1 at a == 0 (a subgradient)
+    (a,) = node.args
+    return (_op("where")(a < 0, -g, g),)
+
+
+def _grad_exp(node: Any, g: Any) -> tuple:
+    # d exp(a) = exp(a) da
+    return (_times(g, node),)
+
+
+def _grad_log(node: Any, g: Any) -> tuple:
+    # d log(a) = da / a
+    return (_op("truediv")(g, node.args[0]),)
+
+
+def _grad_sqrt(node: Any, g: Any) -> tuple:
+    # d sqrt(a) = da / (2 sqrt(a))
+    return (_op("truediv")(g, 2.0 * node),)
+
+
+def _grad_sin(node: Any, g: Any) -> tuple:
+    # d sin(a) = cos(a) da
+    return (_times(g, _op("cos")(node.args[0])),)
+
+
+def _grad_cos(node: Any, g: Any) -> tuple:
+    # d cos(a) = -sin(a) da
+    return (-_times(g, _op("sin")(node.args[0])),)
+
+
+def _grad_tan(node: Any, g: Any) -> tuple:
+    # d tan(a) = (1 + tan(a)**2) da
+    return (_times(g, 1.0 + node**2),)
+
+
+def _grad_tanh(node: Any, g: Any) -> tuple:
+    # d tanh(a) = (1 - tanh(a)**2) da
+    return (_times(g, 1.0 - node**2),)
+
+
+def _grad_sigmoid(node: Any, g: Any) -> tuple:
+    # d s(a) = s(a) (1 - s(a)) da
+    return (_times(g, node * (1.0 - node)),)
+
+
+def _grad_extremum(node: Any, g: Any) -> tuple:
+    # d max(a, b, ...) flows to the first operand equal to the result (ties: the leftmost one)
+    where, eq = _op("where"), _op("eq")
+    zero = _const(0.0)
+    args = node.args
+    out = []
+    taken = None  # "an earlier operand was the extremum"
+    for i, a in enumerate(args):
+        last = i == len(args) - 1
+        hit = None if last and taken is not None else eq(a, node)
+        if a.is_const:
+            out.append(None)
+        elif taken is None:
+            out.append(where(hit, g, zero))
+        elif last:
+            out.append(where(taken, zero, g))
+        else:
+            out.append(where(taken, zero, where(hit, g, zero)))
+        if not last:
+            taken = hit if taken is None else taken | hit
+    return tuple(out)
+
+
+def _grad_where(node: Any, g: Any) -> tuple:
+    # where(c, a, b): the gradient goes to a where c holds, to b elsewhere (none to c)
+    c, a, b = node.args
+    where = _op("where")
+    zero = _const(0.0)
+    return (None, None if a.is_const else where(c, g, zero), None if b.is_const else where(c, zero, g))
+
+
+def _swap_last(t: Any) -> Any:
+    """``t`` with its last two axes exchanged (the matrix transpose of each batch entry)."""
+    if t.ndim == 2:
+        return _op("transpose")(t)
+    return _op("transpose")(t, axes=(*range(t.ndim - 2), t.ndim - 1, t.ndim - 2))
+
+
+def _grad_matprod(node: Any, g: Any, prod: Op) -> tuple:
+    # C = A @ B: dA = dC @ B^T, dB = A^T @ dC; vectors as in numpy (batch axes summed by sum_to)
+    a, b = node.args
+    if a.ndim <= 1 and b.ndim <= 1:  # dot of vectors or with a scalar: an elementwise product
+        return (None if a.is_const else _times(g, b), None if b.is_const else _times(g, a))
+    if a.ndim >= 2 and b.ndim >= 2:
+        da = prod(g, _swap_last(b))
+        db = prod(_swap_last(a), g)
+    elif b.ndim == 1:  # (..., m, n) @ (n,) -> (..., m)
+        da = insert_axes(g, [g.ndim]) * b
+        if a.ndim == 2:
+            db = prod(_swap_last(a), g)
+        else:
+            db = _op("sum")(prod(_swap_last(a), insert_axes(g, [g.ndim])), axis=-1)
+    else:  # (n,) @ (..., n, k) -> (..., k)
+        da = prod(b, g) if b.ndim == 2 else _op("sum")(prod(b, insert_axes(g, [g.ndim])), axis=-1)
+        db = insert_axes(a, [1]) * (g if b.ndim == 2 else insert_axes(g, [g.ndim - 1]))
+    return (None if a.is_const else da, None if b.is_const else db)
+
+
+def _grad_dot(node: Any, g: Any) -> tuple:
+    # dot with a scalar operand is a product; otherwise the matrix product rule
+    a, b = node.args
+    if not a.ndim or not b.ndim:
+        return (None if a.is_const else _times(g, b), None if b.is_const else _times(g, a))
+    return _grad_matprod(node, g, _op("dot"))
+
+
+def _grad_matmul(node: Any, g: Any) -> tuple:
+    return _grad_matprod(node, g, _op("matmul"))
+
+
+def _grad_sum(node: Any, g: Any) -> tuple:
+    # every summed entry gets the upstream value: put the summed axes back, then broadcast
+    (x,) = node.args
+    if node.attr is not None and x.ndim:
+        axes = normalize_axes(node.attr, x.ndim, "sum")
+        if len(axes) < x.ndim:
+            g = insert_axes(g, axes)
+    return (broadcast_like(g, x),)
+
+
+def _grad_transpose(node: Any, g: Any) -> tuple:
+    # the inverse permutation
+    if node.attr is None:
+        return (_op("transpose")(g),)
+    axes = normalize_axes(node.attr, node.args[0].ndim, "transpose")
+    inverse = tuple(int(i) for i in np.argsort(axes))
+    return (_op("transpose")(g, axes=inverse),)
+
+
 # -- the table -------------------------------------------------------------------------------------
 
 register_op(Op("symbol", 0, symbol_infer, notation="leaf", doc="A named input."))
@@ -201,9 +540,10 @@ _infix(
     commutative=True,
     associative=True,
     identity=0,
+    grad=_grad_add,
     doc="Sum; variadic (prints as add(...) with >2 operands).",
 )
-_infix("sub", "-", PREC_ADD, arith, np.subtract, "({0} - {1})", doc="Difference.")
+_infix("sub", "-", PREC_ADD, arith, np.subtract, "({0} - {1})", grad=_grad_sub, doc="Difference.")
 _infix(
     "mul",
     "*",
@@ -216,9 +556,19 @@ _infix(
     associative=True,
     identity=1,
     absorbing=0,
+    grad=_grad_mul,
     doc="Product; variadic like add.",
 )
-_infix("truediv", "/", PREC_MUL, real, np.true_divide, "({0} / {1})", doc="True division (float result).")
+_infix(
+    "truediv",
+    "/",
+    PREC_MUL,
+    real,
+    np.true_divide,
+    "({0} / {1})",
+    grad=_grad_truediv,
+    doc="True division (float result).",
+)
 _infix(
     "floordiv",
     "//",
@@ -226,18 +576,61 @@ _infix(
     arith,
     np.floor_divide,
     "eg_floordiv({0}, {1})",
+    grad=_no_grad,
     doc="Floor division (Python semantics).",
 )
 _infix(
-    "mod", "%", PREC_MUL, arith, np.mod, "eg_mod({0}, {1})", doc="Modulo with the divisor's sign (Python semantics)."
+    "mod",
+    "%",
+    PREC_MUL,
+    arith,
+    np.mod,
+    "eg_mod({0}, {1})",
+    grad=_grad_mod,
+    doc="Modulo with the divisor's sign (Python semantics).",
 )
-_infix("matmul", "@", PREC_MUL, matmul_rule, np.matmul, associative=True, doc="Matrix product (numpy matmul).")
-_infix("pow", "**", PREC_POW, arith, np.power, "pow({0}, {1})", assoc="right", identity=1, doc="Power.")
+_infix(
+    "matmul",
+    "@",
+    PREC_MUL,
+    matmul_rule,
+    np.matmul,
+    associative=True,
+    grad=_grad_matmul,
+    doc="Matrix product (numpy matmul).",
+)
+_infix(
+    "pow", "**", PREC_POW, arith, np.power, "eg_pow({0}, {1})", assoc="right", identity=1, grad=_grad_pow, doc="Power."
+)
 
-_infix("lt", "<", PREC_CMP, boolean, np.less, "({0} < {1})", assoc=None, relational=True, doc="a < b.")
-_infix("le", "<=", PREC_CMP, boolean, np.less_equal, "({0} <= {1})", assoc=None, relational=True, doc="a <= b.")
-_infix("gt", ">", PREC_CMP, boolean, np.greater, "({0} > {1})", assoc=None, relational=True, doc="a > b.")
-_infix("ge", ">=", PREC_CMP, boolean, np.greater_equal, "({0} >= {1})", assoc=None, relational=True, doc="a >= b.")
+_infix("lt", "<", PREC_CMP, boolean, np.less, "({0} < {1})", assoc=None, relational=True, grad=_no_grad, doc="a < b.")
+_infix(
+    "le",
+    "<=",
+    PREC_CMP,
+    boolean,
+    np.less_equal,
+    "({0} <= {1})",
+    assoc=None,
+    relational=True,
+    grad=_no_grad,
+    doc="a <= b.",
+)
+_infix(
+    "gt", ">", PREC_CMP, boolean, np.greater, "({0} > {1})", assoc=None, relational=True, grad=_no_grad, doc="a > b."
+)
+_infix(
+    "ge",
+    ">=",
+    PREC_CMP,
+    boolean,
+    np.greater_equal,
+    "({0} >= {1})",
+    assoc=None,
+    relational=True,
+    grad=_no_grad,
+    doc="a >= b.",
+)
 _infix(
     "eq",
     "==",
@@ -248,6 +641,7 @@ _infix(
     assoc=None,
     relational=True,
     commutative=True,
+    grad=_no_grad,
     doc="a == b as a term (Python == on terms is identity).",
 )
 _infix(
@@ -260,6 +654,7 @@ _infix(
     assoc=None,
     relational=True,
     commutative=True,
+    grad=_no_grad,
     doc="a != b as a term.",
 )
 
@@ -275,6 +670,7 @@ _infix(
     idempotent=True,
     identity=True,
     absorbing=False,
+    grad=_no_grad,
     doc="Logical and.",
 )
 _infix(
@@ -289,6 +685,7 @@ _infix(
     idempotent=True,
     identity=False,
     absorbing=True,
+    grad=_no_grad,
     doc="Logical or.",
 )
 
@@ -302,6 +699,7 @@ register_op(
         symbol="-",
         precedence=PREC_UNARY,
         c_render="(-{0})",
+        grad=_grad_neg,
         doc="Negation.",
     )
 )
@@ -315,6 +713,7 @@ register_op(
         symbol="not",
         precedence=PREC_NOT,
         c_render="(!{0})",
+        grad=_no_grad,
         doc="Logical not.",
     )
 )
@@ -324,22 +723,23 @@ def _call(name: str, arity: Any, infer: Any, c: str | None = None, ufunc: Any = 
     return register_op(Op(name, arity, infer, ufunc=ufunc, notation="call", c_render=c, **kw))
 
 
-_call("abs", 1, arith, "fabs({0})", np.absolute, doc="Absolute value.")
-_call("exp", 1, real, "exp({0})", np.exp, doc="Exponential.")
-_call("log", 1, real, "log({0})", np.log, doc="Natural logarithm (nan below 0, -inf at 0).")
-_call("sqrt", 1, real, "sqrt({0})", np.sqrt, doc="Square root (nan below 0).")
-_call("sin", 1, real, "sin({0})", np.sin, doc="Sine.")
-_call("cos", 1, real, "cos({0})", np.cos, doc="Cosine.")
-_call("tan", 1, real, "tan({0})", np.tan, doc="Tangent.")
-_call("tanh", 1, real, "tanh({0})", np.tanh, doc="Hyperbolic tangent.")
-_call("sigmoid", 1, real, "eg_sigmoid({0})", impl=_sigmoid, doc="Logistic function 1/(1+exp(-x)).")
+_call("abs", 1, arith, "eg_abs({0})", np.absolute, grad=_grad_abs, doc="Absolute value.")
+_call("exp", 1, real, "exp({0})", np.exp, grad=_grad_exp, doc="Exponential.")
+_call("log", 1, real, "log({0})", np.log, grad=_grad_log, doc="Natural logarithm (nan below 0, -inf at 0).")
+_call("sqrt", 1, real, "sqrt({0})", np.sqrt, grad=_grad_sqrt, doc="Square root (nan below 0).")
+_call("sin", 1, real, "sin({0})", np.sin, grad=_grad_sin, doc="Sine.")
+_call("cos", 1, real, "cos({0})", np.cos, grad=_grad_cos, doc="Cosine.")
+_call("tan", 1, real, "tan({0})", np.tan, grad=_grad_tan, doc="Tangent.")
+_call("tanh", 1, real, "tanh({0})", np.tanh, grad=_grad_tanh, doc="Hyperbolic tangent.")
+_call("sigmoid", 1, real, "eg_sigmoid({0})", impl=_sigmoid, grad=_grad_sigmoid, doc="Logistic function 1/(1+exp(-x)).")
 _call(
     "maximum",
     (2, None),
     same,
-    "fmax({0}, {1})",
+    "eg_max({0}, {1})",
     np.maximum,
     impl=_nary(np.maximum),
+    grad=_grad_extremum,
     commutative=True,
     associative=True,
     idempotent=True,
@@ -350,18 +750,36 @@ _call(
     "minimum",
     (2, None),
     same,
-    "fmin({0}, {1})",
+    "eg_min({0}, {1})",
     np.minimum,
     impl=_nary(np.minimum),
+    grad=_grad_extremum,
     commutative=True,
     associative=True,
     idempotent=True,
     aliases=("min",),
     doc="Elementwise minimum (nan propagates).",
 )
-_call("where", 3, where_rule, "({0} ? {1} : {2})", impl=np.where, doc="where(cond, a, b): a where cond holds, else b.")
-_call("dot", 2, dot_rule, impl=np.dot, doc="numpy dot for operands of up to 2 dimensions.")
-_call("sum", 1, sum_rule, impl=_sum, attr_name="axis", attr_key=_axis_key, doc="Sum over axes (all by default).")
+_call(
+    "where",
+    3,
+    where_rule,
+    "({0} ? {1} : {2})",
+    impl=np.where,
+    grad=_grad_where,
+    doc="where(cond, a, b): a where cond holds, else b.",
+)
+_call("dot", 2, dot_rule, impl=np.dot, grad=_grad_dot, doc="numpy dot for operands of up to 2 dimensions.")
+_call(
+    "sum",
+    1,
+    sum_rule,
+    impl=_sum,
+    attr_name="axis",
+    attr_key=_axis_key,
+    grad=_grad_sum,
+    doc="Sum over axes (all by default).",
+)
 _call(
     "transpose",
     1,
@@ -369,6 +787,7 @@ _call(
     impl=_transpose,
     attr_name="axes",
     attr_key=_axis_key,
+    grad=_grad_transpose,
     doc="Permute axes (reverse by default).",
 )
 

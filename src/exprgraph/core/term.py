@@ -210,55 +210,7 @@ class Term:
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
 
-    # -- Python operators build terms ---------------------------------------------------------------
-
-    def __add__(self, other: Any) -> Term:
-        return Term(REGISTRY["add"], (self, other if other.__class__ is Term else _wrap(other)))
-
-    def __radd__(self, other: Any) -> Term:
-        return Term(REGISTRY["add"], (_wrap(other), self))
-
-    def __sub__(self, other: Any) -> Term:
-        return Term(REGISTRY["sub"], (self, other if other.__class__ is Term else _wrap(other)))
-
-    def __rsub__(self, other: Any) -> Term:
-        return Term(REGISTRY["sub"], (_wrap(other), self))
-
-    def __mul__(self, other: Any) -> Term:
-        return Term(REGISTRY["mul"], (self, other if other.__class__ is Term else _wrap(other)))
-
-    def __rmul__(self, other: Any) -> Term:
-        return Term(REGISTRY["mul"], (_wrap(other), self))
-
-    def __truediv__(self, other: Any) -> Term:
-        return Term(REGISTRY["truediv"], (self, other if other.__class__ is Term else _wrap(other)))
-
-    def __rtruediv__(self, other: Any) -> Term:
-        return Term(REGISTRY["truediv"], (_wrap(other), self))
-
-    def __floordiv__(self, other: Any) -> Term:
-        return Term(REGISTRY["floordiv"], (self, other if other.__class__ is Term else _wrap(other)))
-
-    def __rfloordiv__(self, other: Any) -> Term:
-        return Term(REGISTRY["floordiv"], (_wrap(other), self))
-
-    def __mod__(self, other: Any) -> Term:
-        return Term(REGISTRY["mod"], (self, other if other.__class__ is Term else _wrap(other)))
-
-    def __rmod__(self, other: Any) -> Term:
-        return Term(REGISTRY["mod"], (_wrap(other), self))
-
-    def __pow__(self, other: Any) -> Term:
-        return Term(REGISTRY["pow"], (self, other if other.__class__ is Term else _wrap(other)))
-
-    def __rpow__(self, other: Any) -> Term:
-        return Term(REGISTRY["pow"], (_wrap(other), self))
-
-    def __matmul__(self, other: Any) -> Term:
-        return Term(REGISTRY["matmul"], (self, other if other.__class__ is Term else _wrap(other)))
-
-    def __rmatmul__(self, other: Any) -> Term:
-        return Term(REGISTRY["matmul"], (_wrap(other), self))
+    # -- Python operators build terms (see _binary below) ---------------------------------------------
 
     def __neg__(self) -> Term:
         return Term(REGISTRY["neg"], (self,))
@@ -269,31 +221,6 @@ class Term:
     def __abs__(self) -> Term:
         return Term(REGISTRY["abs"], (self,))
 
-    # ``<`` and friends build comparison terms; ``==`` stays identity (use eq()/ne() for terms)
-    def __lt__(self, other: Any) -> Term:
-        return Term(REGISTRY["lt"], (self, other if other.__class__ is Term else _wrap(other)))
-
-    def __le__(self, other: Any) -> Term:
-        return Term(REGISTRY["le"], (self, other if other.__class__ is Term else _wrap(other)))
-
-    def __gt__(self, other: Any) -> Term:
-        return Term(REGISTRY["gt"], (self, other if other.__class__ is Term else _wrap(other)))
-
-    def __ge__(self, other: Any) -> Term:
-        return Term(REGISTRY["ge"], (self, other if other.__class__ is Term else _wrap(other)))
-
-    def __and__(self, other: Any) -> Term:
-        return Term(REGISTRY["logical_and"], (self, other if other.__class__ is Term else _wrap(other)))
-
-    def __rand__(self, other: Any) -> Term:
-        return Term(REGISTRY["logical_and"], (_wrap(other), self))
-
-    def __or__(self, other: Any) -> Term:
-        return Term(REGISTRY["logical_or"], (self, other if other.__class__ is Term else _wrap(other)))
-
-    def __ror__(self, other: Any) -> Term:
-        return Term(REGISTRY["logical_or"], (_wrap(other), self))
-
     def __invert__(self) -> Term:
         return Term(REGISTRY["logical_not"], (self,))
 
@@ -302,7 +229,8 @@ class Term:
     __ne__ = object.__ne__
 
 
-def _wrap(value: Any) -> Term:
+def _wrap(value: Any) -> Any:
+    """A constant term for a Python/numpy number or array, or NotImplemented for anything else."""
     cls = value.__class__
     if cls is float or cls is int or cls is bool:
         if cls is int and not -(2**63) <= value < 2**63:
@@ -310,7 +238,43 @@ def _wrap(value: Any) -> Term:
         return Term(REGISTRY["const"], (), value)
     from .op import as_term
 
-    return as_term(value)
+    try:
+        return as_term(value)
+    except TypeError:
+        return NotImplemented  # let the other operand's reflected method try (patterns do)
+
+
+def _binary(name: str) -> tuple[Any, Any]:
+    """The forward and reflected operator methods building ``name`` terms."""
+
+    def forward(self: Term, other: Any) -> Any:
+        if other.__class__ is not Term:
+            other = _wrap(other)
+            if other is NotImplemented:
+                return other
+        return Term(REGISTRY[name], (self, other))
+
+    def reflected(self: Term, other: Any) -> Any:
+        other = _wrap(other)
+        if other is NotImplemented:
+            return other
+        return Term(REGISTRY[name], (other, self))
+
+    forward.__name__, reflected.__name__ = f"__{name}__", f"__r{name}__"
+    return forward, reflected
+
+
+# ``<`` and friends build comparison terms; ``==`` stays identity (use eq()/ne() for equality terms);
+# ``&``, ``|`` and ``~`` build logical terms
+for _method, _op in [("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "truediv"),
+                     ("floordiv", "floordiv"), ("mod", "mod"), ("pow", "pow"), ("matmul", "matmul"),
+                     ("and", "logical_and"), ("or", "logical_or")]:  # fmt: skip
+    _f, _r = _binary(_op)
+    setattr(Term, f"__{_method}__", _f)
+    setattr(Term, f"__r{_method}__", _r)
+for _method, _op in [("lt", "lt"), ("le", "le"), ("gt", "gt"), ("ge", "ge")]:
+    setattr(Term, f"__{_method}__", _binary(_op)[0])
+del _method, _op, _f, _r
 
 
 def _has_depth(node: Term) -> bool:

@@ -1,0 +1,170 @@
+"""Dimension expressions: ``simplify_expression`` vs ``sympy.simplify`` and symengine's ``expand``.
+
+1,000 typical shape expressions (``2*batch//batch``, ``(seq+7)//8*8``, ``CeilToInt(s,8)``,
+``max(a,b)+min(a,b)``, sums of products of 2-6 names with constants, and a few mixes) are made
+from a fixed seed. Ours takes each as text and returns text (or an int), measured *cold* (every
+cache cleared before the round, so the 1,000 strings are parsed and simplified from scratch)
+and *warm* (caches kept, as in shape inference where the same dimensions come back), and also
+cold on terms parsed beforehand (``simplify_term``, no text either way, like ``expand`` on
+prebuilt objects). The anchors
+get the same expressions prebuilt as their own objects (``floor(a/b)``, ``Mod``, ``Max``,
+``ceiling``): symengine's ``expand``, symengine parsing text + ``expand`` + ``str`` (text in,
+text out, like ours), and ``sympy.simplify`` on every 10th expression (it takes milliseconds
+each). Interleaved rounds, best of N; the table gives mean microseconds per expression and the
+ratio ours/anchor (lower is better). Targets: at least 50x faster than sympy.simplify (ratio
+<= 0.02) and at most 3x symengine's expand.
+
+Run: ``python -m bench.bench_dims``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from bench.common import best_of, print_table, ratio, skip
+from exprgraph.core.walk import postorder
+from exprgraph.dims import clear_caches, parse_expression, simplify_expression, simplify_term
+
+N_EXPRESSIONS = 1000
+SYMPY_EVERY = 10
+NAMES = ("batch", "seq", "heads", "dim", "cache", "past", "width", "height", "chan", "s0", "s1", "s2", "s3", "s4")
+
+
+def make_expressions(n: int = N_EXPRESSIONS, seed: int = 7) -> list[str]:
+    """``n`` shape expressions of the kinds the issue lists, in a fixed pseudo-random order."""
+    rng = random.Random(seed)
+
+    def name() -> str:
+        return rng.choice(NAMES)
+
+    def k() -> int:
+        return rng.choice([2, 4, 8, 16, 32, 64, 128, 3, 5, 6, 12, 24])
+
+    def product() -> str:
+        factors = [name() for _ in range(rng.randint(1, 3))]
+        coef = rng.choice(["", "2*", "3*", "4*", "-1*", "8*"])
+        return coef + "*".join(factors)
+
+    kinds: list[Callable[[], str]] = [
+        lambda: f"{k()}*{(n := name())}//{n}",
+        lambda: f"({name()}+{(q := k()) - 1})//{q}*{q}",
+        lambda: f"CeilToInt({name()},{k()})",
+        lambda: f"max({(a := name())},{(b := name())})+min({a},{b})+{rng.randint(0, 9)}",
+        lambda: " + ".join(product() for _ in range(rng.randint(2, 6))) + f" + {rng.randint(-9, 9)}",
+        lambda: f"{name()}*{name()} - {name()} + {rng.randint(0, 9)} - {name()}*{name()}",
+        lambda: f"({name()}+{name()})*{name()}//{k()}",
+        lambda: f"{(a := name())}*{(b := name())}*{name()}//({a}*{b})+{rng.randint(0, 9)}",
+    ]
+    out: list[str] = []
+    seen: set[str] = set()
+    i = 0
+    while len(out) < n:
+        text = kinds[i % len(kinds)]()
+        i += 1
+        if text not in seen:  # distinct texts: a cold round never hits a cache on a repeat
+            seen.add(text)
+            out.append(text)
+    return out
+
+
+def _convert(text: str, lib: Any, symbol: Callable[[str], Any]) -> Any:
+    """The anchor's own expression for one of ours (floor division as floor(a/b), and so on)."""
+    term = parse_expression(text)
+    out: dict = {}
+    for node in postorder((term,)):
+        op = node.op.name
+        a = [out[x] for x in node.args]
+        if op == "symbol":
+            out[node] = symbol(node.name)
+        elif op == "const":
+            out[node] = lib.Integer(int(node.attr))
+        elif op == "add":
+            out[node] = a[0] + a[1]
+        elif op == "sub":
+            out[node] = a[0] - a[1]
+        elif op == "mul":
+            out[node] = a[0] * a[1]
+        elif op == "neg":
+            out[node] = -a[0]
+        elif op == "floordiv":
+            out[node] = lib.floor(a[0] / a[1])
+        elif op == "mod":
+            out[node] = lib.Mod(a[0], a[1])
+        elif op == "maximum":
+            out[node] = lib.Max(*a)
+        elif op == "minimum":
+            out[node] = lib.Min(*a)
+        elif op == "ceil_div":
+            out[node] = lib.ceiling(a[0] / a[1])
+        else:  # pragma: no cover - the generator makes no other op
+            raise ValueError(op)
+    return out[term]
+
+
+def main() -> None:
+    """Run the comparison and print the table."""
+    texts = make_expressions()
+    sample = texts[::SYMPY_EVERY]
+    terms = [parse_expression(t) for t in texts]
+    contenders: dict[str, Callable[[], Any]] = {
+        "ours, cold": lambda: [simplify_expression(t) for t in texts],
+        "ours, warm": lambda: [simplify_expression(t) for t in texts],
+        "ours, cold, prebuilt terms": lambda: [simplify_term(t) for t in terms],
+        "ours, cold (sympy sample)": lambda: [simplify_expression(t) for t in sample],
+    }
+    setup = {
+        "ours, cold": clear_caches,
+        "ours, cold, prebuilt terms": clear_caches,
+        "ours, cold (sympy sample)": clear_caches,
+    }
+    counts = {name: len(texts) for name in contenders}
+    counts["ours, cold (sympy sample)"] = len(sample)
+    repeat: dict[str, int] = dict.fromkeys(contenders, 7)
+    try:
+        import symengine as se
+
+        se_syms: dict[str, Any] = {}
+        se_exprs = [_convert(t, se, lambda n: se_syms.setdefault(n, se.Symbol(n))) for t in texts]
+        se_texts = [str(e) for e in se_exprs]
+        contenders["symengine expand"] = lambda: [se.expand(e) for e in se_exprs]
+        contenders["symengine text -> expand -> text"] = lambda: [str(se.expand(se.sympify(s))) for s in se_texts]
+        counts["symengine expand"] = counts["symengine text -> expand -> text"] = len(texts)
+        repeat["symengine expand"] = repeat["symengine text -> expand -> text"] = 7
+    except ImportError:
+        skip("symengine rows", "symengine is not installed (pip install -e '.[bench]')")
+    try:
+        import sympy as sp
+
+        sp_syms: dict[str, Any] = {}
+        sp_exprs = [
+            _convert(t, sp, lambda n: sp_syms.setdefault(n, sp.Symbol(n, integer=True, nonnegative=True)))
+            for t in sample
+        ]
+        contenders["sympy.simplify (sample)"] = lambda: [sp.simplify(e) for e in sp_exprs]
+        counts["sympy.simplify (sample)"] = len(sample)
+        repeat["sympy.simplify (sample)"] = 1
+    except ImportError:
+        skip("sympy row", "sympy is not installed (pip install -e '.[bench]')")
+    best = best_of(contenders, repeat=repeat, setup=setup)
+    per = {name: best[name] / counts[name] * 1e6 for name in best}
+    rows = []
+    for name in contenders:
+        if name.startswith("ours"):
+            rows.append([name, f"{per[name]:.1f}", "", "", ""])
+            continue
+        cold = per["ours, cold (sympy sample)"] if "sample" in name else per["ours, cold"]
+        prebuilt = ratio(per["ours, cold, prebuilt terms"], per[name]) if name == "symengine expand" else ""
+        rows.append([name, f"{per[name]:.1f}", ratio(cold, per[name]), ratio(per["ours, warm"], per[name]), prebuilt])
+    print_table(
+        f"simplify {len(texts)} shape expressions (µs per expression; ratio = ours/anchor, lower is better)",
+        ["contender", "µs/expr", "ratio, ours cold", "ratio, ours warm", "ratio, ours cold on prebuilt terms"],
+        rows,
+    )
+    print("targets: <= 0.02x sympy.simplify (50x faster), <= 3x symengine expand")
+    print("examples:", ", ".join(f"{t!r} -> {simplify_expression(t)!r}" for t in texts[:8]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""exprgraph.dims: symbolic dimension expressions on the core's int64 terms.
+
+Parse (``2*batch//batch``), simplify to a canonical polynomial form that never changes the
+value under floor division, print, evaluate, rename, and do arithmetic on dimensions.
+``^`` is max and ``&`` is min, as in the reference libraries.
+
+>>> from exprgraph.dims import simplify_expression
+>>> simplify_expression("CeilToInt(seq, 8)*8 - (seq+7)//8*8")
+0
+"""
+
+from __future__ import annotations
+
+from ..core import shapes as _shapes
+from ..errors import DimExpressionError
+from .dimops import DimType, dim_add, dim_div, dim_equal, dim_max, dim_min, dim_mod, dim_mul, dim_multi_mul, dim_sub
+from .evaluate import evaluate_expression
+from .parse import parse_expression, parse_expression_tokens, tokenize_expression
+from .rename import rename_dynamic_dimensions, rename_dynamic_expression, rename_expression, tidy
+from .simplify import clear_caches, simplify_dim, simplify_expression, simplify_term, simplify_two_expressions, to_poly
+from .terms import CEIL_DIV, dim_const, dim_name
+from .unparse import unparse
+
+__all__ = [
+    "DimExpressionError",
+    "DimType",
+    "CEIL_DIV",
+    "parse_expression",
+    "parse_expression_tokens",
+    "tokenize_expression",
+    "unparse",
+    "simplify_expression",
+    "simplify_term",
+    "simplify_dim",
+    "simplify_two_expressions",
+    "to_poly",
+    "evaluate_expression",
+    "rename_expression",
+    "rename_dynamic_expression",
+    "rename_dynamic_dimensions",
+    "tidy",
+    "dim_add",
+    "dim_sub",
+    "dim_mul",
+    "dim_div",
+    "dim_mod",
+    "dim_max",
+    "dim_min",
+    "dim_multi_mul",
+    "dim_equal",
+    "dim_name",
+    "dim_const",
+    "clear_caches",
+]
+
+# Importing this package fills the core shape rules' hooks (exprgraph.core.shapes):
+# broadcasting then simplifies the max(a, b) it builds, and
+# contraction checks compare dimensions by their difference.
+_shapes.simplify_dim_hook = simplify_dim
+_shapes.dims_equal_hook = dim_equal
+_shapes.parse_dim_hook = lambda text: simplify_dim(parse_expression(text))

@@ -1,0 +1,297 @@
+"""Floor division, modulo and ceiling division of polynomials, never changing their meaning.
+
+Every rule holds for all integer values under Python's floor semantics, for any non-zero divisor
+(a divisor that is the constant 0 leaves the term alone; a symbolic divisor is assumed non-zero,
+as the original expression would fail there anyway). Rules that need a sign use value ranges.
+"""
+
+from __future__ import annotations
+
+from math import gcd, lcm
+
+from ..core.term import REGISTRY
+from .context import Context
+from .normal import (
+    ONE,
+    Poly,
+    mono_div,
+    p_add,
+    p_add_into,
+    p_const,
+    p_const_value,
+    p_content,
+    p_div_mono,
+    p_exact_div,
+    p_is_const,
+    p_mono_gcd,
+    p_mul,
+    p_scale,
+)
+from .ranges import UNBOUNDED, fdiv, r_floordiv, r_mod
+from .terms import CEIL_DIV, INT64_MAX
+
+__all__ = ["floordiv_poly", "mod_poly", "ceil_poly", "floordiv_const", "mod_const"]
+
+_FLOORDIV, _MOD = REGISTRY["floordiv"], REGISTRY["mod"]
+
+
+def _finite(x: object) -> bool:
+    return x.__class__ is int
+
+
+def _all_negative(q: Poly) -> bool:
+    return all(c < 0 for c in q.values())
+
+
+# -- floor division ------------------------------------------------------------------------------------
+
+
+def floordiv_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
+    """Polynomial of ``p // q``."""
+    if p_is_const(q):
+        return floordiv_const(p, p_const_value(q), ctx)
+    if not p:
+        return {}  # 0//q -> 0
+    if _all_negative(q):
+        p, q = p_scale(p, -1), p_scale(q, -1)  # p//q -> (-p)//(-q)
+    # (g*a)//(g*b) -> a//b for a common integer and monomial factor g
+    g = gcd(p_content(p), p_content(q))
+    m = p_mono_gcd(p, q)
+    if g > 1 or m:
+        p, q = p_div_mono(p, m, g), p_div_mono(q, m, g)
+        if p_is_const(q):
+            return floordiv_const(p, p_const_value(q), ctx)
+    out: Poly = {}
+    if len(q) > 1:
+        r = p_exact_div(p, q, ctx.budget)
+        if r is not None:
+            # p == q*r: p//q -> r, or floor(r) for rational coefficients (r == n/d: p//q -> n//d)
+            d = 1
+            for c in r.values():
+                if c.__class__ is not int:
+                    d = lcm(d, c.denominator)
+            if d == 1:
+                return r
+            return floordiv_const({mm: int(c * d) for mm, c in r.items()}, d, ctx)
+        s = p
+    else:
+        ((mq, cq),) = q.items()
+        # (cq*mq*a + b)//(cq*mq) -> a + b//(cq*mq): exact multiples of the divisor leave the division
+        s = {}
+        for mono, c in p.items():
+            d = mono_div(mono, mq)
+            if d is not None and c % cq == 0:
+                out[d] = out.get(d, 0) + c // cq
+            else:
+                s[mono] = c
+        out = {k: v for k, v in out.items() if v}
+        if not s:
+            return out
+    qr = ctx.range_of(q)
+    rng = UNBOUNDED
+    if qr[0] >= 0:
+        sr = ctx.range_of(s)
+        if sr[0] >= 0 and ctx.range_of(p_add(q, p_scale(s, -1)))[0] >= 1:
+            return out  # 0 <= s < q: s//q -> 0
+        lo, hi = r_floordiv(sr, qr)
+        if lo == hi and _finite(lo):
+            p_add_into(out, p_const(lo))  # the quotient is known from the ranges
+            return out
+        rng = (lo, hi)
+        # (x//r + c)//q -> (x + c*r)//(r*q) for q > 0
+        atom, c = ctx.single_atom(s)
+        if atom is not None and atom.op is _FLOORDIV and atom in ctx.atom_args:
+            x, r = ctx.atom_args[atom]
+            inner = floordiv_poly(p_add(x, p_scale(r, c)), p_mul(r, q, ctx.budget), ctx)
+            p_add_into(out, inner)
+            return out
+    p_add_into(out, ctx.atom(_FLOORDIV, (s, q), rng))
+    return out
+
+
+def floordiv_const(p: Poly, q: int, ctx: Context) -> Poly:
+    """Polynomial of ``p // q`` for an integer ``q``."""
+    if q == 0:
+        return ctx.atom(_FLOORDIV, (p, {}), UNBOUNDED)  # a zero divisor leaves the term alone
+    if q < 0:
+        p, q = p_scale(p, -1), -q  # p//(-q) -> (-p)//q
+    out: Poly = {}
+    while True:
+        if q == 1:
+            p_add_into(out, p)  # p//1 -> p
+            return out
+        # (q*a + b)//q -> a + b//q: multiples of q leave; the constant c splits into q*(c//q) + c%q
+        s: Poly = {}
+        quotient: Poly = {}
+        for m, c in p.items():
+            if not m:
+                k, r = divmod(c, q)
+                if k:
+                    quotient[ONE] = k
+                if r:
+                    s[ONE] = r
+            elif c % q == 0:
+                quotient[m] = c // q
+            else:
+                s[m] = c
+        p_add_into(out, quotient)
+        if p_is_const(s):
+            return out  # 0 <= constant < q
+        # (g*y + c)//(g*h) -> (y + c//g)//h when g divides q and every coefficient of y
+        g = q
+        for m, c in s.items():
+            if m:
+                g = gcd(g, c)
+                if g == 1:
+                    break
+        if g == 1:
+            break
+        c0 = s.get(ONE, 0) // g
+        p = {m: c // g for m, c in s.items() if m}
+        if c0:
+            p[ONE] = c0
+        q //= g
+    lo, hi = ctx.range_of(s)
+    k1, k2 = fdiv(lo, q), fdiv(hi, q)
+    if k1 == k2 and _finite(k1):
+        p_add_into(out, p_const(k1))  # every value of s lies in [k*q, k*q + q): s//q -> k
+        return out
+    # (x//r + c)//q -> (x + c*r)//(r*q) for q > 0
+    atom, c = ctx.single_atom(s)
+    if atom is not None and atom.op is _FLOORDIV and atom in ctx.atom_args:
+        x, r = ctx.atom_args[atom]
+        if p_is_const(r):
+            rv = p_const_value(r)
+            if 0 < rv and rv * q <= INT64_MAX:
+                p_add_into(out, floordiv_const(p_add(x, p_const(c * rv)), rv * q, ctx))
+                return out
+        else:
+            p_add_into(out, floordiv_poly(p_add(x, p_scale(r, c)), p_scale(r, q), ctx))
+            return out
+    p_add_into(out, ctx.atom(_FLOORDIV, (s, p_const(q)), (k1, k2)))
+    return out
+
+
+# -- modulo ---------------------------------------------------------------------------------------------
+
+
+def mod_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
+    """Polynomial of ``p % q``."""
+    if p_is_const(q):
+        return mod_const(p, p_const_value(q), ctx)
+    if not p:
+        return {}  # 0 % q -> 0
+    if _all_negative(q):
+        return p_scale(mod_poly(p_scale(p, -1), p_scale(q, -1), ctx), -1)  # p % q -> -((-p) % (-q))
+    # (g*a) % (g*b) -> g*(a % b) for a common integer and monomial factor g
+    g = gcd(p_content(p), p_content(q))
+    m = p_mono_gcd(p, q)
+    if g > 1 or m:
+        inner = mod_poly(p_div_mono(p, m, g), p_div_mono(q, m, g), ctx)
+        return p_mul(inner, {m: g}, ctx.budget)
+    if len(q) > 1:
+        r = p_exact_div(p, q, ctx.budget)
+        if r is not None and all(c.__class__ is int for c in r.values()):
+            return {}  # (q*r) % q -> 0
+        s = p
+    else:
+        ((mq, cq),) = q.items()
+        # (q*a + b) % q -> b % q
+        s = {mono: c for mono, c in p.items() if mono_div(mono, mq) is None or c % cq}
+        if not s:
+            return {}
+    qr = ctx.range_of(q)
+    rng = UNBOUNDED
+    if qr[0] >= 0:
+        sr = ctx.range_of(s)
+        if sr[0] >= 0 and ctx.range_of(p_add(q, p_scale(s, -1)))[0] >= 1:
+            return dict(s)  # 0 <= s < q: s % q -> s
+        atom, c = ctx.single_atom(s)
+        if atom is not None and c == 0 and atom.op is _MOD and atom in ctx.atom_args and ctx.atom_args[atom][1] == q:
+            return dict(s)  # (x % q) % q -> x % q
+        rng = r_mod(sr, qr)
+    return ctx.atom(_MOD, (s, q), rng)
+
+
+def _reduce_nested_mods(p: Poly, q: int, ctx: Context) -> Poly | None:
+    """``p`` with each ``x % r`` (r a multiple of q) replaced by ``x``: congruent modulo q. None if none."""
+    out: Poly | None = None
+    for m, c in p.items():
+        for a, e in m:
+            if e == 1 and a.op is _MOD and a in ctx.atom_args:
+                x, r = ctx.atom_args[a]
+                if p_is_const(r) and p_const_value(r) % q == 0 and p_const_value(r) > 0:
+                    if out is None:
+                        out = dict(p)
+                    rest = mono_div(m, ((a, 1),))
+                    p_add_into(out, {m: c}, -1)
+                    p_add_into(out, p_mul(x, {rest: c}, ctx.budget))
+                    break
+    return out
+
+
+def mod_const(p: Poly, q: int, ctx: Context) -> Poly:
+    """Polynomial of ``p % q`` for an integer ``q``."""
+    if q == 0:
+        return ctx.atom(_MOD, (p, {}), UNBOUNDED)  # a zero divisor leaves the term alone
+    if q < 0:
+        return p_scale(mod_const(p_scale(p, -1), -q, ctx), -1)  # p % (-q) -> -((-p) % q)
+    out: Poly = {}
+    scale = 1
+    while True:
+        if q == 1:
+            return out  # p % 1 -> 0
+        # (x % r) % q -> x % q when q divides r (and so for x % r inside any sum)
+        reduced = _reduce_nested_mods(p, q, ctx)
+        if reduced is not None:
+            p = reduced
+            continue
+        # (q*a + b) % q -> b % q: every coefficient reduces modulo q
+        s = {m: c % q for m, c in p.items() if c % q}
+        if p_is_const(s):
+            p_add_into(out, s, scale)
+            return out
+        g = q
+        for m, c in s.items():
+            if m:
+                g = gcd(g, c)
+                if g == 1:
+                    break
+        if g == 1:
+            break
+        # (g*y + c) % (g*h) -> g*((y + c//g) % h) + c%g
+        c1, c0 = divmod(s.get(ONE, 0), g)
+        if c0:
+            p_add_into(out, {ONE: c0}, scale)
+        scale *= g
+        p = {m: c // g for m, c in s.items() if m}
+        if c1:
+            p[ONE] = c1
+        q //= g
+    lo, hi = ctx.range_of(s)
+    k1, k2 = fdiv(lo, q), fdiv(hi, q)
+    if k1 == k2 and _finite(k1):
+        result = dict(s)  # every value of s lies in [k*q, k*q + q): s % q -> s - k*q
+        p_add_into(result, {ONE: k1 * q}, -1)
+    else:
+        result = ctx.atom(_MOD, (s, p_const(q)), r_mod((lo, hi), (q, q)))
+    p_add_into(out, result, scale)
+    return out
+
+
+# -- ceiling division -------------------------------------------------------------------------------
+
+
+def ceil_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
+    """Polynomial of ``CeilToInt(p, q)``, the ceiling of ``p/q``."""
+    if p_is_const(q):
+        qv = p_const_value(q)
+        if qv == 0:
+            return ctx.atom(CEIL_DIV, (p, {}), UNBOUNDED)  # a zero divisor leaves the term alone
+        if qv > 0:
+            return floordiv_const(p_add(p, {ONE: qv - 1}), qv, ctx)  # CeilToInt(p, q) -> (p + q - 1)//q
+        return p_scale(floordiv_const(p_scale(p, -1), qv, ctx), -1)  # CeilToInt(p, q) -> -((-p)//q)
+    if ctx.range_of(q)[0] >= 0:
+        # q >= 0 (and non-zero where defined): CeilToInt(p, q) -> (p + q - 1)//q
+        return floordiv_poly(p_add(p, q, {ONE: -1}), q, ctx)
+    return p_scale(floordiv_poly(p_scale(p, -1), q, ctx), -1)

@@ -1,0 +1,393 @@
+"""Polynomial normal form: integer polynomials over atoms, and their canonical terms.
+
+An *atom* is a term the polynomial algebra does not look into: a name, or an opaque floordiv,
+mod, max, min or call term whose arguments are themselves in normal form. A *monomial* is a
+tuple of ``(atom, power)`` pairs sorted by the atoms' identities (interned terms, so equal atoms
+are the same object); ``()`` is the monomial 1. A *polynomial* is a dict ``{monomial: coefficient}``
+with no zero coefficients. Polynomials handed out by the simplifier's caches are never mutated.
+
+Canonical terms print terms of a sum ordered by their atoms' text; at the top level the constant
+comes last (``batch+1``), inside opaque terms it comes first (``(1+b+c)//2``), as in the reference.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import gcd
+
+from ..core.term import REGISTRY, Term
+from ..errors import TermTooLargeError
+from .terms import dim_const
+
+__all__ = [
+    "Mono",
+    "Poly",
+    "ONE",
+    "MAX_WORK",
+    "MAX_DEGREE",
+    "Budget",
+    "p_const",
+    "p_atom",
+    "p_add_into",
+    "p_add",
+    "p_scale",
+    "p_mul",
+    "p_const_value",
+    "p_is_const",
+    "p_content",
+    "p_mono_gcd",
+    "p_div_mono",
+    "p_exact_div",
+    "mono_mul",
+    "mono_div",
+    "mono_pow",
+    "atom_key",
+    "mono_key",
+    "poly_key",
+    "top_term",
+    "inner_term",
+    "clear_keys",
+]
+
+Mono = tuple
+Poly = dict
+ONE: Mono = ()
+
+#: monomial operations one simplification may spend before giving up with TermTooLargeError
+MAX_WORK = 1_000_000
+#: largest power of one atom in a monomial
+MAX_DEGREE = 100_000
+
+_ADD, _SUB, _MUL, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"], REGISTRY["neg"]
+
+
+class Budget:
+    """Counts the monomial operations of one simplification and stops it past ``MAX_WORK``."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.left = MAX_WORK if limit is None else limit
+
+    def spend(self, n: int) -> None:
+        """Spend ``n`` operations; raises TermTooLargeError when the budget runs out."""
+        self.left -= n
+        if self.left < 0:
+            raise TermTooLargeError(
+                "simplifying this dimension expression would expand it beyond "
+                f"{MAX_WORK} monomial operations (products of large sums?)"
+            )
+
+
+# -- monomials ---------------------------------------------------------------------------------------
+
+
+def _by_id(item: tuple) -> int:
+    return id(item[0])
+
+
+def mono_mul(m1: Mono, m2: Mono) -> Mono:
+    """Product of two monomials."""
+    if not m1:
+        return m2
+    if not m2:
+        return m1
+    if len(m1) == 1 and len(m2) == 1:
+        (a, p), (b, q) = m1[0], m2[0]
+        if a is b:
+            return ((a, _check_degree(p + q)),)
+        return (m1[0], m2[0]) if id(a) < id(b) else (m2[0], m1[0])
+    powers = dict(m1)
+    for a, q in m2:
+        powers[a] = _check_degree(powers.get(a, 0) + q)
+    return tuple(sorted(powers.items(), key=_by_id))
+
+
+def mono_pow(m: Mono, e: int) -> Mono:
+    """``m`` to the power ``e >= 0``."""
+    if e == 1 or not m:
+        return m
+    if e == 0:
+        return ONE
+    return tuple((a, _check_degree(p * e)) for a, p in m)
+
+
+def _check_degree(p: int) -> int:
+    if p > MAX_DEGREE:
+        raise TermTooLargeError(f"a dimension expression with an atom to the power {p} (more than {MAX_DEGREE})")
+    return p
+
+
+def mono_div(m: Mono, d: Mono) -> Mono | None:
+    """``m / d`` when ``d`` divides ``m``, else None."""
+    if not d:
+        return m
+    powers = dict(m)
+    for a, q in d:
+        p = powers.get(a, 0) - q
+        if p < 0:
+            return None
+        if p:
+            powers[a] = p
+        else:
+            del powers[a]
+    return tuple(sorted(powers.items(), key=_by_id))
+
+
+def _mono_gcd(m1: Mono, m2: Mono) -> Mono:
+    if not m1 or not m2:
+        return ONE
+    other = dict(m2)
+    out = [(a, min(p, other[a])) for a, p in m1 if a in other]
+    return tuple(out)
+
+
+# -- polynomials -------------------------------------------------------------------------------------
+
+
+def p_const(c: int) -> Poly:
+    """The constant polynomial ``c``."""
+    return {ONE: c} if c else {}
+
+
+def p_atom(atom: Term) -> Poly:
+    """The polynomial made of one atom."""
+    return {((atom, 1),): 1}
+
+
+def p_add_into(acc: Poly, p: Poly, k: int = 1) -> None:
+    """``acc += k * p`` in place."""
+    get = acc.get
+    for m, c in p.items():
+        v = get(m, 0) + k * c
+        if v:
+            acc[m] = v
+        elif m in acc:
+            del acc[m]
+
+
+def p_add(*polys: Poly) -> Poly:
+    """Sum of polynomials (a new dict)."""
+    acc: Poly = {}
+    for p in polys:
+        p_add_into(acc, p)
+    return acc
+
+
+def p_scale(p: Poly, k: int) -> Poly:
+    """``k * p`` (a new dict)."""
+    if not k:
+        return {}
+    if k == 1:
+        return dict(p)
+    return {m: k * c for m, c in p.items()}
+
+
+def p_mul(p: Poly, q: Poly, budget: Budget | None = None) -> Poly:
+    """Product of two polynomials (a new dict)."""
+    if len(p) < len(q):
+        p, q = q, p
+    if budget is not None:
+        budget.spend(len(p) * len(q))
+    if len(q) == 1:
+        ((mq, cq),) = q.items()
+        if not mq:
+            return p_scale(p, cq)
+        return {mono_mul(m, mq): c * cq for m, c in p.items()}
+    acc: Poly = {}
+    get = acc.get
+    for m1, c1 in p.items():
+        for m2, c2 in q.items():
+            m = mono_mul(m1, m2)
+            v = get(m, 0) + c1 * c2
+            if v:
+                acc[m] = v
+            else:
+                del acc[m]
+    return acc
+
+
+def p_const_value(p: Poly) -> int:
+    """The constant term of ``p``."""
+    return p.get(ONE, 0)
+
+
+def p_is_const(p: Poly) -> bool:
+    """Whether ``p`` has no atom."""
+    return not p or (len(p) == 1 and ONE in p)
+
+
+def p_content(p: Poly) -> int:
+    """gcd of the coefficients (0 for the zero polynomial)."""
+    g = 0
+    for c in p.values():
+        g = gcd(g, c)
+        if g == 1:
+            break
+    return g
+
+
+def p_mono_gcd(*polys: Poly) -> Mono:
+    """The largest monomial dividing every monomial of the polynomials."""
+    g: Mono | None = None
+    for p in polys:
+        for m in p:
+            g = m if g is None else _mono_gcd(g, m)
+            if not g:
+                return ONE
+    return g or ONE
+
+
+def p_div_mono(p: Poly, m: Mono, k: int = 1) -> Poly:
+    """``p / (k*m)`` for a monomial and integer dividing every term exactly."""
+    if not m:
+        return {mono: c // k for mono, c in p.items()} if k != 1 else dict(p)
+    out: Poly = {}
+    for mono, c in p.items():
+        out[mono_div(mono, m)] = c // k
+    return out
+
+
+def _grevlex(m: Mono) -> tuple:
+    # graded lexicographic order (total degree, then exponents with the atoms ordered by identity):
+    # comparing (-id, power) pairs in id order is comparing exponent vectors lexicographically
+    return (sum(p for _, p in m), tuple((-id(a), p) for a, p in m))
+
+
+def p_exact_div(p: Poly, q: Poly, budget: Budget | None = None, max_steps: int = 2000) -> Poly | None:
+    """``p / q`` with rational coefficients when ``q`` divides ``p`` exactly, else None."""
+    lead_q = max(q, key=_grevlex)
+    lead_c = q[lead_q]
+    rem: dict = dict(p)
+    out: dict = {}
+    for _ in range(max_steps):
+        if not rem:
+            return out
+        lead = max(rem, key=_grevlex)
+        m = mono_div(lead, lead_q)
+        if m is None:
+            return None
+        c = Fraction(rem[lead], lead_c)
+        if c.denominator == 1:
+            c = c.numerator
+        out[m] = c
+        if budget is not None:
+            budget.spend(len(q))
+        for mq, cq in q.items():
+            mm = mono_mul(m, mq)
+            v = rem.get(mm, 0) - c * cq
+            if v:
+                rem[mm] = v
+            else:
+                del rem[mm]
+    return None
+
+
+# -- keys: the canonical order of atoms and monomials ---------------------------------------------------
+
+_keys: dict[Term, str] = {}
+
+
+def clear_keys() -> None:
+    """Forget cached atom keys."""
+    _keys.clear()
+
+
+def atom_key(atom: Term) -> str:
+    """Sort key of an atom: its name, or its printed text."""
+    key = _keys.get(atom)
+    if key is None:
+        if atom.op.name == "symbol":
+            key = atom.attr[0]
+        else:
+            from .unparse import unparse
+
+            try:
+                key = unparse(atom)
+            except ValueError:  # an op outside the dimension grammar (x**y): the core's text
+                key = str(atom)
+        if len(_keys) > 1 << 17:
+            _keys.clear()
+        _keys[atom] = key
+    return key
+
+
+def mono_key(m: Mono) -> tuple:
+    """Sort key of a monomial: its atoms' keys with their powers, in key order."""
+    if len(m) == 1:
+        a, p = m[0]
+        return ((atom_key(a), p),)
+    return tuple(sorted((atom_key(a), p) for a, p in m))
+
+
+def poly_key(p: Poly) -> tuple:
+    """Sort key of a polynomial (orders the arguments of max and min): its atoms first, then its constant."""
+    items = sorted((mono_key(m), c) for m, c in p.items() if m)
+    return (tuple(k for k, _ in items), tuple(c for _, c in items), p.get(ONE, 0))
+
+
+# -- canonical terms -----------------------------------------------------------------------------------
+
+
+def _factors(m: Mono) -> list[Term]:
+    if len(m) == 1:
+        a, p = m[0]
+        return [a] * p
+    out: list[Term] = []
+    for _, a, p in sorted((atom_key(a), a, p) for a, p in m):
+        out.extend([a] * p)
+    return out
+
+
+def _mono_term(m: Mono, c: int) -> Term:
+    """``c * m`` as a left-nested product: coefficient first, ``-x*y`` for c == -1."""
+    factors = _factors(m)
+    if c == 1:
+        acc = factors[0]
+    elif c == -1:
+        acc = Term(_NEG, (factors[0],))
+    else:
+        acc = Term(_MUL, (dim_const(c), factors[0]))
+    for f in factors[1:]:
+        acc = Term(_MUL, (acc, f))
+    return acc
+
+
+def _sorted_monos(p: Poly) -> list[tuple[Mono, int]]:
+    items = [(m, c) for m, c in p.items() if m]
+    if len(items) > 1:
+        items.sort(key=lambda mc: mono_key(mc[0]))
+    return items
+
+
+def _sum_term(items: list[tuple[Mono, int]], acc: Term | None) -> Term | None:
+    for m, c in items:
+        if acc is None:
+            acc = _mono_term(m, c)
+        elif c > 0:
+            acc = Term(_ADD, (acc, _mono_term(m, c)))
+        else:
+            acc = Term(_SUB, (acc, _mono_term(m, -c)))
+    return acc
+
+
+def top_term(p: Poly) -> Term:
+    """Canonical term of a whole expression: terms in key order, the constant last (``x-1``)."""
+    acc = _sum_term(_sorted_monos(p), None)
+    c = p.get(ONE, 0)
+    if acc is None:
+        return dim_const(c)
+    if c > 0:
+        return Term(_ADD, (acc, dim_const(c)))
+    if c < 0:
+        return Term(_SUB, (acc, dim_const(-c)))
+    return acc
+
+
+def inner_term(p: Poly) -> Term:
+    """Canonical term of an argument of an opaque term: the constant first (``1+b+c``)."""
+    c = p.get(ONE, 0)
+    items = _sorted_monos(p)
+    if not items:
+        return dim_const(c)
+    return _sum_term(items, dim_const(c) if c else None)

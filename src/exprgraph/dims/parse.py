@@ -1,0 +1,242 @@
+"""Parsing dimension expressions: integers, names, ``+ - * // %``, ``^`` (max), ``&`` (min), calls.
+
+Precedence is Python's, loosest first: ``^``, ``&``, ``+ -``, ``* // %``, unary ``+ -``.
+Calls: ``CeilToInt(n, d)``, ``Max``/``max`` and ``Min``/``min`` with any number of arguments.
+The parser is an operator-precedence (shunting-yard) loop with explicit stacks, so nesting depth
+is limited by memory only, and it never evaluates the text. Errors raise
+:class:`~exprgraph.errors.DimExpressionError` (a ``SyntaxError`` and a ``RuntimeError``) with the
+position of the fault and a caret line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..core.leaves import RESERVED_NAMES
+from ..core.term import REGISTRY, Term
+from ..errors import DimExpressionError
+from .terms import CEIL_DIV, INT64_MAX, dim_const, dim_name
+
+__all__ = ["parse_expression", "parse_expression_tokens", "tokenize_expression", "clear_parse_cache"]
+
+_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(//|[-+*%^&(),]))")
+_SPACE = re.compile(r"\s*")
+
+_ADD, _SUB, _MUL = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"]
+_FLOORDIV, _MOD, _NEG = REGISTRY["floordiv"], REGISTRY["mod"], REGISTRY["neg"]
+_MAX, _MIN = REGISTRY["maximum"], REGISTRY["minimum"]
+
+#: binary operator -> (precedence, op); all are left-associative
+_BINARY = {
+    "^": (1, _MAX),
+    "&": (2, _MIN),
+    "+": (3, _ADD),
+    "-": (3, _SUB),
+    "*": (4, _MUL),
+    "//": (4, _FLOORDIV),
+    "%": (4, _MOD),
+}
+_UNARY_PREC = 5
+#: callable names -> (op, min args, max args or None)
+_CALLS = {
+    "CeilToInt": (CEIL_DIV, 2, 2),
+    "ceil_div": (CEIL_DIV, 2, 2),
+    "Max": (_MAX, 1, None),
+    "max": (_MAX, 1, None),
+    "Min": (_MIN, 1, None),
+    "min": (_MIN, 1, None),
+}
+
+_cache: dict[str, Term] = {}
+_CACHE_LIMIT = 1 << 16
+
+
+def clear_parse_cache() -> None:
+    """Forget cached parses (parsing is pure; the cache only saves time)."""
+    _cache.clear()
+
+
+def tokenize_expression(text: str) -> list[tuple[str, str, int]]:
+    """Tokens ``(kind, text, position)`` of a dimension expression; kinds: num, name, op, end."""
+    tokens: list[tuple[str, str, int]] = []
+    append = tokens.append
+    match = _TOKEN.match
+    pos = 0
+    n = len(text)
+    while True:
+        m = match(text, pos)
+        if m is None:
+            pos = _SPACE.match(text, pos).end()
+            if pos >= n:
+                break
+            raise _bad_character(text, pos)
+        num, name, op = m.groups()
+        if num is not None:
+            append(("num", num, m.start(1)))
+        elif name is not None:
+            append(("name", name, m.start(2)))
+        else:
+            start = m.start(3)
+            if op == "*" and text.startswith("**", start):
+                raise DimExpressionError("'**' (power) is not a dimension operator; multiply instead", text, start)
+            append(("op", op, start))
+        pos = m.end()
+    append(("end", "", n))
+    return tokens
+
+
+def _bad_character(text: str, pos: int) -> DimExpressionError:
+    ch = text[pos]
+    if ch == "/":
+        return DimExpressionError("'/' is not a dimension operator; use '//' for floor division", text, pos)
+    return DimExpressionError(f"unexpected character {ch!r}", text, pos)
+
+
+def parse_expression(text: str) -> Term:
+    """Parse a dimension expression into an int64 term (``"2*batch//batch"`` -> ``2*batch//batch``)."""
+    if text.__class__ is not str:
+        if isinstance(text, str):
+            text = str(text)
+        else:
+            raise TypeError(f"parse_expression() takes a string, not {type(text).__name__}")
+    term = _cache.get(text)
+    if term is None:
+        term = _Parser(text).parse()
+        if len(_cache) >= _CACHE_LIMIT:
+            _cache.clear()
+        _cache[text] = term
+    return term
+
+
+def parse_expression_tokens(text: str) -> set[str]:
+    """The names an expression uses; an unparsable text comes back as ``{text}`` (as the reference does)."""
+    try:
+        term = parse_expression(text)
+    except DimExpressionError:
+        return {text}
+    return {s.name for s in term.free_symbols}
+
+
+class _Parser:
+    """One parse: the token list, an operand stack and an operator stack."""
+
+    __slots__ = ("text", "tokens", "i")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens = tokenize_expression(text)
+        self.i = 0
+
+    def fail(self, message: str, pos: int) -> DimExpressionError:
+        return DimExpressionError(message, self.text, pos)
+
+    def parse(self) -> Term:
+        tokens = self.tokens
+        operands: list[Term] = []
+        # entries: ("bin", prec, op, pos) | ("neg", prec, None, pos) | ("paren", 0, None, pos)
+        #          | ("call", 0, name, pos, operand height)
+        stack: list[tuple] = []
+        i = 0
+        expect_operand = True
+        while True:
+            kind, value, pos = tokens[i]
+            i += 1
+            if expect_operand:
+                if kind == "num":
+                    operands.append(self.number(value, pos, 1))
+                    expect_operand = False
+                elif kind == "name":
+                    if tokens[i][1] == "(":
+                        if value not in _CALLS:
+                            raise self.fail(f"unknown function {value!r}; use CeilToInt, Max or Min", pos)
+                        i += 1
+                        if tokens[i][1] == ")":
+                            raise self.fail(f"{value}() needs arguments", tokens[i][2])
+                        stack.append(("call", 0, value, pos, len(operands)))
+                    else:
+                        operands.append(self.name(value, pos))
+                        expect_operand = False
+                elif value == "(":
+                    stack.append(("paren", 0, None, pos))
+                elif value == "-":
+                    nxt = tokens[i]
+                    if nxt[0] == "num":
+                        # a minus sign on a literal is part of it: unary minus binds tighter than any operator
+                        operands.append(self.number(nxt[1], nxt[2], -1))
+                        i += 1
+                        expect_operand = False
+                    else:
+                        stack.append(("neg", _UNARY_PREC, None, pos))
+                elif value == "+":
+                    pass  # unary plus changes nothing
+                elif kind == "end":
+                    raise self.fail("unexpected end of expression: expected a name, a number or '('", pos)
+                else:
+                    raise self.fail(f"expected a name, a number or '(', got {value!r}", pos)
+                continue
+            if kind == "end":
+                break
+            entry = _BINARY.get(value) if kind == "op" else None
+            if entry is not None:
+                prec = entry[0]
+                while stack and stack[-1][1] >= prec:
+                    self.reduce(stack, operands)
+                stack.append(("bin", prec, entry[1], pos))
+                expect_operand = True
+            elif value == ",":
+                while stack and stack[-1][0] in ("bin", "neg"):
+                    self.reduce(stack, operands)
+                if not stack or stack[-1][0] != "call":
+                    raise self.fail("',' outside a function call", pos)
+                expect_operand = True
+            elif value == ")":
+                while stack and stack[-1][0] in ("bin", "neg"):
+                    self.reduce(stack, operands)
+                if not stack:
+                    raise self.fail("unmatched ')'", pos)
+                top = stack.pop()
+                if top[0] == "call":
+                    self.call(top, operands)
+            else:
+                raise self.fail(f"expected an operator, ')' or the end, got {value!r}", pos)
+        while stack:
+            top = stack[-1]
+            if top[0] in ("paren", "call"):
+                raise self.fail("'(' was never closed", top[3] + (len(top[2]) if top[0] == "call" else 0))
+            self.reduce(stack, operands)
+        return operands[0]
+
+    def reduce(self, stack: list, operands: list) -> None:
+        kind, _, op, _pos = stack.pop()
+        if kind == "neg":
+            operands[-1] = Term(_NEG, (operands[-1],))
+        else:
+            b = operands.pop()
+            operands[-1] = Term(op, (operands[-1], b))
+
+    def call(self, entry: tuple, operands: list) -> None:
+        _, _, name, pos, height = entry
+        args = operands[height:]
+        del operands[height:]
+        op, lo, hi = _CALLS[name]
+        if len(args) < lo or (hi is not None and len(args) > hi):
+            want = str(lo) if lo == hi else f"at least {lo}"
+            raise self.fail(f"{name}() takes {want} arguments, got {len(args)}", pos)
+        if len(args) == 1:
+            operands.append(args[0])
+            return
+        result = Term(op, (args[0], args[1]))
+        for a in args[2:]:
+            result = Term(op, (result, a))  # Max(a, b, c) -> a^b^c
+        operands.append(result)
+
+    def name(self, value: str, pos: int) -> Term:
+        if value in RESERVED_NAMES:
+            raise self.fail(f"{value!r} is reserved and cannot name a dimension", pos)
+        return dim_name(value)
+
+    def number(self, digits: str, pos: int, sign: int) -> Term:
+        value = int(digits)
+        if value > INT64_MAX + (sign < 0):
+            raise self.fail(f"the integer {digits} does not fit in int64", pos)
+        return dim_const(sign * value)

@@ -1,0 +1,102 @@
+"""Value ranges: integer intervals ``(lo, hi)`` whose open ends are ``-INF``/``INF``.
+
+Every rule that needs to know a sign or a bound (``x%8 < 8``, ``max(a, a+1) = a+1``) asks for
+the range of a polynomial. Names are ``>= 0`` (``>= 1`` with ``positive=True``); opaque atoms get
+their range when they are built. Bounds stay exact Python ints; infinities are floats and only
+meet ints through the helpers below (no int-to-float conversion, so huge bounds cannot overflow).
+"""
+
+from __future__ import annotations
+
+__all__ = ["INF", "Range", "UNBOUNDED", "r_add", "r_scale", "r_mul", "r_pow", "r_floordiv", "r_mod", "fdiv"]
+
+INF = float("inf")
+Range = tuple
+UNBOUNDED: Range = (-INF, INF)
+
+
+def _xadd(x: int | float, y: int | float) -> int | float:
+    if x.__class__ is float:
+        return x
+    if y.__class__ is float:
+        return y
+    return x + y
+
+
+def _xmul(x: int | float, y: int | float) -> int | float:
+    if x == 0 or y == 0:
+        return 0
+    if x.__class__ is float or y.__class__ is float:
+        return INF if (x > 0) == (y > 0) else -INF
+    return x * y
+
+
+def r_add(a: Range, b: Range) -> Range:
+    """Range of a sum."""
+    return (_xadd(a[0], b[0]), _xadd(a[1], b[1]))
+
+
+def r_scale(a: Range, k: int) -> Range:
+    """Range of ``k`` times a value in ``a``."""
+    if k > 0:
+        return (_xmul(a[0], k), _xmul(a[1], k))
+    if k < 0:
+        return (_xmul(a[1], k), _xmul(a[0], k))
+    return (0, 0)
+
+
+def r_mul(a: Range, b: Range) -> Range:
+    """Range of a product (the extremes are among the corner products)."""
+    if a[0] >= 0 and b[0] >= 0:
+        return (_xmul(a[0], b[0]), _xmul(a[1], b[1]))
+    corners = (_xmul(a[0], b[0]), _xmul(a[0], b[1]), _xmul(a[1], b[0]), _xmul(a[1], b[1]))
+    return (min(corners), max(corners))
+
+
+def _pow_bound(x: int | float, p: int, lower: bool) -> int | float:
+    if x.__class__ is float or x <= 1:
+        return x if x.__class__ is float else x**p
+    if p <= 64:
+        return x**p
+    return x**64 if lower else INF  # still a bound, without computing a huge power
+
+
+def r_pow(a: Range, p: int) -> Range:
+    """Range of a value in ``a`` to the power ``p >= 1``."""
+    if p == 1:
+        return a
+    lo, hi = a
+    if lo >= 0:
+        return (_pow_bound(lo, p, True), _pow_bound(hi, p, False))
+    if p % 2 == 0:
+        return (0, INF)
+    return UNBOUNDED
+
+
+def fdiv(x: int | float, y: int | float) -> int | float:
+    """``floor(x / y)`` for a bound ``x`` and a divisor bound ``y >= 1``."""
+    if x.__class__ is float:
+        return x
+    if y.__class__ is float:
+        return 0 if x >= 0 else -1
+    return x // y
+
+
+def r_floordiv(a: Range, q: Range) -> Range:
+    """Range of ``floor(a / q)`` for a divisor that is never negative (zero divides nothing)."""
+    qlo, qhi = max(q[0], 1), q[1]
+    if qhi < qlo:
+        return UNBOUNDED  # the divisor can only be 0
+    lo, hi = a
+    return (min(fdiv(lo, qlo), fdiv(lo, qhi)), max(fdiv(hi, qlo), fdiv(hi, qhi)))
+
+
+def r_mod(a: Range, q: Range) -> Range:
+    """Range of ``a % q`` for a divisor that is never negative."""
+    qhi = q[1]
+    if qhi < 1:
+        return UNBOUNDED  # the divisor can only be 0
+    hi = qhi if qhi.__class__ is float else qhi - 1
+    if a[0] >= 0 and a[1] < hi:
+        hi = a[1]
+    return (0, hi)

@@ -1,0 +1,83 @@
+"""Dimension terms: integer names and constants, and the ``ceil_div`` op (``CeilToInt``).
+
+A dimension expression is an ordinary int64 scalar term of the core: names are
+``Symbol(name, "int64")`` and the operators are the core's add, sub, mul, floordiv, mod, neg,
+maximum and minimum. Ceiling division is one more op, registered here once.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from ..core.dtypes import INT64
+from ..core.leaves import RESERVED_NAMES, Symbol
+from ..core.op import Op, register_op
+from ..core.stdops import arith
+from ..core.term import REGISTRY, Term
+
+__all__ = ["CEIL_DIV", "dim_name", "dim_const", "INT64_MAX", "INT64_MIN", "is_dim_term"]
+
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+
+
+def _ceil_div(n: Any, d: Any) -> Any:
+    # ceil(n/d) == -((-n)//d) for every non-zero d, whatever the signs
+    return np.negative(np.floor_divide(np.negative(n), d))
+
+
+def _register() -> Op:
+    existing = REGISTRY.get("ceil_div")
+    if existing is not None:
+        return existing
+    return register_op(
+        Op(
+            "ceil_div",
+            2,
+            arith,
+            impl=_ceil_div,
+            notation="call",
+            aliases=("CeilToInt",),
+            c_render="(-eg_floordiv(-({0}), {1}))",
+            doc="Ceiling division ceil(n/d) of integers (CeilToInt in dimension expressions).",
+        )
+    )
+
+
+#: the ceiling-division op; ``CEIL_DIV(n, d)`` builds ``ceil_div(n, d)``
+CEIL_DIV: Op = _register()
+
+_names: dict[str, Term] = {}
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_SYMBOL = REGISTRY["symbol"]
+_CONST = REGISTRY["const"]
+
+
+def dim_name(name: str) -> Term:
+    """The int64 symbol called ``name`` (cached: dimension names repeat a lot)."""
+    term = _names.get(name)
+    if term is None:
+        if _PLAIN_NAME.match(name) and name not in RESERVED_NAMES:
+            term = Term(_SYMBOL, (), (name, INT64, ()))  # what Symbol() builds, without its checks
+        else:
+            term = Symbol(name, INT64)
+        if len(_names) > 65536:
+            _names.clear()
+        _names[name] = term
+    return term
+
+
+def dim_const(value: int) -> Term:
+    """The int64 constant ``value`` (an OverflowError names the value when it leaves int64)."""
+    if not INT64_MIN <= value <= INT64_MAX:
+        shown = str(value) if value.bit_length() < 256 else f"{'-' if value < 0 else ''}2**{value.bit_length() - 1}..."
+        raise OverflowError(f"the dimension constant {shown} does not fit in int64")
+    return Term(_CONST, (), int(value))  # what const() builds for an int, without its checks
+
+
+def is_dim_term(term: Any) -> bool:
+    """Whether ``term`` is an int64 scalar term (what a symbolic dimension must be)."""
+    return term.__class__ is Term and term.dtype == INT64 and term.shape == ()

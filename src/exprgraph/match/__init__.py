@@ -1,0 +1,38 @@
+"""exprgraph.match: patterns and matching over terms and plain Python data, and unification interop.
+
+``match(pattern, expr)`` returns the bindings of the first match (or raises :class:`MatchError`),
+``match_all`` enumerates every match lazily, ``is_match`` tests. Patterns are plain values,
+containers, terms, and the pattern nodes :class:`Var`, :data:`Dot`, :class:`Choice`,
+:class:`Not`, :class:`Where`, :class:`Star`, :class:`Plus`, :class:`Segment` and
+:class:`OpPattern` (built with the term operators on ``V.x`` and with ``P.<op>(...)``).
+"""
+
+from __future__ import annotations
+
+from ..errors import MatchError, PatternError
+from .compile import CompiledPattern, compile_pattern
+from .matcher import first_match, is_match, match, match_all
+from .patterns import Choice, Dot, Not, OpPattern, P, Pattern, Plus, Segment, Star, V, Var, Where
+
+__all__ = [
+    "match",
+    "match_all",
+    "is_match",
+    "first_match",
+    "compile_pattern",
+    "CompiledPattern",
+    "Pattern",
+    "Var",
+    "Dot",
+    "Choice",
+    "Not",
+    "Where",
+    "Star",
+    "Plus",
+    "Segment",
+    "OpPattern",
+    "V",
+    "P",
+    "MatchError",
+    "PatternError",
+]

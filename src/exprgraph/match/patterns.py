@@ -1,0 +1,450 @@
+"""Pattern nodes: variables, wildcards, alternatives, negation, segments and op patterns.
+
+A pattern is any Python value. Plain values match by ``==``; tuples, lists and dicts match
+element-wise; terms and :class:`~exprgraph.core.Expression` nodes match structurally. The classes
+here add the holes: :class:`Var` (a named hole), :data:`Dot` (an anonymous one), :class:`Choice`,
+:class:`Not`, :class:`Where`, and the run-matching :class:`Star`, :class:`Plus` and :class:`Segment`
+that may stand for several children of a sequence or of a variadic op.
+
+Patterns over terms are written with the term operators: ``V.x * 1``, ``V.x / V.x``,
+``P.sin(V.x) ** 2`` (``V`` makes variables, ``P`` makes op patterns for any op of the table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..core import Op, Term, get_op
+from ..errors import PatternError
+
+__all__ = [
+    "Pattern",
+    "Var",
+    "Dot",
+    "Choice",
+    "Not",
+    "Where",
+    "Star",
+    "Plus",
+    "Segment",
+    "OpPattern",
+    "V",
+    "P",
+    "pattern_children",
+]
+
+
+class Pattern:
+    """Base class of pattern nodes; Python operators on patterns build op patterns."""
+
+    __slots__ = ("__weakref__",)
+
+    # -- operators build OpPatterns, like the term operators build terms -------------------------
+
+    def __add__(self, other: Any) -> OpPattern:
+        return OpPattern("add", (self, other))
+
+    def __radd__(self, other: Any) -> OpPattern:
+        return OpPattern("add", (other, self))
+
+    def __sub__(self, other: Any) -> OpPattern:
+        return OpPattern("sub", (self, other))
+
+    def __rsub__(self, other: Any) -> OpPattern:
+        return OpPattern("sub", (other, self))
+
+    def __mul__(self, other: Any) -> OpPattern:
+        return OpPattern("mul", (self, other))
+
+    def __rmul__(self, other: Any) -> OpPattern:
+        return OpPattern("mul", (other, self))
+
+    def __truediv__(self, other: Any) -> OpPattern:
+        return OpPattern("truediv", (self, other))
+
+    def __rtruediv__(self, other: Any) -> OpPattern:
+        return OpPattern("truediv", (other, self))
+
+    def __floordiv__(self, other: Any) -> OpPattern:
+        return OpPattern("floordiv", (self, other))
+
+    def __rfloordiv__(self, other: Any) -> OpPattern:
+        return OpPattern("floordiv", (other, self))
+
+    def __mod__(self, other: Any) -> OpPattern:
+        return OpPattern("mod", (self, other))
+
+    def __rmod__(self, other: Any) -> OpPattern:
+        return OpPattern("mod", (other, self))
+
+    def __pow__(self, other: Any) -> OpPattern:
+        return OpPattern("pow", (self, other))
+
+    def __rpow__(self, other: Any) -> OpPattern:
+        return OpPattern("pow", (other, self))
+
+    def __matmul__(self, other: Any) -> OpPattern:
+        return OpPattern("matmul", (self, other))
+
+    def __rmatmul__(self, other: Any) -> OpPattern:
+        return OpPattern("matmul", (other, self))
+
+    def __neg__(self) -> OpPattern:
+        return OpPattern("neg", (self,))
+
+    def __abs__(self) -> OpPattern:
+        return OpPattern("abs", (self,))
+
+    def __lt__(self, other: Any) -> OpPattern:
+        return OpPattern("lt", (self, other))
+
+    def __le__(self, other: Any) -> OpPattern:
+        return OpPattern("le", (self, other))
+
+    def __gt__(self, other: Any) -> OpPattern:
+        return OpPattern("gt", (self, other))
+
+    def __ge__(self, other: Any) -> OpPattern:
+        return OpPattern("ge", (self, other))
+
+    def __and__(self, other: Any) -> OpPattern:
+        return OpPattern("logical_and", (self, other))
+
+    def __rand__(self, other: Any) -> OpPattern:
+        return OpPattern("logical_and", (other, self))
+
+    def __or__(self, other: Any) -> OpPattern:
+        return OpPattern("logical_or", (self, other))
+
+    def __ror__(self, other: Any) -> OpPattern:
+        return OpPattern("logical_or", (other, self))
+
+    def __invert__(self) -> OpPattern:
+        return OpPattern("logical_not", (self,))
+
+    def __rshift__(self, rhs: Any) -> Any:
+        """``pattern >> rhs`` is a rule (``V.x * 1 >> V.x``); ``rhs`` is a template or a handler."""
+        from ..rules.ruleset import Rule
+
+        return Rule(self, rhs)
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __str__(self) -> str:
+        return format_pattern(self)
+
+    def __repr__(self) -> str:
+        return format_pattern(self)
+
+
+def _check_name(name: Any, what: str) -> None:
+    if not isinstance(name, str) or not name.isidentifier():
+        raise PatternError(f"{what} name must be an identifier, not {name!r}")
+
+
+class Var(Pattern):
+    """A named hole: matches one value that passes every restriction; a repeated name must match equal values."""
+
+    __slots__ = ("name", "restrictions")
+
+    def __init__(self, name: str, restrictions: Iterable[Callable[[Any], bool]] = ()) -> None:
+        _check_name(name, "a variable")
+        self.name = name
+        self.restrictions = tuple(restrictions)
+        for r in self.restrictions:
+            if not callable(r):
+                raise PatternError(f"restrictions of Var({name!r}) must be callables, not {r!r}")
+
+
+class _DotType(Pattern):
+    """The anonymous wildcard: matches any one value and binds nothing."""
+
+    __slots__ = ()
+    _instance: _DotType | None = None
+
+    def __new__(cls) -> _DotType:
+        if cls._instance is None:
+            cls._instance = object.__new__(cls)
+        return cls._instance
+
+    def __call__(self) -> _DotType:
+        return self
+
+    def __reduce__(self) -> str:
+        return "Dot"
+
+
+#: the anonymous wildcard (``Dot`` and ``Dot()`` are the same object)
+Dot = _DotType()
+
+
+class Choice(Pattern):
+    """Alternatives tried in order; a later failure resumes with the next one. ``name`` binds the value."""
+
+    __slots__ = ("alternatives", "name")
+
+    def __init__(self, *alternatives: Any, name: str | None = None) -> None:
+        if not alternatives:
+            raise PatternError("Choice needs at least one alternative")
+        if name is not None:
+            _check_name(name, "a Choice")
+        self.alternatives = alternatives
+        self.name = name
+
+
+class Not(Pattern):
+    """Matches any value the inner pattern does not match (under the bindings so far); binds nothing."""
+
+    __slots__ = ("pattern",)
+
+    def __init__(self, pattern: Any) -> None:
+        self.pattern = pattern
+
+
+class Where(Pattern):
+    """Matches like ``pattern``, then keeps only matches whose bindings satisfy ``test(bindings)``."""
+
+    __slots__ = ("pattern", "test")
+
+    def __init__(self, pattern: Any, test: Callable[[dict[str, Any]], bool]) -> None:
+        if not callable(test):
+            raise PatternError(f"Where needs a callable test, not {test!r}")
+        self.pattern = pattern
+        self.test = test
+
+
+class Star(Pattern):
+    """Zero or more consecutive children each matching ``pattern`` (shortest run first unless ``greedy``).
+
+    ``name`` binds the run (a tuple, or a substring of a string); names listed in ``accumulate``
+    are bound afresh for each child and collected into tuples; other names must agree across
+    the run.
+    """
+
+    __slots__ = ("pattern", "name", "accumulate", "greedy", "min_count")
+
+    def __init__(
+        self, pattern: Any, name: str | None = None, accumulate: Iterable[str] = (), greedy: bool = False
+    ) -> None:
+        if name is not None:
+            _check_name(name, "a Star")
+        self.pattern = pattern
+        self.name = name
+        self.accumulate = tuple(accumulate)
+        for a in self.accumulate:
+            _check_name(a, "an accumulated")
+        self.greedy = bool(greedy)
+        self.min_count = 0
+
+
+class Plus(Star):
+    """One or more consecutive children each matching ``pattern`` (see :class:`Star`)."""
+
+    __slots__ = ()
+
+    def __init__(
+        self, pattern: Any, name: str | None = None, accumulate: Iterable[str] = (), greedy: bool = False
+    ) -> None:
+        super().__init__(pattern, name, accumulate, greedy)
+        self.min_count = 1
+
+
+class Segment(Star):
+    """A named run of any children (``Star(Dot, name)``); a name seen again must match the same run."""
+
+    __slots__ = ()
+
+    def __init__(self, name: str, greedy: bool = False) -> None:
+        super().__init__(Dot, name, (), greedy)
+
+
+class OpPattern(Pattern):
+    """Matches a term of op ``op`` whose operands match ``args`` (and whose attr matches ``attr``).
+
+    Commutative ops match their operands in any order; associative ops regroup or flatten
+    operands when the counts differ (see :func:`exprgraph.match.match`).
+    """
+
+    __slots__ = ("op", "args", "attr", "has_star", "branchy", "arg_ops", "_compiled")
+
+    def __init__(self, op: Op | str, args: Iterable[Any], attr: Any = None) -> None:
+        if isinstance(op, str):
+            try:
+                op = get_op(op)
+            except KeyError:
+                raise PatternError(f"no op named {op!r}") from None
+        if not isinstance(op, Op):
+            raise PatternError(f"OpPattern needs an Op or an op name, not {op!r}")
+        args = tuple(args)
+        self.op = op
+        self.args = args
+        if attr is not None and not isinstance(attr, Pattern) and op.attr_key is not None:
+            attr = op.attr_key(attr)
+        self.attr = attr
+        self.has_star = any(isinstance(a, Star) for a in args)
+        #: whether matching this node can leave alternatives behind
+        self.branchy = op.commutative or op.associative or self.has_star
+        #: per operand, for pruning operand orders: None (a hole: anything goes), the op an op
+        #: pattern needs, or False (ask the full test)
+        self.arg_ops = tuple(
+            a.op if a.__class__ is OpPattern else (None if a.__class__ is Var or a.__class__ is _DotType else False)
+            for a in args
+        )
+        lo, hi = op.arity
+        fixed = sum(1 for a in args if not isinstance(a, Star))
+        if not self.has_star and (len(args) < lo or (hi is not None and len(args) > hi)):
+            want = str(lo) if lo == hi else f"{lo}..{hi if hi is not None else ''}"
+            raise PatternError(f"{op.name} takes {want} operands, the pattern has {len(args)}")
+        if hi is not None and fixed > hi:
+            raise PatternError(f"{op.name} takes at most {hi} operands, the pattern has {fixed}")
+        self._compiled = None
+
+
+class _VarFactory:
+    """``V.x`` is ``Var("x")``; ``V("x", pred, ...)`` adds restrictions."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Var:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Var(name)
+
+    def __call__(self, name: str, *restrictions: Callable[[Any], bool]) -> Var:
+        return Var(name, restrictions)
+
+
+class _OpFactory:
+    """``P.sin(V.x)`` is ``OpPattern("sin", (V.x,))``; keyword ``attr`` or the op's attr name sets the attr."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Callable[..., OpPattern]:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            op = get_op(name)
+        except KeyError:
+            raise AttributeError(f"no op named {name!r}") from None
+
+        def build(*args: Any, attr: Any = None, **kwargs: Any) -> OpPattern:
+            if kwargs:
+                if op.attr_name is None or set(kwargs) != {op.attr_name}:
+                    raise PatternError(f"{op.name} takes no keyword arguments {sorted(kwargs)}")
+                attr = kwargs[op.attr_name]
+            return OpPattern(op, args, attr)
+
+        build.__name__ = name
+        return build
+
+
+#: variable factory: ``V.x`` is ``Var("x")``
+V = _VarFactory()
+#: op-pattern factory: ``P.exp(V.x)`` matches ``exp`` terms
+P = _OpFactory()
+
+
+def pattern_children(p: Any) -> tuple:
+    """The sub-patterns of ``p`` (operands, alternatives, elements, values), for analyses and printing."""
+    cls = p.__class__
+    if cls is OpPattern:
+        return (*p.args, p.attr) if isinstance(p.attr, Pattern) else p.args
+    if cls is Var or cls is _DotType:
+        return ()
+    if cls is Choice:
+        return p.alternatives
+    if cls is Not or cls is Where or isinstance(p, Star):
+        return (p.pattern,)
+    if cls is tuple or cls is list or isinstance(p, tuple):
+        return tuple(p)
+    if cls is dict:
+        return tuple(p.values())
+    return ()
+
+
+# -- printing (iterative: patterns can be as deep as the terms they match) ---------------------------
+
+
+def _format_leaf(p: Any) -> str | None:
+    cls = p.__class__
+    if cls is Var:
+        return f"V.{p.name}" if not p.restrictions else f"Var({p.name!r}, restrictions=...)"
+    if cls is _DotType:
+        return "Dot"
+    if cls is Segment:
+        return f"Segment({p.name!r})"
+    if cls is Term:
+        if p.args and p.size > 50:
+            return f"<{p.op.name} term of {p.size} nodes>"
+        return str(p)
+    if isinstance(p, Pattern) or cls in (tuple, list, dict):
+        return None
+    return repr(p)
+
+
+class _Text(str):
+    """A piece of output (as opposed to a pattern node still to print)."""
+
+    __slots__ = ()
+
+
+def _pieces(node: Any) -> tuple[str, tuple, str]:
+    """Opening text, children and closing text of a compound pattern node."""
+    cls = node.__class__
+    kids = pattern_children(node)
+    if cls is OpPattern:
+        if isinstance(node.attr, Pattern):
+            return f"{node.op.name}(", kids[:-1], f", {node.op.attr_name or 'attr'}=" + format_pattern(node.attr) + ")"
+        tail = f", {node.op.attr_name or 'attr'}={node.attr!r})" if node.attr is not None else ")"
+        return f"{node.op.name}(", kids, tail
+    if cls is Choice:
+        return "Choice(", kids, f", name={node.name!r})" if node.name else ")"
+    if cls is Not:
+        return "Not(", kids, ")"
+    if cls is Where:
+        return "Where(", kids, f", {getattr(node.test, '__name__', 'test')})"
+    if isinstance(node, Star):
+        extra = "".join(
+            [
+                f", name={node.name!r}" if node.name else "",
+                f", accumulate={node.accumulate!r}" if node.accumulate else "",
+                ", greedy=True" if node.greedy else "",
+            ]
+        )
+        return f"{type(node).__name__}(", kids, extra + ")"
+    if cls is list:
+        return "[", kids, "]"
+    return "(", kids, ",)" if len(kids) == 1 else ")"
+
+
+def format_pattern(p: Any) -> str:
+    """A readable one-line rendering of a pattern (``mul(V.x, 1)``), in time linear in its size."""
+    out: list[str] = []
+    stack: list[Any] = [p]
+    while stack:
+        item = stack.pop()
+        if item.__class__ is _Text:
+            out.append(item)
+            continue
+        leaf = _format_leaf(item)
+        if leaf is not None:
+            out.append(leaf)
+            continue
+        if item.__class__ is dict:
+            seq: list[Any] = [_Text("{")]
+            for i, (k, v) in enumerate(item.items()):
+                seq.append(_Text((", " if i else "") + f"{k!r}: "))
+                seq.append(v)
+            seq.append(_Text("}"))
+        else:
+            opening, kids, closing = _pieces(item)
+            seq = [_Text(opening)]
+            for i, k in enumerate(kids):
+                if i:
+                    seq.append(_Text(", "))
+                seq.append(k)
+            seq.append(_Text(closing))
+        stack.extend(reversed(seq))
+    return "".join(out)

@@ -1,0 +1,63 @@
+"""exprgraph.rules: rewrite rules, rule combinators, textual rules, rule sets and the rewrite driver.
+
+- :func:`make_rule` / ``pattern >> rhs`` / :func:`rule` (``"x*1 -> x"``) build :class:`Rule` objects;
+- the combinators :func:`rule_list`, :func:`in_order`, :func:`iterated`,
+  :func:`rewrite_subexpressions`, :func:`bottom_up`, :func:`top_down`, :func:`term_rewriter`
+  follow the Oryx/Radul *rules* library on terms and on plain Python trees;
+- :class:`RuleSet` indexes rules by root op; :func:`rewrite` drives them bottom-up to a normal
+  form (memoised, iterative, with a step budget and an optional :class:`RewriteProfile`);
+- :func:`relation_rule` turns a miniKanren relation into a rule (see :mod:`.relations`);
+- :mod:`.algebra` holds a small standard algebra rule set.
+"""
+
+from __future__ import annotations
+
+from ..core import tree_children, tree_map
+from ..errors import RewriteLimitError, RuleSyntaxError
+from .combinators import (
+    Combinator,
+    bottom_up,
+    in_order,
+    iterated,
+    rewrite_subexpressions,
+    rule_list,
+    term_rewriter,
+    top_down,
+)
+from .rewrite import RewriteProfile, RuleStats, rewrite
+from .ruleset import Rule, RuleSet, Template, make_rule
+from .textual import parse_condition, parse_rules, rule
+
+__all__ = [
+    "make_rule",
+    "rule_list",
+    "in_order",
+    "iterated",
+    "rewrite_subexpressions",
+    "bottom_up",
+    "top_down",
+    "term_rewriter",
+    "tree_map",
+    "tree_children",
+    "Combinator",
+    "Rule",
+    "RuleSet",
+    "Template",
+    "rule",
+    "parse_rules",
+    "parse_condition",
+    "rewrite",
+    "RewriteProfile",
+    "RuleStats",
+    "relation_rule",
+    "RewriteLimitError",
+    "RuleSyntaxError",
+]
+
+
+def __getattr__(name: str):  # kanren is imported only when relations are used
+    if name in ("relation_rule", "RelationRule", "declare_op_facts"):
+        from . import relations
+
+        return getattr(relations, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

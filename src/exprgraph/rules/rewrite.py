@@ -1,0 +1,350 @@
+"""The rewrite driver every layer reuses: ``rewrite(term, rules)`` to a normal form.
+
+Strategy: innermost, bottom-up, to a fixpoint. Children are normalised before their parent;
+at a node the first rule (in rule-set order) whose result differs wins, and that result is
+normalised in turn (its new subterms first), until no rule applies anywhere. On terms the walk
+is iterative and memoised per call: interned terms make a dict keyed by term a complete memo,
+so a shared subterm is normalised once however often it occurs. Each node tries only the rules
+indexed under its op (see :class:`~exprgraph.rules.RuleSet`).
+
+Termination is not assumed. A term whose normal form is needed while it is being computed is a
+cycle (``x + y -> y + x`` and back): it raises :class:`~exprgraph.errors.RewriteLimitError` at
+once, naming the rule. Rewrites that keep growing the term stop at ``max_steps`` rule
+applications with the same error. A rewrite that would change a term's shape is declined.
+
+Plain Python trees (tuples, lists, dicts, :class:`~exprgraph.core.Expression` nodes) are
+rewritten the same way through ``tree_children``/``tree_map``, with ``==`` deciding "changed".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core import Term, as_term, tree_children
+from ..errors import RewriteLimitError
+from ..match.matcher import values_equal
+from .ruleset import Rule, RuleSet, rebuild, rule_name
+
+__all__ = ["rewrite", "RewriteProfile", "RuleStats", "DEFAULT_MAX_STEPS"]
+
+#: default budget of rule applications for one ``rewrite`` call
+DEFAULT_MAX_STEPS = 1_000_000
+
+
+@dataclass
+class RuleStats:
+    """Counters of one rule in a profiled rewrite."""
+
+    tries: int = 0
+    matches: int = 0
+    rewrites: int = 0
+    time: float = 0.0
+
+
+@dataclass
+class RewriteProfile:
+    """Per-rule tries, matches, rewrites and time of profiled ``rewrite`` calls (pass one in to fill it)."""
+
+    rules: dict[str, RuleStats] = field(default_factory=dict)
+    nodes: int = 0
+    steps: int = 0
+    time: float = 0.0
+
+    def stats(self, name: str) -> RuleStats:
+        """The counters of the rule called ``name`` (created on first use)."""
+        found = self.rules.get(name)
+        if found is None:
+            found = self.rules[name] = RuleStats()
+        return found
+
+    def report(self) -> str:
+        """A markdown table, slowest rule first."""
+        lines = [
+            f"rewrite: {self.nodes} nodes visited, {self.steps} rewrites, {self.time * 1e3:.2f} ms",
+            "",
+            "| rule | tries | matches | rewrites | time (ms) |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for name, st in sorted(self.rules.items(), key=lambda kv: -kv[1].time):
+            lines.append(f"| `{name}` | {st.tries} | {st.matches} | {st.rewrites} | {st.time * 1e3:.3f} |")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.report()
+
+
+def as_ruleset(rules: Any) -> RuleSet:
+    """``rules`` as a RuleSet (a RuleSet, one rule, or an iterable of rules)."""
+    if isinstance(rules, RuleSet):
+        return rules
+    if isinstance(rules, (Rule, str)) or (callable(rules) and not isinstance(rules, Iterable)):
+        return RuleSet([rules])
+    return RuleSet(rules)
+
+
+def rewrite(
+    expr: Any,
+    rules: Any,
+    *,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    profile: RewriteProfile | None = None,
+) -> Any:
+    """Rewrite ``expr`` bottom-up to a normal form of ``rules`` (a RuleSet, rules, rule strings).
+
+    Raises :class:`~exprgraph.errors.RewriteLimitError` on a cycle or after ``max_steps``
+    rewrites. Pass a :class:`RewriteProfile` to count tries, matches and time per rule.
+    """
+    ruleset = as_ruleset(rules)
+    if max_steps < 0:
+        raise ValueError("max_steps must be >= 0")
+    start = time.perf_counter() if profile is not None else 0.0
+    budget = _Budget(max_steps)
+    memo: dict[Term, Term] = {}
+    if expr.__class__ is Term:
+        out = _rewrite_term(expr, ruleset, budget, profile, memo)
+    else:
+        out = _rewrite_tree(expr, ruleset, budget, profile, memo)
+    if profile is not None:
+        profile.time += time.perf_counter() - start
+        profile.steps += budget.steps
+    return out
+
+
+class _Budget:
+    __slots__ = ("steps", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.steps = 0
+        self.limit = limit
+
+    def spend(self, rule: Any) -> None:
+        self.steps += 1
+        if self.steps > self.limit:
+            raise RewriteLimitError(
+                f"rewriting did not terminate within {self.limit} steps (last rule applied: {rule_name(rule)!r}); "
+                "the rules may grow the term forever: raise max_steps or fix the rules",
+                rule_name(rule),
+                self.steps,
+            )
+
+
+def _cycle(rule: Any, term: Any, steps: int) -> RewriteLimitError:
+    shown = str(term) if term.__class__ is not Term or term.size <= 40 else f"a {term.op.name} term"
+    return RewriteLimitError(
+        f"rule {rule_name(rule)!r} cycles: rewriting {shown} leads back to itself after {steps} steps",
+        rule_name(rule),
+        steps,
+    )
+
+
+def _profiled_table(ruleset: RuleSet, profile: RewriteProfile) -> tuple[dict, tuple]:
+    table, wild = ruleset.table()
+    wrapped: dict[int, tuple] = {}
+    clock = time.perf_counter
+
+    def wrap(entry: tuple) -> tuple:
+        key = id(entry[0])
+        if key in wrapped:
+            return wrapped[key]
+        rule, _applier = entry
+        st = profile.stats(rule_name(rule))
+        if isinstance(rule, Rule):
+
+            def apply(e: Term) -> Any:
+                st.tries += 1
+                t0 = clock()
+                b = rule.match(e)
+                out = None
+                if b is not None:
+                    st.matches += 1
+                    out = rule.build(b, e)
+                st.time += clock() - t0
+                return out
+
+        else:
+
+            def apply(e: Term) -> Any:
+                st.tries += 1
+                t0 = clock()
+                out = rule(e)
+                st.time += clock() - t0
+                if out is e:
+                    return None
+                st.matches += 1
+                return out
+
+        wrapped[key] = (rule, apply)
+        return wrapped[key]
+
+    new_table = {op: tuple(wrap(e) for e in entries) for op, entries in table.items()}
+    return new_table, tuple(wrap(e) for e in wild)
+
+
+def _rewrite_term(
+    root: Term, ruleset: RuleSet, budget: _Budget, profile: RewriteProfile | None, done: dict[Term, Term]
+) -> Term:
+    if root in done:
+        return done[root]
+    if profile is None:
+        table, wild = ruleset.table()
+    else:
+        table, wild = _profiled_table(ruleset, profile)
+    get = table.get
+    # leaves no rule can touch are their own normal form: settle them without a visit
+    leaves_final = not wild and all(op.arity[1] != 0 for op in table)
+    pending: set[Term] = set()
+    stack: list[Any] = [root]
+    push = stack.append
+    pop = stack.pop
+    visited = 0
+    while stack:
+        node = stack[-1]
+        if node.__class__ is tuple:  # (node, cur, out, rule): out's normal form is node's
+            pop()
+            node, cur, out, _rule = node
+            nf = done[out]
+            done[node] = nf
+            done[cur] = nf
+            pending.discard(node)
+            pending.discard(cur)
+            continue
+        if node in done:
+            pop()
+            continue
+        args = node.args
+        waiting = False
+        for a in args:
+            if a not in done:
+                if leaves_final and not a.args:
+                    done[a] = a
+                    continue
+                if pending and a in pending:
+                    raise _cycle(_culprit(stack, a), a, budget.steps)
+                push(a)
+                waiting = True
+        if waiting:
+            continue
+        pop()
+        visited += 1
+        cur = node
+        if args:
+            new = tuple([done[a] for a in args])
+            if new != args:
+                cur = Term(node.op, new, node.attr)
+                nf = done.get(cur)
+                if nf is not None:
+                    done[node] = nf
+                    continue
+                if pending and cur in pending:
+                    raise _cycle(_culprit(stack, cur), cur, budget.steps)
+        out = None
+        for rule, apply in get(cur.op, wild):
+            res = apply(cur)
+            if res is None or res is cur:
+                continue
+            if res.__class__ is not Term:
+                try:
+                    res = as_term(res)
+                except TypeError:
+                    raise TypeError(f"rule {rule_name(rule)!r} returned {type(res).__name__}, not a term") from None
+                if res is cur:
+                    continue
+            if res.shape != cur.shape:
+                continue  # a rewrite must not change the shape: decline it
+            out = res
+            break
+        if out is None:
+            done[node] = cur
+            if cur is not node:
+                done[cur] = cur
+            continue
+        if profile is not None:
+            profile.stats(rule_name(rule)).rewrites += 1
+        budget.spend(rule)
+        nf = done.get(out)
+        if nf is not None:
+            done[node] = nf
+            done[cur] = nf
+            continue
+        if out is node or out in pending:
+            raise _cycle(rule, cur, budget.steps)
+        pending.add(node)
+        pending.add(cur)
+        push((node, cur, out, rule))
+        push(out)
+    if profile is not None:
+        profile.nodes += visited
+    return done[root]
+
+
+def _culprit(stack: list, term: Term) -> Any:
+    """The rule whose pending result needs ``term`` while ``term`` is being rewritten."""
+    for item in reversed(stack):
+        if item.__class__ is tuple:
+            return item[3]
+    return "?"
+
+
+def _changed(new: Any, old: Any) -> bool:
+    return new is not old and not values_equal(new, old)
+
+
+def _rewrite_tree(
+    expr: Any, ruleset: RuleSet, budget: _Budget, profile: RewriteProfile | None, memo: dict[Term, Term]
+) -> Any:
+    """The same strategy on any tree (``tree_children``/``tree_map``); term subtrees use the term driver."""
+    rules = list(ruleset)
+    stats = [profile.stats(rule_name(r)) for r in rules] if profile is not None else None
+    clock = time.perf_counter
+    # frames: [node, children or None, results]
+    stack: list[list] = [[expr, None, None]]
+    result: list[Any] = []
+
+    def deliver(value: Any) -> None:
+        if stack:
+            stack[-1][2].append(value)
+        else:
+            result.append(value)
+
+    while stack:
+        frame = stack[-1]
+        node = frame[0]
+        if frame[1] is None:
+            if node.__class__ is Term:
+                stack.pop()
+                deliver(_rewrite_term(node, ruleset, budget, profile, memo))
+                continue
+            frame[1] = list(tree_children(node))
+            frame[2] = []
+        kids, res = frame[1], frame[2]
+        if len(res) < len(kids):
+            stack.append([kids[len(res)], None, None])
+            continue
+        stack.pop()
+        cur = node
+        if kids and any(r is not k for r, k in zip(res, kids, strict=True)):
+            cur = rebuild(node, res)
+        out = cur
+        for i, r in enumerate(rules):
+            if stats is not None:
+                stats[i].tries += 1
+                t0 = clock()
+                cand = r(cur)
+                stats[i].time += clock() - t0
+            else:
+                cand = r(cur)
+            if _changed(cand, cur):
+                if stats is not None:
+                    stats[i].matches += 1
+                    stats[i].rewrites += 1
+                budget.spend(r)
+                out = cand
+                break
+        if out is cur:
+            deliver(cur)
+        else:
+            stack.append([out, None, None])  # normalise the result; it reports to the same parent
+    return result[0]
