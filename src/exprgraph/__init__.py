@@ -5,7 +5,11 @@ from __future__ import annotations
 from . import dims, errors, match, rules
 from .core import *  # noqa: F403
 from .core import __all__ as _core_all
+from .diff import check_grad, grad, hessian, jacobian, numeric_gradient
 from .errors import (
+    CompileError,
+    CompilerNotFoundError,
+    DifferentiationError,
     DimExpressionError,
     DTypeError,
     EvaluationError,
@@ -35,6 +39,11 @@ __all__ = [
     "RewriteLimitError",
     "RuleSyntaxError",
     "evaluate",
+    "grad",
+    "jacobian",
+    "hessian",
+    "numeric_gradient",
+    "check_grad",
     "ExprgraphError",
     "ParseError",
     "ShapeError",
@@ -42,4 +51,7 @@ __all__ = [
     "EvaluationError",
     "TermTooLargeError",
     "DimExpressionError",
+    "DifferentiationError",
+    "CompileError",
+    "CompilerNotFoundError",
 ]

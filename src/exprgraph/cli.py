@@ -28,6 +28,8 @@ COMMANDS: list[tuple[str, str]] = [
     ("print", "exprgraph.cli:add_print_parser"),
     ("demo", "exprgraph.demo"),
     ("dims", "exprgraph.dims.cli"),
+    ("diff", "exprgraph.diff.cli"),
+    ("simplify", "exprgraph.simplify.cli"),
 ]
 
 #: exit code for bad input (the same as argparse's usage errors)

@@ -225,3 +225,42 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def _run_command(args: argparse.Namespace) -> int:
     run(only=args.sections)
     return 0
+
+
+@section("gradient", "Gradients: symbolic, simplified, numeric, higher order, compiled")
+def _gradient(tour: Tour) -> None:
+    from .compile import CompileError
+    from .compile import compile as compile_terms
+    from .diff import check_grad, grad, hessian, numeric_gradient
+    from .eval import evaluate
+    from .simplify import simplify
+
+    x, y, z, f = tour_expression()
+    d = grad(f)
+    tour.say("d = grad(f)  (reverse mode over the DAG: one backward sweep, terms out)")
+    for s in (x, y, z):
+        tour.show(f"simplify(d[{s.name}])", str(simplify(d[s])))
+    tour.show("size of f, of all of d (distinct nodes)", (f.size, len(core.postorder(list(d.values())))))
+    values = numeric_gradient(f, TOUR_POINT)
+    tour.show(f"numeric_gradient(f, {TOUR_POINT})", {s.name: float(v) for s, v in values.items()})
+    xs = np.linspace(0.0, 1.0, 5)
+    many = numeric_gradient(f, {x: xs, y: 3.0, z: 3.0}, x)
+    tour.show("d/dx at x = 0, 0.25, .., 1 (one call)", [round(float(v), 6) for v in many])
+    tour.show("check_grad(f, point).ok (finite differences)", check_grad(f, TOUR_POINT).ok)
+    h = hessian(f, [x, y])
+    tour.show("hessian(f, [x, y]) simplified", [[str(simplify(t)) for t in row] for row in h])
+    k = x
+    for _ in range(30):
+        k = core.sin(k) * k + x
+    tour.show("f_k = sin(f_k-1)*f_k-1 + x, k=30: size of f, df/dx", (k.size, grad(k, x).size))
+    fn = compile_terms([f, *d.values()], [x, y, z])
+    point = [TOUR_POINT[n] for n in "xyz"]
+    tour.show("compile([f, *d.values()], [x, y, z])(2, 3, 3)", [float(v) for v in fn(*point)])
+    try:
+        fc = compile_terms([f, *d.values()], [x, y, z], backend="c")
+        got = fc(*(np.full(3, v) for v in point))
+        ref = evaluate([f, *d.values()], dict(zip((x, y, z), point, strict=True)))
+        same = all(np.allclose(g, r, rtol=1e-12) for g, r in zip(got, ref, strict=True))
+        tour.show("backend='c' (one fused C loop) agrees", same)
+    except CompileError as exc:
+        tour.show("backend='c'", f"skipped: {exc}")

@@ -506,3 +506,16 @@ def test_op_without_implementation_is_an_error():
     op = eg.register_op(eg.Op(name, 1, lambda args, attr: ("float64", args[0].shape)))
     with pytest.raises(EvaluationError, match=name):
         evaluate(op(x) + 1, {x: 1.0})
+
+
+def test_axis_ops_on_scalar_terms_keep_the_points_apart():
+    # a scalar term evaluated over many points: sum/transpose act on the term's own (no) axes
+    from exprgraph import Symbol, sum, transpose  # noqa: A004
+
+    x = Symbol("x")
+    points = np.array([1.0, -2.0, 3.5])
+    np.testing.assert_array_equal(evaluate(sum(x) * 2, {x: points}), points * 2)
+    np.testing.assert_array_equal(evaluate(transpose(x) + 1, {x: points}), points + 1)
+    A = Symbol("A", shape=(2, 3))
+    value = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(evaluate(sum(A, axis=-1), {A: value}), value.sum(axis=-1))

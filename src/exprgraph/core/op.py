@@ -72,6 +72,7 @@ class Op:
         "grad",
         "doc",
         "table",
+        "batch_attr",
     )
 
     def __init__(
@@ -97,6 +98,7 @@ class Op:
         aliases: tuple[str, ...] = (),
         c_render: str | Callable[..., str] | None = None,
         grad: Callable[..., Any] | None = None,
+        batch_attr: Callable[[Any, int, int], Any] | None = None,
         doc: str = "",
     ) -> None:
         if notation not in NOTATIONS:
@@ -132,6 +134,9 @@ class Op:
         self.c_render = c_render
         #: gradient rule ``grad(node, upstream) -> tuple of per-argument contributions``
         self.grad = grad
+        #: ``batch_attr(attr, ndim, value_ndim)``: the attr to evaluate with when the operand's value
+        #: carries leading batch axes (many parameter sets) beyond the term's ``ndim`` axes
+        self.batch_attr = batch_attr
         self.doc = doc
         #: intern table of this op's live terms (see Term.__new__)
         self.table: dict = {}

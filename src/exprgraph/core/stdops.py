@@ -149,6 +149,20 @@ def _sum(x: Any, attr: Any = None) -> Any:
     return np.sum(x, axis=_axis_key(attr))
 
 
+def _batch_axes(attr: Any, ndim: int, value_ndim: int) -> Any:
+    """Axes of a term with ``ndim`` axes, read on a value with leading batch axes: the trailing ones."""
+    lead = value_ndim - ndim
+    axes = range(ndim) if attr is None else ((attr,) if isinstance(attr, int) else attr)
+    return tuple(lead + a % ndim for a in axes) if ndim else ()
+
+
+def _batch_perm(attr: Any, ndim: int, value_ndim: int) -> Any:
+    """A permutation of a term's axes, extended to leave the leading batch axes in place."""
+    lead = value_ndim - ndim
+    perm = range(ndim - 1, -1, -1) if attr is None else attr
+    return (*range(lead), *(lead + a % ndim for a in perm))
+
+
 def _transpose(x: Any, attr: Any = None) -> Any:
     return np.transpose(x, attr)
 
@@ -202,6 +216,13 @@ def _product(g: Any, factors: list) -> Any:
     if _is_number(g, 1) and promote(*(f.dtype for f in factors)) == FLOAT64:
         return factors[0] if len(factors) == 1 else _op("mul")(*factors)
     return _op("mul")(g, *factors)
+
+
+def _negate(g: Any) -> Any:
+    """``-g`` (a constant when ``g`` is a scalar int/float constant)."""
+    if g.op.name == "const" and g.attr.__class__ in (int, float):
+        return _const(-g.attr)
+    return _op("neg")(g)
 
 
 def _times(g: Any, t: Any) -> Any:
@@ -301,7 +322,7 @@ def _grad_add(node: Any, g: Any) -> tuple:
 def _grad_sub(node: Any, g: Any) -> tuple:
     # d(a - b) = da - db
     a, b = node.args
-    return (None if a.is_const else g, None if b.is_const else -g)
+    return (None if a.is_const else g, None if b.is_const else _negate(g))
 
 
 def _grad_mul(node: Any, g: Any) -> tuple:
@@ -364,13 +385,13 @@ def _grad_pow(node: Any, g: Any) -> tuple:
 
 def _grad_neg(node: Any, g: Any) -> tuple:
     # d(-a) = -da
-    return (-g,)
+    return (_negate(g),)
 
 
 def _grad_abs(node: Any, g: Any) -> tuple:
     # d|a|/da = sign(a), taking 1 at a == 0 (a subgradient)
     (a,) = node.args
-    return (_op("where")(a < 0, -g, g),)
+    return (_op("where")(a < 0, _negate(g), g),)
 
 
 def _grad_exp(node: Any, g: Any) -> tuple:
@@ -395,7 +416,7 @@ def _grad_sin(node: Any, g: Any) -> tuple:
 
 def _grad_cos(node: Any, g: Any) -> tuple:
     # d cos(a) = -sin(a) da
-    return (-_times(g, _op("sin")(node.args[0])),)
+    return (_negate(_times(g, _op("sin")(node.args[0]))),)
 
 
 def _grad_tan(node: Any, g: Any) -> tuple:
@@ -775,6 +796,7 @@ _call(
     1,
     sum_rule,
     impl=_sum,
+    batch_attr=_batch_axes,
     attr_name="axis",
     attr_key=_axis_key,
     grad=_grad_sum,
@@ -785,6 +807,7 @@ _call(
     1,
     transpose_rule,
     impl=_transpose,
+    batch_attr=_batch_perm,
     attr_name="axes",
     attr_key=_axis_key,
     grad=_grad_transpose,

@@ -291,7 +291,14 @@ def _call_impl(node: Term, vs: Any) -> Any:
     if impl is None:
         raise EvaluationError(f"op {op.name!r} has no numpy implementation (neither impl nor ufunc)")
     if op.attr_name is not None:
-        return impl(*vs, attr=node.attr)
+        attr = node.attr
+        if op.batch_attr is not None:
+            ndim = node.args[0].ndim
+            value_ndim = np.ndim(vs[0])
+            if value_ndim != ndim:
+                # leading batch axes (many parameter sets): the attr reads on the trailing axes
+                attr = op.batch_attr(attr, ndim, value_ndim)
+        return impl(*vs, attr=attr)
     return impl(*vs)
 
 

@@ -1,0 +1,342 @@
+"""The numpy backend: a term DAG as the source of one Python function of numpy calls.
+
+Each distinct node becomes one line (``v3 = np.multiply(v1, a0)``), so common subexpressions are
+computed once; an intermediate is deleted after its last use. Subterms without symbols are
+folded to constants at compile time. Semantics are those of :func:`exprgraph.evaluate` (the
+same ufuncs, bool casts and checks).
+
+For elementwise terms (every node a scalar-shaped term, the "many points" case) a second
+version of the function writes results into dead intermediates (``out=``) instead of
+allocating: a ufunc may overwrite an operand we computed when no one reads it later and it has
+the result's dtype. That version runs when every input the outputs use is an array of one and
+the same shape (of at least one dimension): then every intermediate that depends on an input
+is a fresh array of exactly that shape. Large arrays are then evaluated in blocks of
+:data:`CHUNK` elements, so the intermediates stay in the CPU cache.
+
+Only our generated text is ever compiled: names are generated (``a0`` inputs, ``c0`` constants,
+``v0`` intermediates); constants and functions are passed in the namespace, never as text.
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ..core import Term
+from ..core.dtypes import BOOL, FLOAT64, INT64
+from ..core.stdops import ARITHMETIC, FLOAT_FUNCS
+from ..errors import CompileError, EvaluationError
+from ..eval import evaluate
+from ..eval.bind import NUMPY_DTYPES, const_value
+from ..eval.evaluate import schedule
+from .function import bind_inputs
+
+__all__ = ["build_numpy"]
+
+_counter = itertools.count()
+
+
+def _finish(value: Any, dtype: np.dtype) -> Any:
+    """A numpy scalar or array of ``dtype`` (0-d arrays become scalars), as evaluate returns."""
+    if not isinstance(value, (np.ndarray, np.generic)):
+        value = np.asarray(value, dtype=dtype)
+    elif value.dtype != dtype:
+        value = value.astype(dtype)
+    if value.__class__ is np.ndarray and not value.ndim:
+        value = value[()]
+    return value
+
+
+def _check_int_pow(exponent: Any) -> None:
+    if np.any(np.asarray(exponent) < 0):
+        raise EvaluationError(
+            "integer ** negative integer is undefined in int64: make the base or the exponent a float (e.g. x**-1.0)"
+        )
+
+
+def _elementwise(op: Any, n: int) -> bool:
+    """Whether ``op`` with ``n`` operands is one ufunc call (or a fold of a binary ufunc)."""
+    u = op.ufunc
+    if u.__class__ is not np.ufunc or u.nout != 1 or u.signature is not None:
+        return False
+    return u.nin == n or (u.nin == 2 and n > 2)
+
+
+class _Writer:
+    """Generates the body of one version of the function (with or without in-place writes)."""
+
+    def __init__(self, gen: _Gen, inplace: bool) -> None:
+        self.gen = gen
+        self.inplace = inplace
+        self.lines: list[str] = []
+        self.owned: set[Term] = set()  # nodes whose value is a buffer we made and may overwrite
+        self.reads = dict(gen.reads)
+
+    def name(self, t: Term) -> str:
+        return self.gen.names[t]
+
+    def operand(self, t: Term, node: Term) -> str:
+        """The text of operand ``t`` of ``node``, cast the way evaluate casts bools."""
+        text = self.name(t)
+        if t.dtype == BOOL:
+            if node.op.name in ARITHMETIC:
+                return f"{text}.astype(np.int64)"
+            if node.op.name in FLOAT_FUNCS:
+                return f"{text}.astype(np.float64)"
+        return text
+
+    def can_overwrite(self, a: Term, dtype: str, slots: int) -> bool:
+        """Whether a result of ``dtype`` may go into ``a``'s buffer.
+
+        ``a`` must be a buffer we made (so it has the common shape of the inputs), of that dtype,
+        and read by nobody else (``slots`` counts this node's own reads of it).
+        """
+        return self.inplace and a in self.owned and a.dtype == dtype and self.reads[a] == slots
+
+    def emit(self, node: Term) -> None:
+        gen = self.gen
+        args = node.args
+        op = node.op
+        target = self.name(node)
+        if _elementwise(op, len(args)) and not (op.name == "pow" and gen.int_pow_needs_check(node)):
+            self.elementwise(node, target)
+        elif op.name == "pow":
+            base, exponent = args
+            self.lines.append(f"_check_int_pow({self.name(exponent)})")
+            self.lines.append(f"{target} = np.power({self.operand(base, node)}, {self.operand(exponent, node)})")
+        else:
+            fn = gen.bind(op.impl if op.impl is not None else op.ufunc, op.name)
+            if fn is None:
+                raise CompileError(f"op {op.name!r} has no numpy implementation (neither impl nor ufunc)")
+            operands = ", ".join(self.operand(a, node) for a in args)
+            if op.attr_name is not None:
+                operands += f", attr={gen.constant(node.attr)}"
+            dtype = gen.constant(NUMPY_DTYPES[node.dtype])
+            self.lines.append(f"{target} = _finish({fn}({operands}), {dtype})")
+        self.release(node)
+
+    def elementwise(self, node: Term, target: str) -> None:
+        gen = self.gen
+        op, args = node.op, node.args
+        fn = gen.ufunc_name(op)
+        if op.name == "pow" and gen.is_square(node):
+            fn, args = "np.square", args[:1]
+        n = len(args)
+        counts = {a: args.count(a) for a in args}
+        if n <= 2:
+            out = next((a for a in args if self.can_overwrite(a, node.dtype, counts[a])), None)
+            text = ", ".join(self.operand(a, node) for a in args)
+            if out is not None:
+                text += f", out={self.name(out)}"
+            self.lines.append(f"{target} = {fn}({text})")
+            if self.inplace and node.free_symbols:
+                self.owned.add(node)
+            return
+        # a fold of a binary ufunc over three or more operands, left to right
+        first = args[:2]
+        step_dtype = op.infer(first, node.attr)[0]
+        partial_free = bool(first[0].free_symbols or first[1].free_symbols)
+        out = next((a for a in first if a not in args[2:] and self.can_overwrite(a, step_dtype, counts[a])), None)
+        text = f"{self.operand(first[0], node)}, {self.operand(first[1], node)}"
+        if out is not None:
+            text += f", out={self.name(out)}"
+        self.lines.append(f"{target} = {fn}({text})")
+        for k in range(2, n):
+            a = args[k]
+            new_dtype = op.infer(args[: k + 1], node.attr)[0]
+            new_free = partial_free or bool(a.free_symbols)
+            if self.inplace and new_dtype == step_dtype and partial_free:
+                self.lines.append(f"{target} = {fn}({target}, {self.operand(a, node)}, out={target})")
+            else:
+                self.lines.append(f"{target} = {fn}({target}, {self.operand(a, node)})")
+            step_dtype, partial_free = new_dtype, new_free
+        if self.inplace and node.free_symbols:
+            self.owned.add(node)
+
+    def release(self, node: Term) -> None:
+        """Count the reads of ``node``'s operands; delete intermediates nobody reads any more."""
+        dead = []
+        for a in dict.fromkeys(node.args):
+            self.reads[a] -= node.args.count(a)
+            if not self.reads[a] and a in self.gen.computed:
+                dead.append(self.name(a))
+                self.owned.discard(a)
+        if dead:
+            self.lines.append(f"del {', '.join(dead)}")
+
+
+class _Gen:
+    """Shared state of one compilation: names, the namespace, folded constants."""
+
+    def __init__(self, outputs: tuple[Term, ...], inputs: tuple[Term, ...]) -> None:
+        self.outputs = outputs
+        self.inputs = inputs
+        order, reads = schedule(outputs)
+        self.reads = reads
+        self.namespace: dict[str, Any] = {
+            "np": np,
+            "_finish": _finish,
+            "_check_int_pow": _check_int_pow,
+        }
+        self._bound: dict[int, str] = {}
+        self.names: dict[Term, str] = {s: f"a{i}" for i, s in enumerate(inputs)}
+        self.order: list[Term] = []
+        self.computed: set[Term] = set()
+        self._consts = itertools.count()
+        folded, fold_ok = self._fold(order)
+        n = 0
+        for node in order:
+            if node in self.names:
+                continue
+            if node.op.name == "const":
+                self.names[node] = self.constant(const_value(node))
+            elif node in folded:
+                self.names[node] = self.constant(folded[node])
+            elif fold_ok and node.args and not node.free_symbols:
+                continue  # only read by a folded subterm
+            elif node.op.name == "symbol":  # pragma: no cover - check_signature lists every symbol
+                raise CompileError(f"symbol {node.name!r} is not an input")
+            else:
+                self.names[node] = f"v{n}"
+                n += 1
+                self.order.append(node)
+                self.computed.add(node)
+        # every node is scalar-shaped: results broadcast like the inputs they depend on
+        self.pointwise = all(not t.shape for t in order)
+        used = set().union(*(t.free_symbols for t in outputs)) if outputs else set()
+        self.used_inputs = tuple(i for i, s in enumerate(inputs) if s in used)
+
+    def _fold(self, order: list[Term]) -> tuple[dict[Term, Any], bool]:
+        """Values of the largest subterms without symbols, and whether folding them worked."""
+        outputs = set(self.outputs)
+        roots: list[Term] = []
+        for node in order:
+            if node.free_symbols:
+                roots.extend(a for a in node.args if a.args and not a.free_symbols)
+            elif node.args and node in outputs:
+                roots.append(node)
+        roots = list(dict.fromkeys(roots))
+        if not roots:
+            return {}, True
+        try:
+            values = evaluate(roots, {})
+        except (EvaluationError, ArithmeticError, ValueError, TypeError):
+            return {}, False  # computed at run time instead, where the error belongs
+        return dict(zip(roots, values, strict=True)), True
+
+    def constant(self, value: Any) -> str:
+        name = f"c{next(self._consts)}"
+        self.namespace[name] = value
+        return name
+
+    def bind(self, fn: Any, label: str) -> str | None:
+        if fn is None:
+            return None
+        key = id(fn)
+        if key not in self._bound:
+            name = f"f{len(self._bound)}"
+            self.namespace[name] = fn
+            self._bound[key] = name
+        return self._bound[key]
+
+    def ufunc_name(self, op: Any) -> str:
+        u = op.ufunc
+        if getattr(np, u.__name__, None) is u:
+            return f"np.{u.__name__}"
+        return self.bind(u, op.name)  # type: ignore[return-value]
+
+    def is_square(self, node: Term) -> bool:
+        base, exponent = node.args
+        return (
+            exponent.op.name == "const"
+            and exponent.attr.__class__ in (int, float)
+            and exponent.attr == 2
+            and base.dtype == node.dtype
+        )
+
+    def int_pow_needs_check(self, node: Term) -> bool:
+        base, exponent = node.args
+        if base.dtype == FLOAT64 or exponent.dtype == FLOAT64:
+            return False
+        value = self.names.get(exponent)
+        if exponent.op.name == "const" or (value is not None and value.startswith("c")):
+            v = self.namespace[value] if value is not None else const_value(exponent)
+            return bool(np.any(np.asarray(v) < 0))  # a constant negative exponent fails at run time
+        return exponent.dtype in (INT64, BOOL)
+
+    def function(self, inplace: bool) -> str:
+        w = _Writer(self, inplace)
+        for node in self.order:
+            w.emit(node)
+        body = w.lines or ["pass"]
+        results = ", ".join(self.names[t] for t in self.outputs)
+        params = ", ".join(f"a{i}" for i in range(len(self.inputs)))
+        kind = "inplace" if inplace else "generic"
+        head = f"def {kind}({params}):"
+        results += "," if len(self.outputs) == 1 else ""
+        return "\n".join([head, *("    " + line for line in body), f"    return ({results})", ""])
+
+
+def build_numpy(outputs: tuple[Term, ...], inputs: tuple[Term, ...]) -> tuple[Any, str]:
+    """``(run, source)``: ``run(*args)`` returns the tuple of output values."""
+    gen = _Gen(outputs, inputs)
+    source = gen.function(inplace=False)
+    if gen.pointwise:
+        source += "\n\n" + gen.function(inplace=True)
+    namespace = gen.namespace
+    code = builtins.compile(source, f"<exprgraph-numpy-{next(_counter)}>", "exec")
+    exec(code, namespace)  # our generated source only: generated names, values in the namespace
+    generic = namespace["generic"]
+    inplace = namespace.get("inplace")
+    used = gen.used_inputs
+    ndarray = np.ndarray
+    errstate = np.errstate
+
+    def run(*args: Any) -> Any:
+        with errstate(all="ignore"):  # IEEE results (inf, nan) without warnings, as evaluate gives
+            values = bind_inputs(inputs, args)
+            if inplace is not None and used:
+                first = values[used[0]]
+                if first.__class__ is ndarray and first.ndim:
+                    shape = first.shape
+                    if all(values[i].__class__ is ndarray and values[i].shape == shape for i in used):
+                        if first.size >= 2 * CHUNK:
+                            return _chunked(inplace, values, used, shape)
+                        return inplace(*values)
+            return generic(*values)
+
+    return run, source
+
+
+#: elements per block of the blocked evaluation: 64 KiB per float64 array, so the few arrays alive
+#: at a time stay in the CPU cache (and below malloc's mmap threshold, so blocks are recycled)
+CHUNK = 8192
+
+
+def _chunked(fn: Any, values: list, used: tuple[int, ...], shape: tuple) -> tuple:
+    """``fn`` over blocks of the (same-shaped) used inputs, assembled into full-size outputs.
+
+    An elementwise computation of arrays of one shape is the same computation on each block of
+    their flattened elements; running it block by block keeps the intermediates in cache.
+    """
+    flat = list(values)
+    for i in used:
+        flat[i] = values[i].reshape(-1)
+    n = flat[used[0]].size
+    results: list[Any] = []
+    for start in range(0, n, CHUNK):
+        stop = min(start + CHUNK, n)
+        args = list(flat)
+        for i in used:
+            args[i] = flat[i][start:stop]
+        part = fn(*args)
+        if not results:
+            # constants (no input in them) come back as scalars: kept as they are
+            results = [np.empty(n, dtype=r.dtype) if np.ndim(r) else r for r in part]
+        for k, r in enumerate(part):
+            if np.ndim(r):
+                results[k][start:stop] = r
+    return tuple(r.reshape(shape) if np.ndim(r) else r for r in results)

@@ -1,0 +1,25 @@
+"""exprgraph.simplify: a canonical form by the rule engine, never larger and never of another value.
+
+``simplify(term)`` folds constants, flattens and sorts sums and products, collects like terms
+and powers, removes identities and cancels quotients, then prints subtraction and division back.
+The rules are named and documented (``rules()``); the unsafe ones (exact only for finite or
+non-zero values) can be left out with ``unsafe=False``.
+"""
+
+from __future__ import annotations
+
+from .canonical import CANONICAL_RULES, GuardedRule
+from .output import OUTPUT_RULES
+from .simplify import canonical, canonical_ruleset, cost, output_ruleset, rules, simplify
+
+__all__ = [
+    "simplify",
+    "canonical",
+    "cost",
+    "rules",
+    "canonical_ruleset",
+    "output_ruleset",
+    "GuardedRule",
+    "CANONICAL_RULES",
+    "OUTPUT_RULES",
+]

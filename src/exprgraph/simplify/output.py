@@ -1,0 +1,91 @@
+"""The output form: the canonical sums of products turned back into subtraction and division.
+
+The canonical form writes ``a - b`` as ``a + (-1)*b`` and ``a/b`` as ``a * b**-1``, which is
+uniform for rules but larger and harder to read. These rules (all exact) undo that at the end:
+
+- ``a + (-1)*b + (-2)*c + (-3)`` -> ``a - (b + 2*c + 3)``; with no positive term, a negation;
+- ``(-1)*a`` -> ``-a``;
+- ``a * b**-1 * c**-2`` -> ``a / (b * c**2)``; a lone ``b**-1`` -> ``1.0/b``.
+"""
+
+from __future__ import annotations
+
+from ..core import Term, const, get_op
+from .canonical import GuardedRule, number
+
+__all__ = ["OUTPUT_RULES"]
+
+CONST = get_op("const")
+ADD, SUB, MUL, POW, NEG, DIV = (get_op(n) for n in ("add", "sub", "mul", "pow", "neg", "truediv"))
+
+
+def _negated(t: Term) -> Term | None:
+    """``u`` when ``t`` is ``-u`` in disguise (``-u``, ``(-c)*u...``, a negative constant), else None."""
+    if t.op is NEG:
+        return t.args[0]
+    c = number(t)
+    if c is not None:
+        return const(-c) if c < 0 else None
+    if t.op is MUL:
+        c = number(t.args[0])
+        if c is not None and c < 0:
+            rest = t.args[1:]
+            if c == -1:
+                return rest[0] if len(rest) == 1 else MUL(*rest)
+            return MUL(const(-c), *rest)
+    return None
+
+
+def sum_to_difference(t: Term) -> Term | None:
+    # a + (-1)*b -> a - b; a + (-2)*b + (-3) -> a - (2*b + 3); (-1)*a + (-1)*b -> -(a + b)
+    pos, neg = [], []
+    for a in t.args:
+        u = _negated(a)
+        if u is None:
+            pos.append(a)
+        else:
+            neg.append(u)
+    if not neg:
+        return None
+    subtrahend = neg[0] if len(neg) == 1 else ADD(*neg)
+    if not pos:
+        return NEG(subtrahend)
+    minuend = pos[0] if len(pos) == 1 else ADD(*pos)
+    return SUB(minuend, subtrahend)
+
+
+def product_to_quotient(t: Term) -> Term | None:
+    # (-1)*a -> -a; a * b**-1 -> a/b; a * b**-2 -> a/b**2
+    args = t.args
+    if number(args[0]) == -1:
+        rest = args[1:]
+        return NEG(rest[0] if len(rest) == 1 else MUL(*rest))
+    num, den = [], []
+    for a in args:
+        e = number(a.args[1]) if a.op is POW else None
+        if a.op is DIV and number(a.args[0]) == 1:
+            den.append(a.args[1])  # a factor 1/b, already in output form (b**-1 is rewritten first)
+        elif e is not None and e < 0:
+            den.append(a.args[0] if e == -1 else POW(a.args[0], const(-e)))
+        else:
+            num.append(a)
+    if not den:
+        return None
+    numerator = const(1.0) if not num else num[0] if len(num) == 1 else MUL(*num)
+    return DIV(numerator, den[0] if len(den) == 1 else MUL(*den))
+
+
+def negative_power(t: Term) -> Term | None:
+    # b**-1 -> 1.0/b (b**-2 stays: 1.0/b**2 would cost one more operation)
+    base, ex = t.args
+    if number(ex) != -1:
+        return None
+    return DIV(const(1.0), base)
+
+
+#: the output-form rules (all exact)
+OUTPUT_RULES: list[GuardedRule] = [
+    GuardedRule("sum_to_difference", sum_to_difference, ops=("add",), doc="a + (-1)*b -> a - b"),
+    GuardedRule("product_to_quotient", product_to_quotient, ops=("mul",), doc="a * b**-1 -> a/b, (-1)*a -> -a"),
+    GuardedRule("negative_power", negative_power, ops=("pow",), doc="b**-1 -> 1.0/b"),
+]

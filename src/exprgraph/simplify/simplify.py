@@ -1,0 +1,73 @@
+"""``simplify(term)``: a deterministic canonical form by the rule engine, printed back readably.
+
+Two passes of :func:`exprgraph.rules.rewrite` (bottom-up, memoised, to a fixpoint): the
+canonical-form rules (:mod:`.canonical`), then the output-form rules (:mod:`.output`). The
+result never costs more than the input, counting distinct nodes other than scalar constants
+(:func:`cost`; a scalar constant is an immediate operand, so ``x + x -> 2*x`` costs nothing):
+when canonicalising would grow the DAG (flattening a sum that other terms share, say), the input
+comes back unchanged, as SymPy's ``simplify`` returns its input when its result measures larger.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from ..core import Term, as_term, postorder
+from ..rules import RewriteProfile, RuleSet, rewrite
+from .canonical import CANONICAL_RULES, GuardedRule
+from .output import OUTPUT_RULES
+
+__all__ = ["simplify", "canonical", "rules", "canonical_ruleset", "output_ruleset", "cost"]
+
+
+def cost(term: Term) -> int:
+    """Distinct nodes of ``term`` other than scalar constants (operations, symbols, array constants)."""
+    return sum(1 for t in postorder(term) if not (t.op.name == "const" and not t.shape))
+
+
+@cache
+def canonical_ruleset(unsafe: bool = True) -> RuleSet:
+    """The canonical-form rules as a RuleSet (without the unsafe ones when ``unsafe`` is False)."""
+    name = "canonical" if unsafe else "canonical-safe"
+    return RuleSet([r for r in CANONICAL_RULES if unsafe or not r.unsafe], name=name)
+
+
+@cache
+def output_ruleset() -> RuleSet:
+    """The output-form rules as a RuleSet."""
+    return RuleSet(OUTPUT_RULES, name="output")
+
+
+def rules(unsafe: bool = True) -> list[GuardedRule]:
+    """Every rule ``simplify`` uses, canonical then output form, each with its name, doc and tag."""
+    return [r for r in CANONICAL_RULES if unsafe or not r.unsafe] + list(OUTPUT_RULES)
+
+
+def canonical(term: Term, *, unsafe: bool = True, profile: RewriteProfile | None = None) -> Term:
+    """The canonical form of ``term`` (sums of products of powers; see :mod:`.canonical`)."""
+    return rewrite(as_term(term), canonical_ruleset(unsafe), profile=profile)
+
+
+def simplify(term: Term, *, unsafe: bool = True, profile: RewriteProfile | None = None) -> Term:
+    """A simplified, deterministic form of ``term`` with the same value.
+
+    Constants are folded, sums and products flattened and sorted, like terms collected
+    (``x + x -> 2*x``, ``x*x -> x**2``), identities removed (``x*1``, ``x + 0``, ``x**1``) and
+    quotients cancelled. ``unsafe=False`` leaves out the rules that hold only for finite or
+    non-zero values (``x*0 -> 0``, ``x - x -> 0``, ``(x*y)/y -> x``, ``log(exp(x)) -> x``).
+    Pass a :class:`~exprgraph.rules.RewriteProfile` to count rule applications.
+
+    >>> from exprgraph import symbols
+    >>> x, y = symbols("x y")
+    >>> print(simplify(x*1 + 0 + x))
+    2*x
+    >>> print(simplify((x*y)/y + x*x))
+    x + x**2
+    >>> print(simplify((x*y)/y, unsafe=False))
+    x*y/y
+    """
+    term = as_term(term)
+    out = rewrite(canonical(term, unsafe=unsafe, profile=profile), output_ruleset(), profile=profile)
+    if out is term or cost(out) > cost(term):
+        return term
+    return out

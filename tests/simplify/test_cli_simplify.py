@@ -1,0 +1,34 @@
+"""``exprgraph simplify``."""
+
+from __future__ import annotations
+
+import pytest
+
+from exprgraph import cli
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_simplify(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "simplify", "x*1 + 0 + x") == (0, "2*x\n", "")
+    assert run(capsys, "simplify", "(x*y)/y - x") == (0, "0.0\n", "")
+    assert run(capsys, "simplify", "(x*y)/y", "--safe") == (0, "x*y/y\n", "")
+    assert run(capsys, "simplify", "--dtype", "int64", "a*1 + a") == (0, "2*a\n", "")
+
+
+def test_stats(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "simplify", "x*x/x", "--stats")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "x"
+    assert lines[1] == "# cost 3 -> 1 (distinct nodes other than scalar constants)"
+    assert "cancel_product" in lines[2] and "div_to_pow" in lines[2]
+
+
+def test_syntax_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "simplify", "x +* y")
+    assert code == 2 and out == "" and "syntax error" in err and "^" in err

@@ -1,0 +1,216 @@
+"""simplify: the seed's examples, canonical forms, never a different value, never a larger term."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from eg_strategies import SYMBOLS, X, Y, Z, intermediate_scale, point_arrays, random_terms, terms
+from hypothesis import given, settings
+
+import exprgraph as eg
+from exprgraph.diff import grad
+from exprgraph.rules import RewriteProfile
+from exprgraph.simplify import canonical, cost, rules, simplify
+
+x, y, z = X, Y, Z
+
+
+def values_agree(original: eg.Term, simplified: eg.Term, env: dict, finite_only: bool) -> None:
+    """Equal at every point (nan where nan, to rounding), or only where ``original`` computes finitely."""
+    nodes = eg.postorder(original)
+    with np.errstate(all="ignore"):
+        want, got = eg.evaluate([original, simplified], env)
+        inner = eg.evaluate(nodes, env)
+    shape = np.broadcast_shapes(np.shape(want), *(np.shape(v) for v in inner))
+    want = np.broadcast_to(np.asarray(want, dtype=np.float64), shape)
+    got = np.broadcast_to(np.asarray(got, dtype=np.float64), shape)
+    keep = np.ones(shape, dtype=bool)
+    if finite_only:  # unsafe rules hold where every intermediate value is finite
+        for v in inner:
+            keep &= np.isfinite(np.asarray(v, dtype=np.float64))
+    assert np.array_equal(np.isnan(got[keep]), np.isnan(want[keep])), (str(original), str(simplified))
+    allowed = 1e-9 * (np.abs(np.where(np.isfinite(want), want, 0.0)) + intermediate_scale(original, env))
+    with np.errstate(all="ignore"):
+        diff = np.abs(np.where(np.isfinite(want), got - want, 0.0))
+    assert np.all(diff[keep] <= np.broadcast_to(allowed, shape)[keep]), (str(original), str(simplified))
+    inf = np.isinf(want) & keep
+    assert np.array_equal(got[inf], want[inf])
+
+
+def test_seed_examples() -> None:
+    f = (x * y + 3) / (z - 2)
+    d = grad(f)
+    assert str(simplify(d[x])) == "y/(z - 2)"
+    assert str(simplify(grad(d[x])[y])) == "1.0/(z - 2)"
+    assert str(simplify(d[z])) == "-((x*y + 3)/(z - 2)**2)"
+    k = x + x + x + x + x
+    assert str(simplify(grad(k)[x])) == "5.0"
+    assert str(simplify(k)) == "5*x"
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("x*1", "x"),
+        ("x + 0", "x"),
+        ("x/1", "x"),
+        ("x**1", "x"),
+        ("x**0", "1.0"),
+        ("x + x", "2*x"),
+        ("x*x", "x**2"),
+        ("3*x - x", "2*x"),
+        ("x - x", "0.0"),
+        ("(x*y)/y", "x"),
+        ("x*0 + y", "y"),
+        ("-(-x)", "x"),
+        ("(x**2)**3", "x**6"),
+        ("2 + 3*x - 1", "3*x + 1"),
+        ("y*x - x*y", "0.0"),
+        ("x**2 * x**3", "x**5"),
+        ("exp(x)*exp(y)", "exp(x + y)"),
+        ("log(exp(x))", "x"),
+        ("log(sqrt(x))", "0.5*log(x)"),
+        ("abs(-x)", "abs(x)"),
+        ("abs(abs(x))", "abs(x)"),
+        ("max(max(x, y), x)", "maximum(x, y)"),
+        ("where(x < y, x, x)", "x"),
+        ("where(x < x, x, y)", "y"),
+        ("sin(2.0*0.25) + x", "x + 0.479425538604203"),
+        ("1/(x*y)", "1.0/(x*y)"),
+        ("x - 2*y", "x - 2*y"),
+        ("-x - y", "-(x + y)"),
+    ],
+)
+def test_simplifies_to(before: str, after: str) -> None:
+    assert str(simplify(eg.parse(before))) == after
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [("x*0", "0*x"), ("x - x", "x - x"), ("(x*y)/y", "x*y/y"), ("log(exp(x))", "log(exp(x))"), ("x + x", "2*x")],
+)
+def test_unsafe_rules_opt_out(before: str, after: str) -> None:
+    assert str(simplify(eg.parse(before), unsafe=False)) == after
+
+
+def test_canonical_form_is_deterministic_and_order_free() -> None:
+    a = simplify(eg.parse("x*y + sin(z) - 2*x*y + 3"))
+    b = simplify(eg.parse("3 + sin(z) + y*x*(-1)"))
+    assert a is b
+    assert canonical(eg.parse("y + x")) is canonical(eg.parse("x + y"))
+
+
+def test_dtypes_are_kept() -> None:
+    i = eg.Symbol("i", "int64")
+    assert simplify(i * 1).dtype == "int64"
+    assert simplify(i * 1.0).dtype == "float64"
+    assert simplify(i / i, unsafe=False).dtype == "float64"
+    assert simplify(i + i) is 2 * i
+    a = eg.Symbol("A", shape=(3,))
+    assert simplify(a * 0).shape == (3,)  # x*0 -> 0 would lose the shape: declined
+    assert simplify(a - a).shape == (3,)
+
+
+@settings(max_examples=120, deadline=None)
+@given(t=terms(max_depth=4, kind="continuous"))
+def test_never_changes_the_value(t: eg.Term) -> None:
+    env = point_arrays(48, seed=3, lo=-3.0, hi=3.0)
+    env[x][:3] = [0.0, np.inf, np.nan]
+    values_agree(t, simplify(t, unsafe=False), env, finite_only=False)
+    values_agree(t, simplify(t), env, finite_only=True)
+
+
+@settings(max_examples=120, deadline=None)
+@given(t=terms(max_depth=4, kind="exact"))
+def test_never_changes_the_value_exactly_with_jumps(t: eg.Term) -> None:
+    # on small integers every step is exact, so floor division, modulo and comparisons must agree exactly
+    rng = np.random.default_rng(6)
+    env = {s: rng.integers(-4, 5, 64).astype(np.float64) for s in SYMBOLS}
+    with np.errstate(all="ignore"):
+        want = eg.evaluate(t, env)
+        safe = simplify(t, unsafe=False)
+        np.testing.assert_array_equal(
+            np.broadcast_to(eg.evaluate(safe, env), want.shape), want, err_msg=f"{t} -> {safe}"
+        )
+        finite = np.all(
+            [np.isfinite(np.broadcast_to(v, want.shape)) for v in eg.evaluate(eg.postorder(t), env)], axis=0
+        )
+        s = simplify(t)
+        got = np.broadcast_to(eg.evaluate(s, env), want.shape)
+        np.testing.assert_array_equal(got[finite], want[finite], err_msg=f"{t} -> {s}")
+
+
+@settings(max_examples=60, deadline=None)
+@given(t=terms(max_depth=4, kind="continuous"))
+def test_gradients_never_grow(t: eg.Term) -> None:
+    env = point_arrays(16, seed=4)
+    for d in grad(t, list(SYMBOLS)):
+        s = simplify(d)
+        assert cost(s) <= cost(d)
+        values_agree(d, s, env, finite_only=True)
+
+
+def test_simplification_shrinks_gradients_on_a_corpus() -> None:
+    before = after = 0
+    for t in random_terms(40, seed=11, smooth=False):
+        for d in grad(t, list(SYMBOLS)):
+            before += cost(d)
+            after += cost(simplify(d))
+    assert after < 0.9 * before
+
+
+def test_every_rule_fires_on_the_corpus_and_keeps_values() -> None:
+    profile = RewriteProfile()
+    env = point_arrays(32, seed=5, lo=-3.0, hi=3.0)
+    corpus = random_terms(150, seed=12, kind="continuous") + [
+        eg.parse(s)
+        for s in (
+            "log(sqrt(x))", "abs(exp(y))", "abs(sqrt(x))", "not (not (x < y))", "x > x", "(x**2)**3",
+            "exp(x)**2", "where(True, x, y)", "where(False, x, y)", "x**2.0", "abs(x**2)", "(x + y)**0",
+        )
+    ]  # fmt: skip
+    for t in corpus:
+        values_agree(t, simplify(t, profile=profile), env, finite_only=True)
+        values_agree(t, simplify(t, unsafe=False, profile=profile), env, finite_only=False)
+    rng = np.random.default_rng(0)
+    for t in random_terms(80, seed=14, kind="exact"):  # the where/comparison rules, exactly
+        s = simplify(t, profile=profile)
+        ints = {v: rng.integers(-4, 5, 32).astype(np.float64) for v in SYMBOLS}
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(eg.evaluate(s, ints), eg.evaluate(t, ints))
+    a = eg.Symbol("A", shape=(2, 3))
+    av = np.arange(6.0).reshape(2, 3)
+    for t in (eg.transpose(eg.transpose(a)) * 2.0, eg.transpose(eg.transpose(a, axes=(1, 0))), eg.sum(a * 1.0) + x):
+        np.testing.assert_array_equal(
+            eg.evaluate(simplify(t, profile=profile), {a: av, x: 1.5}), eg.evaluate(t, {a: av, x: 1.5})
+        )
+    # sum of a scalar term: one point (evaluate sums a vectorised scalar over its points)
+    assert float(eg.evaluate(simplify(eg.sum(x * 2.0), profile=profile), {x: 1.5})) == 3.0
+    fired = {name for name, st in profile.rules.items() if st.rewrites}
+    names = {r.name for r in rules()}
+    assert names <= fired, sorted(names - fired)
+
+
+def test_rules_are_named_documented_and_tagged() -> None:
+    rs = rules()
+    assert len({r.name for r in rs}) == len(rs)
+    assert all(r.doc for r in rs)
+    unsafe = {r.name for r in rs if r.unsafe}
+    assert {"cancel_sum", "cancel_product", "log_exp", "merge_exp_product"} == unsafe
+    assert not any(r.unsafe for r in rules(unsafe=False))
+
+
+def test_idempotent() -> None:
+    for t in random_terms(60, seed=13, smooth=False):
+        s = simplify(t)
+        assert simplify(s) is s, (str(t), str(s))
+
+
+def test_deep_chain_at_the_default_recursion_limit() -> None:
+    f = x
+    for i in range(30_000):
+        f = eg.tanh(f) * 1 + (y - y if i % 2 else 0)
+    s = simplify(f)
+    assert s.size < f.size
+    env = {x: 0.3, y: 0.1}
+    assert float(eg.evaluate(s, env)) == pytest.approx(float(eg.evaluate(f, env)), rel=1e-12)
