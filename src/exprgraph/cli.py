@@ -28,6 +28,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("print", "exprgraph.cli:add_print_parser"),
     ("demo", "exprgraph.demo"),
     ("dims", "exprgraph.dims.cli"),
+    ("kernel", "exprgraph.tensor.cli"),
     ("diff", "exprgraph.diff.cli"),
     ("simplify", "exprgraph.simplify.cli"),
 ]

@@ -264,3 +264,24 @@ def _gradient(tour: Tour) -> None:
         tour.show("backend='c' (one fused C loop) agrees", same)
     except CompileError as exc:
         tour.show("backend='c'", f"skipped: {exc}")
+
+
+@section("kernels", "Tensor index kernels: the convolution's gradient kernel as C, built and checked")
+def _kernels(tour: Tour) -> None:
+    from .errors import CompileError
+    from .tensor import check_grad, codegen_c, format_kernel, grad_kernel, parse_kernel
+
+    text = "A<2, 8, 5, 5>[n, k, p, q] = B<2, 16, 7, 7>[n, c, p + r, q + s] * C<8, 16, 3, 3>[k, c, r, s];"
+    tour.say(f"kernel: {text}")
+    conv = parse_kernel(text, name="grad_case6", ins=["B", "C"], outs=["A"], grad_to=["B"])
+    g = grad_kernel(conv)
+    tour.show("grad_kernel(conv): parameters", g.params)
+    tour.show("the gradient kernel (gather form)", format_kernel(g))
+    tour.show("codegen_c(gradient)", codegen_c(g).rstrip())
+    try:
+        report = check_grad(conv)
+    except CompileError as exc:
+        tour.show("build and check", f"skipped: {exc}")
+        return
+    for c in report.comparisons:
+        tour.show(c.what, f"{'ok' if c.ok else 'MISMATCH'} (worst abs error {c.max_abs:.2g})")

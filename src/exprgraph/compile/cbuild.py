@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..errors import CompileError, CompilerNotFoundError
 
-__all__ = ["cache_dir", "find_compiler", "build_library", "BASE_FLAGS"]
+__all__ = ["cache_dir", "find_compiler", "build_library", "library_path", "load_library", "BASE_FLAGS"]
 
 #: flags for every build: optimised, position independent, IEEE semantics kept (no -ffast-math, no
 #: fused multiply-add contraction), signed overflow wraps like numpy's int64 (-fwrapv), math
@@ -133,25 +133,34 @@ def build_library(source: str, flags: tuple[str, ...] = ()) -> tuple[ctypes.CDLL
 
 
 def _build(cmd: list[str], flags: tuple[str, ...], source: str) -> tuple[ctypes.CDLL, Path]:
-    all_flags = (*BASE_FLAGS, *flags)
-    ident = "\0".join(
-        [_compiler_id(cmd), " ".join(cmd), " ".join(all_flags), platform.platform(), sys.platform, _cpu_id()]
-    )
+    so_path = library_path(cmd, (*BASE_FLAGS, *flags), source)
+    return load_library(so_path), so_path
+
+
+def library_path(cmd: list[str], flags: tuple[str, ...], source: str) -> Path:
+    """The cached shared library of ``source`` built by ``cmd`` with exactly ``flags`` (compiled if missing)."""
+    ident = "\0".join([_compiler_id(cmd), " ".join(cmd), " ".join(flags), platform.platform(), sys.platform, _cpu_id()])
     digest = hashlib.sha256((ident + "\0" + source).encode()).hexdigest()[:40]
     with _lock:
-        lib = _loaded.get(digest)
-        if lib is not None:
-            return lib, Path(lib._name)
         directory = _writable_dir()
         so_path = directory / f"eg_{digest}.so"
         if not so_path.exists():
-            _compile(cmd, all_flags, source, directory, digest, so_path)
-        try:
-            lib = ctypes.CDLL(str(so_path))
-        except OSError as exc:
-            raise CompileError(f"cannot load the compiled library {so_path}: {exc}") from None
-        _loaded[digest] = lib
-        return lib, so_path
+            _compile(cmd, flags, source, directory, digest, so_path)
+        return so_path
+
+
+def load_library(so_path: Path) -> ctypes.CDLL:
+    """The loaded library at ``so_path`` (each file loaded once per process)."""
+    key = str(so_path)
+    with _lock:
+        lib = _loaded.get(key)
+        if lib is None:
+            try:
+                lib = ctypes.CDLL(key)
+            except OSError as exc:
+                raise CompileError(f"cannot load the compiled library {so_path}: {exc}") from None
+            _loaded[key] = lib
+        return lib
 
 
 def _compile(cmd: list[str], flags: tuple[str, ...], source: str, directory: Path, digest: str, so_path: Path) -> None:

@@ -1,0 +1,44 @@
+"""exprgraph.tensor: tensor index kernels (``A<2,8,5,5>[n,k,p,q] = B<..>[n,c,p+r,q+s] * C<..>[k,c,r,s];``).
+
+Parse kernels (:func:`parse_kernel`, :func:`load_case`), generate C (:func:`codegen_c`), compile and
+run it (:func:`build`), evaluate the same kernel in numpy (:func:`reference`), and differentiate
+it into gather-form gradient kernels (:func:`grad_kernel`), checked by :func:`check_grad`.
+"""
+
+from __future__ import annotations
+
+from ..errors import KernelError
+from .build import CompiledKernel, build, count_iterations
+from .check import Comparison, GradCheck, check_grad, check_kernel, compare, random_inputs
+from .codegen import codegen_c
+from .grad import grad_kernel
+from .ir import Guard, Kernel, Loop, Statement, Tensor, format_kernel, format_statement
+from .parse import load_case, parse_kernel
+from .reference import evaluate_kernel, reference, reference_grad
+
+__all__ = [
+    "KernelError",
+    "parse_kernel",
+    "load_case",
+    "Kernel",
+    "Statement",
+    "Tensor",
+    "Loop",
+    "Guard",
+    "format_kernel",
+    "format_statement",
+    "codegen_c",
+    "build",
+    "CompiledKernel",
+    "count_iterations",
+    "reference",
+    "evaluate_kernel",
+    "reference_grad",
+    "grad_kernel",
+    "compare",
+    "Comparison",
+    "check_kernel",
+    "check_grad",
+    "GradCheck",
+    "random_inputs",
+]

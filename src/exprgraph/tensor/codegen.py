@@ -1,0 +1,494 @@
+"""C code for kernels: one readable C99 function per kernel.
+
+The function is named after the kernel; its parameters follow :attr:`Kernel.params` (course
+order). Tensors are C99 array parameters (``const float B[16][32]`` for inputs, ``float A[16][32]``
+for outputs); tensors written as scalars (``alpha<1>``) are pointers (``const float *alpha``, read as
+``*alpha``). Loops are indented nests in the order :mod:`.schedule` chooses, guards appear as loop
+bounds or ``if`` tests, and the innermost loop carries ``#pragma omp simd`` (a no-op unless the
+compiler is given ``-fopenmp-simd``; it is correct because written elements are distinct across its
+iterations). Integer division and modulo go through small helpers (``eg_div``, ``eg_floordiv``...)
+that define division by zero as 0, so no input makes the kernel trap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..core import Term, const, substitute
+from ..core import postorder as core_postorder
+from ..core.term import REGISTRY
+from .affine import bounds, linearize, to_term
+from .expr import Access, Expr, map_expr, postorder
+from .ir import Guard, Kernel, Loop, Statement, Tensor, format_statement
+from .schedule import Level, Schedule, schedule_statement
+
+__all__ = ["codegen_c", "c_index", "c_value", "HELPERS"]
+
+_ADD, _SUB, _MUL, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"], REGISTRY["neg"]
+_FLOORDIV, _MOD = REGISTRY["floordiv"], REGISTRY["mod"]
+_CONST, _SYMBOL = REGISTRY["const"], REGISTRY["symbol"]
+
+_INDENT = "    "
+
+#: C helper functions, emitted only when used (name -> definition)
+HELPERS: dict[str, str] = {
+    "eg_max": "static inline int eg_max(int a, int b) { return a > b ? a : b; }",
+    "eg_min": "static inline int eg_min(int a, int b) { return a < b ? a : b; }",
+    "eg_div": (
+        "/* C division (truncating); 0 when b == 0, wrapping -a when b == -1 */\n"
+        "static inline int eg_div(int a, int b) { return b == 0 ? 0 : b == -1 ? (int)(0u - (unsigned)a) : a / b; }"
+    ),
+    "eg_rem": (
+        "/* C remainder (sign of a); 0 when b is 0 or -1 */\n"
+        "static inline int eg_rem(int a, int b) { return (b == 0 || b == -1) ? 0 : a % b; }"
+    ),
+    "eg_floordiv": (
+        "/* floor division (Python's //); 0 when b == 0 */\n"
+        "static inline int eg_floordiv(int a, int b)\n"
+        "{\n"
+        "    if (b == 0) return 0;\n"
+        "    if (b == -1) return (int)(0u - (unsigned)a);\n"
+        "    int q = a / b;\n"
+        "    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n"
+        "}"
+    ),
+    "eg_mod": (
+        "/* floor modulo (Python's %, the sign of b); 0 when b is 0 or -1 */\n"
+        "static inline int eg_mod(int a, int b)\n"
+        "{\n"
+        "    if (b == 0 || b == -1) return 0;\n"
+        "    int r = a % b;\n"
+        "    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n"
+        "}"
+    ),
+}
+
+_P_ADD, _P_MUL, _P_UNARY, _P_ATOM = 1, 2, 3, 4
+
+
+class _Emitter:
+    """Collects the helpers a function needs while its parts are rendered."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.ctype = kernel.ctype
+        self.helpers: set[str] = set()
+        self.needs_math = False
+
+    # -- index expressions (int) -------------------------------------------------------------------
+
+    def index(self, term: Term, ranges: Mapping[Term, tuple[int, int]]) -> str:
+        """C text of an index term; floor division/modulo use ``/``, ``%`` when the dividend is never negative."""
+        done: dict[Term, tuple[str, int]] = {}
+        for node in core_postorder(term):
+            op = node.op
+            if op is _SYMBOL:
+                done[node] = (node.name, _P_ATOM)
+            elif op is _CONST:
+                v = int(node.attr)
+                done[node] = (str(v), _P_ATOM) if v >= 0 else (f"({v})", _P_ATOM)
+            elif op is _NEG:
+                t, p = done[node.args[0]]
+                done[node] = (f"-{t if p >= _P_UNARY and not t.startswith('-') else f'({t})'}", _P_UNARY)
+            elif op in (_ADD, _SUB, _MUL):
+                prec = _P_MUL if op is _MUL else _P_ADD
+                sym = {_ADD: "+", _SUB: "-", _MUL: "*"}[op]
+                parts = []
+                for k, a in enumerate(node.args):
+                    t, p = done[a]
+                    # C's * / % associate left: a right operand at the same level needs parentheses
+                    # (2 * (w / 2) is not 2 * w / 2); so does the subtrahend of a - (b + c)
+                    need = p < prec or (k > 0 and p == prec and op is not _ADD)
+                    parts.append(f"({t})" if need else t)
+                done[node] = (f" {sym} ".join(parts), prec)
+            elif op is _FLOORDIV or op is _MOD:
+                (a, pa), (b, _) = done[node.args[0]], done[node.args[1]]
+                lo = bounds(node.args[0], ranges)
+                if lo is not None and lo[0] >= 0:
+                    sym = "/" if op is _FLOORDIV else "%"
+                    done[node] = (f"{a if pa > _P_MUL else f'({a})'} {sym} {b}", _P_MUL)
+                else:
+                    name = "eg_floordiv" if op is _FLOORDIV else "eg_mod"
+                    self.helpers.add(name)
+                    done[node] = (f"{name}({a}, {b})", _P_ATOM)
+            else:  # pragma: no cover - indices are checked when kernels are built
+                raise ValueError(f"an index cannot use {op.name}")
+        return done[term][0]
+
+    def access(self, acc: Access, ranges: Mapping[Term, tuple[int, int]]) -> str:
+        """``A[i][j + 1]`` (or ``*alpha`` for a scalar); indices in canonical form (``i + 1 + 1`` -> ``i + 2``)."""
+        tensor = self.kernel.tensors[acc.name]
+        if not acc.index:
+            return f"*{acc.name}" if tensor.scalar else f"{acc.name}[0]"
+        order = tuple(ranges)
+        return acc.name + "".join(f"[{self.index(to_term(linearize(t), order), ranges)}]" for t in acc.index)
+
+    # -- values --------------------------------------------------------------------------------------
+
+    def number(self, value: int | float) -> str:
+        if self.ctype == "int":
+            v = int(value)
+            return str(v) if v >= 0 else f"({v})"
+        text = repr(float(value))
+        if "e" not in text and "." not in text:
+            text += ".0"
+        text += "f"
+        return text if not text.startswith("-") else f"({text})"
+
+    def value(self, root: Expr, ranges: Mapping[Term, tuple[int, int]]) -> str:
+        """C text of a right-hand side (iterative)."""
+        is_int = self.ctype == "int"
+        done: dict[int, tuple[str, int]] = {}
+
+        def operand(node: Expr, prec: int, right: bool = False) -> str:
+            t, p = done[id(node)]
+            return f"({t})" if p < prec or (right and p == prec) else t
+
+        for node in postorder(root):
+            op = node.op
+            if op == "num":
+                done[id(node)] = (self.number(node.attr), _P_ATOM)
+            elif op == "ref":
+                done[id(node)] = (self.access(node.attr, ranges), _P_ATOM)
+            elif op == "neg":
+                t, p = done[id(node.args[0])]
+                inner = t if p >= _P_UNARY and not t.startswith("-") else f"({t})"
+                done[id(node)] = (f"-{inner}", _P_UNARY)
+            elif op in ("add", "sub"):
+                a, b = node.args
+                sym = "+" if op == "add" else "-"
+                done[id(node)] = (f"{operand(a, _P_ADD)} {sym} {operand(b, _P_ADD, op == 'sub')}", _P_ADD)
+            elif op == "mul":
+                a, b = node.args
+                # a right operand of * at the same level keeps its parentheses: a * (b / c) is not a * b / c
+                done[id(node)] = (f"{operand(a, _P_MUL)} * {operand(b, _P_MUL, True)}", _P_MUL)
+            elif op == "div":
+                a, b = node.args
+                if is_int and not _safe_int_divisor(b):
+                    self.helpers.add("eg_div")
+                    done[id(node)] = (f"eg_div({done[id(a)][0]}, {done[id(b)][0]})", _P_ATOM)
+                else:
+                    done[id(node)] = (f"{operand(a, _P_MUL)} / {operand(b, _P_MUL, True)}", _P_MUL)
+            elif op == "mod":
+                a, b = node.args
+                if not is_int:
+                    self.needs_math = True
+                    done[id(node)] = (f"fmodf({done[id(a)][0]}, {done[id(b)][0]})", _P_ATOM)
+                elif _safe_int_divisor(b):
+                    done[id(node)] = (f"{operand(a, _P_MUL)} % {operand(b, _P_MUL, True)}", _P_MUL)
+                else:
+                    self.helpers.add("eg_rem")
+                    done[id(node)] = (f"eg_rem({done[id(a)][0]}, {done[id(b)][0]})", _P_ATOM)
+            elif op == "floordiv":
+                a, b = node.args
+                if is_int:
+                    self.helpers.add("eg_floordiv")
+                    done[id(node)] = (f"eg_floordiv({done[id(a)][0]}, {done[id(b)][0]})", _P_ATOM)
+                else:
+                    self.needs_math = True
+                    inner = f"{operand(a, _P_MUL)} / {operand(b, _P_MUL, True)}"
+                    done[id(node)] = (f"floorf({inner})", _P_ATOM)
+            elif op == "call":
+                args = ", ".join(done[id(a)][0] for a in node.args)
+                name = node.attr
+                if is_int:
+                    self.helpers.add(f"eg_{name}")
+                    done[id(node)] = (f"eg_{name}({args})", _P_ATOM)
+                else:
+                    self.needs_math = True
+                    cname = {"max": "fmaxf", "min": "fminf"}.get(name, name + "f")
+                    done[id(node)] = (f"{cname}({args})", _P_ATOM)
+            elif op in ("ge", "gt"):
+                a, b = node.args
+                sym = ">=" if op == "ge" else ">"
+                one, zero = (self.number(1), self.number(0))
+                test = f"{done[id(a)][0]} {sym} {done[id(b)][0]}"
+                done[id(node)] = (f"({test} ? {one} : {zero})", _P_ATOM)
+            else:  # pragma: no cover - the parser and grad build only the ops above
+                raise ValueError(f"cannot render op {op!r}")
+        return done[id(root)][0]
+
+    # -- guards and bounds ---------------------------------------------------------------------------
+
+    def condition(self, g: Guard, ranges: Mapping[Term, tuple[int, int]]) -> str:
+        e = self.index(g.expr, ranges)
+        if g.modulus is not None:
+            return f"({e}) % {g.modulus} == 0"
+        if g.lo is not None and g.hi is not None and g.hi == g.lo + 1:
+            return f"{e} == {g.lo}"
+        parts = []
+        if g.lo is not None:
+            parts.append(f"{e} >= {g.lo}")
+        if g.hi is not None:
+            parts.append(f"{e} < {g.hi}")
+        return " && ".join(parts)
+
+    def bound(self, static: int, extra: list[Term], pick: str, ranges: Mapping[Term, tuple[int, int]]) -> str:
+        text = str(static) if static >= 0 else f"({static})"
+        for t in extra:
+            self.helpers.add(pick)
+            text = f"{pick}({text}, {self.index(t, ranges)})"
+        return text
+
+
+def _safe_int_divisor(b: Expr) -> bool:
+    """A constant divisor other than 0 and -1: plain C ``/`` and ``%`` cannot trap."""
+    return b.op == "num" and int(b.attr) not in (0, -1)
+
+
+def _comment(text: str) -> str:
+    return "/* " + text.replace("*/", "* /") + " */"
+
+
+def _param(tensor: Tensor, ctype: str, written: bool) -> str:
+    qual = "" if written else "const "
+    if tensor.scalar:
+        return f"{qual}{ctype} *{tensor.name}"
+    dims = "".join(f"[{d}]" for d in tensor.shape)
+    return f"{qual}{ctype} {tensor.name}{dims}"
+
+
+def _shifted(st: Statement, offsets: Mapping[Term, int]) -> tuple[Access, Expr]:
+    """The target and right-hand side of ``st`` with each jammed variable ``v`` replaced by ``v + offset``."""
+    if not any(offsets.values()):
+        return st.target, st.rhs
+    sub = {v: Term(_ADD, (v, const(a))) for v, a in offsets.items() if a}
+    order = [lp.var for lp in st.loops]
+
+    def shift(acc: Access) -> Access:
+        return Access(acc.name, tuple(to_term(linearize(substitute(t, sub)), order) for t in acc.index))
+
+    def leaf(node: Expr) -> Expr:
+        return Expr("ref", (), shift(node.attr), node.pos) if node.op == "ref" else node
+
+    return shift(st.target), map_expr(st.rhs, leaf)
+
+
+def _emit_nest(
+    em: _Emitter,
+    sched: Schedule,
+    levels: list[Level],
+    lines: list[str],
+    base: int,
+    *,
+    jam: Sequence[tuple[int, int]] = (),
+    count: bool = False,
+    parallel: bool = False,
+) -> None:
+    """Append one loop nest of a statement over ``levels`` (with jammed copies of its body)."""
+    st = sched.statement
+    ranges = st.ranges
+    written = set(st.out_vars)
+    zero = em.number(0)
+    n = len(levels)
+    hoist = sched.suffix > 0 and not count
+    split = n - sched.suffix if hoist else n
+    steps = dict(jam)
+    copies: list[dict[Term, int]] = [{}]
+    for k, u in jam:
+        copies = [{**c, levels[k].var: a} for c in copies for a in range(u)]
+    accs = ["eg_acc"] if len(copies) == 1 else [f"eg_acc{m}" for m in range(len(copies))]
+    lanes = sched.lanes if hoist else 0
+    inner_lo = levels[-1].loop.lo if levels else 0
+    depth = base
+    closers: list[int] = []
+
+    def open_level(k: int) -> None:
+        nonlocal depth
+        lv = levels[k]
+        lp = lv.loop
+        lo = em.bound(lp.lo, lv.lower, "eg_max", ranges)
+        hi = em.bound(lp.hi, lv.upper, "eg_min", ranges)
+        innermost = k == n - 1
+        if parallel and k == 0 and not innermost and lp.var in written:
+            lines.append(_INDENT * depth + "#pragma omp parallel for")
+        if innermost and not count:
+            clause = f" reduction(+:{', '.join(accs)})" if hoist and not lanes else ""
+            lines.append(_INDENT * depth + "#pragma omp simd" + clause)
+        step = f"{lp.name} += {steps[k]}" if k in steps else f"++{lp.name}"
+        lines.append(_INDENT * depth + f"for (int {lp.name} = {lo}; {lp.name} < {hi}; {step}) {{")
+        closers.append(depth)
+        depth += 1
+        if lv.tests and not (sched.select and innermost) and not (count and innermost):
+            cond = " && ".join(f"({em.condition(g, ranges)})" for g in lv.tests)
+            lines.append(_INDENT * depth + f"if ({cond}) {{")
+            closers.append(depth)
+            depth += 1
+
+    def close_to(level_depth: int) -> None:
+        nonlocal depth
+        while closers and closers[-1] >= level_depth:
+            d = closers.pop()
+            lines.append(_INDENT * d + "}")
+            depth = d
+
+    for k in range(split):
+        open_level(k)
+    if hoist:
+        lines += [_INDENT * depth + f"{em.ctype} {a} = {zero};" for a in accs]
+        if lanes:
+            lines.append(_INDENT * depth + f"{em.ctype} eg_lane[{len(accs)}][{lanes}] = {{{{{zero}}}}};")
+    acc_depth = depth
+    for k in range(split, n):
+        open_level(k)
+    rendered = [_shifted(st, c) for c in copies]
+    body: list[str] = []
+    if count:
+        body.append("eg_n += 1;")
+    elif hoist and lanes:
+        lane = levels[-1].var.name if inner_lo == 0 else f"{levels[-1].var.name} - {inner_lo}"
+        for m, (_, rhs) in enumerate(rendered):
+            body.append(f"eg_lane[{m}][{lane}] += {em.value(rhs, ranges)};")
+    elif hoist:
+        for a, (_, rhs) in zip(accs, rendered, strict=True):
+            body.append(f"{a} += {em.value(rhs, ranges)};")
+    elif sched.select:
+        target = em.access(st.target, ranges)
+        cond = " && ".join(f"({em.condition(g, ranges)})" for g in levels[-1].tests)
+        body.append(f"{target} = ({cond}) ? {em.value(st.rhs, ranges)} : {zero};")
+    elif st.accumulate or (sched.zero_first and any(lp.var not in written for lp in st.loops)):
+        # copies that differ only in summed indices add to the same element: one += with their sum
+        groups: dict[Access, list[Expr]] = {}
+        for tgt, rhs in rendered:
+            groups.setdefault(tgt, []).append(rhs)
+        for tgt, rhss in groups.items():
+            body.append(f"{em.access(tgt, ranges)} += {' + '.join(em.value(r, ranges) for r in rhss)};")
+    else:
+        for tgt, rhs in rendered:
+            body.append(f"{em.access(tgt, ranges)} = {em.value(rhs, ranges)};")
+    lines += [_INDENT * depth + b for b in body]
+    close_to(acc_depth)
+    if lanes:
+        # add up the partial sums of each lane
+        lines.append(_INDENT * depth + f"#pragma omp simd reduction(+:{', '.join(accs)})")
+        lines.append(_INDENT * depth + f"for (int eg_l = 0; eg_l < {lanes}; ++eg_l) {{")
+        lines += [_INDENT * (depth + 1) + f"{a} += eg_lane[{m}][eg_l];" for m, a in enumerate(accs)]
+        lines.append(_INDENT * depth + "}")
+    if hoist:
+        op = "+=" if st.accumulate or sched.zero_first else "="
+        for a, (tgt, _) in zip(accs, rendered, strict=True):
+            lines.append(_INDENT * depth + f"{em.access(tgt, ranges)} {op} {a};")
+    close_to(base)
+
+
+def _with_range(levels: list[Level], k: int, lo: int, hi: int) -> list[Level]:
+    out = list(levels)
+    lv = levels[k]
+    out[k] = Level(Loop(lv.var, lo, hi), list(lv.lower), list(lv.upper), list(lv.tests))
+    return out
+
+
+def _emit_statement(
+    em: _Emitter, sched: Schedule, lines: list[str], count_slot: int | None = None, parallel: bool = False
+) -> None:
+    """Append the loop nests of one statement (or, with ``count_slot``, a nest counting its iterations)."""
+    st = sched.statement
+    kernel = em.kernel
+    ranges = st.ranges
+    count = count_slot is not None
+    base = 2 if count else 1
+    if count:
+        lines.append(_INDENT + "{")
+    lines.append(_INDENT * base + _comment(format_statement(st, kernel.tensors, loops=kernel.forward is not None)))
+    if sched.zero_first and not count:
+        depth = base
+        target = em.access(st.target, ranges)
+        for k, v in enumerate(st.out_vars):
+            lp = next(lp for lp in st.loops if lp.var is v)
+            if parallel and k == 0 and len(st.out_vars) > 1:
+                lines.append(_INDENT * depth + "#pragma omp parallel for")
+            lines.append(_INDENT * depth + f"for (int {lp.name} = {lp.lo}; {lp.name} < {lp.hi}; ++{lp.name}) {{")
+            depth += 1
+        lines.append(_INDENT * depth + f"{target} = {em.number(0)};")
+        for d in range(depth - 1, base - 1, -1):
+            lines.append(_INDENT * d + "}")
+    if count:
+        lines.append(_INDENT * base + "long long eg_n = 0;")
+    if not sched.empty:
+        levels = sched.levels
+        jam = [] if count else sched.jam
+        if not jam:
+            _emit_nest(em, sched, levels, lines, base, count=count, parallel=parallel)
+        else:
+            main = levels
+            cut: dict[int, int] = {}
+            for k, u in jam:
+                lp = levels[k].loop
+                cut[k] = lp.lo + (lp.extent // u) * u
+                main = _with_range(main, k, lp.lo, cut[k])
+            _emit_nest(em, sched, main, lines, base, jam=jam, parallel=parallel)
+            # the remainders, without jamming: first loop's tail, then the second's tail
+            (k1, _), rest = jam[0], jam[1:]
+            lp1 = levels[k1].loop
+            if cut[k1] < lp1.hi:
+                _emit_nest(em, sched, _with_range(levels, k1, cut[k1], lp1.hi), lines, base, parallel=parallel)
+            if rest:
+                k2 = rest[0][0]
+                lp2 = levels[k2].loop
+                if cut[k2] < lp2.hi:
+                    region = _with_range(_with_range(levels, k1, lp1.lo, cut[k1]), k2, cut[k2], lp2.hi)
+                    _emit_nest(em, sched, region, lines, base, parallel=parallel)
+    if count:
+        lines.append(_INDENT * base + f"eg_count[{count_slot}] = eg_n;")
+        lines.append(_INDENT + "}")
+
+
+def codegen_c(
+    kernel: Kernel, *, name: str | None = None, count: bool = False, parallel: bool = False, unroll: bool = False
+) -> str:
+    """The C source of ``kernel``: helpers it needs, then ``void name(params)`` with its loop nests.
+
+    ``count=True`` generates instead ``void name(long long *eg_count)``, which stores the number of
+    innermost-loop iterations of statement ``k`` in ``eg_count[k]`` (the figures benchmarks report).
+    ``unroll=True`` unrolls and jams up to two loops into the innermost one (register blocking:
+    faster, but the copies index ``k + 1``... even on the written side, so the default keeps every
+    written index a plain variable). ``parallel=True`` marks each nest's outermost written-index
+    loop ``#pragma omp parallel for``
+    (compile with ``-fopenmp``; iterations write distinct elements, so there are no races).
+
+    >>> from exprgraph.tensor import parse_kernel
+    >>> print(codegen_c(parse_kernel("B<3, 2>[i, j] = A<2, 3>[j, i];", name="transpose")))
+    void transpose(const float A[2][3], float B[3][2])
+    {
+        /* B<3, 2>[i, j] = A<2, 3>[j, i]; */
+        for (int i = 0; i < 3; ++i) {
+            #pragma omp simd
+            for (int j = 0; j < 2; ++j) {
+                B[i][j] = A[j][i];
+            }
+        }
+    }
+    <BLANKLINE>
+    """
+    em = _Emitter(kernel)
+    fname = name or kernel.name
+    written = set(kernel.written)
+    body: list[str] = []
+    for k, st in enumerate(kernel.statements):
+        sched = schedule_statement(st, kernel.tensors, unroll=unroll and not count, parallel=parallel and not count)
+        _emit_statement(em, sched, body, k if count else None, parallel and not count)
+    if count:
+        params = "long long *eg_count"
+    else:
+        params = ", ".join(_param(kernel.tensors[p], kernel.ctype, p in written) for p in kernel.params)
+    out: list[str] = []
+    if em.needs_math:
+        out += ["#include <math.h>", ""]
+    for h in ("eg_max", "eg_min", "eg_div", "eg_rem", "eg_floordiv", "eg_mod"):
+        if h in em.helpers:
+            out += [HELPERS[h], ""]
+    out.append(f"void {fname}({params})")
+    out.append("{")
+    out += body
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def c_index(term: Term, ranges: Mapping[Term, tuple[int, int]], kernel: Kernel) -> str:
+    """C text of one index term (helpers it needs are not emitted)."""
+    return _Emitter(kernel).index(term, ranges)
+
+
+def c_value(expr: Expr, kernel: Kernel, ranges: Mapping[Term, tuple[int, int]]) -> str:
+    """C text of one right-hand side (helpers it needs are not emitted)."""
+    return _Emitter(kernel).value(expr, ranges)

@@ -1,0 +1,537 @@
+"""The kernel language: tokenizer and iterative parsers for statements, right-hand sides and indices.
+
+Grammar (the course's, plus function calls on the right)::
+
+    kernel    := statement+
+    statement := ref "=" expr ";"
+    ref       := NAME ["<" INT ("," INT)* ">"] ["[" index ("," index)* "]"]
+    expr      := operands joined by + - * / // %, unary -, ( ), numbers, refs,
+                 exp(e) log(e) sqrt(e) tanh(e) max(e, e) min(e, e)
+    index     := loop variables and integer constants joined by + -, * (by a constant),
+                 // and % (by a positive constant), unary -, ( )
+
+Both expression parsers are operator-precedence parsers with explicit stacks, so nesting depth
+is limited only by memory. Every error is a :class:`~exprgraph.errors.KernelError` carrying the
+offset of the offending token and a caret line. :func:`parse_kernel` and :func:`load_case` are
+the public entry points; they hand the syntax to :mod:`.ir`, which checks names and shapes and
+infers loop ranges.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core import INT64, Term, const
+from ..core.term import REGISTRY
+from ..errors import KernelError
+from .affine import NonAffineError, index_var, linearize
+from .expr import FUNCTIONS, Expr, binary, call, neg, num, ref
+from .ir import Kernel, build_kernel
+from .names import check_name
+
+__all__ = [
+    "Token",
+    "tokenize",
+    "RefSyntax",
+    "StatementSyntax",
+    "parse_statements",
+    "parse_kernel",
+    "load_case",
+    "MAX_INT_CONSTANT",
+    "MAX_INDEX_DIVISIONS",
+]
+
+#: the largest integer constant a kernel may write (C int)
+MAX_INT_CONSTANT = 2**31 - 1
+#: deepest nesting of ``//`` and ``%`` inside one index (``(i % 4) // 2`` nests 2)
+MAX_INDEX_DIVISIONS = 32
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>\s+)
+  | (?P<float>\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)
+  | (?P<int>\d+)
+  | (?P<name>[A-Za-z_][A-Za-z_0-9]*)
+  | (?P<op>//|[-+*/%()\[\]<>,;=])
+    """,
+    re.VERBOSE,
+)
+
+
+@dataclass(frozen=True)
+class Token:
+    """One token: ``kind`` (name, int, float, op, end), its ``text`` and offset ``pos``."""
+
+    kind: str
+    text: str
+    pos: int
+
+
+def tokenize(text: str) -> list[Token]:
+    """Split kernel text into tokens (whitespace dropped); a stray character is a KernelError."""
+    out: list[Token] = []
+    pos = 0
+    n = len(text)
+    match = _TOKEN.match
+    while pos < n:
+        m = match(text, pos)
+        if m is None:
+            raise KernelError(f"unexpected character {text[pos]!r}", text, pos)
+        kind = m.lastgroup
+        if kind != "ws":
+            out.append(Token(kind, m.group(), pos))
+        pos = m.end()
+    out.append(Token("end", "", n))
+    return out
+
+
+@dataclass
+class RefSyntax:
+    """A tensor reference as written: name, shape (None if omitted), indices (None for ``alpha<1>``)."""
+
+    name: str
+    shape: tuple[int, ...] | None
+    index: tuple[Term, ...] | None
+    pos: int
+    #: offset of each index expression
+    index_pos: tuple[int, ...] = ()
+
+
+@dataclass
+class StatementSyntax:
+    """One statement as written: its target, right-hand side and every reference in order."""
+
+    target: RefSyntax
+    rhs: Expr
+    refs: list[RefSyntax]
+    pos: int
+    #: loop variable name -> offset of its first occurrence
+    var_pos: dict[str, int] = field(default_factory=dict)
+
+
+_BIN_PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "//": 2, "%": 2}
+_BIN_OP = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "mod"}
+_UNARY = 9
+
+_I_ADD, _I_SUB, _I_MUL = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"]
+_I_FLOORDIV, _I_MOD, _I_NEG = REGISTRY["floordiv"], REGISTRY["mod"], REGISTRY["neg"]
+_I_OPS = {"+": _I_ADD, "-": _I_SUB, "*": _I_MUL, "//": _I_FLOORDIV, "%": _I_MOD}
+
+
+class _Parser:
+    """State of one parse: the text, its tokens and a cursor."""
+
+    def __init__(self, text: str, data_type: str) -> None:
+        self.text = text
+        self.toks = tokenize(text)
+        self.i = 0
+        self.data_type = data_type
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def error(self, message: str, pos: int | None = None) -> KernelError:
+        return KernelError(message, self.text, self.peek().pos if pos is None else pos)
+
+    def peek(self, k: int = 0) -> Token:
+        return self.toks[min(self.i + k, len(self.toks) - 1)]
+
+    def take(self) -> Token:
+        tok = self.toks[self.i]
+        if tok.kind != "end":
+            self.i += 1
+        return tok
+
+    def expect(self, text: str, what: str) -> Token:
+        tok = self.peek()
+        if tok.kind != "op" or tok.text != text:
+            shown = "the end of the kernel" if tok.kind == "end" else repr(tok.text)
+            raise self.error(f"expected {what}, found {shown}")
+        return self.take()
+
+    def int_value(self, tok: Token, what: str) -> int:
+        value = int(tok.text)
+        if value > MAX_INT_CONSTANT:
+            raise self.error(f"{what} {value} is too large (at most {MAX_INT_CONSTANT})", tok.pos)
+        return value
+
+    # -- statements ------------------------------------------------------------------------------
+
+    def statements(self) -> list[StatementSyntax]:
+        out: list[StatementSyntax] = []
+        while self.peek().kind != "end":
+            out.append(self.statement())
+        if not out:
+            raise self.error("a kernel needs at least one statement")
+        return out
+
+    def statement(self) -> StatementSyntax:
+        start = self.peek()
+        if start.kind != "name":
+            raise self.error("a statement starts with the name of the tensor it writes")
+        var_pos: dict[str, int] = {}
+        refs: list[RefSyntax] = []
+        target = self.reference(var_pos)
+        refs.append(target)
+        self.expect("=", "'=' after the written tensor")
+        rhs = self.expr(refs, var_pos)
+        self.expect(";", "';' at the end of the statement")
+        return StatementSyntax(target, rhs, refs, start.pos, var_pos)
+
+    def reference(self, var_pos: dict[str, int]) -> RefSyntax:
+        tok = self.take()
+        name = tok.text
+        if name in FUNCTIONS:
+            raise self.error(f"{name!r} is a function, not a tensor", tok.pos)
+        shape: tuple[int, ...] | None = None
+        if self.peek().text == "<" and self.peek().kind == "op":
+            self.take()
+            dims: list[int] = []
+            while True:
+                t = self.take()
+                if t.kind != "int":
+                    raise self.error("a shape entry must be a positive integer", t.pos)
+                d = self.int_value(t, "shape entry")
+                if d <= 0:
+                    raise self.error("a shape entry must be a positive integer", t.pos)
+                dims.append(d)
+                sep = self.take()
+                if sep.kind == "op" and sep.text == ">":
+                    break
+                if sep.kind != "op" or sep.text != ",":
+                    raise self.error("expected ',' or '>' in the shape", sep.pos)
+            shape = tuple(dims)
+        index: tuple[Term, ...] | None = None
+        index_pos: list[int] = []
+        if self.peek().text == "[" and self.peek().kind == "op":
+            self.take()
+            items: list[Term] = []
+            while True:
+                index_pos.append(self.peek().pos)
+                items.append(self.index(var_pos))
+                sep = self.take()
+                if sep.text == "]" and sep.kind == "op":
+                    break
+                if sep.text != "," or sep.kind != "op":
+                    raise self.error("expected ',' or ']' after an index", sep.pos)
+            index = tuple(items)
+        elif shape is None:
+            raise self.error(f"expected '<' (a shape) or '[' (indices) after {name!r}")
+        return RefSyntax(name, shape, index, tok.pos, tuple(index_pos))
+
+    # -- right-hand sides ------------------------------------------------------------------------
+
+    def number(self, tok: Token) -> Expr:
+        if self.data_type == "int":
+            if tok.kind == "int":
+                return num(self.int_value(tok, "constant"), tok.pos)
+            value = float(tok.text)
+            if not value.is_integer():
+                raise self.error("an int kernel cannot use the fractional constant " + tok.text, tok.pos)
+            if abs(value) > MAX_INT_CONSTANT:
+                raise self.error(f"constant {tok.text} is too large for an int kernel", tok.pos)
+            return num(int(value), tok.pos)
+        value = float(tok.text)
+        if value != value or value in (float("inf"), float("-inf")):
+            raise self.error(f"constant {tok.text} is out of range", tok.pos)
+        return num(value, tok.pos)
+
+    def expr(self, refs: list[RefSyntax], var_pos: dict[str, int]) -> Expr:
+        """A right-hand side, by operator precedence with explicit stacks."""
+        # ops entries: ("bin", symbol, pos) | ("neg", pos) | ("paren", pos, base) | ("call", name, pos, base)
+        ops: list[tuple] = []
+        vals: list[Expr] = []
+        operand = True
+
+        def apply() -> None:
+            top = ops.pop()
+            if top[0] == "neg":
+                vals.append(neg(vals.pop(), top[1]))
+            else:
+                b = vals.pop()
+                a = vals.pop()
+                vals.append(binary(_BIN_OP[top[1]], a, b, top[2]))
+
+        def reduce(prec: int) -> None:
+            while ops and ops[-1][0] in ("bin", "neg"):
+                top = ops[-1]
+                if top[0] == "bin" and _BIN_PREC[top[1]] < prec:
+                    break
+                apply()
+
+        def close(tok: Token) -> None:
+            reduce(0)
+            if not ops:
+                raise self.error("unmatched ')'", tok.pos)
+            top = ops.pop()
+            if top[0] == "paren":
+                return
+            name, pos, base = top[1], top[2], top[3]
+            args = vals[base:]
+            del vals[base:]
+            if len(args) != FUNCTIONS[name]:
+                raise self.error(f"{name} takes {FUNCTIONS[name]} argument(s), got {len(args)}", pos)
+            if self.data_type == "int" and name not in ("max", "min"):
+                raise self.error(f"an int kernel cannot call {name}", pos)
+            vals.append(call(name, tuple(args), pos))
+
+        while True:
+            tok = self.peek()
+            if operand:
+                if tok.kind == "op" and tok.text == "-":
+                    self.take()
+                    ops.append(("neg", tok.pos))
+                elif tok.kind == "op" and tok.text == "+":
+                    self.take()
+                elif tok.kind == "op" and tok.text == "(":
+                    self.take()
+                    ops.append(("paren", tok.pos, len(vals)))
+                elif tok.kind in ("int", "float"):
+                    self.take()
+                    vals.append(self.number(tok))
+                    operand = False
+                elif tok.kind == "name" and tok.text in FUNCTIONS:
+                    self.take()
+                    self.expect("(", f"'(' after {tok.text}")
+                    ops.append(("call", tok.text, tok.pos, len(vals)))
+                elif tok.kind == "name":
+                    r = self.reference(var_pos)
+                    refs.append(r)
+                    vals.append(ref(r.name, r.index or (), r.pos))
+                    operand = False
+                else:
+                    shown = "the end of the kernel" if tok.kind == "end" else repr(tok.text)
+                    raise self.error(f"expected a number, a tensor or '(', found {shown}")
+                continue
+            if tok.kind == "op" and tok.text in _BIN_PREC:
+                self.take()
+                reduce(_BIN_PREC[tok.text])
+                ops.append(("bin", tok.text, tok.pos))
+                operand = True
+            elif tok.kind == "op" and tok.text == ")":
+                self.take()
+                close(tok)
+            elif tok.kind == "op" and tok.text == ",":
+                self.take()
+                reduce(0)
+                if not ops or ops[-1][0] != "call":
+                    raise self.error("',' outside a function call", tok.pos)
+                operand = True
+            else:
+                break
+        reduce(0)
+        if ops:
+            top = ops[-1]
+            what = "(" if top[0] == "paren" else f"{top[1]}("
+            raise self.error(f"unclosed '{what}'", top[2] if top[0] == "call" else top[1])
+        return vals[0]
+
+    # -- indices ---------------------------------------------------------------------------------
+
+    def index(self, var_pos: dict[str, int]) -> Term:
+        """One index expression (an int64 term), by operator precedence with explicit stacks."""
+        ops: list[tuple] = []  # ("bin", symbol, pos) | ("neg", pos) | ("paren", pos)
+        vals: list[Term] = []
+        nesting: dict[Term, int] = {}  # term -> depth of // and % inside it
+        operand = True
+
+        def apply() -> None:
+            top = ops.pop()
+            if top[0] == "neg":
+                a = vals.pop()
+                term = const(-a.attr) if a.is_const else Term(_I_NEG, (a,))
+                nesting[term] = nesting.get(a, 0)
+                vals.append(term)
+                return
+            b = vals.pop()
+            a = vals.pop()
+            symbol, pos = top[1], top[2]
+            if symbol == "*" and a.free_symbols and b.free_symbols:
+                raise self.error("an index may multiply a variable only by a constant", pos)
+            if symbol in ("//", "%"):
+                if b.free_symbols:
+                    raise self.error(f"an index may use {symbol} only with a constant divisor", pos)
+                try:
+                    c = linearize(b).const
+                except NonAffineError as exc:  # pragma: no cover - constants always linearize
+                    raise self.error(str(exc), pos) from None
+                if c <= 0:
+                    raise self.error(f"the divisor of {symbol} in an index must be positive", pos)
+            term = Term(_I_OPS[symbol], (a, b))
+            depth = max(nesting.get(a, 0), nesting.get(b, 0)) + (symbol in ("//", "%"))
+            if depth > MAX_INDEX_DIVISIONS:
+                raise self.error(f"an index nests // and % more than {MAX_INDEX_DIVISIONS} deep", pos)
+            nesting[term] = depth
+            vals.append(term)
+
+        def reduce(prec: int) -> None:
+            while ops and ops[-1][0] != "paren":
+                top = ops[-1]
+                if top[0] == "bin" and _BIN_PREC[top[1]] < prec:
+                    break
+                apply()
+
+        while True:
+            tok = self.peek()
+            if operand:
+                if tok.kind == "op" and tok.text == "-":
+                    self.take()
+                    ops.append(("neg", tok.pos))
+                elif tok.kind == "op" and tok.text == "+":
+                    self.take()
+                elif tok.kind == "op" and tok.text == "(":
+                    self.take()
+                    ops.append(("paren", tok.pos))
+                elif tok.kind == "int":
+                    self.take()
+                    vals.append(const(self.int_value(tok, "index constant"), INT64))
+                    operand = False
+                elif tok.kind == "name":
+                    self.take()
+                    if tok.text in FUNCTIONS:
+                        raise self.error(f"an index cannot call {tok.text}", tok.pos)
+                    check_name(tok.text, "loop variable", self.text, tok.pos)
+                    var_pos.setdefault(tok.text, tok.pos)
+                    vals.append(index_var(tok.text))
+                    operand = False
+                elif tok.kind == "float":
+                    raise self.error("an index constant must be an integer")
+                else:
+                    shown = "the end of the kernel" if tok.kind == "end" else repr(tok.text)
+                    raise self.error(f"expected a loop variable, an integer or '(' in an index, found {shown}")
+                continue
+            if tok.kind == "op" and tok.text == "/":
+                raise self.error("an index divides with '//' (floor division), not '/'")
+            if tok.kind == "op" and tok.text in _I_OPS:
+                self.take()
+                reduce(_BIN_PREC[tok.text])
+                ops.append(("bin", tok.text, tok.pos))
+                operand = True
+            elif tok.kind == "op" and tok.text == ")":
+                reduce(0)
+                if not ops:
+                    break  # not ours: let the caller report it
+                self.take()
+                ops.pop()
+            else:
+                break
+        reduce(0)
+        if ops:
+            raise self.error("unclosed '(' in an index", ops[-1][1])
+        return vals[0]
+
+
+def parse_statements(text: str, data_type: str = "float") -> list[StatementSyntax]:
+    """The statements of a kernel as written (syntax only: no name or shape checks)."""
+    if not isinstance(text, str):
+        raise KernelError(f"a kernel is a string, not {type(text).__name__}")
+    return _Parser(text, data_type).statements()
+
+
+def parse_kernel(
+    text: str,
+    *,
+    name: str = "kernel",
+    ins: Sequence[str] | None = None,
+    outs: Sequence[str] | None = None,
+    data_type: str = "float",
+    grad_to: Sequence[str] = (),
+) -> Kernel:
+    """Parse kernel text into a checked :class:`~exprgraph.tensor.ir.Kernel` (ranges inferred).
+
+    Without ``ins``/``outs`` the written tensors are the outputs and the others the inputs.
+
+    >>> k = parse_kernel("C<4, 3>[i, j] = A<4, 5>[i, k] * B<5, 3>[k, j];", name="mm")
+    >>> k.params, [str(loop) for loop in k.statements[0].loops]
+    (('A', 'B', 'C'), ['i in [0, 4)', 'j in [0, 3)', 'k in [0, 5)'])
+    """
+    if data_type not in ("float", "int"):
+        raise KernelError(f"data_type must be 'float' or 'int', not {data_type!r}")
+    statements = parse_statements(text, data_type)
+    return build_kernel(text, statements, name=name, ins=ins, outs=outs, data_type=data_type, grad_to=grad_to)
+
+
+# -- JSON cases --------------------------------------------------------------------------------------
+
+
+def _field_pos(source: str, key: str) -> int | None:
+    m = re.search(r'"' + re.escape(key) + r'"\s*:', source)
+    return m.start() if m else None
+
+
+def _field_error(message: str, source: str, key: str) -> KernelError:
+    return KernelError(message, source, _field_pos(source, key)) if source else KernelError(message)
+
+
+def load_case(path: str | Path | dict) -> Kernel:
+    """Read a course case (a JSON file, or its parsed dict) into a checked Kernel.
+
+    Fields: ``name`` (a C identifier), ``ins`` and ``outs`` (lists of tensor names), ``data_type``
+    (``"float"`` or ``"int"``), ``kernel`` (the statements) and, for gradients, ``grad_to``.
+    A missing or malformed field raises KernelError pointing at the field in the file.
+    """
+    source = ""
+    if isinstance(path, dict):
+        data = path
+    else:
+        try:
+            source = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise KernelError(f"cannot read the case file {str(path)!r}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise KernelError(f"the case file {str(path)!r} is not UTF-8 text") from None
+        try:
+            data = json.loads(source)
+        except json.JSONDecodeError as exc:
+            raise KernelError(f"the case file is not JSON: {exc.msg}", source, exc.pos) from None
+        except RecursionError:
+            raise KernelError("the case file nests too deeply") from None
+    if not isinstance(data, dict):
+        raise KernelError("a case is a JSON object with name, ins, outs, data_type and kernel")
+    known = {"name", "ins", "outs", "data_type", "kernel", "grad_to"}
+    for key in data:
+        if key not in known:
+            raise _field_error(f"unknown field {key!r} (known: {', '.join(sorted(known))})", source, key)
+    for key in ("name", "ins", "outs", "data_type", "kernel"):
+        if key not in data:
+            raise KernelError(f"the case has no {key!r} field")
+    for key in ("name", "data_type", "kernel"):
+        if not isinstance(data[key], str):
+            raise _field_error(f"field {key!r} must be a string", source, key)
+    for key in ("ins", "outs", "grad_to"):
+        value = data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise _field_error(f"field {key!r} must be a list of tensor names", source, key)
+        if len(set(value)) != len(value):
+            raise _field_error(f"field {key!r} lists a name twice", source, key)
+    if data["data_type"] not in ("float", "int"):
+        raise _field_error(f"data_type must be 'float' or 'int', not {data['data_type']!r}", source, "data_type")
+    try:
+        check_name(data["name"], "kernel name")
+    except KernelError as exc:
+        raise _field_error(exc.msg, source, "name") from None
+    for key in ("ins", "outs", "grad_to"):
+        for item in data.get(key, []):
+            try:
+                check_name(item, "tensor name")
+            except KernelError as exc:
+                raise _field_error(exc.msg, source, key) from None
+    try:
+        return parse_kernel(
+            data["kernel"],
+            name=data["name"],
+            ins=data["ins"],
+            outs=data["outs"],
+            data_type=data["data_type"],
+            grad_to=data.get("grad_to", []),
+        )
+    except KernelError as exc:
+        if exc.pos is None:
+            # a list that names the wrong tensors: point at the list
+            for key, marker in (("ins", "listed in ins"), ("outs", "listed in outs"), ("grad_to", "grad_to names")):
+                if marker in exc.msg:
+                    raise _field_error(exc.msg, source, key) from None
+        raise

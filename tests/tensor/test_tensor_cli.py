@@ -1,0 +1,160 @@
+"""``exprgraph kernel codegen`` and ``exprgraph kernel grad``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import exprgraph.dims as dims
+from exprgraph.cli import main
+from exprgraph.tensor.affine import evaluate_index, index_var, linearize, to_term
+
+DATA = Path(__file__).parents[1] / "data" / "tensor"
+
+
+def test_codegen_to_stdout(capsys):
+    assert main(["kernel", "codegen", str(DATA / "codegen" / "case4.json")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("void kernel_case4(const float B[16][32], const float C[32][32], float A[16][32])")
+
+
+def test_codegen_to_file(tmp_path, capsys):
+    target = tmp_path / "k.c"
+    assert main(["kernel", "codegen", str(DATA / "codegen" / "case6.json"), "-o", str(target)]) == 0
+    assert capsys.readouterr().out == ""
+    assert "void kernel_case6(" in target.read_text()
+    assert main(["kernel", "codegen", str(DATA / "codegen" / "case6.json"), "--unroll", "-o", str(target)]) == 0
+    assert "+= 4)" in target.read_text()
+
+
+def test_grad_and_check(tmp_path, capsys):
+    case = str(DATA / "grad" / "case6.json")
+    assert main(["kernel", "grad", case]) == 0
+    captured = capsys.readouterr()
+    assert (
+        "void grad_case6(const float C[8][16][3][3], const float dA[2][8][5][5], float dB[2][16][7][7])" in captured.out
+    )
+    target = tmp_path / "g.c"
+    assert main(["kernel", "grad", case, "--check", "-o", str(target)]) == 0
+    report = capsys.readouterr().out
+    assert "forward A vs numpy: ok" in report and "dB vs finite differences" in report
+    assert report.strip().endswith("check passed")
+    assert main(["kernel", "grad", case, "--check", "--seed", "3"]) == 0
+    assert "check passed" in capsys.readouterr().err
+
+
+def test_grad_to_option(capsys):
+    case = str(DATA / "grad" / "case4.json")
+    assert main(["kernel", "grad", case, "--to", "C"]) == 0
+    out = capsys.readouterr().out
+    assert "void grad_case4(const float B[16][32], const float dA[16][32], float dC[32][32])" in out
+    assert main(["kernel", "grad", str(DATA / "codegen" / "case7.json"), "--to", "A"]) == 0
+    assert "dA[j][i] += dB[i][j];" in capsys.readouterr().out
+
+
+def test_input_errors_exit_2(tmp_path, capsys):
+    assert main(["kernel", "codegen", str(tmp_path / "missing.json")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps(
+            {"name": "k", "ins": ["B"], "outs": ["A"], "data_type": "float", "kernel": "A<2>[i] = B<3>[i] + B<2>[i];"}
+        )
+    )
+    assert main(["kernel", "codegen", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "shape mismatch" in err and "^" in err
+    assert main(["kernel", "grad", str(DATA / "codegen" / "case4.json")]) == 2
+    assert "nothing to differentiate" in capsys.readouterr().err
+    assert main(["kernel", "grad", str(DATA / "grad" / "case1.json"), "--to", " , "]) == 2
+    assert main(["kernel", "grad", str(DATA / "grad" / "case1.json"), "-o", str(tmp_path / "no" / "x.c")]) == 2
+    assert "cannot write" in capsys.readouterr().err
+    assert main(["kernel"]) == 2
+
+
+def test_check_failure_exits_1(monkeypatch, capsys):
+    from exprgraph.tensor import check
+
+    real = check.reference_grad
+
+    def wrong(*args, **kwargs):
+        out = real(*args, **kwargs)
+        return {k: v + 1.0 for k, v in out.items()}
+
+    monkeypatch.setattr(check, "reference_grad", wrong)
+    assert main(["kernel", "grad", str(DATA / "grad" / "case1.json"), "--check"]) == 1
+    assert "check FAILED" in capsys.readouterr().err
+
+
+def test_module_entry_point():
+    proc = subprocess.run(
+        [sys.executable, "-m", "exprgraph", "kernel", "codegen", str(DATA / "codegen" / "case7.json")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0 and "B[i][j] = A[j][i];" in proc.stdout
+
+
+# -- the index canonical form agrees with the dims simplifier -----------------------------------------
+
+_H, _W = index_var("h"), index_var("w")
+
+
+@st.composite
+def div_mod_term(draw):
+    t = draw(st.integers(-2, 3)) * _H + draw(st.integers(0, 3)) * _W + draw(st.integers(0, 9))
+    for _ in range(draw(st.integers(1, 3))):
+        c = draw(st.integers(2, 5))
+        kind = draw(st.integers(0, 3))
+        if kind == 0:
+            t = t // c
+        elif kind == 1:
+            t = t % c
+        elif kind == 2:
+            t = t - c * (t // c)
+        else:
+            t = c * (t // c) + t % c + draw(st.integers(-2, 2)) * _W
+    return t
+
+
+@settings(max_examples=150, deadline=None)
+@given(div_mod_term())
+def test_canonical_index_agrees_with_dims(t):
+    ours = to_term(linearize(t))
+    theirs = dims.simplify_term(t)
+    grid = np.arange(0, 13)
+    for hv in grid:
+        for wv in (0, 1, 5, 12):
+            env = {_H: int(hv), _W: wv}
+            v = evaluate_index(t, env)
+            assert evaluate_index(ours, env) == v
+            assert evaluate_index(theirs, env) == v
+    # canonical: reading the canonical form again gives the same term
+    assert to_term(linearize(ours)) is ours
+
+
+@pytest.mark.parametrize(
+    ("expr", "canonical"),
+    [
+        (_H - 8 * (_H // 8), "h%8"),
+        (16 * (_H // 16) + _H % 16, "h"),
+        ((_H // 4) // 3, "h//12"),
+        (_H // 4 - 3 * (_H // 12), "h//4%3"),
+        ((2 * _H + 1) // 4, "h//2"),
+        ((3 * _H + 3 * _W) % 2, "(h + w)%2"),
+        (((_W + 2) % 4) % 2, "w%2"),
+        ((_W - 2 * (_W // 2)) // 2, "0"),
+        (3 * ((2 * _W) // 3) + (2 * _W) % 3, "2*w"),
+    ],
+)
+def test_canonical_index_forms(expr, canonical):
+    assert str(to_term(linearize(expr))) == canonical
+    assert evaluate_index(dims.simplify_term(expr), {_H: 29, _W: 7}) == evaluate_index(expr, {_H: 29, _W: 7})
