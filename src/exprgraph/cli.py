@@ -31,6 +31,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("kernel", "exprgraph.tensor.cli"),
     ("diff", "exprgraph.diff.cli"),
     ("simplify", "exprgraph.simplify.cli"),
+    ("rewrite", "exprgraph.graph.cli"),
 ]
 
 #: exit code for bad input (the same as argparse's usage errors)

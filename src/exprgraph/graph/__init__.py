@@ -1,0 +1,107 @@
+"""exprgraph.graph: graph rewriting on interned terms (FunctionGraph, node and graph rewriters, databases).
+
+- :class:`FunctionGraph`: a view over the DAG between inputs and outputs, with clients,
+  replacement (parents rebuilt lazily, linear in the nodes touched), checkpoints and features
+  (:class:`ReplaceValidate`, :class:`History`, :class:`Validator`);
+- node rewriters (:class:`NodeRewriter`, :func:`node_rewriter`, :class:`PatternNodeRewriter`,
+  :class:`SubstitutionNodeRewriter`, :class:`RemovalNodeRewriter`, :class:`KanrenRelationSub`,
+  :class:`RuleNodeRewriter`, :class:`RegionNodeRewriter`) and graph rewriters
+  (:class:`GraphRewriter`, :func:`graph_rewriter`,
+  :class:`WalkingGraphRewriter` / :func:`in2out` / :func:`out2in`, :class:`SequentialGraphRewriter`,
+  :class:`EquilibriumGraphRewriter`, :class:`MergeOptimizer`), all applied through one
+  transaction driver (:class:`RewriteDriver`);
+- rewrite databases (:class:`SequenceDB`, :class:`EquilibriumDB`, :class:`RewriteDatabaseQuery`),
+  the default :data:`optdb` and :func:`rewrite_graph`;
+- profiles (dataclasses with ``print_profile()``).
+"""
+
+from __future__ import annotations
+
+from .db import EquilibriumDB, RewriteDatabase, RewriteDatabaseQuery, SequenceDB
+from .equilibrium import STOP_REASONS, EquilibriumGraphRewriter
+from .features import Feature, History, ReplaceValidate, Step, Validator
+from .fgraph import OUTPUT, Checkpoint, FunctionGraph
+from .merge import MergeOptimizer, MergeTracker
+from .optdb import optdb, register_canonicalize, register_specialize, register_stabilize, rewrite_graph
+from .printing import format_terms
+from .profile import (
+    EquilibriumProfile,
+    MergeProfile,
+    PassProfile,
+    RewriteProfile,
+    RewriterStats,
+    SequenceProfile,
+    WalkProfile,
+)
+from .regions import RegionCache, RegionNodeRewriter
+from .rewriters import (
+    FromFunctionGraphRewriter,
+    FromFunctionNodeRewriter,
+    GraphRewriter,
+    KanrenRelationSub,
+    NodeRewriter,
+    PatternNodeRewriter,
+    RemovalNodeRewriter,
+    Rewriter,
+    RuleNodeRewriter,
+    SequentialGraphRewriter,
+    SubstitutionNodeRewriter,
+    graph_rewriter,
+    node_rewriter,
+    rules_to_rewriters,
+)
+from .transaction import RewriteDriver, replacement_pairs
+from .walking import WalkingGraphRewriter, in2out, out2in
+
+__all__ = [
+    "FunctionGraph",
+    "OUTPUT",
+    "Checkpoint",
+    "Feature",
+    "ReplaceValidate",
+    "Validator",
+    "History",
+    "Step",
+    "Rewriter",
+    "NodeRewriter",
+    "FromFunctionNodeRewriter",
+    "node_rewriter",
+    "GraphRewriter",
+    "FromFunctionGraphRewriter",
+    "graph_rewriter",
+    "SequentialGraphRewriter",
+    "SubstitutionNodeRewriter",
+    "RemovalNodeRewriter",
+    "PatternNodeRewriter",
+    "KanrenRelationSub",
+    "RuleNodeRewriter",
+    "rules_to_rewriters",
+    "RegionNodeRewriter",
+    "RegionCache",
+    "WalkingGraphRewriter",
+    "in2out",
+    "out2in",
+    "EquilibriumGraphRewriter",
+    "STOP_REASONS",
+    "MergeOptimizer",
+    "MergeTracker",
+    "RewriteDriver",
+    "replacement_pairs",
+    "RewriteDatabase",
+    "SequenceDB",
+    "EquilibriumDB",
+    "RewriteDatabaseQuery",
+    "optdb",
+    "rewrite_graph",
+    "register_canonicalize",
+    "register_stabilize",
+    "register_specialize",
+    "RewriteProfile",
+    "WalkProfile",
+    "MergeProfile",
+    "PassProfile",
+    "EquilibriumProfile",
+    "SequenceProfile",
+    "RewriterStats",
+    "format_terms",
+]

@@ -1,0 +1,373 @@
+"""Rewrite databases: rewriters registered by name and tags, selected by queries.
+
+Each entry has a name and tags; its name is a tag too, and so is the database's own name
+(unless registered with ``use_db_name_as_tag=False``), so ``include=("canonicalize",)`` selects
+the canonicalize database of ``optdb`` and everything registered in it. A
+:class:`RewriteDatabaseQuery` selects the entries with any ``include`` tag, keeps those with
+every ``require`` tag and drops those with any ``exclude`` tag; a selected sub-database is
+queried in turn (with ``subquery[name]`` if given, else the same query).
+
+- :class:`SequenceDB`: entries at positions; a query gives a :class:`SequentialGraphRewriter`.
+- :class:`EquilibriumDB`: a query gives an :class:`EquilibriumGraphRewriter` of the selected
+  entries (``final_rewriter=True`` / ``cleanup=True`` entries in those roles).
+
+Registering a name twice, or a name that is used as a tag (or a tag that is an entry's name),
+raises :class:`~exprgraph.errors.RewriteDatabaseError` unless ``overwrite_existing=True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from ..errors import RewriteDatabaseError
+from .equilibrium import EquilibriumGraphRewriter
+from .rewriters import GraphRewriter, NodeRewriter, Rewriter, SequentialGraphRewriter
+
+__all__ = ["RewriteDatabaseQuery", "RewriteDatabase", "SequenceDB", "EquilibriumDB"]
+
+
+def _tags(tags: Iterable[str] | str | None) -> frozenset[str]:
+    if tags is None:
+        return frozenset()
+    if isinstance(tags, str):
+        return frozenset((tags,))
+    out = frozenset(tags)
+    for t in out:
+        if not isinstance(t, str) or not t:
+            raise RewriteDatabaseError(f"tags are non-empty strings, not {t!r}")
+    return out
+
+
+class RewriteDatabaseQuery:
+    """Which entries to take: any of ``include``, all of ``require``, none of ``exclude``.
+
+    ``subquery`` maps a sub-database name to the query used for it; ``position_cutoff`` keeps
+    only the entries of a :class:`SequenceDB` placed before that position.
+    """
+
+    __slots__ = ("include", "require", "exclude", "subquery", "position_cutoff")
+
+    def __init__(
+        self,
+        include: Iterable[str] | str,
+        require: Iterable[str] | str | None = None,
+        exclude: Iterable[str] | str | None = None,
+        subquery: Mapping[str, RewriteDatabaseQuery] | None = None,
+        position_cutoff: float | None = None,
+    ) -> None:
+        self.include = _tags(include)
+        self.require = _tags(require)
+        self.exclude = _tags(exclude)
+        self.subquery = dict(subquery or {})
+        for name, q in self.subquery.items():
+            if not isinstance(q, RewriteDatabaseQuery):
+                raise RewriteDatabaseError(f"subquery[{name!r}] must be a RewriteDatabaseQuery, not {q!r}")
+        self.position_cutoff = position_cutoff
+
+    def _with(self, **changes: Any) -> RewriteDatabaseQuery:
+        args = {
+            "include": self.include,
+            "require": self.require,
+            "exclude": self.exclude,
+            "subquery": self.subquery,
+            "position_cutoff": self.position_cutoff,
+        }
+        args.update(changes)
+        return RewriteDatabaseQuery(**args)
+
+    def including(self, *tags: str) -> RewriteDatabaseQuery:
+        """This query with more ``include`` tags."""
+        return self._with(include=self.include | _tags(tags))
+
+    def excluding(self, *tags: str) -> RewriteDatabaseQuery:
+        """This query with more ``exclude`` tags."""
+        return self._with(exclude=self.exclude | _tags(tags))
+
+    def requiring(self, *tags: str) -> RewriteDatabaseQuery:
+        """This query with more ``require`` tags."""
+        return self._with(require=self.require | _tags(tags))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RewriteDatabaseQuery):
+            return NotImplemented
+        return (self.include, self.require, self.exclude, self.subquery, self.position_cutoff) == (
+            other.include,
+            other.require,
+            other.exclude,
+            other.subquery,
+            other.position_cutoff,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.include, self.require, self.exclude, self.position_cutoff))
+
+    def __repr__(self) -> str:
+        parts = [f"include={sorted(self.include)}"]
+        if self.require:
+            parts.append(f"require={sorted(self.require)}")
+        if self.exclude:
+            parts.append(f"exclude={sorted(self.exclude)}")
+        if self.subquery:
+            parts.append(f"subquery={self.subquery!r}")
+        if self.position_cutoff is not None:
+            parts.append(f"position_cutoff={self.position_cutoff}")
+        return f"RewriteDatabaseQuery({', '.join(parts)})"
+
+
+def parse_query(*tags: Any, **kwtags: Any) -> RewriteDatabaseQuery:
+    """A query from tags: ``"tag"``/``"+tag"`` include, ``"-tag"`` exclude, ``"&tag"`` require."""
+    if len(tags) == 1 and isinstance(tags[0], RewriteDatabaseQuery) and not kwtags:
+        return tags[0]
+    include, require, exclude = set(), set(), set()
+    for t in tags:
+        if not isinstance(t, str) or not t:
+            raise RewriteDatabaseError(f"a query tag is a non-empty string, not {t!r}")
+        if t[0] == "-":
+            exclude.add(t[1:])
+        elif t[0] == "&":
+            require.add(t[1:])
+        else:
+            include.add(t[1:] if t[0] == "+" else t)
+    return RewriteDatabaseQuery(
+        include | _tags(kwtags.get("include")),
+        require | _tags(kwtags.get("require")),
+        exclude | _tags(kwtags.get("exclude")),
+        kwtags.get("subquery"),
+        kwtags.get("position_cutoff"),
+    )
+
+
+class RewriteDatabase:
+    """Rewriters (or sub-databases) registered by name with tags; ``query`` builds a rewriter."""
+
+    def __init__(self, name: str | None = None) -> None:
+        self.name = name
+        self._entries: dict[str, Any] = {}
+        self._entry_tags: dict[str, frozenset[str]] = {}
+        self._by_tag: dict[str, set[str]] = {}
+
+    def register(
+        self,
+        name: str,
+        rewriter: Rewriter | RewriteDatabase,
+        *tags: str,
+        use_db_name_as_tag: bool = True,
+        overwrite_existing: bool = False,
+    ) -> None:
+        """Add ``rewriter`` under ``name`` with ``tags`` (its name and the database's name are tags too)."""
+        if not isinstance(name, str) or not name:
+            raise RewriteDatabaseError(f"a rewriter's name is a non-empty string, not {name!r}")
+        if not isinstance(rewriter, (Rewriter, RewriteDatabase)):
+            raise RewriteDatabaseError(f"{name!r}: expected a rewriter or a rewrite database, not {rewriter!r}")
+        tagset = _tags(tags)
+        if name in self._entries:
+            if not overwrite_existing:
+                raise RewriteDatabaseError(
+                    f"a rewriter named {name!r} is already registered; pass overwrite_existing=True to replace it"
+                )
+            self.remove(name)
+        if name in self._by_tag and not overwrite_existing:
+            raise RewriteDatabaseError(f"{name!r} is already used as a tag; a name must not clash with a tag")
+        for t in tagset:
+            if t in self._entries and t != name:
+                raise RewriteDatabaseError(f"the tag {t!r} is already the name of a registered rewriter")
+        all_tags = {name, *tagset}
+        if use_db_name_as_tag and self.name:
+            all_tags.add(self.name)
+        self._entries[name] = rewriter
+        self._entry_tags[name] = frozenset(all_tags)
+        for t in all_tags:
+            self._by_tag.setdefault(t, set()).add(name)
+        if isinstance(rewriter, RewriteDatabase) and rewriter.name is None:
+            rewriter.name = name
+        elif isinstance(rewriter, Rewriter) and not rewriter.name:
+            rewriter.name = name
+
+    def remove(self, name: str) -> None:
+        """Remove the entry ``name``."""
+        if name not in self._entries:
+            raise RewriteDatabaseError(f"no rewriter named {name!r}")
+        del self._entries[name]
+        for t in self._entry_tags.pop(name):
+            names = self._by_tag[t]
+            names.discard(name)
+            if not names:
+                del self._by_tag[t]
+
+    __delitem__ = remove
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise KeyError(f"no rewriter named {name!r}") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def tags_of(self, name: str) -> frozenset[str]:
+        """The tags of the entry ``name`` (its name included)."""
+        return self._entry_tags[name]
+
+    def tags(self) -> set[str]:
+        """Every tag in use."""
+        return set(self._by_tag)
+
+    def select(self, query: RewriteDatabaseQuery) -> list[str]:
+        """Names of the entries the query selects (registration order)."""
+        chosen: set[str] = set()
+        for t in query.include:
+            chosen |= self._by_tag.get(t, set())
+        for t in query.require:
+            chosen &= self._by_tag.get(t, set())
+        for t in query.exclude:
+            chosen -= self._by_tag.get(t, set())
+        return [n for n in self._entries if n in chosen]
+
+    def _resolve(self, name: str, query: RewriteDatabaseQuery) -> Any:
+        obj = self._entries[name]
+        if isinstance(obj, RewriteDatabase):
+            return obj.query(query.subquery.get(name, query))
+        return obj
+
+    def query(self, *tags: Any, **kwtags: Any) -> Rewriter:
+        """A rewriter made of the selected entries (see :class:`RewriteDatabaseQuery` and :func:`parse_query`)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name or ''} of {len(self._entries)} entries>"
+
+
+class SequenceDB(RewriteDatabase):
+    """Entries at positions (ties by name); a query gives a :class:`SequentialGraphRewriter`."""
+
+    def __init__(self, name: str | None = None, failure_callback: Any = "warn") -> None:
+        super().__init__(name)
+        self.positions: dict[str, float] = {}
+        self.failure_callback = failure_callback
+
+    def register(
+        self,
+        name: str,
+        rewriter: Rewriter | RewriteDatabase,
+        *tags: str,
+        position: float | str | None = None,
+        use_db_name_as_tag: bool = True,
+        overwrite_existing: bool = False,
+    ) -> None:
+        """Add an entry at ``position`` (default: after every other; ``"last"`` likewise)."""
+        if position is None or position == "last":
+            position = max(self.positions.values(), default=0.0) + 1
+        if not isinstance(position, (int, float)):
+            raise RewriteDatabaseError(f"a position is a number or 'last', not {position!r}")
+        super().register(
+            name, rewriter, *tags, use_db_name_as_tag=use_db_name_as_tag, overwrite_existing=overwrite_existing
+        )
+        self.positions[name] = float(position)
+
+    def remove(self, name: str) -> None:
+        """Remove the entry ``name``."""
+        super().remove(name)
+        self.positions.pop(name, None)
+
+    __delitem__ = remove
+
+    def query(self, *tags: Any, **kwtags: Any) -> SequentialGraphRewriter:
+        """The selected entries in position order, as one sequential rewriter."""
+        q = parse_query(*tags, **kwtags)
+        names = self.select(q)
+        if q.position_cutoff is not None:
+            names = [n for n in names if self.positions[n] < q.position_cutoff]
+        names.sort(key=lambda n: (self.positions[n], n))
+        parts = [self._resolve(n, q) for n in names]
+        return SequentialGraphRewriter(*parts, failure_callback=self.failure_callback, name=self.name or "SequenceDB")
+
+
+class EquilibriumDB(RewriteDatabase):
+    """Entries applied together to a fixpoint; a query gives an :class:`EquilibriumGraphRewriter`."""
+
+    def __init__(
+        self,
+        name: str | None = None,
+        *,
+        ignore_newtrees: bool = False,
+        max_use_ratio: float | None = 8.0,
+        max_nodes: int | None = None,
+        max_passes: int | None = None,
+        failure_callback: Any = "warn",
+    ) -> None:
+        super().__init__(name)
+        self.ignore_newtrees = ignore_newtrees
+        self.max_use_ratio = max_use_ratio
+        self.max_nodes = max_nodes
+        self.max_passes = max_passes
+        self.failure_callback = failure_callback
+        self.final: set[str] = set()
+        self.cleanup: set[str] = set()
+
+    def register(
+        self,
+        name: str,
+        rewriter: Rewriter | RewriteDatabase,
+        *tags: str,
+        final_rewriter: bool = False,
+        cleanup: bool = False,
+        use_db_name_as_tag: bool = True,
+        overwrite_existing: bool = False,
+    ) -> None:
+        """Add an entry; ``final_rewriter``/``cleanup`` graph rewriters run after each pass/each change."""
+        if final_rewriter and cleanup:
+            raise RewriteDatabaseError(f"{name!r} cannot be both a final and a cleanup rewriter")
+        if (final_rewriter or cleanup) and not isinstance(rewriter, GraphRewriter):
+            raise RewriteDatabaseError(f"{name!r}: final and cleanup rewriters must be graph rewriters")
+        super().register(
+            name, rewriter, *tags, use_db_name_as_tag=use_db_name_as_tag, overwrite_existing=overwrite_existing
+        )
+        if final_rewriter:
+            self.final.add(name)
+        if cleanup:
+            self.cleanup.add(name)
+
+    def remove(self, name: str) -> None:
+        """Remove the entry ``name``."""
+        super().remove(name)
+        self.final.discard(name)
+        self.cleanup.discard(name)
+
+    __delitem__ = remove
+
+    def query(self, *tags: Any, **kwtags: Any) -> EquilibriumGraphRewriter:
+        """The selected entries as one equilibrium rewriter."""
+        q = parse_query(*tags, **kwtags)
+        names = self.select(q)
+        main: list[Rewriter] = []
+        final: list[GraphRewriter] = []
+        cleanup: list[GraphRewriter] = []
+        for n in names:
+            obj = self._resolve(n, q)
+            if n in self.final:
+                final.append(obj)
+            elif n in self.cleanup:
+                cleanup.append(obj)
+            elif isinstance(obj, (NodeRewriter, GraphRewriter)):
+                main.append(obj)
+            else:  # pragma: no cover - register() only accepts rewriters and databases
+                raise RewriteDatabaseError(f"{n!r} is not a rewriter")
+        return EquilibriumGraphRewriter(
+            main,
+            max_use_ratio=self.max_use_ratio,
+            max_nodes=self.max_nodes,
+            max_passes=self.max_passes,
+            final_rewriters=final,
+            cleanup_rewriters=cleanup,
+            ignore_newtrees=self.ignore_newtrees,
+            failure_callback=self.failure_callback,
+            name=self.name or "EquilibriumDB",
+        )

@@ -1,0 +1,247 @@
+"""EquilibriumGraphRewriter: apply rewriters until none applies, within a budget.
+
+Each pass runs the graph rewriters, then walks the nodes from inputs to outputs offering each
+to the node rewriters that track its op (nodes brought in by a replacement are visited in the
+same pass unless ``ignore_newtrees``), then runs the final rewriters. Cleanup rewriters (cheap,
+incremental ones such as a commutative :class:`~exprgraph.graph.MergeOptimizer`) run after every
+graph rewriter and every applied node rewrite. The loop ends at a fixpoint (a pass that changes
+nothing) or when a budget runs out; the profile's ``stop_reason`` says which:
+
+- ``"fixpoint"``: nothing applies any more;
+- ``"max_use_ratio"``: one rewriter was applied more than ``max_use_ratio`` times the number of
+  nodes the graph started with (a likely rewrite loop; ``stop_detail`` names it);
+- ``"max_nodes"``: the graph grew beyond ``max_nodes`` nodes;
+- ``"max_passes"`` / ``"time_limit"``: the pass count or the wall-time budget ran out.
+
+A budget stop is also logged as a warning on the ``exprgraph.graph`` logger.
+
+A node is visited once per pass, in the pass's initial topological order; a replacement may
+reuse a node that comes later in that order, so a node visited earlier can have its operands
+change afterwards. The next pass handles it; ``revisit_rebuilt=True`` instead visits such nodes
+again within the pass (PyTensor's ``tracks_on_change_inputs``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from .features import Feature
+from .profile import EquilibriumProfile, PassProfile, RewriteProfile
+from .rewriters import GraphRewriter, NodeRewriter, Rewriter
+from .transaction import RewriteDriver, logger
+from .walking import Dispatch, stats_by_name
+
+if TYPE_CHECKING:
+    from .fgraph import FunctionGraph
+
+__all__ = ["EquilibriumGraphRewriter", "STOP_REASONS"]
+
+STOP_REASONS = ("fixpoint", "max_use_ratio", "max_nodes", "max_passes", "time_limit")
+
+
+class EquilibriumGraphRewriter(GraphRewriter):
+    """Apply node and graph rewriters in passes until a fixpoint or a budget (see the module docstring)."""
+
+    def __init__(
+        self,
+        rewriters: Iterable[Rewriter],
+        *,
+        max_use_ratio: float | None = 8.0,
+        max_nodes: int | None = None,
+        max_passes: int | None = None,
+        time_limit: float | None = None,
+        final_rewriters: Iterable[GraphRewriter] = (),
+        cleanup_rewriters: Iterable[GraphRewriter] = (),
+        ignore_newtrees: bool = False,
+        revisit_rebuilt: bool = False,
+        failure_callback: Any = "raise",
+        verbose: bool = False,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(name or "EquilibriumGraphRewriter")
+        rewriters = list(rewriters)
+        self.node_rewriters: list[NodeRewriter] = [r for r in rewriters if isinstance(r, NodeRewriter)]
+        self.graph_rewriters: list[GraphRewriter] = [r for r in rewriters if isinstance(r, GraphRewriter)]
+        for r in rewriters:
+            if not isinstance(r, (NodeRewriter, GraphRewriter)):
+                raise TypeError(f"EquilibriumGraphRewriter takes node and graph rewriters, not {r!r}")
+        self.final_rewriters = list(final_rewriters)
+        self.cleanup_rewriters = list(cleanup_rewriters)
+        for r in (*self.final_rewriters, *self.cleanup_rewriters):
+            if not isinstance(r, GraphRewriter):
+                raise TypeError(f"final and cleanup rewriters are graph rewriters, not {r!r}")
+        if max_use_ratio is not None and not max_use_ratio > 0:
+            raise ValueError(f"max_use_ratio must be positive (or None for no limit), not {max_use_ratio!r}")
+        for label, value in (("max_nodes", max_nodes), ("max_passes", max_passes), ("time_limit", time_limit)):
+            if value is not None and not value > 0:
+                raise ValueError(f"{label} must be positive (or None), not {value!r}")
+        self.max_use_ratio = max_use_ratio
+        self.max_nodes = max_nodes
+        self.max_passes = max_passes
+        self.time_limit = time_limit
+        self.ignore_newtrees = ignore_newtrees
+        self.revisit_rebuilt = revisit_rebuilt
+        self.driver = RewriteDriver(failure_callback, verbose)
+        self.dispatch = Dispatch(self.node_rewriters)
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        """Requirements of every rewriter involved."""
+        for r in (*self.node_rewriters, *self.graph_rewriters, *self.final_rewriters, *self.cleanup_rewriters):
+            r.add_requirements(fgraph)
+
+    def _run_graph(self, g: GraphRewriter, fgraph: FunctionGraph, prof: EquilibriumProfile) -> bool:
+        version = fgraph.version
+        start = time.perf_counter()
+        child = g.timed_apply(fgraph)
+        prof.graph_rewriter_time += time.perf_counter() - start
+        _merge_graph_profile(prof, child)
+        return fgraph.version != version
+
+    def _cleanup(self, fgraph: FunctionGraph, prof: EquilibriumProfile) -> None:
+        for g in self.cleanup_rewriters:
+            version = fgraph.version
+            start = time.perf_counter()
+            child = g.apply(fgraph)
+            prof.graph_rewriter_time += time.perf_counter() - start
+            if isinstance(child, RewriteProfile) and (fgraph.version != version or child.changed):
+                _merge_graph_profile(prof, child)
+
+    def apply(self, fgraph: FunctionGraph) -> EquilibriumProfile:
+        """Run passes until a fixpoint or a budget; returns the profile with the stop reason."""
+        start = time.perf_counter()
+        prof = EquilibriumProfile(self.name, type(self).__name__)
+        n0 = fgraph.node_count
+        prof.nodes_before = prof.max_nodes = n0
+        max_use = None if self.max_use_ratio is None else self.max_use_ratio * max(n0, 1)
+        dispatch = self.dispatch
+        get = dispatch.get
+        stats = dispatch.stats()
+        try_rewrite = self.driver.try_rewrite
+        cleanups = bool(self.cleanup_rewriters)
+        max_nodes = self.max_nodes
+        stop: str | None = None
+        detail = ""
+        npass = 0
+        while stop is None:
+            pstart = time.perf_counter()
+            pp = PassProfile(npass)
+            changed = False
+            for g in self.graph_rewriters:
+                if self._run_graph(g, fgraph, prof):
+                    changed = True
+                    pp.counts[g.name] = pp.counts.get(g.name, 0) + 1
+                if cleanups:
+                    self._cleanup(fgraph, prof)
+            if self.node_rewriters:
+                t0 = time.perf_counter()
+                queue = deque(fgraph.toposort())
+                pp.toposort_time = time.perf_counter() - t0
+                processed: set = set()
+                watcher = _Watcher(queue, processed, not self.ignore_newtrees, self.revisit_rebuilt)
+                fgraph.attach_feature(watcher)
+                tracker = fgraph.track_rebuilds()
+                popleft = queue.popleft
+                follow = fgraph.follow
+                mark = processed.add if self.revisit_rebuilt else None
+                nstart = time.perf_counter()
+                try:
+                    while queue:
+                        node = follow(popleft(), tracker)
+                        if node is None or not node.args:
+                            continue
+                        if mark is not None:
+                            mark(node)
+                        for r in get(node.op):
+                            st = stats[id(r)]
+                            if try_rewrite(fgraph, r, node, st):
+                                changed = True
+                                pp.applied += 1
+                                pp.counts[st.name] = pp.counts.get(st.name, 0) + 1
+                                if max_use is not None and st.applied > max_use:
+                                    stop = "max_use_ratio"
+                                    detail = f"{st.name} applied {st.applied} times, limit {max_use:g}"
+                                elif max_nodes is not None and fgraph._n_nodes > max_nodes:
+                                    stop = "max_nodes"
+                                    detail = f"{fgraph._n_nodes} nodes, limit {max_nodes}"
+                                if cleanups:
+                                    self._cleanup(fgraph, prof)
+                                break
+                        if stop is not None:
+                            break
+                finally:
+                    fgraph.untrack_rebuilds(tracker)
+                    fgraph.remove_feature(watcher)
+                prof.node_rewriter_time += time.perf_counter() - nstart
+            if stop is None:
+                for g in self.final_rewriters:
+                    if self._run_graph(g, fgraph, prof):
+                        changed = True
+                        pp.counts[g.name] = pp.counts.get(g.name, 0) + 1
+                    if cleanups:
+                        self._cleanup(fgraph, prof)
+            pp.nodes = fgraph.node_count
+            prof.max_nodes = max(prof.max_nodes, pp.nodes)
+            pp.time = time.perf_counter() - pstart
+            prof.toposort_time += pp.toposort_time
+            prof.passes.append(pp)
+            npass += 1
+            if stop is not None:
+                break
+            if not changed:
+                stop = "fixpoint"
+            elif max_nodes is not None and pp.nodes > max_nodes:
+                stop, detail = "max_nodes", f"{pp.nodes} nodes, limit {max_nodes}"
+            elif self.max_passes is not None and npass >= self.max_passes:
+                stop, detail = "max_passes", f"{npass} passes"
+            elif self.time_limit is not None and time.perf_counter() - start > self.time_limit:
+                stop, detail = "time_limit", f"{time.perf_counter() - start:.3f}s, limit {self.time_limit}s"
+        prof.stop_reason = stop
+        prof.stop_detail = detail
+        if stop != "fixpoint":
+            logger.warning("%s stopped before a fixpoint: %s (%s)", self.name, stop, detail)
+        graph_stats = prof.rewriters
+        prof.rewriters = stats_by_name(stats)
+        for name, st in graph_stats.items():
+            if name in prof.rewriters:
+                prof.rewriters[name].merge(st)
+            else:
+                prof.rewriters[name] = st
+        prof.nodes_after = fgraph.node_count
+        prof.time = time.perf_counter() - start
+        return prof
+
+
+class _Watcher(Feature):
+    """Queues, during a pass, the nodes replacements bring in and the visited nodes rebuilt since."""
+
+    def __init__(self, queue: deque, processed: set, new_nodes: bool, revisit: bool) -> None:
+        self.queue = queue
+        self.processed = processed
+        self.new_nodes = new_nodes
+        self.revisit = revisit
+
+    def on_import(self, fgraph: FunctionGraph, node: Any, reason: Any) -> None:
+        """Queue a node a replacement brought in."""
+        if self.new_nodes and reason != "rebuild":
+            self.queue.append(node)
+
+    def on_rebuild(self, fgraph: FunctionGraph, old: Any, new: Any) -> None:
+        """Visit again a node whose operands changed after it was visited."""
+        if self.revisit and old in self.processed:
+            self.queue.append(new)
+
+
+def _merge_graph_profile(prof: EquilibriumProfile, child: RewriteProfile) -> None:
+    """Fold a graph rewriter's run into the per-rewriter table of an equilibrium profile."""
+    from .profile import RewriterStats
+
+    st = prof.rewriters.get(child.name)
+    if st is None:
+        st = prof.rewriters[child.name] = RewriterStats(child.name)
+    st.tried += 1
+    st.time += child.time
+    if child.changed:
+        st.applied += 1

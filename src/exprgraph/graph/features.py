@@ -1,0 +1,251 @@
+"""Features: listeners attached to a FunctionGraph, and the standard ones.
+
+A :class:`Feature` overrides the callbacks it cares about; the graph calls only those. Names in
+``provides`` become methods of the graph while the feature is attached (called with the graph
+as first argument), as ``ReplaceValidate`` adds ``fgraph.replace_validate``.
+
+Callbacks (all optional):
+
+- ``on_attach(fgraph)`` / ``on_detach(fgraph)``: when attached or removed (raise to refuse);
+- ``on_import(fgraph, node, reason)``: ``node`` entered the graph (``reason`` is ``"rebuild"``
+  for a parent rebuilt after a replacement below it);
+- ``on_prune(fgraph, node, reason)``: ``node`` left the graph;
+- ``on_change_input(fgraph, client, index, old, new, reason)``: a position changed from ``old``
+  to ``new`` (``client`` is a node, or ``OUTPUT`` for an output slot);
+- ``on_replace(fgraph, old, new, reason)``: one call per :meth:`FunctionGraph.replace`;
+- ``on_rebuild(fgraph, old, new)``: a node whose operands changed was rebuilt as ``new``;
+- ``on_revert(fgraph, checkpoint)``: the graph went back to a checkpoint;
+- ``on_validate(fgraph)``: return False or raise :class:`~exprgraph.errors.InconsistencyError`
+  to reject the graph; a graph with validators runs each rewrite as a transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import FeatureError, InconsistencyError
+
+if TYPE_CHECKING:
+    from ..core import Term
+    from .fgraph import Checkpoint, FunctionGraph
+
+__all__ = ["Feature", "ReplaceValidate", "Validator", "History", "Step", "CALLBACKS"]
+
+#: the change callbacks a graph dispatches (``on_attach``/``on_detach``/``on_validate`` are separate)
+CALLBACKS = ("on_import", "on_prune", "on_change_input", "on_replace", "on_rebuild", "on_revert")
+
+
+class Feature:
+    """Base class of graph listeners: override the callbacks you need (see the module docstring)."""
+
+    #: names of methods ``m(fgraph, *args)`` exposed as ``fgraph.m(*args)`` while attached
+    provides: tuple[str, ...] = ()
+
+    def on_attach(self, fgraph: FunctionGraph) -> None:
+        """Called when attached; raise to refuse."""
+
+    def on_detach(self, fgraph: FunctionGraph) -> None:
+        """Called when removed."""
+
+    def on_import(self, fgraph: FunctionGraph, node: Term, reason: Any) -> None:
+        """``node`` entered the graph."""
+
+    def on_prune(self, fgraph: FunctionGraph, node: Term, reason: Any) -> None:
+        """``node`` left the graph."""
+
+    def on_change_input(
+        self, fgraph: FunctionGraph, client: Any, index: int, old: Term, new: Term, reason: Any
+    ) -> None:
+        """Position ``(client, index)`` now uses ``new`` instead of ``old``."""
+
+    def on_replace(self, fgraph: FunctionGraph, old: Term, new: Term, reason: Any) -> None:
+        """``fgraph.replace(old, new, reason)`` was done."""
+
+    def on_rebuild(self, fgraph: FunctionGraph, old: Term, new: Term) -> None:
+        """The node ``old`` was rebuilt with its current operands as ``new``."""
+
+    def on_revert(self, fgraph: FunctionGraph, checkpoint: Checkpoint) -> None:
+        """The graph went back to ``checkpoint``."""
+
+    def on_validate(self, fgraph: FunctionGraph) -> bool | None:
+        """Return False or raise InconsistencyError to reject the graph."""
+        return None
+
+
+class ReplaceValidate(Feature):
+    """Provides ``replace_validate`` and ``replace_all_validate``: replace, validate, revert and raise on failure."""
+
+    provides = ("replace_validate", "replace_all_validate")
+
+    def replace_validate(self, fgraph: FunctionGraph, old: Term, new: Any, reason: Any = None) -> None:
+        """Replace ``old`` by ``new``; if a validator rejects the result, undo it and raise."""
+        self.replace_all_validate(fgraph, [(old, new)], reason)
+
+    def replace_all_validate(
+        self, fgraph: FunctionGraph, pairs: Iterable[tuple[Term, Any]], reason: Any = None
+    ) -> None:
+        """Replace each pair in turn, then validate; on any failure the graph is left as it was and the error raised."""
+        pairs = list(pairs)
+        cp = fgraph.checkpoint()
+        try:
+            for old, new in pairs:
+                fgraph.replace(old, new, reason)
+            fgraph.validate()
+        except Exception:
+            fgraph.revert(cp)
+            raise
+
+
+class Validator(Feature):
+    """A validator from a function ``check(fgraph) -> bool`` (False rejects the graph)."""
+
+    def __init__(self, check: Callable[[FunctionGraph], Any], name: str | None = None) -> None:
+        self.check = check
+        self.name = name or getattr(check, "__name__", "validator")
+
+    def on_validate(self, fgraph: FunctionGraph) -> bool | None:
+        """Run the check; raise InconsistencyError when it returns False."""
+        if self.check(fgraph) is False:
+            raise InconsistencyError(f"validator {self.name!r} rejected the graph")
+        return None
+
+    def __repr__(self) -> str:
+        return f"Validator({self.name!r})"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One recorded replacement of a :class:`History`."""
+
+    old: Term
+    new: Term
+    reason: Any
+    #: rebuilds of parents done before this replacement (needed to replay it exactly)
+    rebuilds: tuple[tuple[Term, Term], ...] = ()
+    serial: int = 0
+
+    def __str__(self) -> str:
+        from .fgraph import _reason_name, short
+
+        return f"{_reason_name(self.reason)}: {short(self.old)} -> {short(self.new)}"
+
+
+class History(Feature):
+    """Records every replacement, so a rewrite session can be stepped back and forward.
+
+    ``undo()``/``redo()``/``goto(step)`` move the graph between recorded states (step 0 is the
+    graph when the history was attached); a new replacement after stepping back discards the
+    steps ahead, as an editor's undo does. ``state(step)`` gives a state's outputs without
+    moving. ``fgraph.checkpoint()``/``fgraph.revert()`` also rewind the record.
+    """
+
+    def __init__(self) -> None:
+        self._fg: FunctionGraph | None = None
+        self._steps: list[Step] = []
+        self._bases: dict[int, tuple[Term, ...]] = {}
+        self._rebuilds: list[tuple[Term, Term]] = []
+        self._cache: dict[int, tuple[Term, ...]] = {}
+        self._quiet = False
+        self._here: tuple[Term, ...] = ()
+        #: the step the graph is at (``len(steps)`` unless stepped back)
+        self.position = 0
+
+    def on_attach(self, fgraph: FunctionGraph) -> None:
+        """Start recording from the current state (step 0)."""
+        if self._fg is not None and self._fg is not fgraph:
+            raise FeatureError("a History records one graph; make another History for this one")
+        self._fg = fgraph
+        self._bases = {0: tuple(fgraph.outputs)}
+
+    def on_detach(self, fgraph: FunctionGraph) -> None:
+        """Stop recording."""
+        self._fg = None
+
+    @property
+    def steps(self) -> list[Step]:
+        """The recorded replacements, oldest first."""
+        return list(self._steps)
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def on_rebuild(self, fgraph: FunctionGraph, old: Term, new: Term) -> None:
+        """Remember parent rebuilds between replacements (for exact replay)."""
+        if not self._quiet:
+            self._rebuilds.append((old, new))
+
+    def on_replace(self, fgraph: FunctionGraph, old: Term, new: Term, reason: Any) -> None:
+        """Record a step (dropping the steps ahead when the graph was stepped back)."""
+        if self._quiet:
+            return
+        if self.position < len(self._steps):
+            self._truncate(self.position, self._here)
+        self._steps.append(Step(old, new, reason, tuple(self._rebuilds), fgraph._serial))
+        self._rebuilds = []
+        self.position = len(self._steps)
+
+    def on_revert(self, fgraph: FunctionGraph, checkpoint: Checkpoint) -> None:
+        """Forget the steps made after ``checkpoint``."""
+        if self._quiet:
+            return
+        keep = sum(1 for s in self._steps if s.serial <= checkpoint.serial)
+        self._truncate(keep, checkpoint.outputs)
+
+    def _truncate(self, n: int, outputs: tuple[Term, ...]) -> None:
+        del self._steps[n:]
+        self._bases = {k: v for k, v in self._bases.items() if k < n}
+        self._bases[n] = outputs
+        self._cache = {k: v for k, v in self._cache.items() if k <= n}
+        self._rebuilds = []
+        self.position = n
+
+    def state(self, step: int) -> tuple[Term, ...]:
+        """The outputs the graph had after ``step`` replacements (replayed from the nearest saved state)."""
+        if not 0 <= step <= len(self._steps):
+            raise IndexError(f"step {step} is outside 0..{len(self._steps)}")
+        if step in self._cache:
+            return self._cache[step]
+        base = max(k for k in self._bases if k <= step)
+        if base == step:
+            return self._bases[step]
+        from .fgraph import FunctionGraph
+
+        assert self._fg is not None
+        scratch = FunctionGraph(self._fg.inputs, self._bases[base])
+        for s in self._steps[base:step]:
+            for old, _new in s.rebuilds:
+                if old in scratch._clients and old in scratch._stale:
+                    scratch._refresh(old)
+            if s.old not in scratch._clients:
+                raise InconsistencyError(f"history replay diverged at {s}")
+            scratch.replace(s.old, s.new, s.reason)
+        out = tuple(scratch.outputs)
+        self._cache[step] = out
+        return out
+
+    def goto(self, step: int) -> None:
+        """Put the graph in the state it had after ``step`` replacements."""
+        if self._fg is None:
+            raise FeatureError("this History is not attached to a graph")
+        outputs = self.state(step)
+        self._quiet = True
+        try:
+            self._fg.set_outputs(outputs, reason="history")
+        finally:
+            self._quiet = False
+        self._rebuilds = []
+        self._here = outputs
+        self.position = step
+
+    def undo(self, n: int = 1) -> None:
+        """Step back ``n`` replacements."""
+        self.goto(max(0, self.position - n))
+
+    def redo(self, n: int = 1) -> None:
+        """Step forward ``n`` replacements (after an undo)."""
+        self.goto(min(len(self._steps), self.position + n))
+
+    def __repr__(self) -> str:
+        return f"<History at step {self.position} of {len(self._steps)}>"

@@ -1,0 +1,243 @@
+"""The default rewrite database ``optdb`` and :func:`rewrite_graph`.
+
+``optdb`` is a :class:`SequenceDB`:
+
+======== ================ ============================================= ==========================
+position name             what                                          tags
+======== ================ ============================================= ==========================
+0        ``merge1``       commutative merge                             fast_run, fast_compile, merge
+1        ``canonicalize`` :class:`EquilibriumDB`: the normal form        fast_run, fast_compile
+1.5      ``stabilize``    :class:`EquilibriumDB`: numerically stable    fast_run
+2        ``specialize``   :class:`EquilibriumDB`: cheaper operations    fast_run
+49       ``merge2``       commutative merge                             fast_run, fast_compile, merge
+======== ================ ============================================= ==========================
+
+**canonicalize** applies :func:`exprgraph.simplify.simplify` (constant folding, identities,
+neg/sub/div normalisation, flattening, sorting, like-term collection, its output form) region
+by region (:class:`~exprgraph.graph.regions.RegionNodeRewriter`), so the rule set is written
+once and the graph never grows; a merge is its cleanup (equal terms are one already, and a
+commutative merge would only fight the simplifier's operand order). The variant that also uses
+simplify's *unsafe* rules (``x*0 -> 0``, ``x - x -> 0``, ``(x*y)/y -> x``: exact only for finite
+or non-zero values) carries only the tag ``unsafe``: ``include=("canonicalize", "unsafe")``.
+
+**stabilize** turns unstable forms into stable ones (``1/(1 + exp(-x)) -> sigmoid(x)``,
+``sqrt(x**2) -> abs(x)``, the exp ratio form of tanh; ``log(1 + x) -> log1p(x)`` and
+``exp(x) - 1 -> expm1(x)`` when those ops are registered). **specialize** picks cheaper
+operations (``x**2 -> x*x``, division by a power of two as a multiplication; ``x**0.5 ->
+sqrt(x)`` is tagged unsafe: it differs at -0.0 and -inf).
+
+The phases do not undo each other: stabilize matches canonicalize's output form, makes ops
+canonicalize leaves alone and keeps its results in canonical order (the canonicalizer is part
+of its equilibrium); specialize runs last, and canonicalize maps its forms back to the canonical
+ones, so running the whole pipeline again gives the same graph.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from ..core import Term, const, get_op
+from ..errors import RewriteDatabaseError
+from ..simplify import simplify
+from .db import EquilibriumDB, RewriteDatabaseQuery, SequenceDB
+from .fgraph import FunctionGraph
+from .merge import MergeOptimizer
+from .profile import SequenceProfile
+from .regions import RegionNodeRewriter
+from .rewriters import GraphRewriter, NodeRewriter, PatternNodeRewriter, Rewriter, node_rewriter
+
+__all__ = [
+    "optdb",
+    "rewrite_graph",
+    "register_canonicalize",
+    "register_stabilize",
+    "register_specialize",
+    "canonicalize_db",
+    "stabilize_db",
+    "specialize_db",
+    "make_optdb",
+]
+
+
+def _normaliser(unsafe: bool) -> Any:
+    """``simplify`` (with or without its unsafe rules), applied until its result stops changing."""
+
+    def normalise(t: Term) -> Term:
+        # simplify is applied until its result no longer changes (it is not always idempotent),
+        # so the canonical form is a fixpoint of canonicalize
+        out = simplify(t, unsafe=unsafe)
+        prev = t
+        for _ in range(4):
+            if out is prev:
+                break
+            prev, out = out, simplify(out, unsafe=unsafe)
+        return out
+
+    normalise.__name__ = "simplify_unsafe" if unsafe else "simplify"
+    return normalise
+
+
+def _has_op(name: str) -> bool:
+    try:
+        get_op(name)
+    except KeyError:
+        return False
+    return True
+
+
+@node_rewriter(["truediv"], name="div_by_power_of_two")
+def _div_by_power_of_two(fgraph: FunctionGraph, node: Term) -> Any:
+    # x / c -> x * (1/c) when c is a power of two (the reciprocal is exact, so is the product)
+    x, c = node.args
+    if not c.is_const or c.attr.__class__ not in (int, float) or c.attr.__class__ is bool:
+        return False
+    v = float(c.attr)
+    if v == 0 or not math.isfinite(v) or math.frexp(abs(v))[0] != 0.5:
+        return False
+    r = 1.0 / v
+    if not math.isfinite(r):
+        return False
+    return [get_op("mul")(x, const(r))] if x.dtype == "float64" else False
+
+
+def make_optdb() -> tuple[SequenceDB, EquilibriumDB, EquilibriumDB, EquilibriumDB]:
+    """A fresh default database and its three phases (``optdb`` is one made at import)."""
+    db = SequenceDB("optdb")
+    canon = EquilibriumDB("canonicalize")
+    stab = EquilibriumDB("stabilize")
+    spec = EquilibriumDB("specialize")
+
+    # canonicalize: the simplifier's rules, region by region (never grows the graph); with the
+    # unsafe variant selected too, the safe one stands aside
+    unsafe_regions = RegionNodeRewriter(_normaliser(True), "simplify_regions_unsafe")
+    safe_regions = RegionNodeRewriter(_normaliser(False), "simplify_regions", superseded_by=unsafe_regions)
+    canon.register("simplify_regions_unsafe", unsafe_regions, "unsafe", use_db_name_as_tag=False)
+    canon.register("simplify_regions", safe_regions, "fast_run", "fast_compile")
+    canon.register(
+        "merge_cleanup",
+        MergeOptimizer(name="merge_cleanup"),
+        "fast_run",
+        "fast_compile",
+        cleanup=True,
+    )
+
+    # stabilize: numerically stable forms of canonical expressions
+    stable = [
+        # 1/(1 + exp(-x)) -> sigmoid(x): no overflow of exp(-x) for very negative x
+        ("sigmoid_reciprocal", ("truediv", 1, ("add", 1, ("exp", ("neg", "x")))), ("sigmoid", "x"), False),
+        # exp(x)/(1 + exp(x)) -> sigmoid(x): no inf/inf for large x
+        ("sigmoid_exp_ratio", ("truediv", ("exp", "x"), ("add", 1, ("exp", "x"))), ("sigmoid", "x"), True),
+        # (exp(x) - exp(-x))/(exp(x) + exp(-x)) -> tanh(x): no inf/inf for large |x|
+        (
+            "tanh_exp_ratio",
+            ("truediv", ("sub", ("exp", "x"), ("exp", ("neg", "x"))), ("add", ("exp", "x"), ("exp", ("neg", "x")))),
+            ("tanh", "x"),
+            True,
+        ),
+        # sqrt(x**2) -> abs(x): x**2 overflows for |x| > 1e154
+        ("abs_sqrt_square", ("sqrt", ("pow", "x", 2)), ("abs", "x"), False),
+    ]
+    if _has_op("log1p"):
+        # log(1 + x) -> log1p(x): exact for tiny x
+        stable.append(("log1p", ("log", ("add", 1, "x")), ("log1p", "x"), False))
+    if _has_op("expm1"):
+        # exp(x) - 1 -> expm1(x): exact for tiny x
+        stable.append(("expm1", ("sub", ("exp", "x"), 1), ("expm1", "x"), False))
+    for name, lhs, rhs, multi in stable:
+        stab.register(name, PatternNodeRewriter(lhs, rhs, allow_multiple_clients=multi, name=name), "fast_run")
+    # stable forms are put back in canonical order, so canonicalize has nothing to redo on them
+    stab.register("simplify_regions", RegionNodeRewriter(_normaliser(False), "simplify_regions"), "fast_run")
+
+    # specialize: cheaper operations for the same value
+    spec.register(
+        "square_to_mul", PatternNodeRewriter(("pow", "x", 2), ("mul", "x", "x"), name="square_to_mul"), "fast_run"
+    )  # x**2 -> x*x
+    spec.register("div_by_power_of_two", _div_by_power_of_two, "fast_run")  # x/4 -> x*0.25
+    spec.register(
+        "sqrt_from_pow_half",
+        PatternNodeRewriter(("pow", "x", 0.5), ("sqrt", "x"), name="sqrt_from_pow_half"),
+        "unsafe",
+        use_db_name_as_tag=False,
+    )  # x**0.5 -> sqrt(x), not at -0.0 or -inf
+
+    db.register(
+        "merge1", MergeOptimizer(commutative=True, name="merge1"), "fast_run", "fast_compile", "merge", position=0
+    )
+    db.register("canonicalize", canon, "fast_run", "fast_compile", position=1)
+    db.register("stabilize", stab, "fast_run", position=1.5)
+    db.register("specialize", spec, "fast_run", position=2)
+    db.register(
+        "merge2", MergeOptimizer(commutative=True, name="merge2"), "fast_run", "fast_compile", "merge", position=49
+    )
+    return db, canon, stab, spec
+
+
+#: the default database (see the module docstring)
+optdb, canonicalize_db, stabilize_db, specialize_db = make_optdb()
+
+
+def _registrar(db: EquilibriumDB, default_tags: tuple[str, ...]) -> Any:
+    def register(rewriter: Any = None, *tags: str, name: str | None = None, **kwargs: Any) -> Any:
+        if isinstance(rewriter, str) or rewriter is None:  # used as @register_x("tag", ...)
+            extra = () if rewriter is None else (rewriter,)
+
+            def deco(r: Rewriter) -> Rewriter:
+                return register(r, *extra, *tags, name=name, **kwargs)
+
+            return deco
+        if not isinstance(rewriter, (NodeRewriter, GraphRewriter)):
+            raise RewriteDatabaseError(f"expected a node or graph rewriter, not {rewriter!r}")
+        db.register(name or rewriter.name, rewriter, *default_tags, *tags, **kwargs)
+        return rewriter
+
+    register.__doc__ = f"Register a rewriter in ``{db.name}`` (tags {default_tags} added); usable as a decorator."
+    return register
+
+
+#: register a node rewriter in canonicalize (tags fast_run, fast_compile); also a decorator
+register_canonicalize = _registrar(canonicalize_db, ("fast_run", "fast_compile"))
+#: register a node rewriter in stabilize (tag fast_run); also a decorator
+register_stabilize = _registrar(stabilize_db, ("fast_run",))
+#: register a node rewriter in specialize (tag fast_run); also a decorator
+register_specialize = _registrar(specialize_db, ("fast_run",))
+
+
+def rewrite_graph(
+    graph: Term | Iterable[Term] | FunctionGraph,
+    include: Iterable[str] = ("canonicalize",),
+    exclude: Iterable[str] = (),
+    custom_rewrite: GraphRewriter | None = None,
+    *,
+    require: Iterable[str] = (),
+    db: SequenceDB | None = None,
+    clone: bool | None = None,
+    return_profile: bool = False,
+) -> Any:
+    """Rewrite a term (or terms, or a FunctionGraph in place) with the rewriters a query selects.
+
+    ``include``/``exclude``/``require`` query ``db`` (default :data:`optdb`); ``custom_rewrite``
+    runs afterwards. Returns a term for a term, a list for a list, the graph for a graph; with
+    ``return_profile=True`` a pair ``(result, profile)``. ``clone`` is accepted for PyTensor
+    compatibility and ignored: terms are immutable, so there is nothing to clone.
+    """
+    del clone
+    if isinstance(graph, FunctionGraph):
+        fg, single, given = graph, False, True
+    else:
+        given = False
+        single = graph.__class__ is Term
+        fg = FunctionGraph(outputs=[graph] if single else list(graph))
+    query = RewriteDatabaseQuery(include=tuple(include), require=tuple(require), exclude=tuple(exclude))
+    rewriter = (db if db is not None else optdb).query(query)
+    prof = SequenceProfile("rewrite_graph", "rewrite_graph", nodes_before=fg.node_count)
+    prof.children.append((0, rewriter.rewrite(fg)))
+    if custom_rewrite is not None:
+        if not isinstance(custom_rewrite, GraphRewriter):
+            raise TypeError(f"custom_rewrite must be a graph rewriter, not {custom_rewrite!r}")
+        prof.children.append((1, custom_rewrite.rewrite(fg)))
+    prof.nodes_after = fg.node_count
+    prof.time = sum(p.time for _, p in prof.children)
+    result: Any = fg if given else (fg.outputs[0] if single else fg.outputs)
+    return (result, prof) if return_profile else result

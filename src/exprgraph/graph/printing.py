@@ -1,0 +1,91 @@
+"""The text form of a FunctionGraph: ``FunctionGraph(truediv(mul(*1 -> add(y, z), x), *1))``.
+
+Nodes print in call form with their op names; a node used in more than one place is tagged
+``*k -> ...`` where it first appears and printed as ``*k`` afterwards, so the text stays the size
+of the DAG. Iterative (any depth); graphs bigger than :data:`MAX_REPR_NODES` print a summary.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..core import Term
+from ..core.printing import format_const
+
+if TYPE_CHECKING:
+    from .fgraph import FunctionGraph
+
+__all__ = ["format_fgraph", "format_terms", "MAX_REPR_NODES"]
+
+#: beyond this many nodes, ``repr(fgraph)`` is a one-line summary
+MAX_REPR_NODES = 400
+
+
+class _Text(str):
+    __slots__ = ()
+
+
+def _leaf(t: Term) -> str:
+    if t.op.name == "symbol":
+        return t.attr[0]
+    return format_const(t.attr)
+
+
+def format_terms(outputs: list[Term]) -> str:
+    """Outputs in call form, comma separated, with ``*k`` tags on shared nodes."""
+    uses: dict[Term, int] = {}
+    for o in outputs:
+        uses[o] = uses.get(o, 0) + 1
+    seen: set[Term] = set()
+    stack = list(reversed(outputs))
+    while stack:  # count the uses of each node within the DAG
+        t = stack.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        for a in t.args:
+            uses[a] = uses.get(a, 0) + 1
+            if a.args and a not in seen:
+                stack.append(a)
+    tags: dict[Term, int] = {}
+    out: list[str] = []
+    items: list = []
+    for i, o in enumerate(outputs):
+        if i:
+            items.append(_Text(", "))
+        items.append(o)
+    items.reverse()
+    while items:
+        item = items.pop()
+        if item.__class__ is _Text:
+            out.append(item)
+            continue
+        t = item
+        if not t.args:
+            out.append(_leaf(t))
+            continue
+        if t in tags:
+            out.append(f"*{tags[t]}")
+            continue
+        if uses.get(t, 0) > 1:
+            tags[t] = len(tags) + 1
+            out.append(f"*{tags[t]} -> ")
+        seq: list = [_Text(f"{t.op.name}(")]
+        for j, a in enumerate(t.args):
+            if j:
+                seq.append(_Text(", "))
+            seq.append(a)
+        if t.attr is not None:
+            seq.append(_Text(f", {t.op.attr_name or 'attr'}={t.attr!r}"))
+        seq.append(_Text(")"))
+        items.extend(reversed(seq))
+    return "".join(out)
+
+
+def format_fgraph(fgraph: FunctionGraph) -> str:
+    """``FunctionGraph(out1, out2, ...)`` as the seed prints it (a summary for big graphs)."""
+    n = fgraph.node_count
+    outputs = fgraph.outputs
+    if n > MAX_REPR_NODES:
+        return f"FunctionGraph(<{n} nodes, {len(outputs)} outputs>)"
+    return f"FunctionGraph({format_terms(outputs)})"

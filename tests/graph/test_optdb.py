@@ -1,0 +1,232 @@
+"""The default database: canonicalize / stabilize / specialize, rewrite_graph, values and sizes preserved."""
+
+from __future__ import annotations
+
+import random
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from exprgraph import Symbol, const, evaluate, exp, get_op, log, sin, sqrt, symbols
+from exprgraph.cli import main as cli_main
+from exprgraph.graph import (
+    EquilibriumDB,
+    FunctionGraph,
+    PatternNodeRewriter,
+    SequenceDB,
+    node_rewriter,
+    optdb,
+    register_canonicalize,
+    rewrite_graph,
+)
+from exprgraph.graph.profile import SequenceProfile
+from exprgraph.graph.regions import RegionNodeRewriter
+
+optdb_module = sys.modules["exprgraph.graph.optdb"]
+x, y, z = symbols("x y z")
+add, mul, sub, truediv = (get_op(n) for n in ("add", "mul", "sub", "truediv"))
+
+
+def test_canonicalize_examples():
+    assert rewrite_graph(x * 1 + 0) is x
+    assert rewrite_graph(x + x) is 2 * x
+    assert str(rewrite_graph(x * x * x)) == "x**3"
+    assert str(rewrite_graph((x + 2) + 3)) == "x + 5"
+    assert str(rewrite_graph((y * x) / y)) == "x*y/y"  # safe: y may be 0
+    assert rewrite_graph((y * x) / y, include=("canonicalize", "unsafe")) is x
+    assert rewrite_graph(x - x, include=("canonicalize", "unsafe")) is const(0.0)
+    assert rewrite_graph([x * 1, y + 0]) == [x, y]
+
+
+def test_shared_subterms_are_not_duplicated():
+    s = x + y
+    outs = [s + z, s * 2, s - 1]  # flattening s into s + z would keep s for the others: a new node
+    fg = FunctionGraph(outputs=outs)
+    before = fg.node_count
+    rewrite_graph(fg)
+    assert fg.node_count <= before
+    assert s in fg
+    values = {x: 1.5, y: -0.25, z: 3.0}
+    assert np.allclose(evaluate(fg.outputs, values), evaluate(outs, values))
+
+
+def test_stabilize_and_specialize():
+    logistic = 1.0 / (1 + exp(-x))
+    assert rewrite_graph(logistic, include=("canonicalize", "stabilize")) is get_op("sigmoid")(x)
+    assert rewrite_graph(exp(x) / (1 + exp(x)), include=("canonicalize", "stabilize")) is get_op("sigmoid")(x)
+    tanh_form = (exp(x) - exp(-x)) / (exp(x) + exp(-x))
+    assert rewrite_graph(tanh_form, include=("canonicalize", "stabilize")) is get_op("tanh")(x)
+    assert rewrite_graph(sqrt(x * x), include=("fast_run",)) is abs(x)
+    assert rewrite_graph(x**2, include=("specialize",)) is x * x
+    assert str(rewrite_graph(x / 4, include=("specialize",))) == "x*0.25"
+    assert str(rewrite_graph(x / 3, include=("specialize",))) == "x/3"
+    assert rewrite_graph(x**0.5, include=("specialize",)) is x**0.5
+    assert rewrite_graph(x**0.5, include=("specialize", "unsafe")) is sqrt(x)
+    # the stable form is also the better value: no overflow of exp(-x)
+    big = {x: -800.0}
+    assert evaluate(rewrite_graph(logistic, include=("fast_run",)), big) == 0.0
+
+
+def test_phases_do_not_undo_each_other():
+    terms = [1.0 / (1 + exp(-x)), sqrt(x * x) + y**2, (x + y) * (x + y), x / 8 + log(1 + x)]
+    once = rewrite_graph(terms, include=("fast_run",))
+    assert rewrite_graph(once, include=("fast_run",)) == once
+    # and the canonical form is a fixpoint of canonicalize
+    canon = rewrite_graph(terms)
+    assert rewrite_graph(canon) == canon
+
+
+def test_rewrite_graph_profile_and_graph_input():
+    fg = FunctionGraph(outputs=[x * 1, sin(y + 0)])
+    out, prof = rewrite_graph(fg, return_profile=True)
+    assert out is fg and fg.outputs == [x, sin(y)]
+    assert isinstance(prof, SequenceProfile)
+    eq_prof = prof.children[0][1].children[0][1]
+    assert eq_prof.name == "canonicalize" and eq_prof.stop_reason == "fixpoint"
+    assert prof.nodes_before == 3 and prof.nodes_after == 1
+    with pytest.raises(TypeError):
+        rewrite_graph(x, custom_rewrite=PatternNodeRewriter(("sin", "x"), "x"))
+
+
+def test_custom_database_and_exclusion():
+    assert rewrite_graph(x * 1, include=("canonicalize",), exclude=("fast_run",)) is x * 1
+    db = SequenceDB("mine")
+    eq = EquilibriumDB("canonicalize")
+    eq.register("sin_to_x", PatternNodeRewriter(("sin", "x"), "x"), "fast_run")
+    db.register("canonicalize", eq, position=1)
+    assert rewrite_graph(sin(x) * 1, db=db) is x * 1
+
+
+def test_register_canonicalize_decorator():
+    db, canon, _, _ = optdb_module.make_optdb()
+    register = optdb_module._registrar(canon, ("fast_run", "fast_compile"))
+
+    @register("mytag")
+    @node_rewriter(["sin"])
+    def sin_of_zero(fgraph, node):
+        return [const(0.0)] if node.args[0] is const(0.0) else False
+
+    assert {"mytag", "fast_run", "fast_compile", "canonicalize"} <= canon.tags_of("sin_of_zero")
+    assert rewrite_graph(sin(const(0.0)) + x, db=db) is x
+    with pytest.raises(Exception, match="rewriter"):
+        register(42)
+    assert register_canonicalize.__doc__.startswith("Register a rewriter in ``canonicalize``")
+
+
+def test_region_rewriter_declines_growth():
+    # a normaliser that would duplicate a shared node is refused
+    def expand(t):
+        return t.args[0] * t.args[1] + t.args[0] * t.args[1] if t.op is mul else t
+
+    rw = RegionNodeRewriter(expand, "expand")
+    fg = FunctionGraph(outputs=[x * y])
+    assert rw.transform(fg, x * y) is False
+    rw = RegionNodeRewriter(expand, "expand", allow_growth=True)
+    assert rw.transform(fg, x * y) == [x * y + x * y]
+
+
+def test_placeholders_never_clash_with_inputs():
+    a = Symbol("_region_000000000")
+    rw = RegionNodeRewriter(lambda t: t, "same")
+    fg = FunctionGraph(outputs=[(a + y) * (a + y) + 1])
+    rw.add_requirements(fg)
+    cache = rw.cache_of(fg)
+    assert cache.prefix != "_region_" and not a.name.startswith(cache.prefix)
+
+
+# -- properties: values preserved, sizes never grow --------------------------------------------------------
+
+OPS = [add, mul, sub, truediv]
+LEAVES = [x, y, z, const(0.0), const(1.0), const(2.0), const(0.5)]
+
+
+def random_graph(seed: int, n: int = 30) -> list:
+    rng = random.Random(seed)
+    made = list(LEAVES)
+    for _ in range(n):
+        r = rng.random()
+        a, b = rng.choice(made), rng.choice(made)
+        if r < 0.1:
+            made.append(a + 0)
+        elif r < 0.2:
+            made.append(a * 1)
+        elif r < 0.25:
+            made.append(sin(a))
+        elif r < 0.3:
+            made.append(-a)
+        else:
+            made.append(rng.choice(OPS)(a, b))
+    return [rng.choice(made[len(LEAVES) :]) for _ in range(3)]
+
+
+def assert_same_values(before, after, rng):
+    env = {s: rng.uniform(-3, 3, size=64) for s in (x, y, z)}
+    with np.errstate(all="ignore"):
+        want = [np.broadcast_to(v, (64,)) for v in evaluate(before, env)]
+        got = [np.broadcast_to(v, (64,)) for v in evaluate(after, env)]
+    for w, g in zip(want, got, strict=True):
+        ok = np.isfinite(w) & (np.abs(w) < 1e8)
+        np.testing.assert_allclose(g[ok], w[ok], rtol=1e-7, atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**9))
+def test_canonicalize_preserves_values_and_never_grows(seed):
+    outs = random_graph(seed)
+    fg = FunctionGraph(outputs=outs)
+    before = fg.node_count
+    rewrite_graph(fg)
+    assert fg.node_count <= before
+    fg.check_integrity()
+    assert_same_values(outs, fg.outputs, np.random.default_rng(seed))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10**9))
+def test_fast_run_preserves_values(seed):
+    outs = random_graph(seed)
+    after = rewrite_graph(outs, include=("fast_run",))
+    assert_same_values(outs, after, np.random.default_rng(seed))
+
+
+# -- deep graphs and the command line ----------------------------------------------------------------------
+
+
+def test_deep_chain_canonicalize():
+    t = x
+    for i in range(20_000):
+        t = (t * 1 + 0) if i % 2 else sin(t)
+    out = rewrite_graph(t)
+    expected = x
+    for _ in range(10_000):
+        expected = sin(expected)
+    assert out is expected
+
+
+def test_cli_rewrite(capsys):
+    assert cli_main(["rewrite", "x*1 + 0", "(x*y)/y", "--include", "canonicalize", "--include", "unsafe"]) == 0
+    assert capsys.readouterr().out.split("\n")[:2] == ["x", "x"]
+    assert cli_main(["rewrite", "(a+b)*(a+b) + (a+b)", "--graph"]) == 0
+    assert capsys.readouterr().out.strip() == "FunctionGraph(add(*1 -> add(a, b), pow(*1, 2)))"
+    assert cli_main(["rewrite", "1/(1+exp(-x))", "--include", "fast_run", "--profile"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("sigmoid(x)\n") and "stabilize" in out
+    assert cli_main(["rewrite", "x +"]) == 2
+    assert "syntax error" in capsys.readouterr().err
+
+
+def test_optdb_layout():
+    assert list(optdb) == ["merge1", "canonicalize", "stabilize", "specialize", "merge2"]
+    assert [optdb.positions[n] for n in optdb] == [0, 1, 1.5, 2, 49]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**9))
+def test_canonical_form_is_a_fixpoint(seed):
+    once = rewrite_graph(random_graph(seed))
+    assert rewrite_graph(once) == once
+    full = rewrite_graph(once, include=("fast_run",))
+    assert rewrite_graph(full, include=("fast_run",)) == full
