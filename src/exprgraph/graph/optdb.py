@@ -62,18 +62,10 @@ __all__ = [
 
 
 def _normaliser(unsafe: bool) -> Any:
-    """``simplify`` (with or without its unsafe rules), applied until its result stops changing."""
+    """``simplify`` (with or without its unsafe rules): idempotent, so canonicalize is a fixpoint."""
 
     def normalise(t: Term) -> Term:
-        # simplify is applied until its result no longer changes (it is not always idempotent),
-        # so the canonical form is a fixpoint of canonicalize
-        out = simplify(t, unsafe=unsafe)
-        prev = t
-        for _ in range(4):
-            if out is prev:
-                break
-            prev, out = out, simplify(out, unsafe=unsafe)
-        return out
+        return simplify(t, unsafe=unsafe)
 
     normalise.__name__ = "simplify_unsafe" if unsafe else "simplify"
     return normalise

@@ -2,12 +2,17 @@
 
 The canonical form is a sum of products of powers with numeric coefficients:
 
-- ``a - b`` becomes ``a + (-1)*b``, ``-a`` becomes ``(-1)*a``, ``a/b`` becomes ``a * b**-1``;
+- ``a - b`` becomes ``a + (-1)*b``, ``-a`` becomes ``(-1)*a``, ``a/b`` becomes ``a * b**-1``,
+  ``(a*b)**-1`` becomes ``a**-1 * b**-1``, and (unsafe) ``(-1)*(a + b)`` becomes ``(-1)*a + (-1)*b``;
 - sums and products are flat, their numeric constants folded into one (a sum's constant last,
-  a product's coefficient first) and their other operands in a fixed order (:mod:`.order`);
+  a product's coefficient first, -1.0 spelled -1, a lone constant of the term's dtype) and their
+  other operands in a fixed order (:mod:`.order`);
 - like terms are collected (``x + x -> 2*x``, ``3*x + (-1)*x -> 2*x``) and equal bases
-  merged (``x*x -> x**2``, ``x**2 * x**-1 -> x``);
+  merged (``x*x -> x**2``, ``x**2 * x**-1 -> x``; without cancelling, ``x*x*x**-1 -> x**2 * x**-1``);
 - subterms of constants are folded to one constant.
+
+The output form (:mod:`.output`) reads back through these rules into the same canonical form, so
+``simplify`` is idempotent: ``simplify(simplify(t)) is simplify(t)``.
 
 Each rule is a :class:`GuardedRule`: it never changes a term's dtype (and the driver declines
 any change of shape). Rules tagged *unsafe* hold for finite values only, or need a non-zero
@@ -106,6 +111,17 @@ def _fold_value(op: Any, consts: list[Term]) -> Term | None:
     return const(value)
 
 
+def _same_dtype(result: Term, t: Term) -> Term:
+    """``result``, a lone scalar constant cast to ``t``'s dtype (``x + 2 - x`` is 2.0 for a float x)."""
+    v = number(result)
+    if v is None or result.dtype == t.dtype:
+        return result
+    try:
+        return const(v, dtype=t.dtype)
+    except (OverflowError, ValueError, TypeError):
+        return result
+
+
 # -- constants ------------------------------------------------------------------------------------
 
 
@@ -199,15 +215,17 @@ def _canonical_sum(t: Term, cancel: bool) -> Term | None:
             return None
         terms.extend(merged)
     terms.sort(key=sort_key)
-    if consts:
-        c = _fold_value(ADD, consts)
-        if c is None:
-            return None
-        if not (number(c) == 0 and terms):  # x + 0 -> x
-            terms.append(c)
-    if not terms:
+    c = _fold_value(ADD, consts) if consts else None
+    if consts and c is None:
+        return None
+    parts = [*terms, c] if c is not None and not (number(c) == 0 and terms) else terms  # x + 0 -> x
+    if not parts:
         return const(0, dtype=t.dtype)
-    return terms[0] if len(terms) == 1 else ADD(*terms)
+    out = parts[0] if len(parts) == 1 else ADD(*parts)
+    if out.dtype != t.dtype and c is not None:
+        # x + 2 - x -> 2.0 for a float x; i + 0.0 keeps its 0.0 (without it, the sum would be an int)
+        out = ADD(*terms, c) if terms else _same_dtype(c, t)
+    return out
 
 
 def collect_sum(t: Term) -> Term | None:
@@ -258,20 +276,30 @@ def _canonical_product(t: Term, cancel: bool) -> Term | None:
             if total != 0:
                 factors.append(_power(base, total))
         else:
-            factors.extend(a for _, a in members)
+            # x*x * x**-1 -> x**2 * x**-1: integer powers merge within each sign (x/x stays, it is nan at 0)
+            for sign in (1, -1):
+                part = [(e, a) for e, a in members if _integral(e) and e * sign > 0]
+                if part:
+                    factors.append(part[0][1] if len(part) == 1 else _power(base, sum(e for e, _ in part)))
+            factors.extend(a for e, a in members if not (_integral(e) and e != 0))
     factors.sort(key=sort_key)
-    if consts:
-        c = _fold_value(MUL, consts)
-        if c is None:
-            return None
+    c = _fold_value(MUL, consts) if consts else None
+    if consts and c is None:
+        return None
+    parts = factors
+    if c is not None:
         v = number(c)
         if v == 0 and cancel and factors:
             return const(0, dtype=t.dtype)  # x*0 -> 0 (not for infinite or nan x)
         if not (v == 1 and factors):  # x*1 -> x
-            factors.insert(0, c)
-    if not factors:
+            parts = [const(-1) if v == -1 else c, *factors]  # -1.0*x -> -1*x: one spelling of the sign
+    if not parts:
         return const(1, dtype=t.dtype)
-    return factors[0] if len(factors) == 1 else MUL(*factors)
+    out = parts[0] if len(parts) == 1 else MUL(*parts)
+    if out.dtype != t.dtype and c is not None:
+        # x*2/x -> 2.0 for a float x; i*1.0 and -1.0*i keep their float constant (else an int product)
+        out = MUL(c, *factors) if factors else _same_dtype(c, t)
+    return out
 
 
 def collect_product(t: Term) -> Term | None:
@@ -282,6 +310,14 @@ def collect_product(t: Term) -> Term | None:
 def cancel_product(t: Term) -> Term | None:
     # also x*x**-1 -> 1, (x*y)/y -> x and x*0 -> 0 (not for x or y zero, infinite or nan)
     return _canonical_product(t, cancel=True)
+
+
+def distribute_negation(t: Term) -> Term | None:
+    # (-1)*(a + b) -> (-1)*a + (-1)*b (no rounding, but an exactly cancelling sum turns -0.0 into 0.0)
+    args = t.args
+    if len(args) != 2 or args[1].op is not ADD or number(args[0]) != -1:
+        return None
+    return ADD(*(MUL(args[0], a) for a in args[1].args))
 
 
 def merge_exp_product(t: Term) -> Term | None:
@@ -307,11 +343,28 @@ def power_of_power(t: Term) -> Term | None:
         e2 = number(base.args[1])
         if e2 is not None and _integral(e) and _integral(e2):
             return _power(base.args[0], e * e2)
+    if base.op is POW and e == -1 and t.dtype == FLOAT64:
+        e2 = number(base.args[1])
+        if e2 is not None:  # (x**a)**-1 -> x**-a for any a (to rounding; the output form writes x**-a as 1/x**a)
+            return _power(base.args[0], -e2)
     if base.op is EXP and _integral(e):
         return EXP(MUL(const(int(e)), base.args[0]))
     if e.__class__ is float and _integral(e) and base.dtype == FLOAT64:
         return POW(base, const(int(e)))
     return None
+
+
+def reciprocal_of_product(t: Term) -> Term | None:
+    # (a*b)**-1 -> a**-1 * b**-1 (to rounding): a quotient's denominators are factors like any other
+    base, ex = t.args
+    if base.op is not MUL or number(ex) != -1 or t.dtype != FLOAT64:
+        return None
+    factors = []
+    for a in base.args:
+        if number(a) is not None:
+            a = const(float(a.attr))  # an int constant to the power -1 would not fold
+        factors.append(POW(a, ex if a.dtype == FLOAT64 else const(-1.0)))  # i**-1 is not defined for ints
+    return MUL(*factors)
 
 
 def abs_of_product(t: Term) -> Term | None:
@@ -447,7 +500,20 @@ def _rules() -> list[GuardedRule]:
         GuardedRule("merge_exp_product", merge_exp_product, ops=("mul",), unsafe=True, doc="exp(a)*exp(b) -> exp(a+b)"),
         GuardedRule("cancel_product", cancel_product, ops=("mul",), unsafe=True, doc="(x*y)/y -> x, x*0 -> 0"),
         GuardedRule("collect_product", collect_product, ops=("mul",), doc="flatten, sort, x*x -> x**2"),
-        GuardedRule("power_of_power", power_of_power, ops=("pow",), doc="(x**a)**b -> x**(a*b), integers a, b"),
+        GuardedRule(
+            "distribute_negation",
+            distribute_negation,
+            ops=("mul",),
+            unsafe=True,
+            doc="-(a + b) -> (-1)*a + (-1)*b (a zero sum changes sign: -(x - x) is -0.0, -x + x is 0.0)",
+        ),
+        GuardedRule(
+            "power_of_power",
+            power_of_power,
+            ops=("pow",),
+            doc="(x**a)**b -> x**(a*b), integers a, b; (x**a)**-1 -> x**-a",
+        ),
+        GuardedRule("reciprocal_of_product", reciprocal_of_product, ops=("pow",), doc="1/(a*b) -> a**-1 * b**-1"),
         GuardedRule("abs_of_product", abs_of_product, ops=("abs",), doc="abs(-x) -> abs(x), abs(x**2) -> x**2"),
         GuardedRule(
             "flatten_extremum", flatten_extremum, ops=("maximum", "minimum"), doc="max(x, max(x, y)) -> max(x, y)"

@@ -1,9 +1,11 @@
 """The output form: the canonical sums of products turned back into subtraction and division.
 
 The canonical form writes ``a - b`` as ``a + (-1)*b`` and ``a/b`` as ``a * b**-1``, which is
-uniform for rules but larger and harder to read. These rules (all exact) undo that at the end:
+uniform for rules but larger and harder to read. These rules undo that at the end (exactly, but for
+the grouped subtraction, tagged unsafe: see ``OUTPUT_RULES``):
 
-- ``a + (-1)*b + (-2)*c + (-3)`` -> ``a - (b + 2*c + 3)``; with no positive term, a negation;
+- ``a + (-1)*b + (-2)*c + (-3)`` -> ``a - (b + 2*c + 3)``; with no positive term, a negation
+  (without the unsafe rules: ``a - b - 2*c - 3``, which the canonical form reads back exactly);
 - ``(-1)*a`` -> ``-a``;
 - ``a * b**-1 * c**-2`` -> ``a / (b * c**2)``; a lone ``b**-1`` -> ``1.0/b``.
 """
@@ -36,8 +38,8 @@ def _negated(t: Term) -> Term | None:
     return None
 
 
-def sum_to_difference(t: Term) -> Term | None:
-    # a + (-1)*b -> a - b; a + (-2)*b + (-3) -> a - (2*b + 3); (-1)*a + (-1)*b -> -(a + b)
+def _split_signs(t: Term) -> tuple[list[Term], list[Term]]:
+    """The operands of a sum as ``(positive, negated)``: ``a + (-2)*b`` gives ``([a], [2*b])``."""
     pos, neg = [], []
     for a in t.args:
         u = _negated(a)
@@ -45,13 +47,36 @@ def sum_to_difference(t: Term) -> Term | None:
             pos.append(a)
         else:
             neg.append(u)
+    return pos, neg
+
+
+def sum_to_difference(t: Term) -> Term | None:
+    # a + (-1)*b + (-2)*c -> a - (b + 2*c); (-1)*a + (-1)*b -> -(a + b)
+    pos, neg = _split_signs(t)
     if not neg:
         return None
-    subtrahend = neg[0] if len(neg) == 1 else ADD(*neg)
-    if not pos:
-        return NEG(subtrahend)
-    minuend = pos[0] if len(pos) == 1 else ADD(*pos)
-    return SUB(minuend, subtrahend)
+    # a negated sum stays whole: a + (-1)*(b + c) -> a - (b + c), never a - (b + c + ...) (sums are flat)
+    whole = [u for u in neg if u.op in (ADD, SUB, NEG)]
+    neg = [u for u in neg if u.op not in (ADD, SUB, NEG)]
+    if neg:
+        subtrahend = neg[0] if len(neg) == 1 else ADD(*neg)
+        out = NEG(subtrahend) if not pos else SUB(pos[0] if len(pos) == 1 else ADD(*pos), subtrahend)
+    else:
+        out = (pos[0] if len(pos) == 1 else ADD(*pos)) if pos else NEG(whole.pop(0))
+    for u in whole:
+        out = SUB(out, u)
+    return out
+
+
+def sum_to_differences(t: Term) -> Term | None:
+    # a + (-1)*b + (-2)*c -> a - b - 2*c; (-1)*a + (-1)*b -> -a - b (one subtraction per negative term)
+    pos, neg = _split_signs(t)
+    if not neg:
+        return None
+    out = (pos[0] if len(pos) == 1 else ADD(*pos)) if pos else NEG(neg.pop(0))
+    for u in neg:
+        out = SUB(out, u)
+    return out
 
 
 def product_to_quotient(t: Term) -> Term | None:
@@ -83,9 +108,17 @@ def negative_power(t: Term) -> Term | None:
     return DIV(const(1.0), base)
 
 
-#: the output-form rules (all exact)
+#: the output-form rules: the grouped subtraction is unsafe, as ``a - (b + c)`` may overflow where
+#: ``a - b - c`` does not, and ``-(a + b)`` is -0.0 where ``-a - b`` is 0.0; its exact variant follows it
 OUTPUT_RULES: list[GuardedRule] = [
-    GuardedRule("sum_to_difference", sum_to_difference, ops=("add",), doc="a + (-1)*b -> a - b"),
+    GuardedRule(
+        "sum_to_difference",
+        sum_to_difference,
+        ops=("add",),
+        unsafe=True,
+        doc="a + (-1)*b + (-1)*c -> a - (b + c) (to rounding; a zero result may change sign)",
+    ),
+    GuardedRule("sum_to_differences", sum_to_differences, ops=("add",), doc="a + (-1)*b + (-1)*c -> a - b - c"),
     GuardedRule("product_to_quotient", product_to_quotient, ops=("mul",), doc="a * b**-1 -> a/b, (-1)*a -> -a"),
     GuardedRule("negative_power", negative_power, ops=("pow",), doc="b**-1 -> 1.0/b"),
 ]

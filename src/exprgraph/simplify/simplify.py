@@ -33,14 +33,15 @@ def canonical_ruleset(unsafe: bool = True) -> RuleSet:
 
 
 @cache
-def output_ruleset() -> RuleSet:
-    """The output-form rules as a RuleSet."""
-    return RuleSet(OUTPUT_RULES, name="output")
+def output_ruleset(unsafe: bool = True) -> RuleSet:
+    """The output-form rules as a RuleSet (without the unsafe ones when ``unsafe`` is False)."""
+    name = "output" if unsafe else "output-safe"
+    return RuleSet([r for r in OUTPUT_RULES if unsafe or not r.unsafe], name=name)
 
 
 def rules(unsafe: bool = True) -> list[GuardedRule]:
     """Every rule ``simplify`` uses, canonical then output form, each with its name, doc and tag."""
-    return [r for r in CANONICAL_RULES if unsafe or not r.unsafe] + list(OUTPUT_RULES)
+    return [r for r in CANONICAL_RULES + OUTPUT_RULES if unsafe or not r.unsafe]
 
 
 def canonical(term: Term, *, unsafe: bool = True, profile: RewriteProfile | None = None) -> Term:
@@ -53,8 +54,9 @@ def simplify(term: Term, *, unsafe: bool = True, profile: RewriteProfile | None 
 
     Constants are folded, sums and products flattened and sorted, like terms collected
     (``x + x -> 2*x``, ``x*x -> x**2``), identities removed (``x*1``, ``x + 0``, ``x**1``) and
-    quotients cancelled. ``unsafe=False`` leaves out the rules that hold only for finite or
-    non-zero values (``x*0 -> 0``, ``x - x -> 0``, ``(x*y)/y -> x``, ``log(exp(x)) -> x``).
+    quotients cancelled. The result is canonical: ``simplify`` returns it unchanged. ``unsafe=False``
+    leaves out the rules that hold only for finite or non-zero values (``x*0 -> 0``, ``x - x -> 0``,
+    ``(x*y)/y -> x``, ``log(exp(x)) -> x``, ``-(a + b) -> -a - b``).
     Pass a :class:`~exprgraph.rules.RewriteProfile` to count rule applications.
 
     >>> from exprgraph import symbols
@@ -67,7 +69,7 @@ def simplify(term: Term, *, unsafe: bool = True, profile: RewriteProfile | None 
     x*y/y
     """
     term = as_term(term)
-    out = rewrite(canonical(term, unsafe=unsafe, profile=profile), output_ruleset(), profile=profile)
+    out = rewrite(canonical(term, unsafe=unsafe, profile=profile), output_ruleset(unsafe), profile=profile)
     if out is term or cost(out) > cost(term):
         return term
     return out
