@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import exprgraph.dims as dims
@@ -125,8 +125,15 @@ def div_mod_term(draw):
     return t
 
 
+# a quotient of a quotient met a remainder: ((2w//3) - 2*((2w//3)//2)) // 2 once printed as
+# (2*w//3)//2 - w//3, which reads back as 0 since (2*w//3)//2 = (2*w)//6 = w//3
+_NESTED_QUOTIENT = (0 * _H + 2 * _W + 0) // 3
+_NESTED_CASE = (_NESTED_QUOTIENT - 2 * (_NESTED_QUOTIENT // 2)) // 2
+
+
 @settings(max_examples=150, deadline=None)
 @given(div_mod_term())
+@example(_NESTED_CASE)
 def test_canonical_index_agrees_with_dims(t):
     ours = to_term(linearize(t))
     theirs = dims.simplify_term(t)
@@ -141,6 +148,66 @@ def test_canonical_index_agrees_with_dims(t):
     assert to_term(linearize(ours)) is ours
 
 
+@st.composite
+def nested_index_term(draw):
+    """Index terms mixing several division chains: quotients of quotients, remainders of remainders."""
+
+    def leaf():
+        return draw(st.integers(-3, 3)) * _H + draw(st.integers(-3, 3)) * _W + draw(st.integers(-4, 9))
+
+    t = leaf()
+    for _ in range(draw(st.integers(1, 4))):
+        c = draw(st.integers(2, 6))
+        kind = draw(st.integers(0, 6))
+        if kind == 0:
+            t = t // c
+        elif kind == 1:
+            t = t % c
+        elif kind == 2:
+            t = t - c * (t // c)
+        elif kind == 3:
+            t = c * (t // c) + t % c + draw(st.integers(-2, 2)) * _W
+        elif kind == 4:
+            t = (t // c) // draw(st.integers(2, 4))
+        elif kind == 5:
+            t = draw(st.integers(-3, 3)) * t + leaf() // c
+        else:
+            t = t - draw(st.integers(1, 4)) * (leaf() % c)
+    return t
+
+
+_GRID_H, _GRID_W = np.meshgrid(np.arange(-4, 15), np.array([-3, -1, 0, 1, 2, 5, 7, 12, 13]), indexing="ij")
+
+
+def _assert_canonical_fixpoint(t):
+    ours = to_term(linearize(t))
+    env = {_H: _GRID_H, _W: _GRID_W}
+    np.testing.assert_array_equal(evaluate_index(ours, env) + 0 * _GRID_H, evaluate_index(t, env) + 0 * _GRID_H)
+    again = to_term(linearize(ours))
+    assert again is ours, f"{t} -> {ours} -> {again}"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(div_mod_term(), nested_index_term()))
+@example(_NESTED_CASE)
+@example(((_H % 6) % 4) % 2 + _W)
+@example((4 * (_W // 2) - 5 * _W) % 6)
+def test_canonical_index_is_a_fixpoint(t):
+    # to_term(linearize(.)) is idempotent and keeps the value, on a grid with negative indices too
+    _assert_canonical_fixpoint(t)
+
+
+def test_canonical_index_nested_quotient_regression():
+    assert to_term(linearize(_NESTED_CASE)) is to_term(linearize(0 * _H))
+    # the remainder it divides is read as one: (2w//3) - 2*((2w//3)//2) = (2w//3) % 2
+    numerator = _NESTED_QUOTIENT - 2 * (_NESTED_QUOTIENT // 2)
+    assert to_term(linearize(numerator)) is to_term(linearize((2 * _W) // 3 % 2))
+    # a quotient left with whole multiples beside it still merges: (2w//3 + 7)//2 = (w + 1)//3 + 3
+    assert str(to_term(linearize(((2 * _W) // 3 + 7) // 2))) == "(w + 1)//3 + 3"
+    for t in (_NESTED_CASE, numerator, ((2 * _W) // 3 + 7) // 2, ((_H % 6) % 4) % 2, (4 * (_W // 2) - 5 * _W) % 6):
+        _assert_canonical_fixpoint(t)
+
+
 @pytest.mark.parametrize(
     ("expr", "canonical"),
     [
@@ -153,6 +220,11 @@ def test_canonical_index_agrees_with_dims(t):
         (((_W + 2) % 4) % 2, "w%2"),
         ((_W - 2 * (_W // 2)) // 2, "0"),
         (3 * ((2 * _W) // 3) + (2 * _W) % 3, "2*w"),
+        ((2 * _W) // 3 - 2 * (_W // 3), "2*w//3%2"),
+        (5 * ((_W // 4) // 5) + (_W // 4) % 5, "w//4"),
+        (((_H % 6) % 4) % 2, "h%2"),
+        ((4 * (_W // 2) - 5 * _W) % 6, "w%2"),
+        ((3 * _H + _H % 4 - 3 * ((_W % 6) % 4)) % 2, "w%2"),
     ],
 )
 def test_canonical_index_forms(expr, canonical):

@@ -217,20 +217,15 @@ def _divmod_form(floor: bool, inner: Lin, c: int) -> Lin:
     ``(c*m + u) // c = m + u // c`` and ``(c*m + u) % c = u % c`` for integer ``m``.
     """
     inner = _fold_mod(inner)  # u - c*(u//c) is u % c: read it so before dividing
+    folded_atoms = inner.coeffs
     if not floor:
         # (u % M) = u (mod c) when c divides M: ((u % 12) + 1) % 4 = (u + 1) % 4
-        for a in [a for a in inner.coeffs if a.op is _MOD and int(a.args[1].attr) % c == 0]:
-            inner = inner.substitute(a, linearize(a.args[0]))
-    if len(inner.coeffs) == 1:
-        ((atom, k),) = inner.coeffs.items()
-        if k == 1 and atom.op is _FLOORDIV:
-            # (u//a + k)//c = (u + a*k)//(a*c)  and  (u//a + k) % c stays
-            if floor:
-                u, a = atom.args
-                a = int(a.attr)
-                return _divmod_form(
-                    True, linearize(u) + Lin({}, a * _const_value(Lin({}, inner.const), "an index")), a * c
-                )
+        # repeated, since an unwrapped u may hold remainders itself: ((h % 6) % 4) % 2 = h % 2
+        outer = [a for a in inner.coeffs if a.op is _MOD and int(a.args[1].attr) % c == 0]
+        while outer:
+            for a in outer:
+                inner = inner.substitute(a, linearize(a.args[0]))
+            outer = [a for a in inner.coeffs if a.op is _MOD and int(a.args[1].attr) % c == 0]
     whole: dict[Term, Number] = {}
     rest: dict[Term, Number] = {}
     for a, k in inner.coeffs.items():
@@ -247,6 +242,21 @@ def _divmod_form(floor: bool, inner: Lin, c: int) -> Lin:
         # only a constant remainder: 0 <= k0 % c < c, so its floor quotient is 0
         return Lin(whole, k0 // c) if floor else Lin({}, k0 % c)
     inner_rest = Lin(rest, k0 % c)
+    # (the fold rules look at the atoms only: refold only when they changed since the fold above)
+    folded = inner_rest if rest == folded_atoms else _fold_mod(inner_rest)
+    if folded is not inner_rest:
+        # taking out the multiples of c can leave a foldable remainder: (4*(w//2) - 5*w) % 6 keeps
+        # w - 2*(w//2) = w % 2, so divide the folded form (else the atom would hold a non-canonical inner)
+        part = _divmod_form(floor, folded, c)
+        return Lin(whole, k0 // c) + part if floor else part
+    if floor and len(rest) == 1:
+        ((atom, k),) = rest.items()
+        if k == 1 and atom.op is _FLOORDIV:
+            # decided on what is left once the multiples of c are out, so that nested divisions merge
+            # whatever the whole part was: (u//a + r)//c = (u + a*r)//(a*c)  (while (u//a + r) % c stays)
+            u, a = atom.args
+            a = int(a.attr)
+            return Lin(whole, k0 // c) + _divmod_form(True, linearize(u) + Lin({}, a * (k0 % c)), a * c)
     g = c
     for k in rest.values():
         g = _gcd(g, int(k))
@@ -283,7 +293,8 @@ def _fold_mod(lin: Lin) -> Lin:
     """Canonical spelling of remainders inside ``lin`` (repeated until nothing changes):
 
     ``k*(u % c) + k*c*(u//c) -> k*u``, ``k*u - k*c*(u//c) -> k*(u % c)`` and
-    ``k*(u//a) - k*c*(u//(a*c)) -> k*((u//a) % c)``.
+    ``k*(u//a) - k*c*(u//(a*c)) -> k*((u//a) % c)``; the last and the first also when the quotient
+    is only equal to the canonical form of ``(u//a) // c`` or ``u // c`` (``(2*w//3)//2`` is ``w//3``).
     """
     for _ in range(64):
         new = _fold_step(lin)
@@ -310,6 +321,13 @@ def _fold_step(lin: Lin) -> Lin:
             if diff.const % c == 0 and all(b % c == 0 for b in diff.coeffs.values()):
                 rest = {t: b for t, b in lin.coeffs.items() if t is not atom and t is not q}
                 return Lin(rest, lin.const) + u.scale(k)
+        if any(q.op is _FLOORDIV and kq % (k * c) == 0 for q, kq in lin.coeffs.items()):
+            # v % c + c*D = v where D is the canonical form of v // c (e.g. (w//4) % 5 + 5*(w//20) = w//4)
+            v = linearize(atom.args[0]) if v is None else v
+            quot = _divmod_form(True, v, c)
+            new = _cancel(lin, quot, k * c, atom, v - quot.scale(c))
+            if new is not None:
+                return new
     for atom, coef in lin.coeffs.items():
         if atom.op is not _FLOORDIV:
             continue
@@ -327,7 +345,28 @@ def _fold_step(lin: Lin) -> Lin:
                 continue
             rest = {t: b for t, b in lin.coeffs.items() if t is not atom and t is not small}
             return Lin(rest, lin.const) + _divmod_form(False, Lin.atom(small), c // a).scale(ks)
+    for small, ks in lin.coeffs.items():
+        if small.op is not _FLOORDIV:
+            continue
+        for big, kb in lin.coeffs.items():
+            if big is small or big.op is not _FLOORDIV or kb % ks or -kb // ks < 2:
+                continue
+            # x - m*D = x % m where D is the canonical form of x // m, for an atom x = u // a whose
+            # quotient was merged or reduced: 2*w//3 - 2*(w//3) = (2*w//3) % 2 since (2*w//3)//2 = w//3
+            m = -kb // ks
+            x = Lin.atom(small)
+            quot = _divmod_form(True, x, m)
+            new = _cancel(lin, quot, -m * ks, small, _divmod_form(False, x, m) + quot.scale(m))
+            if new is not None:
+                return new
     return lin
+
+
+def _cancel(lin: Lin, quot: Lin, k: Number, atom: Term, form: Lin) -> Lin | None:
+    """``lin`` with ``atom`` replaced by ``form`` when that removes ``k*quot``'s atoms, else None."""
+    if quot.is_const or any(lin.coeffs.get(a, 0) != k * d for a, d in quot.coeffs.items()):
+        return None
+    return lin.substitute(atom, form)
 
 
 def to_term(lin: Lin, order: Sequence[Term] = ()) -> Term:
