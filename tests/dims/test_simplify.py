@@ -176,6 +176,14 @@ def test_core_terms_with_other_ops():
         simplify_term(get_op("pow")(const(3), const(10**6)) * x)
 
 
+def test_zero_to_the_power_zero_is_one():
+    # p**0 -> 1 even when p simplifies to 0 (evaluation gives 0**0 == 1)
+    x = Symbol("x", "int64")
+    t = get_op("pow")(x - x, const(0)) + 1
+    assert simplify_dim(t) == 2
+    assert evaluate_expression(unparse(simplify_term(get_op("pow")(x, const(0)) * x)), {"x": 3}) == 3
+
+
 def test_unparsable_string_comes_back():
     assert simplify_expression("s0::x") == "s0::x"
     assert simplify_expression("a +") == "a +"

@@ -2,24 +2,28 @@
 
 Terms are interned, so a term is its own cache key: the polynomial of a term, the range and the
 argument polynomials of an atom, and the canonical result of a whole expression are each
-computed once. Caches are bounded: past ``CACHE_LIMIT`` entries they are cleared together.
+computed once; the result of ``simplify_expression`` on a text is cached by the text. Caches are
+bounded: past ``CACHE_LIMIT`` entries they are cleared together.
 """
 
 from __future__ import annotations
 
-from ..core.term import Term
-from .normal import Budget, Poly, inner_term, p_atom
-from .ranges import INF, UNBOUNDED, Range, r_add, r_mul, r_pow, r_scale
+from ..core.term import REGISTRY, Term
+from .normal import Budget, Poly, defer_key, inner_term, p_atom
+from .polyprint import atom_text
+from .ranges import INF, UNBOUNDED, Range, r_mul, r_pow, r_scale
 
 __all__ = ["Context", "context", "CACHE_LIMIT"]
 
 CACHE_LIMIT = 200_000
 
+_SYMBOL = REGISTRY["symbol"]
+
 
 class Context:
     """Caches and settings of the simplifier under one assumption about names."""
 
-    __slots__ = ("positive", "name_range", "vals", "ranges", "atom_args", "tops", "budget")
+    __slots__ = ("positive", "name_range", "vals", "ranges", "atom_args", "tops", "texts", "budget")
 
     def __init__(self, positive: bool) -> None:
         self.positive = positive
@@ -33,6 +37,8 @@ class Context:
         self.atom_args: dict[Term, tuple[Poly, ...]] = {}
         #: term -> its canonical term
         self.tops: dict[Term, Term] = {}
+        #: text -> the result of simplify_expression (an int or a text)
+        self.texts: dict[str, int | str] = {}
         self.budget = Budget()
 
     def clear(self) -> None:
@@ -41,10 +47,11 @@ class Context:
         self.ranges.clear()
         self.atom_args.clear()
         self.tops.clear()
+        self.texts.clear()
 
     def maybe_trim(self) -> None:
         """Clear the caches when they have grown past the limit (called between simplifications)."""
-        if len(self.vals) + len(self.ranges) + len(self.tops) > CACHE_LIMIT:
+        if len(self.vals) + len(self.ranges) + len(self.tops) + len(self.texts) > CACHE_LIMIT:
             self.clear()
 
     # -- atoms and ranges ----------------------------------------------------------------------------
@@ -52,6 +59,7 @@ class Context:
     def atom(self, op: object, args: tuple[Poly, ...], rng: Range, attr: object = None) -> Poly:
         """The polynomial of the atom ``op(args...)`` with canonical arguments, recording its range."""
         term = Term(op, tuple(inner_term(a) for a in args), attr)
+        defer_key(term, atom_text, op, args)  # its text, printed from the polynomials if needed
         return self.known_atom(term, args, rng)
 
     def known_atom(self, term: Term, args: tuple[Poly, ...], rng: Range) -> Poly:
@@ -62,28 +70,48 @@ class Context:
 
     def atom_range(self, atom: Term) -> Range:
         """Range of an atom (names: the assumption; unknown terms: unbounded)."""
-        if atom.op.name == "symbol":
+        if atom.op is _SYMBOL:
             return self.name_range
         return self.ranges.get(atom, UNBOUNDED)
 
     def range_of(self, p: Poly) -> Range:
-        """Range of a polynomial's value."""
+        """Range of a polynomial's value: the sum of the ranges of its terms."""
+        # Lower bounds are ints or -INF, upper bounds ints or INF (see .ranges), so the bounds are
+        # summed as ints, and an infinite one makes the bound of the sum infinite.
         lo = hi = 0
-        acc: Range = (0, 0)
+        lo_inf = hi_inf = False
+        name_lo = self.name_range[0]
         for m, c in p.items():
             if not m:
-                r: Range = (c, c)
+                lo += c
+                hi += c
+                continue
+            for a, _ in m:
+                if a.op is not _SYMBOL:
+                    break
             else:
-                r = None
-                for a, e in m:
-                    ra = r_pow(self.atom_range(a), e)
-                    r = ra if r is None else r_mul(r, ra)
-                r = r_scale(r, c)
-            acc = r_add(acc, r)
-            lo, hi = acc
-            if lo == -INF and hi == INF:
-                break
-        return acc
+                # a product of names >= n (n = 0 or 1) and powers of them lies in [n, INF): times c
+                if c > 0:
+                    lo += c * name_lo
+                    hi_inf = True
+                elif c < 0:
+                    lo_inf = True
+                    hi += c * name_lo
+                continue
+            r: Range | None = None
+            for a, e in m:
+                ra = r_pow(self.atom_range(a), e)
+                r = ra if r is None else r_mul(r, ra)
+            r_lo, r_hi = r_scale(r, c)
+            if r_lo.__class__ is float:
+                lo_inf = True
+            else:
+                lo += r_lo
+            if r_hi.__class__ is float:
+                hi_inf = True
+            else:
+                hi += r_hi
+        return (-INF if lo_inf else lo, INF if hi_inf else hi)
 
     def single_atom(self, p: Poly) -> tuple[Term | None, int]:
         """``(atom, constant)`` when ``p`` is ``atom + constant`` with coefficient 1, else ``(None, 0)``."""

@@ -46,10 +46,33 @@ def _all_negative(q: Poly) -> bool:
 # -- floor division ------------------------------------------------------------------------------------
 
 
+def _monomial_quotient(p: Poly, q: Poly) -> Poly | None:
+    """``p / q`` when ``q`` is one term ``cq*mq`` (not a constant) dividing every term of ``p``, else None.
+
+    The rules below come to the same: the sign of q moves to p, the common factor g of all the
+    terms is then cq*mq (with q among them), and p/g divided by 1 is p/g, term by term, in order.
+    """
+    if len(q) != 1:
+        return None
+    ((mq, cq),) = q.items()
+    if not mq:
+        return None
+    out: Poly = {}
+    for m, c in p.items():
+        d = mono_div(m, mq)
+        if d is None or c % cq:
+            return None
+        out[d] = c // cq
+    return out
+
+
 def floordiv_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
     """Polynomial of ``p // q``."""
     if p_is_const(q):
         return floordiv_const(p, p_const_value(q), ctx)
+    r = _monomial_quotient(p, q)
+    if r is not None:
+        return r  # (q*r)//q -> r
     if not p:
         return {}  # 0//q -> 0
     if _all_negative(q):
@@ -179,6 +202,8 @@ def mod_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
     """Polynomial of ``p % q``."""
     if p_is_const(q):
         return mod_const(p, p_const_value(q), ctx)
+    if _monomial_quotient(p, q) is not None:
+        return {}  # (q*r) % q -> 0
     if not p:
         return {}  # 0 % q -> 0
     if _all_negative(q):

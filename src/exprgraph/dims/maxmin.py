@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+from ..core.op import Op
 from ..core.term import REGISTRY, Term
 from .context import Context
-from .normal import Poly, inner_term, p_add, p_add_into, p_const, p_const_value, p_is_const, p_scale, poly_key
+from .normal import (
+    Poly,
+    atom_key,
+    defer_key,
+    inner_term,
+    p_add,
+    p_add_into,
+    p_const,
+    p_const_value,
+    p_is_const,
+    p_scale,
+    poly_key,
+)
+from .polyprint import atom_text
+from .ranges import INF, Range
 
 __all__ = ["maxmin_poly", "MAX_COMPARED"]
 
-_MAX, _MIN = REGISTRY["maximum"], REGISTRY["minimum"]
+_MAX, _MIN, _SYMBOL = REGISTRY["maximum"], REGISTRY["minimum"], REGISTRY["symbol"]
 
 #: arguments compared pairwise through value ranges (beyond, only exact rules apply)
 MAX_COMPARED = 64
@@ -32,7 +47,28 @@ def _flatten(args: list[Poly], op: object, ctx: Context) -> list[Poly]:
     return flat
 
 
-def _dominated(rest: list[Poly], is_max: bool, ctx: Context) -> list[bool]:
+def _difference_range(a: Poly, b: Poly, ranges: dict, ctx: Context) -> Range:
+    """Range of ``a - b``."""
+    if not a.keys().isdisjoint(b):
+        return ctx.range_of(p_add(a, p_scale(b, -1)))  # common terms cancel or merge first
+    # range_of sums the ranges of the terms, so with no term in common: range(a) - range(b)
+    a_lo, a_hi = _range(a, ranges, ctx)
+    b_lo, b_hi = _range(b, ranges, ctx)
+    lo = -INF if a_lo.__class__ is float or b_hi.__class__ is float else a_lo - b_hi
+    hi = INF if a_hi.__class__ is float or b_lo.__class__ is float else a_hi - b_lo
+    return (lo, hi)
+
+
+def _range(a: Poly, ranges: dict, ctx: Context) -> Range:
+    # the range of an argument, computed once per call of maxmin_poly (the argument is kept with
+    # its range, so its id is not reused while the table lives; arguments are never mutated)
+    entry = ranges.get(id(a))
+    if entry is None:
+        entry = ranges[id(a)] = (a, ctx.range_of(a))
+    return entry[1]
+
+
+def _dominated(rest: list[Poly], is_max: bool, ranges: dict, ctx: Context) -> list[bool]:
     # max(a, a+1) -> a+1: drop an argument another one always reaches (value range of the difference)
     n = len(rest)
     keep = [True] * n
@@ -42,17 +78,51 @@ def _dominated(rest: list[Poly], is_max: bool, ctx: Context) -> list[bool]:
         for j in range(n):
             if i == j or not keep[j]:
                 continue
-            lo, hi = ctx.range_of(p_add(rest[i], p_scale(rest[j], -1)))
+            lo, hi = _difference_range(rest[i], rest[j], ranges, ctx)
             if (lo >= 0) if is_max else (hi <= 0):
                 keep[j] = False
     return keep
 
 
+def _of_names(args: list[Poly], op: object, ctx: Context) -> Poly | None:
+    """``max`` (``min``) of arguments that are all plain names, or None if one is not.
+
+    For distinct names the rules below change nothing: none is a max (min) to flatten, no two
+    share a term, none is a constant, and the difference of two names has the range
+    (-INF, INF), so none dominates. What is left: drop repeated names and sort by name.
+    """
+    named: dict[Term, Poly] = {}
+    for a in args:
+        if len(a) != 1:
+            return None
+        ((m, c),) = a.items()
+        if c != 1 or len(m) != 1 or m[0][1] != 1 or m[0][0].op is not _SYMBOL:
+            return None
+        named.setdefault(m[0][0], a)  # max(a, a) -> a
+    if len(named) == 1:
+        return dict(args[0])
+    order = sorted(named, key=atom_key)  # as poly_key orders them: by name
+    return _atom(op, order, [named[t] for t in order], ctx.name_range, ctx)
+
+
+def _atom(op: Op, terms: list[Term], args: list[Poly], rng: Range, ctx: Context) -> Poly:
+    """The atom ``op(terms)`` (the inner terms of ``args``)."""
+    term = Term(op, (terms[0], terms[1]))
+    for t in terms[2:]:
+        term = Term(op, (term, t))  # max(a, b, c) -> (a^b)^c, printed a^b^c
+    defer_key(term, atom_text, op, args)  # its text, printed from the polynomials if needed
+    return ctx.known_atom(term, tuple(args), rng)
+
+
 def maxmin_poly(args: list[Poly], is_max: bool, ctx: Context) -> Poly:
     """Polynomial of ``max(*args)`` (or ``min`` when ``is_max`` is false)."""
     op = _MAX if is_max else _MIN
+    names = _of_names(args, op, ctx)
+    if names is not None:
+        return names
     shared: Poly = {}
     rest = args
+    ranges: dict[int, tuple[Poly, Range]] = {}
     while True:
         rest = _flatten(rest, op, ctx)
         if len(rest) == 1:
@@ -76,18 +146,14 @@ def maxmin_poly(args: list[Poly], is_max: bool, ctx: Context) -> Poly:
             rest.append(p_const(max(consts) if is_max else min(consts)))
             continue
         if len(rest) <= MAX_COMPARED:
-            keep = _dominated(rest, is_max, ctx)
+            keep = _dominated(rest, is_max, ranges, ctx)
             if not all(keep):
                 rest = [a for a, k in zip(rest, keep, strict=True) if k]
                 continue  # fewer arguments may share more: max(a+b, b+4, 4) -> b + max(a, 4)
         break
     rest.sort(key=poly_key)
-    ranges = [ctx.range_of(a) for a in rest]
+    arg_ranges = [_range(a, ranges, ctx) for a in rest]
     pick = max if is_max else min
-    rng = (pick(r[0] for r in ranges), pick(r[1] for r in ranges))
-    terms = [inner_term(a) for a in rest]
-    term = Term(op, (terms[0], terms[1]))
-    for t in terms[2:]:
-        term = Term(op, (term, t))  # max(a, b, c) -> (a^b)^c, printed a^b^c
-    p_add_into(shared, ctx.known_atom(term, tuple(rest), rng))
+    rng = (pick(r[0] for r in arg_ranges), pick(r[1] for r in arg_ranges))
+    p_add_into(shared, _atom(op, [inner_term(a) for a in rest], rest, rng, ctx))
     return shared

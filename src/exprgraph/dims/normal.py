@@ -12,12 +12,14 @@ comes last (``batch+1``), inside opaque terms it comes first (``(1+b+c)//2``), a
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from math import gcd
 
 from ..core.term import REGISTRY, Term
 from ..errors import TermTooLargeError
 from .terms import dim_const
+from .unparse import unparse
 
 __all__ = [
     "Mono",
@@ -38,12 +40,18 @@ __all__ = [
     "p_mono_gcd",
     "p_div_mono",
     "p_exact_div",
+    "p_product",
     "mono_mul",
+    "mono_of_powers",
     "mono_div",
     "mono_pow",
     "atom_key",
+    "defer_key",
     "mono_key",
+    "mono_order",
     "poly_key",
+    "sorted_monos",
+    "mono_factors",
     "top_term",
     "inner_term",
     "clear_keys",
@@ -103,6 +111,13 @@ def mono_mul(m1: Mono, m2: Mono) -> Mono:
     return tuple(sorted(powers.items(), key=_by_id))
 
 
+def mono_of_powers(powers: dict[Term, int]) -> Mono:
+    """The monomial with these powers of atoms (all > 0)."""
+    if len(powers) > 1:
+        return tuple(sorted(powers.items(), key=_by_id))
+    return tuple(powers.items())
+
+
 def mono_pow(m: Mono, e: int) -> Mono:
     """``m`` to the power ``e >= 0``."""
     if e == 1 or not m:
@@ -131,7 +146,8 @@ def mono_div(m: Mono, d: Mono) -> Mono | None:
             powers[a] = p
         else:
             del powers[a]
-    return tuple(sorted(powers.items(), key=_by_id))
+    # m is in id order, and lowering or removing powers keeps the order of the rest
+    return tuple(powers.items())
 
 
 def _mono_gcd(m1: Mono, m2: Mono) -> Mono:
@@ -254,6 +270,41 @@ def _grevlex(m: Mono) -> tuple:
     return (sum(p for _, p in m), tuple((-id(a), p) for a, p in m))
 
 
+def p_product(factors: Iterable[tuple[Poly, int]], budget: Budget | None = None) -> Poly:
+    """Product of ``p**e`` over the ``(p, e)`` pairs (``e >= 0``), multiplied out in the given order.
+
+    The single-term factors are gathered first (their coefficients multiplied, the powers of their
+    atoms added up) and the sums multiplied in after them, one at a time, so the work spent (and
+    charged to ``budget``) depends on the order of the sums only.
+    """
+    coef = 1
+    powers: dict[Term, int] = {}
+    sums: list[tuple[Poly, int]] = []
+    for p, e in factors:
+        if e == 0:
+            continue  # p**0 -> 1, for p == 0 too (as evaluation has it)
+        if not p:
+            return {}  # a zero factor
+        if len(p) == 1:
+            ((m, c),) = p.items()
+            if c != 1:
+                if abs(c) > 1 and e * abs(c).bit_length() > 4096:
+                    raise TermTooLargeError(f"a dimension expression with a constant to the power {e}")
+                coef *= c**e
+            for a, q in m:
+                # (a**q)**e * a**r -> a**(q*e + r)
+                if e != 1:
+                    q = _check_degree(q * e)
+                powers[a] = _check_degree(powers.get(a, 0) + q)
+        else:
+            sums.append((p, e))
+    result: Poly = {mono_of_powers(powers): coef}
+    for p, e in sums:
+        for _ in range(e):
+            result = p_mul(result, p, budget)
+    return result
+
+
 def p_exact_div(p: Poly, q: Poly, budget: Budget | None = None, max_steps: int = 2000) -> Poly | None:
     """``p / q`` with rational coefficients when ``q`` divides ``p`` exactly, else None."""
     lead_q = max(q, key=_grevlex)
@@ -286,22 +337,27 @@ def p_exact_div(p: Poly, q: Poly, budget: Budget | None = None, max_steps: int =
 # -- keys: the canonical order of atoms and monomials ---------------------------------------------------
 
 _keys: dict[Term, str] = {}
+#: atom -> (function, arguments) that print it (see defer_key)
+_deferred: dict[Term, tuple] = {}
 
 
 def clear_keys() -> None:
-    """Forget cached atom keys."""
+    """Forget cached atom keys (and the orders of monomials, made from them)."""
     _keys.clear()
+    _deferred.clear()
+    _orders.clear()
 
 
 def atom_key(atom: Term) -> str:
     """Sort key of an atom: its name, or its printed text."""
     key = _keys.get(atom)
     if key is None:
+        deferred = _deferred.pop(atom, None)
         if atom.op.name == "symbol":
             key = atom.attr[0]
+        elif deferred is not None:
+            key = deferred[0](*deferred[1])
         else:
-            from .unparse import unparse
-
             try:
                 key = unparse(atom)
             except ValueError:  # an op outside the dimension grammar (x**y): the core's text
@@ -312,16 +368,49 @@ def atom_key(atom: Term) -> str:
     return key
 
 
+def defer_key(atom: Term, text: Callable[..., str], *args: object) -> None:
+    """Let ``atom_key(atom)`` be ``text(*args)``, the text ``unparse`` gives, computed when asked for.
+
+    The builder of an atom knows its canonical arguments as polynomials, and printing them
+    from there is quicker than walking the term; most atoms are never printed at all.
+    """
+    if atom not in _keys:
+        if len(_deferred) > 1 << 17:
+            _deferred.clear()
+        _deferred[atom] = (text, args)
+
+
+#: monomial -> (its key, its factors in print order); see mono_order
+_orders: dict[Mono, tuple[tuple, tuple[Term, ...]]] = {}
+
+
+def mono_order(m: Mono) -> tuple[tuple, tuple[Term, ...]]:
+    """``(mono_key(m), mono_factors(m))``, computed once per monomial."""
+    entry = _orders.get(m)
+    if entry is None:
+        if len(m) == 1:
+            a, p = m[0]
+            entry = (((atom_key(a), p),), (a,) * p)
+        else:
+            # atoms have distinct keys, so sorting by (key, power) orders the atoms by key
+            keyed = sorted([(atom_key(a), p, a) for a, p in m])
+            entry = (tuple([(k, p) for k, p, _ in keyed]), tuple([a for _, p, a in keyed for _ in range(p)]))
+        if len(_orders) > 1 << 17:
+            _orders.clear()
+        _orders[m] = entry
+    return entry
+
+
 def mono_key(m: Mono) -> tuple:
     """Sort key of a monomial: its atoms' keys with their powers, in key order."""
-    if len(m) == 1:
-        a, p = m[0]
-        return ((atom_key(a), p),)
-    return tuple(sorted((atom_key(a), p) for a, p in m))
+    return mono_order(m)[0]
 
 
 def poly_key(p: Poly) -> tuple:
     """Sort key of a polynomial (orders the arguments of max and min): its atoms first, then its constant."""
+    if len(p) == 1:
+        ((m, c),) = p.items()
+        return ((mono_key(m),), (c,), 0) if m else ((), (), c)
     items = sorted((mono_key(m), c) for m, c in p.items() if m)
     return (tuple(k for k, _ in items), tuple(c for _, c in items), p.get(ONE, 0))
 
@@ -329,19 +418,14 @@ def poly_key(p: Poly) -> tuple:
 # -- canonical terms -----------------------------------------------------------------------------------
 
 
-def _factors(m: Mono) -> list[Term]:
-    if len(m) == 1:
-        a, p = m[0]
-        return [a] * p
-    out: list[Term] = []
-    for _, a, p in sorted((atom_key(a), a, p) for a, p in m):
-        out.extend([a] * p)
-    return out
+def mono_factors(m: Mono) -> tuple[Term, ...]:
+    """The atoms of a monomial in print order (by their keys), each repeated by its power."""
+    return mono_order(m)[1]
 
 
 def _mono_term(m: Mono, c: int) -> Term:
     """``c * m`` as a left-nested product: coefficient first, ``-x*y`` for c == -1."""
-    factors = _factors(m)
+    factors = mono_factors(m)
     if c == 1:
         acc = factors[0]
     elif c == -1:
@@ -353,7 +437,8 @@ def _mono_term(m: Mono, c: int) -> Term:
     return acc
 
 
-def _sorted_monos(p: Poly) -> list[tuple[Mono, int]]:
+def sorted_monos(p: Poly) -> list[tuple[Mono, int]]:
+    """The non-constant terms ``(monomial, coefficient)`` of ``p`` in print order."""
     items = [(m, c) for m, c in p.items() if m]
     if len(items) > 1:
         items.sort(key=lambda mc: mono_key(mc[0]))
@@ -373,7 +458,7 @@ def _sum_term(items: list[tuple[Mono, int]], acc: Term | None) -> Term | None:
 
 def top_term(p: Poly) -> Term:
     """Canonical term of a whole expression: terms in key order, the constant last (``x-1``)."""
-    acc = _sum_term(_sorted_monos(p), None)
+    acc = _sum_term(sorted_monos(p), None)
     c = p.get(ONE, 0)
     if acc is None:
         return dim_const(c)
@@ -386,8 +471,16 @@ def top_term(p: Poly) -> Term:
 
 def inner_term(p: Poly) -> Term:
     """Canonical term of an argument of an opaque term: the constant first (``1+b+c``)."""
+    if len(p) <= 1:
+        if not p:
+            return dim_const(0)
+        ((m, c),) = p.items()
+        if not m:
+            return dim_const(c)  # a constant
+        if c == 1 and len(m) == 1 and m[0][1] == 1:
+            return m[0][0]  # a lone atom
     c = p.get(ONE, 0)
-    items = _sorted_monos(p)
+    items = sorted_monos(p)
     if not items:
         return dim_const(c)
     return _sum_term(items, dim_const(c) if c else None)

@@ -16,29 +16,28 @@ from typing import Any
 from ..core.dtypes import INT64
 from ..core.term import REGISTRY, Term
 from ..core.walk import postorder_until
-from ..errors import DimExpressionError, TermTooLargeError
+from ..errors import DimExpressionError
 from .combine import combine_terms
 from .context import Context, context
 from .division import ceil_poly, floordiv_poly, mod_poly
 from .maxmin import maxmin_poly
 from .normal import (
-    ONE,
     Budget,
     Poly,
     atom_key,
     inner_term,
     mono_key,
-    mono_mul,
-    mono_pow,
     p_add,
     p_add_into,
     p_atom,
     p_const,
-    p_mul,
+    p_product,
     p_scale,
     top_term,
 )
 from .parse import parse_expression
+from .polyparse import read_polynomial
+from .polyprint import poly_value
 from .ranges import INF, UNBOUNDED
 from .terms import CEIL_DIV, is_dim_term
 from .unparse import unparse
@@ -207,29 +206,8 @@ def _product(root: Term, kinds: dict, ctx: Context) -> Poly:
         else:
             for a in node.args:
                 stack.append((a, e))
-    coef = 1
-    mono = ONE
-    sums: list[tuple[Poly, int]] = []
-    for node, e in powers.items():
-        p = _val(node, ctx)
-        if not p:
-            return {}  # a zero factor
-        if e == 0:
-            continue
-        if len(p) == 1:
-            ((m, c),) = p.items()
-            if c != 1:
-                if abs(c) > 1 and e * abs(c).bit_length() > 4096:
-                    raise TermTooLargeError(f"a dimension expression with a constant to the power {e}")
-                coef *= c**e
-            mono = mono_mul(mono, mono_pow(m, e))
-        else:
-            sums.append((p, e))
-    result: Poly = {mono: coef}
-    for p, e in sums:
-        for _ in range(e):
-            result = p_mul(result, p, ctx.budget)
-    return result
+    # the factors in the order the walk met them (right to left), each with its total power
+    return p_product([(_val(node, ctx), e) for node, e in powers.items()], ctx.budget)
 
 
 def _collect(root: Term, k: int, kinds: dict, ctx: Context) -> list[Poly]:
@@ -266,6 +244,9 @@ def clear_caches() -> None:
     """Forget every cached parse, simplification, range and printed text (the results do not change)."""
     from .normal import clear_keys
     from .parse import clear_parse_cache
+    from .polyparse import clear_name_cache
+    from .polyprint import clear_print_cache
+    from .terms import clear_const_cache
     from .unparse import clear_unparse_cache
 
     for positive in (False, True):
@@ -273,6 +254,9 @@ def clear_caches() -> None:
     clear_parse_cache()
     clear_unparse_cache()
     clear_keys()
+    clear_name_cache()
+    clear_print_cache()
+    clear_const_cache()
 
 
 # -- public API --------------------------------------------------------------------------------------------
@@ -325,19 +309,36 @@ def simplify_expression(expr: int | str | Term, *, positive: bool = False) -> in
     if cls is int:
         return expr
     if cls is str:
-        try:
-            term = parse_expression(expr)
-        except DimExpressionError:
-            return expr
-        top = simplify_term(term, positive=positive)
-        if top.op is _CONST:
-            return int(top.attr)
-        return unparse(top)
+        ctx = context(positive)
+        result = ctx.texts.get(expr)
+        if result is None:
+            ctx.maybe_trim()
+            result = _simplify_text(expr, ctx)
+            ctx.texts[expr] = result
+        return result
     if cls is Term:
         return simplify_dim(expr, positive=positive)
     if isinstance(expr, int) and not isinstance(expr, bool):
         return int(expr)
     raise TypeError(f"simplify_expression() takes an int, a string or a term, not {type(expr).__name__}")
+
+
+def _simplify_text(text: str, ctx: Context) -> int | str:
+    """``simplify_expression`` on a text: the fast path of :mod:`.polyparse`, else parse and simplify the term."""
+    try:
+        p = read_polynomial(text, ctx)
+        if p is not None:
+            return poly_value(p)
+    except OverflowError:
+        pass  # a coefficient outside int64: the general path raises the error
+    try:
+        term = parse_expression(text)
+    except DimExpressionError:
+        return text
+    top = simplify_term(term, positive=ctx.positive)
+    if top.op is _CONST:
+        return int(top.attr)
+    return unparse(top)
 
 
 def _as_term(expr: int | str | Term) -> Term:

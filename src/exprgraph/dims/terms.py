@@ -18,7 +18,7 @@ from ..core.op import Op, register_op
 from ..core.stdops import arith
 from ..core.term import REGISTRY, Term
 
-__all__ = ["CEIL_DIV", "dim_name", "dim_const", "INT64_MAX", "INT64_MIN", "is_dim_term"]
+__all__ = ["CEIL_DIV", "dim_name", "dim_const", "clear_const_cache", "INT64_MAX", "INT64_MIN", "is_dim_term"]
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
@@ -70,12 +70,27 @@ def dim_name(name: str) -> Term:
     return term
 
 
+_consts: dict[int, Term] = {}
+
+
 def dim_const(value: int) -> Term:
     """The int64 constant ``value`` (an OverflowError names the value when it leaves int64)."""
-    if not INT64_MIN <= value <= INT64_MAX:
-        shown = str(value) if value.bit_length() < 256 else f"{'-' if value < 0 else ''}2**{value.bit_length() - 1}..."
-        raise OverflowError(f"the dimension constant {shown} does not fit in int64")
-    return Term(_CONST, (), int(value))  # what const() builds for an int, without its checks
+    term = _consts.get(value)
+    if term is None:
+        if not INT64_MIN <= value <= INT64_MAX:
+            big = value.bit_length() >= 256
+            shown = f"{'-' if value < 0 else ''}2**{value.bit_length() - 1}..." if big else str(value)
+            raise OverflowError(f"the dimension constant {shown} does not fit in int64")
+        term = Term(_CONST, (), int(value))  # what const() builds for an int, without its checks
+        if len(_consts) > 65536:
+            _consts.clear()
+        _consts[value] = term
+    return term
+
+
+def clear_const_cache() -> None:
+    """Forget the cached constant terms."""
+    _consts.clear()
 
 
 def is_dim_term(term: Any) -> bool:

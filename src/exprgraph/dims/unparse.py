@@ -10,13 +10,30 @@ from __future__ import annotations
 
 from ..core.term import Term
 
-__all__ = ["unparse", "clear_unparse_cache"]
+__all__ = [
+    "unparse",
+    "clear_unparse_cache",
+    "precedence",
+    "bracket_left",
+    "bracket_right",
+    "bracket_negated",
+    "P_MAX",
+    "P_MIN",
+    "P_ADD",
+    "P_MUL",
+    "P_UNARY",
+    "P_ATOM",
+    "INFIX",
+    "CALL_NAMES",
+]
 
 # precedence levels, loosest first (Python's order for ^ & + - * // % and unary minus)
 _P_MAX, _P_MIN, _P_ADD, _P_MUL, _P_UNARY, _P_ATOM = 1, 2, 3, 4, 5, 6
+#: precedence levels of ^, &, + and -, * // and %, unary minus, and a name, a number or a call
+P_MAX, P_MIN, P_ADD, P_MUL, P_UNARY, P_ATOM = _P_MAX, _P_MIN, _P_ADD, _P_MUL, _P_UNARY, _P_ATOM
 
 #: op name -> (symbol, precedence) of the infix operators of the grammar
-_INFIX = {
+INFIX = _INFIX = {
     "maximum": ("^", _P_MAX),
     "minimum": ("&", _P_MIN),
     "add": ("+", _P_ADD),
@@ -25,7 +42,8 @@ _INFIX = {
     "floordiv": ("//", _P_MUL),
     "mod": ("%", _P_MUL),
 }
-_CALL_NAMES = {"ceil_div": "CeilToInt"}
+#: op name -> the name its calls print with, when not its own
+CALL_NAMES = _CALL_NAMES = {"ceil_div": "CeilToInt"}
 
 _cache: dict[Term, str] = {}
 _CACHE_LIMIT = 1 << 16
@@ -36,7 +54,8 @@ def clear_unparse_cache() -> None:
     _cache.clear()
 
 
-def _prec(node: Term) -> int:
+def precedence(node: Term) -> int:
+    """Binding level of a term's printed form (1 for ``^`` ... 6 for a name or a call)."""
     name = node.op.name
     entry = _INFIX.get(name)
     if entry is not None:
@@ -46,6 +65,24 @@ def _prec(node: Term) -> int:
     if name == "const" and node.attr < 0:
         return _P_UNARY
     return _P_ATOM
+
+
+def bracket_left(node: Term, p: int) -> bool:
+    """Whether ``node`` needs brackets as the left operand of an infix operator of precedence ``p``."""
+    return precedence(node) < p
+
+
+def bracket_right(node: Term, p: int) -> bool:
+    """Whether ``node`` needs brackets as a right operand of an infix operator of precedence ``p``."""
+    # same level needs brackets (the grammar is left-associative), and so does a unary operand,
+    # for readability (a-(-2), not a--2)
+    ap = precedence(node)
+    return ap <= p or ap == _P_UNARY
+
+
+def bracket_negated(node: Term) -> bool:
+    """Whether ``node`` needs brackets under a unary minus (``-(a//2)``, ``-(-2)``)."""
+    return precedence(node) <= _P_UNARY or node.op.name == "const"
 
 
 def _parts(node: Term) -> list:
@@ -64,16 +101,13 @@ def _parts(node: Term) -> list:
         symbol, p = entry
         parts: list = []
         for i in range(len(args) - 1, 0, -1):
-            ap = _prec(args[i])
-            # right operands: same level needs brackets (the grammar is left-associative), and so does
-            # a unary operand, for readability (a-(-2), not a--2)
-            parts.append((args[i], ap <= p or ap == _P_UNARY))
+            parts.append((args[i], bracket_right(args[i], p)))
             parts.append(symbol)
-        parts.append((args[0], _prec(args[0]) < p))
+        parts.append((args[0], bracket_left(args[0], p)))
         return parts
     if name == "neg":
         (arg,) = args
-        return [(arg, _prec(arg) <= _P_UNARY or arg.op.name == "const"), "-"]
+        return [(arg, bracket_negated(arg)), "-"]
     if op.notation == "call":
         parts = [")"]
         for i in range(len(args) - 1, -1, -1):
@@ -104,8 +138,9 @@ def unparse(term: Term) -> str:
             out.append(item)
             continue
         node, par = item
-        if not node.args:
-            piece = _parts(node)[0]
+        piece = _parts(node)[0] if not node.args else _cache.get(node)
+        if piece is not None:
+            # a leaf, or a subterm printed before (atoms inside atoms): its text as it is
             out.append(f"({piece})" if par else piece)
             continue
         if par:
