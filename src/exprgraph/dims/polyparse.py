@@ -53,6 +53,7 @@ from .context import Context
 from .division import ceil_poly, floordiv_poly, mod_poly
 from .maxmin import maxmin_poly
 from .normal import Budget, Poly, mono_mul, mono_of_powers, p_const, p_mul
+from .parse import _BINARY, _CALLS, _UNARY_PREC  # one grammar table for both readers
 from .terms import CEIL_DIV, INT64_MAX, dim_name
 
 __all__ = ["read_polynomial", "clear_name_cache", "MAX_TOKENS"]
@@ -70,26 +71,6 @@ _ADD, _SUB, _MUL, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"], REGI
 _FLOORDIV, _MOD = REGISTRY["floordiv"], REGISTRY["mod"]
 _MAX, _MIN = REGISTRY["maximum"], REGISTRY["minimum"]
 
-#: binary operator -> (precedence, op), as in :mod:`.parse` (all left-associative)
-_BINARY = {
-    "^": (1, _MAX),
-    "&": (2, _MIN),
-    "+": (3, _ADD),
-    "-": (3, _SUB),
-    "*": (4, _MUL),
-    "//": (4, _FLOORDIV),
-    "%": (4, _MOD),
-}
-_UNARY_PREC = 5
-#: callable names -> (op, min args, max args or None), as in :mod:`.parse`
-_CALLS = {
-    "CeilToInt": (CEIL_DIV, 2, 2),
-    "ceil_div": (CEIL_DIV, 2, 2),
-    "Max": (_MAX, 1, None),
-    "max": (_MAX, 1, None),
-    "Min": (_MIN, 1, None),
-    "min": (_MIN, 1, None),
-}
 _OPAQUE = {_FLOORDIV: floordiv_poly, _MOD: mod_poly, CEIL_DIV: ceil_poly}
 
 # Operands are tuples (kind, node id, payload). Kinds, and their payloads:
