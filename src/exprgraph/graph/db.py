@@ -239,7 +239,8 @@ class RewriteDatabase:
 
     def query(self, *tags: Any, **kwtags: Any) -> Rewriter:
         """A rewriter made of the selected entries (see :class:`RewriteDatabaseQuery` and :func:`parse_query`)."""
-        raise NotImplementedError
+        # the base class only stores and selects entries; SequenceDB and EquilibriumDB build rewriters
+        raise NotImplementedError(f"{type(self).__name__} must define query(); use SequenceDB or EquilibriumDB")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name or ''} of {len(self._entries)} entries>"
