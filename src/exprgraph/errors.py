@@ -45,6 +45,11 @@ def caret_line(text: str, pos: int) -> str:
     return f"{line}\n{' ' * (pos - start)}^"
 
 
+def located(message: str, text: str, pos: int) -> str:
+    """``message`` with the position of the fault and the caret line under it."""
+    return f"{message} at position {pos}\n{caret_line(text, pos)}"
+
+
 class ParseError(ExprgraphError, SyntaxError, ValueError):
     """Text that does not parse; ``pos`` is the 0-based offset of the fault."""
 
@@ -55,8 +60,7 @@ class ParseError(ExprgraphError, SyntaxError, ValueError):
         line_start = text.rfind("\n", 0, pos) + 1
         self.lineno = text.count("\n", 0, pos) + 1
         self.offset = pos - line_start + 1
-        detail = f"{message} at position {pos}\n{caret_line(text, pos)}"
-        self.args = (detail,)
+        self.args = (located(message, text, pos),)
 
     def __str__(self) -> str:
         return self.args[0]
@@ -138,7 +142,7 @@ class KernelError(ExprgraphError, ValueError):
         if pos is not None and text:
             pos = max(0, min(pos, len(text)))
             self.pos = pos
-            detail = f"{message} at position {pos}\n{caret_line(text, pos)}"
+            detail = located(message, text, pos)
         super().__init__(detail)
 
     def __str__(self) -> str:

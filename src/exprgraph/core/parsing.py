@@ -8,7 +8,7 @@ the op table, shared with the printer. Errors raise :class:`~exprgraph.errors.Pa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -19,7 +19,7 @@ from .leaves import Symbol, const
 from .op import Op
 from .term import REGISTRY, Term
 
-__all__ = ["parse", "tokenize"]
+__all__ = ["parse", "tokenize", "scan"]
 
 _TOKEN = re.compile(
     r"""(?P<ws>\s+)
@@ -32,24 +32,33 @@ _WORD_OPS = {"and", "or", "not"}
 _LITERAL_NAMES = {"True": True, "False": False, "inf": float("inf"), "nan": float("nan")}
 
 
-def tokenize(text: str) -> list[tuple[str, str, int]]:
-    """Tokens ``(kind, text, position)`` with kinds num, name, op and a final ``end``."""
+def scan(text: str, pattern: re.Pattern, fail: Callable[[str, int], Exception]) -> list[tuple[str, str, int]]:
+    """``(group name, text, position)`` of each match of ``pattern``'s named groups, left to right.
+
+    A ``ws`` group is dropped; a character no group matches raises ``fail(message, position)``.
+    Shared by the parsers of every layer that read their own token sets.
+    """
     tokens = []
     pos = 0
     n = len(text)
-    match = _TOKEN.match
+    match = pattern.match
     while pos < n:
         m = match(text, pos)
         if m is None:
-            raise ParseError(f"unexpected character {text[pos]!r}", text, pos)
-        kind = m.lastgroup
-        if kind != "ws":
-            value = m.group()
-            if kind == "name" and value in _WORD_OPS:
-                kind = "op"
-            tokens.append((kind, value, pos))
+            raise fail(f"unexpected character {text[pos]!r}", pos)
+        if m.lastgroup != "ws":
+            tokens.append((m.lastgroup, m.group(), pos))
         pos = m.end()
-    tokens.append(("end", "", n))
+    return tokens
+
+
+def tokenize(text: str) -> list[tuple[str, str, int]]:
+    """Tokens ``(kind, text, position)`` with kinds num, name, op and a final ``end``."""
+    tokens = [
+        ("op", value, pos) if kind == "name" and value in _WORD_OPS else (kind, value, pos)
+        for kind, value, pos in scan(text, _TOKEN, lambda message, pos: ParseError(message, text, pos))
+    ]
+    tokens.append(("end", "", len(text)))
     return tokens
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core import INT64, Term, const
+from ..core.parsing import scan
 from ..core.term import REGISTRY
 from ..errors import KernelError
 from .affine import NonAffineError, index_var, linearize
@@ -73,19 +74,8 @@ class Token:
 
 def tokenize(text: str) -> list[Token]:
     """Split kernel text into tokens (whitespace dropped); a stray character is a KernelError."""
-    out: list[Token] = []
-    pos = 0
-    n = len(text)
-    match = _TOKEN.match
-    while pos < n:
-        m = match(text, pos)
-        if m is None:
-            raise KernelError(f"unexpected character {text[pos]!r}", text, pos)
-        kind = m.lastgroup
-        if kind != "ws":
-            out.append(Token(kind, m.group(), pos))
-        pos = m.end()
-    out.append(Token("end", "", n))
+    out = [Token(*tok) for tok in scan(text, _TOKEN, lambda message, pos: KernelError(message, text, pos))]
+    out.append(Token("end", "", len(text)))
     return out
 
 
