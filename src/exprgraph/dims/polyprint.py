@@ -106,7 +106,16 @@ def poly_text(p: Poly) -> str:
         if c == 1 and not tail:
             return text  # a lone atom is the whole text: no brackets
     out: list[str] = []
-    first = True
+    _signed_terms(out, terms, True)
+    if const > 0:
+        out.append(f"+{_fits(const)}")
+    elif const < 0:
+        out.append(f"-{_fits(-const)}")
+    return "".join(out)
+
+
+def _signed_terms(out: list[str], terms: list, first: bool) -> None:
+    """Append the terms of a sum joined by their signs (``first``: nothing stands before them)."""
     for parts, c in terms:
         if first:
             _term(out, parts, c, True)
@@ -117,11 +126,6 @@ def poly_text(p: Poly) -> str:
         else:
             out.append("-")
             _term(out, parts, -c, False)
-    if const > 0:
-        out.append(f"+{_fits(const)}")
-    elif const < 0:
-        out.append(f"-{_fits(-const)}")
-    return "".join(out)
 
 
 def inner_text(p: Poly) -> tuple[str, int]:
@@ -144,20 +148,9 @@ def inner_text(p: Poly) -> tuple[str, int]:
         terms.sort(key=_key)
     const = p.get(ONE, 0)
     out: list[str] = []
-    first = True
     if const:
         out.append(str(const))  # a constant, even negative, is a left operand without brackets
-        first = False
-    for parts, c in terms:
-        if first:
-            _term(out, parts, c, True)
-            first = False
-        elif c > 0:
-            out.append("+")
-            _term(out, parts, c, False)
-        else:
-            out.append("-")
-            _term(out, parts, -c, False)
+    _signed_terms(out, terms, not const)
     if const or len(terms) > 1:
         prec = P_ADD  # a sum
     else:
