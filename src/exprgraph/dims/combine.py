@@ -29,6 +29,8 @@ def combine_terms(p: Poly, ctx: Context) -> Poly:
                 if e != 1 or a.op not in _OPS or a not in ctx.atom_args:
                     continue
                 rest = mono_div(m, ((a, 1),))
+                if rest is None:  # never: a divides m
+                    continue
                 if a.op is _MOD:
                     changed = _absorb_mod(p, m, c, a, rest, ctx)
                 elif a.op is _FLOORDIV:

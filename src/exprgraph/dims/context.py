@@ -8,6 +8,7 @@ bounded: past ``CACHE_LIMIT`` entries they are cleared together.
 
 from __future__ import annotations
 
+from ..core.op import Op
 from ..core.term import REGISTRY, Term
 from .normal import Budget, Poly, defer_key, inner_term, p_atom
 from .polyprint import atom_text
@@ -56,7 +57,7 @@ class Context:
 
     # -- atoms and ranges ----------------------------------------------------------------------------
 
-    def atom(self, op: object, args: tuple[Poly, ...], rng: Range, attr: object = None) -> Poly:
+    def atom(self, op: Op, args: tuple[Poly, ...], rng: Range, attr: object = None) -> Poly:
         """The polynomial of the atom ``op(args...)`` with canonical arguments, recording its range."""
         term = Term(op, tuple(inner_term(a) for a in args), attr)
         defer_key(term, atom_text, op, args)  # its text, printed from the polynomials if needed
@@ -98,10 +99,10 @@ class Context:
                     lo_inf = True
                     hi += c * name_lo
                 continue
-            r: Range | None = None
-            for a, e in m:
-                ra = r_pow(self.atom_range(a), e)
-                r = ra if r is None else r_mul(r, ra)
+            a, e = m[0]
+            r = r_pow(self.atom_range(a), e)
+            for a, e in m[1:]:
+                r = r_mul(r, r_pow(self.atom_range(a), e))
             r_lo, r_hi = r_scale(r, c)
             if r_lo.__class__ is float:
                 lo_inf = True

@@ -102,9 +102,9 @@ def floordiv_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
         # (cq*mq*a + b)//(cq*mq) -> a + b//(cq*mq): exact multiples of the divisor leave the division
         s = {}
         for mono, c in p.items():
-            d = mono_div(mono, mq)
-            if d is not None and c % cq == 0:
-                out[d] = out.get(d, 0) + c // cq
+            quotient = mono_div(mono, mq)
+            if quotient is not None and c % cq == 0:
+                out[quotient] = out.get(quotient, 0) + c // cq
             else:
                 s[mono] = c
         out = {k: v for k, v in out.items() if v}
@@ -177,7 +177,7 @@ def floordiv_const(p: Poly, q: int, ctx: Context) -> Poly:
     lo, hi = ctx.range_of(s)
     k1, k2 = fdiv(lo, q), fdiv(hi, q)
     if k1 == k2 and _finite(k1):
-        p_add_into(out, p_const(k1))  # every value of s lies in [k*q, k*q + q): s//q -> k
+        p_add_into(out, p_const(int(k1)))  # every value of s lies in [k*q, k*q + q): s//q -> k
         return out
     # (x//r + c)//q -> (x + c*r)//(r*q) for q > 0
     atom, c = ctx.single_atom(s)

@@ -84,7 +84,7 @@ def _dominated(rest: list[Poly], is_max: bool, ranges: dict, ctx: Context) -> li
     return keep
 
 
-def _of_names(args: list[Poly], op: object, ctx: Context) -> Poly | None:
+def _of_names(args: list[Poly], op: Op, ctx: Context) -> Poly | None:
     """``max`` (``min``) of arguments that are all plain names, or None if one is not.
 
     For distinct names the rules below change nothing: none is a max (min) to flatten, no two

@@ -318,9 +318,8 @@ def p_exact_div(p: Poly, q: Poly, budget: Budget | None = None, max_steps: int =
         m = mono_div(lead, lead_q)
         if m is None:
             return None
-        c = Fraction(rem[lead], lead_c)
-        if c.denominator == 1:
-            c = c.numerator
+        q_c = Fraction(rem[lead], lead_c)
+        c: int | Fraction = q_c.numerator if q_c.denominator == 1 else q_c
         out[m] = c
         if budget is not None:
             budget.spend(len(q))
@@ -481,6 +480,5 @@ def inner_term(p: Poly) -> Term:
             return m[0][0]  # a lone atom
     c = p.get(ONE, 0)
     items = sorted_monos(p)
-    if not items:
-        return dim_const(c)
-    return _sum_term(items, dim_const(c) if c else None)
+    term = _sum_term(items, dim_const(c) if c else None)
+    return dim_const(c) if term is None else term

@@ -45,6 +45,7 @@ from __future__ import annotations
 import re
 
 from ..core.leaves import RESERVED_NAMES
+from ..core.op import Op
 from ..core.term import REGISTRY
 from ..errors import TermTooLargeError
 from . import normal
@@ -136,7 +137,7 @@ class _Reader:
             return (_SUM, nid, [(p, -k) for p, k in a[2]])
         return (_SUM, nid, [(self.close(a), -1)])
 
-    def binary(self, op: object, a: tuple, b: tuple) -> tuple:
+    def binary(self, op: Op, a: tuple, b: tuple) -> tuple:
         """The operand for ``op(a, b)``: an open region (merging ``a`` or ``b`` if of its kind) or a polynomial."""
         akind, aid, apay = a
         bkind, bid, bpay = b
@@ -331,7 +332,7 @@ class _LightReader:
             p[m] = -c
         return (_POLY, None, p)
 
-    def binary(self, op: object, a: tuple, b: tuple) -> tuple:
+    def binary(self, op: Op, a: tuple, b: tuple) -> tuple:
         """``a + b``, ``a - b`` or ``a * b``."""
         if op is _MUL:
             p, q = self.poly(a), self.poly(b)
@@ -548,12 +549,12 @@ def _read(tokens: list[str], reader: _Reader | _LightReader) -> Poly:
                 _reduce(stack, operands, reader)
             top = stack[-1]
             if tok == _END:
-                if top is not _BOTTOM:
+                if top[0] >= 0:  # not the bottom
                     raise _DeclineError  # a bracket was never closed
                 if reader.merged:
                     reader.check_sharing()
                 return reader.close(operands[0])
-            if top is _BOTTOM:
+            if top[0] < 0:  # the bottom
                 raise _DeclineError  # an unmatched ')' or a ',' outside a call
             if tok == ",":
                 if len(top) != 3:
@@ -564,7 +565,7 @@ def _read(tokens: list[str], reader: _Reader | _LightReader) -> Poly:
                 _call(top, operands, reader)
 
 
-def _reduce(stack: list, operands: list, reader: _Reader) -> None:
+def _reduce(stack: list, operands: list, reader: _Reader | _LightReader) -> None:
     _, op = stack.pop()
     if op is None:
         operands[-1] = reader.negate(operands[-1])
@@ -573,7 +574,7 @@ def _reduce(stack: list, operands: list, reader: _Reader) -> None:
         operands[-1] = reader.binary(op, operands[-1], b)
 
 
-def _call(entry: tuple, operands: list, reader: _Reader) -> None:
+def _call(entry: tuple, operands: list, reader: _Reader | _LightReader) -> None:
     _, name, height = entry
     args = operands[height:]
     del operands[height:]
