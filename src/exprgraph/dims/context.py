@@ -59,7 +59,7 @@ class Context:
 
     def atom(self, op: Op, args: tuple[Poly, ...], rng: Range, attr: object = None) -> Poly:
         """The polynomial of the atom ``op(args...)`` with canonical arguments, recording its range."""
-        term = Term(op, tuple(inner_term(a) for a in args), attr)
+        term = Term(op, tuple([inner_term(a) for a in args]), attr)
         defer_key(term, atom_text, op, args)  # its text, printed from the polynomials if needed
         return self.known_atom(term, args, rng)
 

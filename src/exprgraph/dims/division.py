@@ -157,7 +157,8 @@ def floordiv_const(p: Poly, q: int, ctx: Context) -> Poly:
                 quotient[m] = c // q
             else:
                 s[m] = c
-        p_add_into(out, quotient)
+        if quotient:
+            p_add_into(out, quotient)
         if p_is_const(s):
             return out  # 0 <= constant < q
         # (g*y + c)//(g*h) -> (y + c//g)//h when g divides q and every coefficient of y

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from fractions import Fraction
 from math import gcd
+from operator import itemgetter
 
 from ..core.term import REGISTRY, Term
 from ..errors import TermTooLargeError
@@ -50,7 +51,6 @@ __all__ = [
     "mono_key",
     "mono_order",
     "poly_key",
-    "sorted_monos",
     "mono_factors",
     "top_term",
     "inner_term",
@@ -113,7 +113,10 @@ def mono_mul(m1: Mono, m2: Mono) -> Mono:
 
 def mono_of_powers(powers: dict[Term, int]) -> Mono:
     """The monomial with these powers of atoms (all > 0)."""
-    if len(powers) > 1:
+    if len(powers) == 2:
+        (a, p), (b, q) = powers.items()  # two atoms: in id order, as sorting them gives
+        return ((a, p), (b, q)) if id(a) < id(b) else ((b, q), (a, p))
+    if len(powers) > 2:
         return tuple(sorted(powers.items(), key=_by_id))
     return tuple(powers.items())
 
@@ -185,8 +188,14 @@ def p_add_into(acc: Poly, p: Poly, k: int = 1) -> None:
 def p_add(*polys: Poly) -> Poly:
     """Sum of polynomials (a new dict)."""
     acc: Poly = {}
+    get = acc.get
     for p in polys:
-        p_add_into(acc, p)
+        for m, c in p.items():  # acc += p (p_add_into, inlined: sums are added everywhere)
+            v = get(m, 0) + c
+            if v:
+                acc[m] = v
+            elif m in acc:
+                del acc[m]
     return acc
 
 
@@ -422,9 +431,8 @@ def mono_factors(m: Mono) -> tuple[Term, ...]:
     return mono_order(m)[1]
 
 
-def _mono_term(m: Mono, c: int) -> Term:
-    """``c * m`` as a left-nested product: coefficient first, ``-x*y`` for c == -1."""
-    factors = mono_factors(m)
+def _mono_term(factors: tuple[Term, ...], c: int) -> Term:
+    """``c * f1*f2...`` as a left-nested product: coefficient first, ``-x*y`` for c == -1."""
     if c == 1:
         acc = factors[0]
     elif c == -1:
@@ -436,28 +444,31 @@ def _mono_term(m: Mono, c: int) -> Term:
     return acc
 
 
-def sorted_monos(p: Poly) -> list[tuple[Mono, int]]:
-    """The non-constant terms ``(monomial, coefficient)`` of ``p`` in print order."""
-    items = [(m, c) for m, c in p.items() if m]
+_by_key = itemgetter(0)
+
+
+def _ordered_terms(p: Poly) -> list[tuple[tuple, tuple[Term, ...], int]]:
+    """The non-constant terms of ``p`` in print order, as ``(mono_key, mono_factors, coefficient)``."""
+    items = [(*mono_order(m), c) for m, c in p.items() if m]
     if len(items) > 1:
-        items.sort(key=lambda mc: mono_key(mc[0]))
+        items.sort(key=_by_key)
     return items
 
 
-def _sum_term(items: list[tuple[Mono, int]], acc: Term | None) -> Term | None:
-    for m, c in items:
+def _sum_term(items: list[tuple[tuple, tuple[Term, ...], int]], acc: Term | None) -> Term | None:
+    for _, factors, c in items:
         if acc is None:
-            acc = _mono_term(m, c)
+            acc = _mono_term(factors, c)
         elif c > 0:
-            acc = Term(_ADD, (acc, _mono_term(m, c)))
+            acc = Term(_ADD, (acc, _mono_term(factors, c)))
         else:
-            acc = Term(_SUB, (acc, _mono_term(m, -c)))
+            acc = Term(_SUB, (acc, _mono_term(factors, -c)))
     return acc
 
 
 def top_term(p: Poly) -> Term:
     """Canonical term of a whole expression: terms in key order, the constant last (``x-1``)."""
-    acc = _sum_term(sorted_monos(p), None)
+    acc = _sum_term(_ordered_terms(p), None)
     c = p.get(ONE, 0)
     if acc is None:
         return dim_const(c)
@@ -479,6 +490,5 @@ def inner_term(p: Poly) -> Term:
         if c == 1 and len(m) == 1 and m[0][1] == 1:
             return m[0][0]  # a lone atom
     c = p.get(ONE, 0)
-    items = sorted_monos(p)
-    term = _sum_term(items, dim_const(c) if c else None)
+    term = _sum_term(_ordered_terms(p), dim_const(c) if c else None)
     return dim_const(c) if term is None else term

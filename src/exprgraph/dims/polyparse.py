@@ -37,12 +37,16 @@ polynomial, up to the order of its terms: a flat sum of products (``2*batch*seq 
 commonest shape expression) by one scan of its tokens, anything else by the operator loop with
 _LightReader. A product of two sums makes the light reader decline; without one, the general
 walk's work on at most MAX_TOKENS tokens stays below ``_LIGHT_WORK``, so neither path reaches the
-budget (when a test lowers MAX_WORK below that, the exact reader takes the text).
+budget (when a test lowers MAX_WORK below that, the exact reader takes the text). A flat sum is
+read over the names themselves, not their atoms: a monomial of names sorted by name is its own
+print key, so ``read_value`` prints it without building anything.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import TypeVar
 
 from ..core.leaves import RESERVED_NAMES
 from ..core.op import Op
@@ -53,18 +57,22 @@ from .combine import combine_terms
 from .context import Context
 from .division import ceil_poly, floordiv_poly, mod_poly
 from .maxmin import maxmin_poly
-from .normal import Budget, Poly, mono_mul, mono_of_powers, p_const, p_mul
+from .normal import ONE, Budget, Poly, mono_mul, mono_of_powers, p_const, p_mul
 from .parse import _BINARY, _CALLS, _UNARY_PREC  # one grammar table for both readers
+from .polyprint import fits_int64, poly_value
 from .terms import CEIL_DIV, INT64_MAX, dim_name
 
-__all__ = ["read_polynomial", "clear_name_cache", "MAX_TOKENS"]
+__all__ = ["read_polynomial", "read_value", "clear_name_cache", "MAX_TOKENS"]
+
+_T = TypeVar("_T")
 
 #: longer texts take the general path (linear in the size of its input, however large)
 MAX_TOKENS = 256
 
-# numbers, names, "//", and any other single non-blank character (an operator, a bracket, a comma,
-# or a character the grammar does not have, which makes the fast path decline)
-_TOKEN = re.compile(r"[0-9]+|[A-Za-z_][A-Za-z0-9_]*|//|\S")
+# names, numbers, "//", and any other single non-blank character (an operator, a bracket, a comma,
+# or a character the grammar does not have, which makes the fast path decline); names first, as
+# the commonest tokens (no token starts with both a letter and a digit, so the order changes nothing)
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|//|\S")
 _DIGITS = frozenset("0123456789")
 _NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 
@@ -183,15 +191,19 @@ class _Reader:
                 self.merged.append(aid)
                 arguments = apay
             else:
-                arguments = [self.close(a)]
+                arguments = [apay if _NAME <= akind <= _POLY else self.close(a)]
             if bkind == kind:
                 self.merged.append(bid)
                 arguments += bpay
             else:
-                arguments.append(self.close(b))
+                arguments.append(bpay if _NAME <= bkind <= _POLY else self.close(b))
             return (kind, nid, arguments)
         # floor division, modulo, ceiling division: opaque, on closed operands
-        p = _OPAQUE[op](self.close(a), self.close(b), self.ctx)
+        p = _OPAQUE[op](
+            apay if _NAME <= akind <= _POLY else self.close(a),
+            bpay if _NAME <= bkind <= _POLY else self.close(b),
+            self.ctx,
+        )
         self.atoms = True  # from here on, polynomials may hold atoms
         return (_POLY, nid, p)
 
@@ -383,13 +395,19 @@ def _name(text: str) -> tuple:
     return operand
 
 
-def _flat_sum(tokens: list[str]) -> Poly | None:
-    """The polynomial of a flat sum (``2*batch*seq - s0 + -1``), or None if the tokens are not one.
+#: a monomial of names: ``((name, power), ...)`` sorted by name, which is its mono_key; ``()`` is 1
+NameMono = tuple
+#: a polynomial over names: ``{NameMono: coefficient}``, no zero coefficients
+NamePoly = dict
+
+
+def _flat_sum(tokens: list[str]) -> NamePoly | None:
+    """The polynomial of a flat sum (``2*batch*seq - s0 + -1``) over names, or None if the tokens are not one.
 
     A flat sum is terms with their signs in front, each a product of names and integers. Its
     polynomial is just the sum of the terms. ``tokens`` ends with _END.
     """
-    acc: Poly = {}
+    acc: NamePoly = {}
     get = acc.get
     sign = 1  # of the next term: the binary '+' or '-' before it
     i = 0
@@ -406,7 +424,7 @@ def _flat_sum(tokens: list[str]) -> Poly | None:
             tok = tokens[i]
             i += 1
         coef = sign
-        powers: dict = {}
+        powers: dict[str, int] = {}
         while True:  # factors joined by '*'
             first = tok[:1]
             if first in _DIGITS:
@@ -415,9 +433,9 @@ def _flat_sum(tokens: list[str]) -> Poly | None:
                     raise _DeclineError  # the parser rejects it
                 coef *= value
             elif first in _NAME_START:
-                operand = _names.get(tok)
-                t = (operand if operand is not None else _name(tok))[1]
-                powers[t] = powers.get(t, 0) + 1
+                if tok in RESERVED_NAMES:
+                    raise _DeclineError  # the parser rejects it
+                powers[tok] = powers.get(tok, 0) + 1
             else:
                 return None  # not a flat sum
             negated = False
@@ -428,7 +446,7 @@ def _flat_sum(tokens: list[str]) -> Poly | None:
             tok = tokens[i]
             i += 1
         if coef:
-            m = mono_of_powers(powers)
+            m = tuple(sorted(powers.items())) if len(powers) > 1 else tuple(powers.items())
             v = get(m, 0) + coef
             if v:
                 acc[m] = v
@@ -444,24 +462,100 @@ def _flat_sum(tokens: list[str]) -> Poly | None:
             return None  # not a flat sum
 
 
+def _name_poly(named: NamePoly) -> Poly:
+    """The polynomial over the names' atoms."""
+    return {mono_of_powers({_name(n)[1]: p for n, p in m}): c for m, c in named.items()}
+
+
+def _name_text(named: NamePoly) -> int | str:
+    """``poly_value`` of the polynomial over names: the same text, printed without atoms.
+
+    A name is its own key and never takes brackets, and a monomial over names is its own mono_key,
+    so the terms print in the order of their monomials, each as ``c*f1*f2...`` (see :mod:`.polyprint`).
+    """
+    const = named.pop(ONE, 0)
+    if not named:
+        return fits_int64(const)
+    out: list[str] = []
+    for m, c in sorted(named.items()):  # monomials are distinct: only they are compared
+        factors = "*".join([n for n, p in m for _ in range(p)]) if len(m) > 1 or m[0][1] > 1 else m[0][0]
+        if out:
+            # a later term: its sign, then its size
+            if c < 0:
+                out.append("-")
+                c = -c
+            else:
+                out.append("+")
+            out.append(factors if c == 1 else f"{fits_int64(c)}*{factors}")
+        elif c == 1:
+            out.append(factors)  # f1*f2
+        elif c == -1:
+            out.append("-" + factors)  # -f1*f2
+        else:
+            out.append(f"{fits_int64(c)}*{factors}")  # c*f1*f2, a negative c too
+    if const > 0:
+        out.append(f"+{fits_int64(const)}")
+    elif const < 0:
+        out.append(f"-{fits_int64(-const)}")
+    return "".join(out)
+
+
+def _tokens(text: str) -> list[str] | None:
+    """The tokens of ``text`` followed by _END, or None when there are more than MAX_TOKENS."""
+    tokens = _TOKEN.findall(text)
+    if len(tokens) > MAX_TOKENS:
+        return None
+    tokens.append(_END)
+    return tokens
+
+
+def _is_light(text: str) -> bool:
+    """Whether the text makes no atom and the light reader may take it (see the module docstring)."""
+    # a token of _ATOM_TOKENS is in the tokens exactly when its text is in the text: no other
+    # token holds any of their characters, and two '/' in a row always read as '//'
+    return (
+        normal.MAX_WORK >= _LIGHT_WORK
+        and "//" not in text
+        and "%" not in text
+        and "^" not in text
+        and "&" not in text
+        and "," not in text
+    )
+
+
 def read_polynomial(text: str, ctx: Context) -> Poly | None:
     """The polynomial ``to_poly(parse_expression(text), ctx)`` gives on cold caches, or None to decline.
 
     Its terms are in the same order too, except for text without atoms (read by _LightReader).
     """
-    tokens = _TOKEN.findall(text)
-    if len(tokens) > MAX_TOKENS:
+    return _read_text(text, ctx, _name_poly, _as_is)
+
+
+def read_value(text: str, ctx: Context) -> int | str | None:
+    """``poly_value(read_polynomial(text, ctx))``: what simplify_expression gives, or None to decline.
+
+    A flat sum is printed straight from its monomials over names, without their atoms.
+    """
+    return _read_text(text, ctx, _name_text, poly_value)
+
+
+def _as_is(p: Poly) -> Poly:
+    return p
+
+
+def _read_text(text: str, ctx: Context, flat: Callable[[NamePoly], _T], general: Callable[[Poly], _T]) -> _T | None:
+    """``flat`` of the polynomial over names of a flat sum, else ``general`` of the polynomial; None to decline."""
+    tokens = _tokens(text)
+    if tokens is None:
         return None
-    tokens.append(_END)
-    light = normal.MAX_WORK >= _LIGHT_WORK and _ATOM_TOKENS.isdisjoint(tokens)
     try:
-        if light:
-            p = _flat_sum(tokens)
-            if p is not None:
-                return p
-            return _read(tokens, _LIGHT)
+        if _is_light(text):
+            named = _flat_sum(tokens)
+            if named is not None:
+                return flat(named)
+            return general(_read(tokens, _LIGHT))
         ctx.budget = Budget()
-        return _read(tokens, _Reader(ctx))
+        return general(_read(tokens, _Reader(ctx)))
     except (_DeclineError, TermTooLargeError, OverflowError):
         return None
 
@@ -499,10 +593,16 @@ def _read(tokens: list[str], reader: _Reader | _LightReader) -> Poly:
         i += 1
         operand = names.get(tok)
         if operand is None or tokens[i] == "(":  # not a name read before (the most common operand)
-            if tok == "(":
+            first = tok[:1]
+            if first in _DIGITS:
+                value = int(tok)
+                if value > INT64_MAX:
+                    raise _DeclineError  # the parser rejects it
+                operand = (_CONST, value, value)
+            elif tok == "(":
                 stack.append(_BRACKET)
                 continue
-            if tok == "-":
+            elif tok == "-":
                 if tokens[i][:1] in _DIGITS:
                     operand = _literal(tokens[i], -1)  # a minus sign on a literal is part of it
                     i += 1
@@ -511,9 +611,7 @@ def _read(tokens: list[str], reader: _Reader | _LightReader) -> Poly:
                     continue
             elif tok == "+":
                 continue  # unary plus changes nothing
-            elif tok[:1] in _DIGITS:
-                operand = _literal(tok, 1)
-            elif tok[:1] in _NAME_START:
+            elif first in _NAME_START:
                 if tokens[i] == "(":
                     if tok not in _CALLS or tokens[i + 1] == ")":
                         raise _DeclineError
@@ -529,31 +627,30 @@ def _read(tokens: list[str], reader: _Reader | _LightReader) -> Poly:
             tok = tokens[i]
             i += 1
             entry = _BINARY.get(tok)
-            if entry is not None:
-                prec = entry[0]
+            # reduce: apply the operators on top that bind at least as tightly as this one to their
+            # operands; anything else closes, and reduces every operator (the loosest binds at 1)
+            prec = 1 if entry is None else entry[0]
+            top = stack[-1]
+            while top[0] >= prec:
+                stack.pop()
+                op = top[1]
+                if op is None:
+                    operands[-1] = reader.negate(operands[-1])
+                else:
+                    b = operands.pop()
+                    operands[-1] = reader.binary(op, operands[-1], b)
                 top = stack[-1]
-                while top[0] >= prec:
-                    stack.pop()  # reduce: apply the operator on top to its operands
-                    op = top[1]
-                    if op is None:
-                        operands[-1] = reader.negate(operands[-1])
-                    else:
-                        b = operands.pop()
-                        operands[-1] = reader.binary(op, operands[-1], b)
-                    top = stack[-1]
+            if entry is not None:
                 stack.append(entry)
                 break
-            if tok != ")" and tok != "," and tok != _END:
-                raise _DeclineError
-            while stack[-1][0] > 0:
-                _reduce(stack, operands, reader)
-            top = stack[-1]
             if tok == _END:
                 if top[0] >= 0:  # not the bottom
                     raise _DeclineError  # a bracket was never closed
                 if reader.merged:
                     reader.check_sharing()
                 return reader.close(operands[0])
+            if tok != ")" and tok != ",":
+                raise _DeclineError
             if top[0] < 0:  # the bottom
                 raise _DeclineError  # an unmatched ')' or a ',' outside a call
             if tok == ",":
@@ -563,15 +660,6 @@ def _read(tokens: list[str], reader: _Reader | _LightReader) -> Poly:
             stack.pop()
             if len(top) == 3:
                 _call(top, operands, reader)
-
-
-def _reduce(stack: list, operands: list, reader: _Reader | _LightReader) -> None:
-    _, op = stack.pop()
-    if op is None:
-        operands[-1] = reader.negate(operands[-1])
-    else:
-        b = operands.pop()
-        operands[-1] = reader.binary(op, operands[-1], b)
 
 
 def _call(entry: tuple, operands: list, reader: _Reader | _LightReader) -> None:

@@ -29,15 +29,15 @@ from .unparse import (
     precedence,
 )
 
-__all__ = ["poly_text", "poly_value", "inner_text", "atom_text", "clear_print_cache"]
+__all__ = ["poly_text", "poly_value", "inner_text", "atom_text", "fits_int64", "clear_print_cache"]
 
 _SYMBOL = REGISTRY["symbol"]
 #: op -> (symbol, precedence) of the infix ops of the grammar (from unparse's table)
 _INFIX_OPS = {REGISTRY[name]: entry for name, entry in INFIX.items()}
 
 
-def _fits(c: int) -> int:
-    # top_term builds this constant with dim_const, which refuses values outside int64
+def fits_int64(c: int) -> int:
+    """``c``, or an OverflowError when it is outside int64 (top_term builds no such constant)."""
     if not INT64_MIN <= c <= INT64_MAX:
         raise OverflowError(f"the dimension constant {c} does not fit in int64")
     return c
@@ -63,10 +63,15 @@ def clear_print_cache() -> None:
 def _mono_parts(m: Mono) -> tuple[tuple, Term, str, str]:
     entry = _monos.get(m)
     if entry is None:
-        key, factors = mono_order(m)
-        head = factors[0]
-        tail = "".join(["*" + _bracketed(atom_key(a), a, bracket_right, P_MUL) for a in factors[1:]])
-        entry = (key, head, atom_key(head), tail)
+        if len(m) == 1 and m[0][1] == 1:
+            head = m[0][0]
+            text = atom_key(head)
+            entry = (((text, 1),), head, text, "")  # one atom: its key is its text
+        else:
+            key, factors = mono_order(m)
+            head = factors[0]
+            tail = "".join(["*" + _bracketed(atom_key(a), a, bracket_right, P_MUL) for a in factors[1:]])
+            entry = (key, head, atom_key(head), tail)
         if len(_monos) > 1 << 16:
             _monos.clear()
         _monos[m] = entry
@@ -87,7 +92,7 @@ def _term(out: list[str], parts: tuple[tuple, Term, str, str], c: int, first: bo
         out.append("-" + _bracketed(text, head, bracket_negated))  # -f1*... is (-f1)*...
     else:
         # c*f1*...: a constant, even negative, is a left operand without brackets
-        out.append(f"{_fits(c)}*{_bracketed(text, head, bracket_right, P_MUL)}")
+        out.append(f"{fits_int64(c)}*{_bracketed(text, head, bracket_right, P_MUL)}")
     out.append(tail)
 
 
@@ -99,7 +104,7 @@ def poly_text(p: Poly) -> str:
     """``unparse(top_term(p))`` for a polynomial with at least one atom (no term is built)."""
     terms = [(_mono_parts(m), c) for m, c in p.items() if m]
     if len(terms) > 1:
-        terms.sort(key=_key)  # by mono_key, as sorted_monos orders them
+        terms.sort(key=_key)  # by mono_key, the order of top_term's terms
     const = p.get(ONE, 0)
     if len(terms) == 1 and not const:
         ((_, _, text, tail), c) = terms[0]
@@ -108,9 +113,9 @@ def poly_text(p: Poly) -> str:
     out: list[str] = []
     _signed_terms(out, terms, True)
     if const > 0:
-        out.append(f"+{_fits(const)}")
+        out.append(f"+{fits_int64(const)}")
     elif const < 0:
-        out.append(f"-{_fits(-const)}")
+        out.append(f"-{fits_int64(-const)}")
     return "".join(out)
 
 
@@ -181,5 +186,5 @@ def atom_text(op: Op, args: Iterable[Poly]) -> str:
 def poly_value(p: Poly) -> int | str:
     """What ``simplify_expression`` gives for text with polynomial ``p``: an int if constant, else text."""
     if not p or (len(p) == 1 and ONE in p):
-        return _fits(p.get(ONE, 0))
+        return fits_int64(p.get(ONE, 0))
     return poly_text(p)

@@ -36,8 +36,7 @@ from .normal import (
     top_term,
 )
 from .parse import parse_expression
-from .polyparse import read_polynomial
-from .polyprint import poly_value
+from .polyparse import read_value
 from .ranges import INF, UNBOUNDED
 from .terms import CEIL_DIV, is_dim_term
 from .unparse import unparse
@@ -325,12 +324,9 @@ def simplify_expression(expr: int | str | Term, *, positive: bool = False) -> in
 
 def _simplify_text(text: str, ctx: Context) -> int | str:
     """``simplify_expression`` on a text: the fast path of :mod:`.polyparse`, else parse and simplify the term."""
-    try:
-        p = read_polynomial(text, ctx)
-        if p is not None:
-            return poly_value(p)
-    except OverflowError:
-        pass  # a coefficient outside int64: the general path raises the error
+    result = read_value(text, ctx)  # None: declined (or a coefficient outside int64, which the general path reports)
+    if result is not None:
+        return result
     try:
         term = parse_expression(text)
     except DimExpressionError:
