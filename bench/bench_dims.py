@@ -19,7 +19,8 @@ expressions as their own objects (``floor(a/b)``, ``Mod``, ``Max``, ``ceiling``)
 Interleaved rounds, best of N; the table gives mean microseconds per expression and the ratio
 ours/anchor (lower is better).
 
-Run: ``python -m bench.bench_dims``.
+Run: ``python -m bench.bench_dims`` (the table says whether the fast path runs compiled; set
+``EXPRGRAPH_PURE_PYTHON=1`` to measure the pure Python modules of the same build).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 
 from bench.common import best_of, print_table, ratio, skip
 from exprgraph.core.walk import postorder
-from exprgraph.dims import clear_caches, parse_expression, simplify_expression, simplify_term
+from exprgraph.dims import clear_caches, compiled_modules, parse_expression, simplify_expression, simplify_term
 
 N_EXPRESSIONS = 1000
 SYMPY_EVERY = 10
@@ -157,8 +158,9 @@ def main() -> None:
         skip("sympy row", "sympy is not installed (pip install -e '.[bench]')")
     best = best_of(contenders, repeat=repeat, setup=setup)
     per = {name: best[name] / counts[name] * 1e6 for name in best}
+    build = "fast path compiled by mypyc" if compiled_modules() else "pure Python"
     print_table(
-        f"simplify {len(texts)} shape expressions: µs per expression",
+        f"simplify {len(texts)} shape expressions, {build}: µs per expression",
         ["contender", "µs/expr"],
         [[name, f"{per[name]:.1f}"] for name in contenders],
     )

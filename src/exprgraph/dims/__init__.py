@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..core import shapes as _shapes
 from ..errors import DimExpressionError
+from .accel import compiled_modules  # imported first: picks the compiled or the pure fast path
 from .dimops import DimType, dim_add, dim_div, dim_equal, dim_max, dim_min, dim_mod, dim_mul, dim_multi_mul, dim_sub
 from .evaluate import evaluate_expression
 from .parse import parse_expression, parse_expression_tokens, tokenize_expression
@@ -51,6 +52,7 @@ __all__ = [
     "dim_name",
     "dim_const",
     "clear_caches",
+    "compiled_modules",
 ]
 
 # Importing this package fills the core shape rules' hooks (exprgraph.core.shapes):

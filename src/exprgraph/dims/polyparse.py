@@ -271,7 +271,7 @@ class _Reader:
         acc: Poly = {}
         get = acc.get
         work = 0
-        for p, k in reversed(summands):
+        for p, k in summands[::-1]:
             if not k:
                 continue  # a summand times 0 is left out, unvisited
             work += len(p)
@@ -297,7 +297,7 @@ class _Reader:
         result: Poly = {mono_of_powers(powers): coef}
         if sums:
             counts: dict[int, list] = {}
-            for nid, p in reversed(sums):
+            for nid, p in sums[::-1]:
                 entry = counts.get(nid)
                 if entry is None:
                     counts[nid] = [p, 1]

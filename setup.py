@@ -1,0 +1,57 @@
+"""Build hook: compile the dimension simplifier's fast path with mypyc when it can be.
+
+Everything else about the package is in pyproject.toml. The modules listed in
+``exprgraph.dims.accel.COMPILED_MODULES`` are compiled to C by mypyc (a build-time tool, in the
+build requirements) and by the system C compiler. The build falls back to pure Python, with a
+note on stderr, when ``EXPRGRAPH_PURE_PYTHON`` is set, when mypyc cannot be imported, or when the
+C compiler fails (the extensions are optional); the pure modules behave the same, only slower.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+from setuptools import setup
+
+HERE = Path(__file__).parent
+PACKAGE_DIR = Path("src", "exprgraph", "dims")
+
+
+def _compiled_modules() -> list[str]:
+    """The module names listed in accel.py (read as text: the package is not importable yet)."""
+    text = (HERE / PACKAGE_DIR / "accel.py").read_text()
+    listing = re.search(r"COMPILED_MODULES = \(([^)]*)\)", text)
+    if listing is None:
+        raise RuntimeError("accel.py has no COMPILED_MODULES tuple")
+    return re.findall(r'"(\w+)"', listing.group(1))
+
+
+def _ext_modules() -> list:
+    if os.environ.get("EXPRGRAPH_PURE_PYTHON"):
+        print("exprgraph: EXPRGRAPH_PURE_PYTHON is set, building pure Python", file=sys.stderr)
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        print("exprgraph: mypyc is not available, building pure Python", file=sys.stderr)
+        return []
+    # the modules they import are checked too, but only the compiled ones must type-check cleanly
+    args = ["--follow-imports=silent", *(str(PACKAGE_DIR / f"{name}.py") for name in _compiled_modules())]
+    old = Path.cwd()
+    os.chdir(HERE)  # mypyc names modules by their paths from here
+    try:
+        extensions = mypycify(args, opt_level="3", group_name="exprgraph_dims")
+    except (Exception, SystemExit) as exc:  # a type error (mypyc exits) or a mypyc fault: pure still works
+        print(f"exprgraph: mypyc failed ({exc}), building pure Python", file=sys.stderr)
+        return []
+    finally:
+        os.chdir(old)
+    for ext in extensions:
+        ext.optional = True  # a C compiler failure skips the extension instead of failing the build
+    return extensions
+
+
+setup(ext_modules=_ext_modules())
