@@ -114,7 +114,7 @@ def test_pure_and_current_builds_give_the_same_answers():
     pure = _answers_in_subprocess({**env, accel.PURE_ENV: "1"})
     current = _answers_in_subprocess(env)
     assert pure["compiled"] == []
-    assert current["compiled"] == list(dims.compiled_modules())
+    assert current["compiled"] in ([], list(accel.COMPILED_MODULES))  # the build compiles all or none
     assert pure["answers"] == current["answers"] == [dims.simplify_expression(t) for t in EXPRESSIONS]
 
 
