@@ -595,10 +595,7 @@ def _read(tokens: list[str], reader: _Reader | _LightReader) -> Poly:
         if operand is None or tokens[i] == "(":  # not a name read before (the most common operand)
             first = tok[:1]
             if first in _DIGITS:
-                value = int(tok)
-                if value > INT64_MAX:
-                    raise _DeclineError  # the parser rejects it
-                operand = (_CONST, value, value)
+                operand = _literal(tok, 1)
             elif tok == "(":
                 stack.append(_BRACKET)
                 continue

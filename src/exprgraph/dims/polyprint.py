@@ -63,15 +63,10 @@ def clear_print_cache() -> None:
 def _mono_parts(m: Mono) -> tuple[tuple, Term, str, str]:
     entry = _monos.get(m)
     if entry is None:
-        if len(m) == 1 and m[0][1] == 1:
-            head = m[0][0]
-            text = atom_key(head)
-            entry = (((text, 1),), head, text, "")  # one atom: its key is its text
-        else:
-            key, factors = mono_order(m)
-            head = factors[0]
-            tail = "".join(["*" + _bracketed(atom_key(a), a, bracket_right, P_MUL) for a in factors[1:]])
-            entry = (key, head, atom_key(head), tail)
+        key, factors = mono_order(m)
+        head = factors[0]
+        tail = "".join(["*" + _bracketed(atom_key(a), a, bracket_right, P_MUL) for a in factors[1:]])
+        entry = (key, head, atom_key(head), tail)
         if len(_monos) > 1 << 16:
             _monos.clear()
         _monos[m] = entry
