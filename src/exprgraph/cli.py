@@ -32,6 +32,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("diff", "exprgraph.diff.cli"),
     ("simplify", "exprgraph.simplify.cli"),
     ("rewrite", "exprgraph.graph.cli"),
+    ("cache", "exprgraph.compile.cli"),
 ]
 
 #: exit code for bad input (the same as argparse's usage errors)

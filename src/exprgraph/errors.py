@@ -30,6 +30,9 @@ __all__ = [
     "FeatureError",
     "RewriteDatabaseError",
     "RewriteWarning",
+    "SizeLimitError",
+    "CacheSecurityError",
+    "BuildTimeoutError",
 ]
 
 
@@ -94,8 +97,8 @@ class MatchError(ExprgraphError, ValueError):
     """A pattern does not match an expression (raised by ``exprgraph.match.match``)."""
 
 
-class PatternError(ExprgraphError, TypeError):
-    """A malformed pattern: a segment outside a sequence, a bad name, an unknown op."""
+class PatternError(ExprgraphError, TypeError, ValueError):
+    """A malformed pattern: a segment outside a sequence, a bad name, an unknown op (a TypeError and a ValueError)."""
 
 
 class RewriteLimitError(ExprgraphError, RuntimeError):
@@ -175,3 +178,22 @@ class RewriteDatabaseError(ExprgraphError, ValueError):
 
 class RewriteWarning(UserWarning):
     """A graph rewrite failed and was skipped (the ``"warn"`` failure callback)."""
+
+
+class SizeLimitError(ExprgraphError, ValueError):
+    """A request would allocate more than a limit allows; says the limit and how to raise it."""
+
+    def __init__(self, message: str, *, size: int = 0, limit: int = 0, setting: str = "") -> None:
+        super().__init__(message)
+        #: what the request needed, the limit it exceeded, and the option or variable that raises it
+        self.size = size
+        self.limit = limit
+        self.setting = setting
+
+
+class CacheSecurityError(CompileError):
+    """The build cache (a directory or a library in it) is not safe to use: wrong owner, mode or a symlink."""
+
+
+class BuildTimeoutError(CompileError):
+    """The C compiler ran past the build time limit and was stopped (with every process it started)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import weakref
 
 import numpy as np
 import pytest
@@ -90,9 +91,10 @@ def test_source_cache_and_reuse(monkeypatch: pytest.MonkeyPatch) -> None:
     fn = eg_compile(f, [x, y], backend="c")
     assert "eg_kernel" in fn.source and "exp(" in fn.source
     files = sorted(os.listdir(cbuild.cache_dir()))
-    assert any(n.endswith(".so") for n in files) and any(n.endswith(".c") for n in files)
+    assert any(n.endswith(".so") for n in files) and any(n.endswith(".sha256") for n in files)
+    assert not any(n.endswith(".c") for n in files)  # sources live in a build directory removed after the build
     # a new process (simulated: nothing loaded) finds the library on disk and does not compile again
-    monkeypatch.setattr(cbuild, "_loaded", {})
+    monkeypatch.setattr(cbuild, "_loaded", weakref.WeakValueDictionary())
     monkeypatch.setattr(cbuild, "_compile", lambda *a, **k: pytest.fail("compiled again"))
     again = eg_compile(f, [x, y], backend="c")
     assert float(again(0.5, 2.0)) == pytest.approx(float(eg.evaluate(f, {x: 0.5, y: 2.0})), rel=1e-13)

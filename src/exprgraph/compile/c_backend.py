@@ -276,9 +276,7 @@ def build_c(outputs: tuple[Term, ...], inputs: tuple[Term, ...]) -> tuple[Any, s
     """``(run, source)``: ``run(*args)`` returns the tuple of output values."""
     kernel = _Kernel(outputs, inputs)
     lib, _ = build_library(kernel.source)
-    fn = lib.eg_kernel
-    fn.restype = ctypes.c_int
-    fn.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    fn = lib.function("eg_kernel", ctypes.c_int, [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p])
     n_in = len(kernel.input_index)
     n_out = len(kernel.loop_outputs)
     ptr_in_t = ctypes.c_void_p * max(n_in, 1)
@@ -293,6 +291,8 @@ def build_c(outputs: tuple[Term, ...], inputs: tuple[Term, ...]) -> tuple[Any, s
     def run(*args: Any) -> Any:
         with np.errstate(all="ignore"):  # casts and the fallback evaluation follow IEEE silently
             return call(args)
+
+    run.library = lib  # type: ignore[attr-defined]  # the handle stays open while run is alive
 
     def call(args: tuple) -> Any:
         values = bind_inputs(inputs, args)

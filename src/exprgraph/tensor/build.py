@@ -86,8 +86,8 @@ def compile_source(source: str, *, compiler: str | None = None, flags: Sequence[
     return cbuild.library_path(_command(cc), (*_BASE_FLAGS, *fl), source)
 
 
-def _load(path: Path) -> ctypes.CDLL:
-    return cbuild.load_library(path)
+def _load(path: Path, openmp: bool = False) -> cbuild.Library:
+    return cbuild.load_library(path, closable=not openmp)
 
 
 class CompiledKernel:
@@ -194,19 +194,19 @@ def build(
     if parallel and "-fopenmp" not in fl:
         fl.append("-fopenmp")
     path = compile_source(source, compiler=cc, flags=fl)
-    fn = getattr(_load(path), kernel.name)
-    fn.restype = None
-    fn.argtypes = [ctypes.c_void_p] * len(kernel.params)
-    return CompiledKernel(kernel, source, path, fn)
+    library = _load(path, openmp="-fopenmp" in fl)
+    fn = library.function(kernel.name, None, [ctypes.c_void_p] * len(kernel.params))
+    compiled = CompiledKernel(kernel, source, path, fn)
+    compiled._library = library  # the handle stays open while the kernel is alive
+    return compiled
 
 
 def count_iterations(kernel: Kernel, *, compiler: str | None = None) -> list[int]:
     """Innermost-loop iterations of each statement of ``kernel`` as generated (tests inside included)."""
     source = codegen_c(kernel, name="eg_count_iterations", count=True)
     path = compile_source(source, compiler=compiler)
-    fn = _load(path).eg_count_iterations
-    fn.restype = None
-    fn.argtypes = [ctypes.c_void_p]
+    library = _load(path)
+    fn = library.function("eg_count_iterations", None, [ctypes.c_void_p])
     out = np.zeros(len(kernel.statements), np.int64)
     fn(out.ctypes.data)
     return [int(v) for v in out]

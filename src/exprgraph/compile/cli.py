@@ -1,0 +1,35 @@
+"""``exprgraph cache info|clear``: what the build cache holds, and emptying it."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """The ``exprgraph cache`` subcommand."""
+    p = subparsers.add_parser(
+        "cache",
+        help="show or clear the build cache of compiled C libraries",
+        description="The build cache keeps compiled C libraries (compile(..., backend='c') and tensor "
+        "kernels) under $EXPRGRAPH_CACHE (default ~/.cache/exprgraph), private to you and capped by "
+        "$EXPRGRAPH_CACHE_SIZE (default 1G). 'info' shows where it is, how much it holds and whether it "
+        "passes the security checks; 'clear' removes every library in it.",
+    )
+    p.add_argument("action", choices=("info", "clear"), help="info: show the cache; clear: empty it")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the cache's state, or clear it."""
+    from .cache import cache_info, clear_cache
+
+    if args.action == "info":
+        print(cache_info())
+        return 0
+    removed = clear_cache()
+    print(f"removed {removed} librar{'y' if removed == 1 else 'ies'}")
+    return 0
