@@ -243,7 +243,7 @@ def test_one_handle_per_library_released_when_unused(fresh: Path) -> None:
     f = x * 7.25 - y
     a = eg_compile(f, [x, y], backend="c")
     b = eg_compile(f, [x, y], backend="c")
-    assert a._run.library is b._run.library
+    assert a.library is b.library
     held = cbuild.loaded_libraries()
     assert held >= 1
     del a, b
@@ -405,7 +405,7 @@ def test_the_cache_keeps_the_most_recently_used_under_its_cap(fresh: Path, monke
     libs = list(fresh.glob("*.so"))
     assert len(libs) <= 2 and sum(p.stat().st_size for p in libs) <= 2.5 * one
     assert {cache.record_path(p).exists() for p in libs} == {True}
-    newest = fns[-1]._run.library.path
+    newest = fns[-1].library.path
     assert newest in libs
     assert float(fns[0](2.0)) == 0.5  # a library removed from disk stays loaded where it is used
 

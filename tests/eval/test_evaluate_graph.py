@@ -15,7 +15,7 @@ from hypothesis import given, settings
 import exprgraph as eg
 from exprgraph import Op, Symbol, Term, get_op, register_op, symbols
 from exprgraph.eval import evaluate
-from exprgraph.eval.evaluate import schedule
+from exprgraph.core.traversal import schedule
 
 x, y, z = symbols("x y z")
 

@@ -1,11 +1,16 @@
-"""exprgraph.compile: terms compiled to fast callables, as numpy source or as a fused C loop.
+"""exprgraph.compile: terms compiled to fast callables, as numpy source or as C.
 
 ``compile(outputs, inputs, backend="numpy")`` returns a :class:`CompiledFunction` taking the
-values of ``inputs`` positionally. The ``"numpy"`` backend generates Python source of numpy
-calls (each shared node once, buffers reused in place, large arrays in cache-sized blocks); the
-``"c"`` backend generates one C loop over the elements computing every output, builds it with
-the system C compiler into a shared library cached on disk by content hash, and loads it with
-ctypes. Both agree with :func:`exprgraph.evaluate`; the generated code is in ``.source``.
+values of ``inputs`` positionally (note the order: outputs first, unlike
+``pytensor.function(inputs, outputs)`` and ``sympy.lambdify(args, expr)``; both may be given by
+keyword). Every backend consumes one lowering (:func:`lower`: schedule, folded constants, read
+counts, buffer plan): the ``"numpy"`` backend writes Python source of numpy calls; the ``"c"``
+backend writes C in bounded-size parts over blocks of points (:mod:`.c_emit`, rendered by the one
+C renderer :mod:`.crender`), builds it with the system C compiler into a shared library kept in
+the build cache (:mod:`.cache`) and loads it with ctypes. ``packed=True`` returns a function of
+one float64 array of shape ``(n_inputs,)`` or ``(points, n_inputs)`` giving ``(n_outputs,)`` or
+``(points, n_outputs)``, with no per-argument Python work. Every backend agrees with
+:func:`exprgraph.evaluate`; the generated code is in ``.source``.
 """
 
 from __future__ import annotations
@@ -14,31 +19,66 @@ from typing import Any
 
 from ..core import Term
 from ..errors import CompileError, CompilerNotFoundError
-from .function import CompiledFunction, check_signature
+from .function import CompiledFunction, check_signature, packed_by_columns
+from .lower import Program, lower
 from .numpy_backend import build_numpy
 
-__all__ = ["compile", "CompiledFunction", "CompileError", "CompilerNotFoundError", "BACKENDS"]
+__all__ = ["compile", "CompiledFunction", "CompileError", "CompilerNotFoundError", "BACKENDS", "lower", "Program"]
 
 #: the backends ``compile`` knows
 BACKENDS = ("numpy", "c")
 
 
-def compile(outputs: Term | list[Term] | tuple[Term, ...], inputs: Any, backend: str = "numpy") -> CompiledFunction:  # noqa: A001
+def compile(  # noqa: A001
+    outputs: Term | list[Term] | tuple[Term, ...],
+    inputs: Any,
+    backend: str = "numpy",
+    *,
+    packed: bool = False,
+    build_timeout: float | None = None,
+) -> CompiledFunction:
     """A callable computing ``outputs`` (a term, or a list of terms) from the values of ``inputs`` (symbols).
+
+    ``packed=True``: the function takes one float64 array holding a row of input values (or a
+    matrix of rows) and returns the outputs' values as one float64 array, optionally into
+    ``out=``. ``build_timeout`` bounds the C compiler's time (seconds; default 600).
 
     >>> from exprgraph import symbols, sin
     >>> x, y = symbols("x y")
     >>> f = compile([x * y + sin(x * y), x - y], [x, y])
     >>> [float(v) for v in f(2.0, 3.0)]
     [5.720584501801074, -1.0]
+    >>> g = compile([x * y, x - y], [x, y], packed=True)
+    >>> g([[2.0, 3.0], [1.0, 1.0]]).tolist()
+    [[6.0, -1.0], [1.0, 0.0]]
     """
     outs, single, ins = check_signature(outputs, inputs)
+    program = lower(outs, ins)
+    options: dict[str, Any] = {}
+    library = None
     if backend == "numpy":
-        run, source = build_numpy(outs, ins)
+        run, source = build_numpy(program)
+        pack = packed_by_columns(run, len(ins), len(outs)) if packed else None
     elif backend == "c":
         from .c_backend import build_c
 
-        run, source = build_c(outs, ins)
+        runner = build_c(program, timeout=build_timeout)
+        run, source = runner.run, runner.source.text
+        pack = runner.packed if packed else None
+        library = runner.library
+        if build_timeout is not None:
+            options["build_timeout"] = build_timeout
     else:
         raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
-    return CompiledFunction(run, outputs=outs, inputs=ins, single=single, source=source, backend=backend)
+    return CompiledFunction(
+        run,
+        outputs=outs,
+        inputs=ins,
+        single=single,
+        source=source,
+        backend=backend,
+        packed=pack,
+        options=options,
+        factory=compile,
+        library=library,
+    )

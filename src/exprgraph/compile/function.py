@@ -1,9 +1,11 @@
-"""The compiled callable both backends return, and the binding of its positional inputs."""
+"""The compiled callable every backend returns, and the binding of its positional inputs."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from ..core import Term
 from ..errors import CompileError
@@ -48,8 +50,31 @@ def bind_inputs(inputs: tuple[Term, ...], args: Sequence[Any]) -> list[Any]:
     return [values[s] for s in inputs]
 
 
+def packed_by_columns(run: Callable[..., Any], n_in: int, n_out: int) -> Callable[..., np.ndarray]:
+    """A packed call (rows of inputs in, rows of outputs out) over a call taking one array per input."""
+
+    def packed(x: Any, out: np.ndarray | None = None) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape[-1:] != (n_in,) or x.ndim > 2:
+            raise ValueError(f"packed input must have shape ({n_in},) or (points, {n_in}), got {x.shape}")
+        want = (*x.shape[:-1], n_out)
+        if out is None:
+            out = np.empty(want)
+        elif out.shape != want or out.dtype != np.float64:
+            raise ValueError(f"out must be a float64 array of shape {want}")
+        for j, value in enumerate(run(*(x[..., k] for k in range(n_in)))):
+            out[..., j] = value
+        return out
+
+    return packed
+
+
 class CompiledFunction:
-    """A callable ``f(*inputs)`` computing the outputs; ``.source`` holds the generated code."""
+    """A callable computing the outputs: ``f(*inputs)``, or ``f(x, out=None)`` when packed.
+
+    ``.source`` holds the generated code. A compiled function pickles as its terms and options;
+    unpickling compiles again (the C backend then finds its library in the build cache).
+    """
 
     def __init__(
         self,
@@ -60,23 +85,54 @@ class CompiledFunction:
         single: bool,
         source: str,
         backend: str,
+        packed: Callable[..., np.ndarray] | None = None,
+        options: dict[str, Any] | None = None,
+        factory: Callable[..., CompiledFunction] | None = None,
+        library: Any = None,
     ) -> None:
         self._run = run
         #: the terms computed, in order
         self.outputs = outputs
-        #: the input symbols, in the order of the positional arguments
+        #: the input symbols, in the order of the positional arguments (or of the packed columns)
         self.inputs = inputs
         #: the generated Python or C source
         self.source = source
         #: "numpy" or "c"
         self.backend = backend
+        #: whether the function takes packed rows (see :func:`exprgraph.compile.compile`)
+        self.packed = packed is not None
+        self._packed = packed
         self._single = single
+        self._options = dict(options or {})
+        self._factory = factory  # what rebuilds the function from its terms when unpickled
+        #: the loaded C library (C backend; its handle stays open while the function lives)
+        self.library = library
 
-    def __call__(self, *args: Any) -> Any:
-        """The outputs' values for these input values (one value, or a list for a list of outputs)."""
+    def __call__(self, *args: Any, out: np.ndarray | None = None) -> Any:
+        """The outputs' values: one value, or a list for a list of outputs; packed: one float64 array."""
+        if self._packed is not None:
+            if len(args) != 1:
+                raise TypeError(
+                    f"a packed function takes one array of shape ({len(self.inputs)},) or (points, {len(self.inputs)})"
+                )
+            return self._packed(args[0], out)
+        if out is not None:
+            raise TypeError("out= is for packed functions (compile(..., packed=True))")
         values = self._run(*args)
         return values[0] if self._single else list(values)
 
+    def __reduce__(self) -> tuple:
+        if self._factory is None:
+            raise TypeError("this compiled function was not made by exprgraph.compile.compile and cannot be pickled")
+        outputs: Any = self.outputs[0] if self._single else list(self.outputs)
+        options = {"packed": self.packed, **self._options}
+        return (_rebuild, (self._factory, outputs, list(self.inputs), self.backend, options))
+
     def __repr__(self) -> str:
         names = ", ".join(s.name for s in self.inputs)
-        return f"<CompiledFunction {self.backend} ({names}) -> {len(self.outputs)} output(s)>"
+        kind = " packed" if self.packed else ""
+        return f"<CompiledFunction {self.backend}{kind} ({names}) -> {len(self.outputs)} output(s)>"
+
+
+def _rebuild(factory: Callable[..., CompiledFunction], outputs: Any, inputs: list, backend: str, options: dict) -> Any:
+    return factory(outputs, inputs, backend, **options)

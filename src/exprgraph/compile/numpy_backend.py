@@ -21,22 +21,24 @@ from __future__ import annotations
 
 import builtins
 import itertools
+from collections import Counter
 from typing import Any
 
 import numpy as np
 
 from ..core import Term
-from ..core.dtypes import BOOL, FLOAT64, INT64
+from ..core.dtypes import BOOL, DTYPES, FLOAT64, INT64
 from ..core.stdops import ARITHMETIC, FLOAT_FUNCS
 from ..errors import CompileError, EvaluationError
-from ..eval import evaluate
-from ..eval.bind import NUMPY_DTYPES, const_value
-from ..eval.evaluate import schedule
+from ..eval.bind import NUMPY_DTYPES
 from .function import bind_inputs
+from .lower import Program
 
 __all__ = ["build_numpy"]
 
 _counter = itertools.count()
+#: promotion rank of each dtype (bool < int64 < float64)
+DTYPE_RANK = {d: i for i, d in enumerate(DTYPES)}
 
 
 def _finish(value: Any, dtype: np.dtype) -> Any:
@@ -125,7 +127,7 @@ class _Writer:
         if op.name == "pow" and gen.is_square(node):
             fn, args = "np.square", args[:1]
         n = len(args)
-        counts = {a: args.count(a) for a in args}
+        counts = Counter(args)
         if n <= 2:
             out = next((a for a in args if self.can_overwrite(a, node.dtype, counts[a])), None)
             text = ", ".join(self.operand(a, node) for a in args)
@@ -135,18 +137,24 @@ class _Writer:
             if self.inplace and node.free_symbols:
                 self.owned.add(node)
             return
-        # a fold of a binary ufunc over three or more operands, left to right
+        # a fold of a binary ufunc over three or more operands, left to right; the dtype of each
+        # partial result comes from the operand of highest dtype so far (linear in the operands)
         first = args[:2]
         step_dtype = op.infer(first, node.attr)[0]
+        widest = first[0] if DTYPE_RANK[first[0].dtype] >= DTYPE_RANK[first[1].dtype] else first[1]
         partial_free = bool(first[0].free_symbols or first[1].free_symbols)
-        out = next((a for a in first if a not in args[2:] and self.can_overwrite(a, step_dtype, counts[a])), None)
+        later = counts.copy()
+        later.subtract(first)
+        out = next((a for a in first if not later[a] and self.can_overwrite(a, step_dtype, counts[a])), None)
         text = f"{self.operand(first[0], node)}, {self.operand(first[1], node)}"
         if out is not None:
             text += f", out={self.name(out)}"
         self.lines.append(f"{target} = {fn}({text})")
         for k in range(2, n):
             a = args[k]
-            new_dtype = op.infer(args[: k + 1], node.attr)[0]
+            new_dtype = op.infer((widest, a), node.attr)[0]
+            if DTYPE_RANK[a.dtype] > DTYPE_RANK[widest.dtype]:
+                widest = a
             new_free = partial_free or bool(a.free_symbols)
             if self.inplace and new_dtype == step_dtype and partial_free:
                 self.lines.append(f"{target} = {fn}({target}, {self.operand(a, node)}, out={target})")
@@ -159,8 +167,8 @@ class _Writer:
     def release(self, node: Term) -> None:
         """Count the reads of ``node``'s operands; delete intermediates nobody reads any more."""
         dead = []
-        for a in dict.fromkeys(node.args):
-            self.reads[a] -= node.args.count(a)
+        for a, k in Counter(node.args).items():
+            self.reads[a] -= k
             if not self.reads[a] and a in self.gen.computed:
                 dead.append(self.name(a))
                 self.owned.discard(a)
@@ -171,61 +179,30 @@ class _Writer:
 class _Gen:
     """Shared state of one compilation: names, the namespace, folded constants."""
 
-    def __init__(self, outputs: tuple[Term, ...], inputs: tuple[Term, ...]) -> None:
-        self.outputs = outputs
-        self.inputs = inputs
-        order, reads = schedule(outputs)
-        self.reads = reads
+    def __init__(self, program: Program) -> None:
+        self.outputs = program.outputs
+        self.inputs = program.inputs
+        self.reads = program.reads
         self.namespace: dict[str, Any] = {
             "np": np,
             "_finish": _finish,
             "_check_int_pow": _check_int_pow,
         }
         self._bound: dict[int, str] = {}
-        self.names: dict[Term, str] = {s: f"a{i}" for i, s in enumerate(inputs)}
+        self.names: dict[Term, str] = {s: f"a{i}" for i, s in enumerate(program.inputs)}
+        self._consts = itertools.count()
+        for node, value in program.values.items():
+            if node not in self.names:
+                self.names[node] = self.constant(value)
         self.order: list[Term] = []
         self.computed: set[Term] = set()
-        self._consts = itertools.count()
-        folded, fold_ok = self._fold(order)
-        n = 0
-        for node in order:
-            if node in self.names:
-                continue
-            if node.op.name == "const":
-                self.names[node] = self.constant(const_value(node))
-            elif node in folded:
-                self.names[node] = self.constant(folded[node])
-            elif fold_ok and node.args and not node.free_symbols:
-                continue  # only read by a folded subterm
-            elif node.op.name == "symbol":  # pragma: no cover - check_signature lists every symbol
-                raise CompileError(f"symbol {node.name!r} is not an input")
-            else:
-                self.names[node] = f"v{n}"
-                n += 1
-                self.order.append(node)
-                self.computed.add(node)
+        for n, node in enumerate(program.steps):
+            self.names[node] = f"v{n}"
+            self.order.append(node)
+            self.computed.add(node)
         # every node is scalar-shaped: results broadcast like the inputs they depend on
-        self.pointwise = all(not t.shape for t in order)
-        used = set().union(*(t.free_symbols for t in outputs)) if outputs else set()
-        self.used_inputs = tuple(i for i, s in enumerate(inputs) if s in used)
-
-    def _fold(self, order: list[Term]) -> tuple[dict[Term, Any], bool]:
-        """Values of the largest subterms without symbols, and whether folding them worked."""
-        outputs = set(self.outputs)
-        roots: list[Term] = []
-        for node in order:
-            if node.free_symbols:
-                roots.extend(a for a in node.args if a.args and not a.free_symbols)
-            elif node.args and node in outputs:
-                roots.append(node)
-        roots = list(dict.fromkeys(roots))
-        if not roots:
-            return {}, True
-        try:
-            values = evaluate(roots, {})
-        except (EvaluationError, ArithmeticError, ValueError, TypeError):
-            return {}, False  # computed at run time instead, where the error belongs
-        return dict(zip(roots, values, strict=True)), True
+        self.pointwise = program.pointwise
+        self.used_inputs = program.used_inputs
 
     def constant(self, value: Any) -> str:
         name = f"c{next(self._consts)}"
@@ -261,10 +238,9 @@ class _Gen:
         base, exponent = node.args
         if base.dtype == FLOAT64 or exponent.dtype == FLOAT64:
             return False
-        value = self.names.get(exponent)
-        if exponent.op.name == "const" or (value is not None and value.startswith("c")):
-            v = self.namespace[value] if value is not None else const_value(exponent)
-            return bool(np.any(np.asarray(v) < 0))  # a constant negative exponent fails at run time
+        if exponent not in self.computed and exponent.op.name != "symbol":
+            # known at compile time: only a negative exponent fails (at run time, where it belongs)
+            return bool(np.any(np.asarray(self.namespace[self.names[exponent]]) < 0))
         return exponent.dtype in (INT64, BOOL)
 
     def function(self, inplace: bool) -> str:
@@ -280,9 +256,10 @@ class _Gen:
         return "\n".join([head, *("    " + line for line in body), f"    return ({results})", ""])
 
 
-def build_numpy(outputs: tuple[Term, ...], inputs: tuple[Term, ...]) -> tuple[Any, str]:
+def build_numpy(program: Program) -> tuple[Any, str]:
     """``(run, source)``: ``run(*args)`` returns the tuple of output values."""
-    gen = _Gen(outputs, inputs)
+    inputs = program.inputs
+    gen = _Gen(program)
     source = gen.function(inplace=False)
     if gen.pointwise:
         source += "\n\n" + gen.function(inplace=True)

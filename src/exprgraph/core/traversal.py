@@ -14,7 +14,7 @@ from .term import Term
 from .walk import postorder as _postorder
 from .walk import postorder_until
 
-__all__ = ["postorder", "toposort", "preorder", "Expression", "tree_children", "tree_map", "substitute"]
+__all__ = ["postorder", "toposort", "schedule", "preorder", "Expression", "tree_children", "tree_map", "substitute"]
 
 
 def postorder(term: Term | Iterable[Term]) -> list[Term]:
@@ -27,6 +27,41 @@ def postorder(term: Term | Iterable[Term]) -> list[Term]:
 def toposort(outputs: Iterable[Term]) -> list[Term]:
     """Distinct nodes of the DAG of ``outputs`` in dependency (topological) order."""
     return _postorder(outputs)
+
+
+def schedule(outputs: Iterable[Term]) -> tuple[list[Term], dict[Term, int]]:
+    """The DAG's nodes in dependency order and, for each, how many operand slots read it.
+
+    The order is ``toposort(outputs)`` (depth first, operands left to right, so evaluation holds
+    about as many arrays as Python would for the same expression); the reads are counted in the
+    same iterative walk. Every output counts one extra read that is never released, so outputs
+    are neither freed nor overwritten.
+    """
+    reads: dict[Term, int] = {}
+    order: list[Term] = []
+    append = order.append
+    for root in outputs:
+        if root in reads:
+            reads[root] += 1
+            continue
+        reads[root] = 1
+        path = [root]  # the nodes being visited, each with an iterator over its operands
+        pending = [iter(root.args)]
+        while pending:
+            for child in pending[-1]:
+                if child in reads:
+                    reads[child] += 1
+                    continue
+                reads[child] = 1
+                if child.args:
+                    path.append(child)
+                    pending.append(iter(child.args))
+                    break
+                append(child)
+            else:
+                pending.pop()
+                append(path.pop())
+    return order, reads
 
 
 def preorder(term: Term) -> Iterator[Term]:

@@ -23,6 +23,7 @@ import numpy as np
 from ..core.dtypes import BOOL
 from ..core.stdops import ARITHMETIC, FLOAT_FUNCS
 from ..core.term import Term
+from ..core.traversal import schedule
 from ..errors import EvaluationError
 from .bind import NUMPY_DTYPES, bind_symbols, const_value
 
@@ -77,41 +78,6 @@ def _check_env(env: Any) -> None:
                 raise EvaluationError(f"env keys must be symbols or names; {key.op.name} term given")
         elif not isinstance(key, str):
             raise EvaluationError(f"env keys must be symbols or names, not {type(key).__name__} {key!r}")
-
-
-def schedule(outputs: tuple[Term, ...]) -> tuple[list[Term], dict[Term, int]]:
-    """The DAG's nodes in dependency order and, for each, how many operand slots read it.
-
-    The order is ``toposort(outputs)`` (depth first, operands left to right, so evaluation holds
-    about as many arrays as Python would for the same expression); the reads are counted in the
-    same iterative walk. Every output counts one extra read that is never released, so outputs
-    are neither freed nor overwritten.
-    """
-    reads: dict[Term, int] = {}
-    order: list[Term] = []
-    append = order.append
-    for root in outputs:
-        if root in reads:
-            reads[root] += 1
-            continue
-        reads[root] = 1
-        path = [root]  # the nodes being visited, each with an iterator over its operands
-        pending = [iter(root.args)]
-        while pending:
-            for child in pending[-1]:
-                if child in reads:
-                    reads[child] += 1
-                    continue
-                reads[child] = 1
-                if child.args:
-                    path.append(child)
-                    pending.append(iter(child.args))
-                    break
-                append(child)
-            else:
-                pending.pop()
-                append(path.pop())
-    return order, reads
 
 
 # how a node is computed: a kind per op, found once per call

@@ -1,0 +1,305 @@
+"""The one C renderer: a term's node as a C expression, in the C types of a dialect.
+
+Every C emitter of the project (``compile(..., backend="c")`` and the tensor kernels) renders
+scalar nodes here, from the op table's ``c_render`` template: operands are cast the way numpy
+promotes them, constants are exact literals, and the helper functions the text needs (floor
+division and modulo with Python's signs, nan-propagating max/min, integer power and abs, the
+stable sigmoid) are emitted with it, only those used. A :class:`Dialect` names the C type of each
+dtype: the host dialect uses ``double``/``int64_t`` (numpy's float64 and int64), the kernel
+dialects ``float``/``int`` (the course's ``data_type``, numpy's float32 and int32); in a
+``float`` dialect math functions resolve to their single precision versions (``<tgmath.h>``).
+
+Helpers are type-generic (``_Generic``), so one template serves every C type. With glibc's vector
+math library (``-DEG_MVEC -lmvec``), the libm functions it vectorises are declared with their
+SIMD variants, so loops calling them vectorise.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..core import Term
+from ..core.dtypes import BOOL, FLOAT64, INT64
+from ..errors import CompileError
+
+__all__ = ["Dialect", "HOST", "KERNEL", "render", "literal", "prelude", "helpers_for", "LIBMVEC", "ERROR_DEFINITION"]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """The C types standing for each dtype, and how values are stored in memory."""
+
+    name: str
+    #: C type of values of each dtype while computing
+    ctype: dict[str, str]
+    #: C type of each dtype in memory (bools as bytes on the host)
+    store: dict[str, str]
+    #: suffix of floating literals (``f`` for float)
+    float_suffix: str = ""
+
+    @property
+    def single(self) -> bool:
+        """Whether floating values are single precision."""
+        return self.ctype[FLOAT64] == "float"
+
+
+#: numpy's float64/int64/bool as double/int64_t/int (stored as uint8_t)
+HOST = Dialect(
+    "host", {FLOAT64: "double", INT64: "int64_t", BOOL: "int"}, {FLOAT64: "double", INT64: "int64_t", BOOL: "uint8_t"}
+)
+#: tensor kernels: ``float`` values (single precision) and ``int`` values and indices (32-bit, wrapping)
+KERNEL = Dialect(
+    "kernel", {FLOAT64: "float", INT64: "int", BOOL: "int"}, {FLOAT64: "float", INT64: "int", BOOL: "int"}, "f"
+)
+
+#: libm functions glibc's libmvec has SIMD variants of (double and float)
+LIBMVEC = ("sin", "cos", "tan", "tanh", "exp", "log", "pow")
+
+_INT_LIMITS = {"int64_t": (-(2**63), 2**63 - 1), "int": (-(2**31), 2**31 - 1)}
+
+
+def literal(value: Any, dtype: str, dialect: Dialect = HOST) -> str:
+    """An exact C literal of a scalar constant of ``dtype`` in ``dialect``'s C type."""
+    ctype = dialect.ctype[dtype]
+    if dtype == FLOAT64:
+        v = float(value)
+        if math.isnan(v):
+            return "NAN"
+        if math.isinf(v):
+            return "INFINITY" if v > 0 else "(-INFINITY)"
+        if dialect.single:
+            return f"({v.hex()}{dialect.float_suffix})" if v == float(_to_single(v)) else f"((float){v.hex()})"
+        return f"({v.hex()})"
+    if dtype == INT64:
+        v = int(value)
+        lo, hi = _INT_LIMITS[ctype]
+        if ctype == "int":
+            v = (v - lo) % (hi - lo + 1) + lo  # wraps like the kernel's 32-bit arithmetic
+            return str(v) if v >= 0 else ("(-2147483647 - 1)" if v == lo else f"(-{-v})")
+        if v == lo:
+            return "(-INT64_C(9223372036854775807) - 1)"
+        return f"INT64_C({v})" if v >= 0 else f"(-INT64_C({-v}))"
+    return "1" if bool(value) else "0"
+
+
+def _to_single(v: float) -> float:
+    import numpy as np
+
+    return float(np.float32(v))
+
+
+def _cast(text: str, have: str, want: str, dialect: Dialect) -> str:
+    """Operand text converted the way numpy promotes it for a result of dtype ``want``."""
+    if want == FLOAT64 and have != FLOAT64:
+        return f"({dialect.ctype[FLOAT64]}){text}"
+    if want == INT64 and have == BOOL:
+        return f"({dialect.ctype[INT64]}){text}"
+    return text
+
+
+#: ops whose operands keep their own types (C compares and selects across types as numpy does)
+_UNCAST = frozenset({"maximum", "minimum", "where"})
+
+
+def render(node: Term, operands: Sequence[str], dialect: Dialect = HOST) -> str:
+    """C text computing ``node`` from the C texts of its operands (cast as numpy promotes them)."""
+    op = node.op
+    template = op.c_render
+    if template is None:
+        raise CompileError(f"op {op.name!r} has no C rendering (c_render in the op table); use backend='numpy'")
+    if op.relational or op.name in _UNCAST:
+        texts = list(operands)
+    else:
+        want = node.dtype
+        texts = [_cast(t, a.dtype, want, dialect) for t, a in zip(operands, node.args, strict=True)]
+    if len(texts) > 2 and op.arity[1] is None and op.associative:
+        # a variadic associative op: fold its binary template left to right
+        text = texts[0]
+        for t in texts[1:]:
+            text = _apply(template, [text, t])
+        return text
+    return _apply(template, texts)
+
+
+def _apply(template: str | Callable[..., str], operands: list[str]) -> str:
+    if callable(template):
+        return template(*operands)
+    return template.format(*operands)
+
+
+# -- helpers ------------------------------------------------------------------------------------------
+
+_PICK = "#define EG_PICK(x, fd, ff, fi) _Generic((x), double: fd, float: ff, default: fi)"
+
+#: name -> (C definition, helpers it uses); emitted in this order, only when used
+_HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "eg_error": (
+        "/* set when an integer power has a negative exponent (defined once per library: ERROR_DEFINITION) */\n"
+        '__attribute__((visibility("hidden"))) extern _Thread_local int eg_error;',
+        (),
+    ),
+    "eg_floordiv": (
+        r"""/* floor division with Python's signs, computed as numpy computes it */
+static inline double eg_floordiv_d(double a, double b) {
+    if (b == 0.0) return a / b;
+    double mod = fmod(a, b);
+    double div = (a - mod) / b;
+    if (mod != 0.0 && ((b < 0.0) != (mod < 0.0))) div -= 1.0;
+    if (div != 0.0) {
+        double fl = floor(div);
+        if (div - fl > 0.5) fl += 1.0;
+        return fl;
+    }
+    return copysign(0.0, a / b);
+}
+static inline float eg_floordiv_f(float a, float b) {
+    if (b == 0.0f) return a / b;
+    float mod = fmodf(a, b);
+    float div = (a - mod) / b;
+    if (mod != 0.0f && ((b < 0.0f) != (mod < 0.0f))) div -= 1.0f;
+    if (div != 0.0f) {
+        float fl = floorf(div);
+        if (div - fl > 0.5f) fl += 1.0f;
+        return fl;
+    }
+    return copysignf(0.0f, a / b);
+}
+/* integers: a zero divisor gives 0 (as numpy); -1 is special-cased (no overflow trap) */
+static inline int64_t eg_floordiv_i(int64_t a, int64_t b) {
+    if (b == 0) return 0;
+    if (b == -1) return (int64_t)(0 - (uint64_t)a);
+    int64_t q = a / b;
+    if (a % b != 0 && ((a < 0) != (b < 0))) q -= 1;
+    return q;
+}
+#define eg_floordiv(a, b) EG_PICK((a) + (b), eg_floordiv_d, eg_floordiv_f, eg_floordiv_i)((a), (b))""",
+        ("EG_PICK",),
+    ),
+    "eg_mod": (
+        r"""/* modulo with the divisor's sign (Python's), as numpy computes it */
+static inline double eg_mod_d(double a, double b) {
+    if (b == 0.0) return fmod(a, b);
+    double mod = fmod(a, b);
+    if (mod != 0.0) {
+        if ((b < 0.0) != (mod < 0.0)) mod += b;
+    } else {
+        mod = copysign(0.0, b);
+    }
+    return mod;
+}
+static inline float eg_mod_f(float a, float b) {
+    if (b == 0.0f) return fmodf(a, b);
+    float mod = fmodf(a, b);
+    if (mod != 0.0f) {
+        if ((b < 0.0f) != (mod < 0.0f)) mod += b;
+    } else {
+        mod = copysignf(0.0f, b);
+    }
+    return mod;
+}
+static inline int64_t eg_mod_i(int64_t a, int64_t b) {
+    if (b == 0 || b == -1) return 0;
+    int64_t r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+#define eg_mod(a, b) EG_PICK((a) + (b), eg_mod_d, eg_mod_f, eg_mod_i)((a), (b))""",
+        ("EG_PICK",),
+    ),
+    "eg_max": (
+        r"""/* numpy's maximum propagates nan (C's fmax does not) */
+static inline double eg_max_d(double a, double b) { return (a >= b || a != a) ? a : b; }
+static inline float eg_max_f(float a, float b) { return (a >= b || a != a) ? a : b; }
+static inline int64_t eg_max_i(int64_t a, int64_t b) { return a >= b ? a : b; }
+#define eg_max(a, b) EG_PICK((a) + (b), eg_max_d, eg_max_f, eg_max_i)((a), (b))""",
+        ("EG_PICK",),
+    ),
+    "eg_min": (
+        r"""/* numpy's minimum propagates nan (C's fmin does not) */
+static inline double eg_min_d(double a, double b) { return (a <= b || a != a) ? a : b; }
+static inline float eg_min_f(float a, float b) { return (a <= b || a != a) ? a : b; }
+static inline int64_t eg_min_i(int64_t a, int64_t b) { return a <= b ? a : b; }
+#define eg_min(a, b) EG_PICK((a) + (b), eg_min_d, eg_min_f, eg_min_i)((a), (b))""",
+        ("EG_PICK",),
+    ),
+    "eg_abs": (
+        r"""static inline int64_t eg_abs_i(int64_t a) { return a < 0 ? (int64_t)(0 - (uint64_t)a) : a; }
+#define eg_abs(a) EG_PICK((a), fabs, fabsf, eg_abs_i)(a)""",
+        ("EG_PICK",),
+    ),
+    "eg_pow": (
+        r"""/* integer power by squaring, wrapping like numpy; a negative exponent sets eg_error */
+static inline int64_t eg_pow_i(int64_t a, int64_t b) {
+    if (b < 0) { eg_error = 1; return 0; }
+    uint64_t r = 1, base = (uint64_t)a;
+    while (b) {
+        if (b & 1) r *= base;
+        b >>= 1;
+        if (b) base *= base;
+    }
+    return (int64_t)r;
+}
+#define eg_pow(a, b) EG_PICK((a) + (b), pow, powf, eg_pow_i)((a), (b))""",
+        ("EG_PICK", "eg_error"),
+    ),
+    "eg_sigmoid": (
+        r"""/* 1/(1+exp(-x)) without overflow */
+static inline double eg_sigmoid_d(double x) {
+    double e = exp(-fabs(x));
+    return x >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+}
+static inline float eg_sigmoid_f(float x) {
+    float e = expf(-fabsf(x));
+    return x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
+#define eg_sigmoid(x) EG_PICK((x), eg_sigmoid_d, eg_sigmoid_f, eg_sigmoid_d)(x)""",
+        ("EG_PICK",),
+    ),
+    "EG_PICK": (_PICK, ()),
+}
+
+#: the definition of ``eg_error``, written once in one translation unit of a library that uses it
+ERROR_DEFINITION = '__attribute__((visibility("hidden"))) _Thread_local int eg_error;'
+
+_NAME = re.compile(r"\b(eg_[a-z_]+|EG_PICK)\b")
+
+
+def helpers_for(text: str) -> list[str]:
+    """The helpers ``text`` uses, with the helpers they use, in definition order."""
+    wanted: set[str] = set()
+    stack = [m for m in set(_NAME.findall(text)) if m in _HELPERS]
+    while stack:
+        name = stack.pop()
+        if name in wanted:
+            continue
+        wanted.add(name)
+        stack.extend(_HELPERS[name][1])
+    order = ["EG_PICK", "eg_error", *(n for n in _HELPERS if n not in ("EG_PICK", "eg_error"))]
+    return [n for n in order if n in wanted]
+
+
+def _vector_declarations(dialect: Dialect) -> str:
+    lines = [
+        "#if defined(EG_MVEC) && defined(__GNUC__) && !defined(__clang__)",
+        "/* vector variants from glibc's libmvec (at most 4 ulp): lets loops calling them vectorise */",
+    ]
+    for name in LIBMVEC:
+        args = "double, double" if name == "pow" else "double"
+        lines.append(f'__attribute__((__simd__("notinbranch"))) extern double {name}({args});')
+        fargs = "float, float" if name == "pow" else "float"
+        lines.append(f'__attribute__((__simd__("notinbranch"))) extern float {name}f({fargs});')
+    lines.append("#endif")
+    return "\n".join(lines)
+
+
+def prelude(text: str, dialect: Dialect = HOST) -> str:
+    """Includes, vector math declarations and the helpers that the C ``text`` uses."""
+    parts = ["#include <math.h>", "#include <stdint.h>", _vector_declarations(dialect)]
+    if dialect.single:
+        parts.append("#include <tgmath.h>  /* sin(float) is sinf(float), and so on */")
+    parts.extend(_HELPERS[name][0] for name in helpers_for(text))
+    return "\n".join(parts) + "\n"

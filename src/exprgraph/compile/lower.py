@@ -1,0 +1,163 @@
+"""The lowering every backend consumes: a schedule, folded constants, read counts and a buffer plan.
+
+``lower(outputs, inputs)`` walks the DAG of the outputs once and returns a :class:`Program`:
+
+- ``steps``: the nodes computed at run time, in dependency order (each distinct node once, so
+  common subexpressions are computed once: terms are interned);
+- ``values``: what is known at compile time: the value of every constant leaf and of every
+  largest subterm without symbols (folded once here, with :func:`exprgraph.evaluate`; when folding
+  fails, say an integer power with a negative exponent, the subterms stay run-time steps so the
+  error is raised where it belongs);
+- ``reads``: how many operand slots read each node (an output counts one extra read that is never
+  released), from which the backends free or overwrite dead buffers;
+- ``pointwise``: whether every node is scalar-shaped (the many-points case the C backend compiles).
+
+:func:`plan_rows` is the buffer plan for code that runs in bounded-size parts (the C backend's
+chunks): the values that cross from one part to a later one get rows of a workspace, reused as
+soon as their last reader has run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core import Term
+from ..core.traversal import schedule
+from ..errors import EvaluationError
+from ..eval import evaluate
+from ..eval.bind import const_value
+
+__all__ = ["Program", "lower", "plan_rows", "RowPlan"]
+
+
+@dataclass
+class Program:
+    """A DAG lowered for code generation (see the module's description)."""
+
+    inputs: tuple[Term, ...]
+    outputs: tuple[Term, ...]
+    #: nodes computed at run time, operands first
+    steps: list[Term]
+    #: compile-time values: constant leaves and folded subterms
+    values: dict[Term, Any]
+    #: operand slots reading each node (outputs: one more)
+    reads: dict[Term, int]
+    #: positions in ``inputs`` of the inputs the outputs use
+    used_inputs: tuple[int, ...]
+    #: every node is scalar-shaped
+    pointwise: bool
+    _last: dict[Term, int] | None = field(default=None, repr=False)
+
+    def last_use(self) -> dict[Term, int]:
+        """For each node read by a step, the index of the last step reading it (outputs: ``len(steps)``)."""
+        if self._last is None:
+            last: dict[Term, int] = {}
+            for k, node in enumerate(self.steps):
+                for a in node.args:
+                    last[a] = k
+            end = len(self.steps)
+            for t in self.outputs:
+                last[t] = end
+            self._last = last
+        return self._last
+
+
+def lower(outputs: Sequence[Term], inputs: Sequence[Term]) -> Program:
+    """Lower ``outputs`` (terms) over ``inputs`` (symbols) into a :class:`Program`."""
+    outputs = tuple(outputs)
+    inputs = tuple(inputs)
+    order, reads = schedule(outputs)
+    values, folded_ok = _fold(order, outputs)
+    steps: list[Term] = []
+    for node in order:
+        if not node.args:
+            if node.op.name == "const":
+                values[node] = const_value(node)
+            continue
+        if node in values or (folded_ok and not node.free_symbols):
+            continue  # folded, or only read by a folded subterm
+        steps.append(node)
+    used = set().union(*(t.free_symbols for t in outputs)) if outputs else set()
+    return Program(
+        inputs=inputs,
+        outputs=outputs,
+        steps=steps,
+        values=values,
+        reads=reads,
+        used_inputs=tuple(i for i, s in enumerate(inputs) if s in used),
+        pointwise=all(not t.shape for t in order),
+    )
+
+
+def _fold(order: list[Term], outputs: tuple[Term, ...]) -> tuple[dict[Term, Any], bool]:
+    """Values of the largest subterms without symbols, and whether folding them worked."""
+    wanted = set(outputs)
+    roots: list[Term] = []
+    for node in order:
+        if node.free_symbols:
+            roots.extend(a for a in node.args if a.args and not a.free_symbols)
+        elif node.args and node in wanted:
+            roots.append(node)
+    roots = list(dict.fromkeys(roots))
+    if not roots:
+        return {}, True
+    try:
+        found = evaluate(roots, {})
+    except (EvaluationError, ArithmeticError, ValueError, TypeError):
+        return {}, False  # computed at run time instead, where the error belongs
+    return dict(zip(roots, found, strict=True)), True
+
+
+@dataclass
+class RowPlan:
+    """Workspace rows for values crossing parts: ``row[node]``, and rows used per dtype."""
+
+    row: dict[Term, int]
+    count: dict[str, int]
+
+
+def plan_rows(program: Program, part_of: dict[Term, int], fixed: Sequence[Term] = ()) -> RowPlan:
+    """Rows for the ``fixed`` terms (never reused) and for every step read after its own part.
+
+    ``part_of`` maps each step to its part (non-decreasing along ``program.steps``). A row freed
+    by a value's last reader in part ``p`` is reused from part ``p + 1`` on. Outputs keep their
+    rows to the end. Rows are numbered per dtype.
+    """
+    row: dict[Term, int] = {}
+    count: dict[str, int] = {}
+    free: dict[str, list[int]] = {}
+
+    def take(t: Term) -> None:
+        pool = free.get(t.dtype)
+        if pool:
+            row[t] = pool.pop()
+        else:
+            row[t] = count.get(t.dtype, 0)
+            count[t.dtype] = row[t] + 1
+
+    for t in fixed:
+        if t not in row:
+            take(t)
+    last = program.last_use()
+    end = len(program.steps)
+    # the part in which each crossing value is read for the last time
+    last_part: dict[Term, int] = {}
+    for t, k in last.items():
+        if t in part_of:
+            last_part[t] = part_of[program.steps[k]] if k < end else len(program.steps) + 1
+    releases: dict[int, list[Term]] = {}
+    current = -1
+    for node in program.steps:
+        p = part_of[node]
+        if p != current:
+            for t in releases.pop(current, ()):
+                free.setdefault(t.dtype, []).append(row[t])
+            current = p
+        lp = last_part.get(node, p)
+        if lp > p and node not in row:
+            take(node)
+            if lp <= end:
+                releases.setdefault(lp, []).append(node)
+    return RowPlan(row, count)
