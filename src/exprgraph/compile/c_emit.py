@@ -1,21 +1,26 @@
 """C source for a pointwise program: bounded-size parts over blocks of points, and their drivers.
 
-The points are processed in blocks of ``EG_B`` (the CPU's vector width in doubles: 8 with
-AVX-512, else 4). The program's steps are cut into *parts* of at most :data:`PART_SIZE`
-statements; each part is one C function whose loop over the ``EG_B`` lanes of a block the
-compiler turns into straight-line vector code. Within a part every value is a local; a value read
-by a later part lives in a row of the workspace (``wd[row][lane]`` for doubles, ``wi`` for
-int64, ``wb`` for bools), and rows are reused once their last reader has run (the buffer plan of
-:func:`~exprgraph.compile.lower.plan_rows`). Inputs are copied into rows at the start of a block,
-outputs out of rows at its end. Keeping functions small keeps the C compiler's time linear in the
-size of the program (one huge loop body takes it superlinear time), and the parts are spread over
-several translation units that are compiled in parallel.
+Points are processed in blocks of ``EG_B`` lanes (the CPU's vector width in doubles: 8 with
+AVX-512, else 4), and blocks in *superblocks* of up to ``EG_SUPER`` blocks, as many as keep the
+workspace within :data:`WORK_TARGET` bytes (so small programs amortise the per-call overhead over
+hundreds of points, and a single point costs one block).
+
+The program's steps are cut into *parts* of at most :data:`PART_SIZE` statements. Each part is
+one C function looping over the blocks of a superblock; its loop over the ``EG_B`` lanes of a block
+becomes straight-line vector code. Within a part every value is a local; a value read by a later
+part lives in a row of the workspace (``wd[block][row][lane]`` for doubles, ``wi`` for int64,
+``wb`` for bools), and rows are reused once their last reader has run (the buffer plan of
+:func:`~exprgraph.compile.lower.plan_rows`). Inputs are copied into rows at the start of a
+superblock, outputs out of rows at its end, by loops over tables, so the driver's size does not
+grow with the program. Small functions keep the C compiler's time linear in the size of the
+program (one huge loop body takes it superlinear time), and the parts are spread over several
+translation units that are compiled in parallel.
 
 Two entry points: ``eg_run(n, in, step, out, work)`` reads each input as an array with stride 1
 or 0 (a broadcast scalar) and writes each run-time output as an array; ``eg_packed(npts, x, o,
 work)`` reads ``npts`` rows of all inputs packed as doubles and writes ``npts`` rows of all
-outputs (constants and inputs among them) as doubles, with no per-argument work in Python.
-Both return nonzero when an integer power had a negative exponent.
+outputs (constants and inputs among them) as doubles. Both return nonzero when an integer power
+had a negative exponent.
 """
 
 from __future__ import annotations
@@ -28,16 +33,23 @@ from ..core.dtypes import BOOL, FLOAT64, INT64
 from . import crender
 from .lower import Program, plan_rows
 
-__all__ = ["CSource", "emit_c", "PART_SIZE"]
+__all__ = ["CSource", "emit_c", "PART_SIZE", "UNIT_SIZE", "WORK_TARGET"]
 
 #: statements per part (C function)
 PART_SIZE = 64
 #: statements per translation unit before a program is split over several
 UNIT_SIZE = 2500
+#: workspace bytes a superblock may use (about half of a core's L2 cache)
+WORK_TARGET = 256 * 1024
+#: most blocks in a superblock
+MAX_SUPER = 64
 
-_ROWS = {FLOAT64: "wd", INT64: "wi", BOOL: "wb"}
+#: (workspace array, its row-count macro, bytes per value) of each dtype
+_SPACE = {FLOAT64: ("wd", "EG_ND", 8), INT64: ("wi", "EG_NI", 8), BOOL: ("wb", "EG_NB", 4)}
 _HIDDEN = '__attribute__((visibility("hidden")))'
-_PARAMS = "double (*restrict wd)[EG_B], int64_t (*restrict wi)[EG_B], int (*restrict wb)[EG_B]"
+_PARAMS = (
+    "int nb, double (*restrict wd)[EG_ND][EG_B], int64_t (*restrict wi)[EG_NI][EG_B], int (*restrict wb)[EG_NB][EG_B]"
+)
 
 
 @dataclass
@@ -60,77 +72,78 @@ class CSource:
         return "\n".join(self.units)
 
 
-def _row(t: Term, rows: dict[Term, int]) -> str:
-    return f"{_ROWS[t.dtype]}[{rows[t]}][i]"
+def _cell(t: Term, rows: dict[Term, int], block: str = "b", lane: str = "i") -> str:
+    return f"{_SPACE[t.dtype][0]}[{block}][{rows[t]}][{lane}]"
 
 
 def emit_c(program: Program, *, part_size: int = PART_SIZE, units: int | None = None) -> CSource:
     """The C translation units of a pointwise ``program`` (see the module's description)."""
-    dialect = crender.HOST
     steps = program.steps
-    inputs = program.inputs
     input_index = list(program.used_inputs)
-    read_inputs = [inputs[i] for i in input_index]
+    read_inputs = [program.inputs[i] for i in input_index]
     loop_outputs = list(dict.fromkeys(t for t in program.outputs if t.free_symbols))
     part_of = {node: k // part_size for k, node in enumerate(steps)}
     n_parts = (len(steps) + part_size - 1) // part_size
     plan = plan_rows(program, part_of, fixed=[*read_inputs, *(t for t in loop_outputs if t not in part_of)])
     row = plan.row
-    for t in loop_outputs:  # an output computed by a step keeps a row to the end
-        if t not in row:
-            row[t] = plan.count.get(t.dtype, 0)
-            plan.count[t.dtype] = row[t] + 1
-    values = program.values
-    parts: list[str] = []
-    for p in range(n_parts):
-        chunk = steps[p * part_size : (p + 1) * part_size]
-        names: dict[Term, str] = {}
-        body: list[str] = []
-        for node in chunk:
-            operands = []
-            for a in node.args:
-                text = names.get(a)
-                if text is None:
-                    text = crender.literal(values[a], a.dtype, dialect) if a in values else _row(a, row)
-                operands.append(text)
-            local = f"v{len(names)}"
-            names[node] = local
-            body.append(
-                f"        const {dialect.ctype[node.dtype]} {local} = {crender.render(node, operands, dialect)};"
-            )
-            if node in row:
-                body.append(f"        {_row(node, row)} = {local};")
-        parts.append(
-            "\n".join(
-                [
-                    f"{_HIDDEN} void eg_part{p}({_PARAMS})",
-                    "{",
-                    "    for (int i = 0; i < EG_B; i++) {",
-                    *body,
-                    "    }",
-                    "}",
-                ]
-            )
-        )
-    driver = _driver(program, read_inputs, input_index, loop_outputs, row, plan.count, n_parts)
+    parts = [_part(p, steps[p * part_size : (p + 1) * part_size], program, row) for p in range(n_parts)]
+    counts = {d: plan.count.get(d, 0) for d in _SPACE}
+    per_block = 8 * sum(max(1, counts[d]) * size for d, (_, _, size) in _SPACE.items())
+    superblock = max(1, min(MAX_SUPER, WORK_TARGET // per_block))
+    head = "\n".join(
+        [
+            "#if defined(__AVX512F__)",
+            "#define EG_B 8",
+            "#else",
+            "#define EG_B 4",
+            "#endif",
+            *(f"#define {macro} {max(1, counts[d])}" for d, (_, macro, _) in _SPACE.items()),
+            f"#define EG_SUPER {superblock}",
+            "",
+        ]
+    )
+    driver = _driver(program, read_inputs, input_index, loop_outputs, row, n_parts)
     n_units = units if units is not None else _unit_count(len(steps))
-    texts = _units(parts, driver, n_units)
-    return CSource(texts, loop_outputs, input_index, dict(plan.count), len(steps))
+    texts = _units(parts, driver, head, n_units)
+    return CSource(texts, loop_outputs, input_index, counts, len(steps))
+
+
+def _part(p: int, chunk: list[Term], program: Program, row: dict[Term, int]) -> str:
+    """One part: its statements over every lane of every block of a superblock."""
+    dialect = crender.HOST
+    values = program.values
+    names: dict[Term, str] = {}
+    body: list[str] = []
+    for node in chunk:
+        operands = []
+        for a in node.args:
+            text = names.get(a)
+            if text is None:
+                text = crender.literal(values[a], a.dtype, dialect) if a in values else _cell(a, row)
+            operands.append(text)
+        local = f"v{len(names)}"
+        names[node] = local
+        body.append(f"        const {dialect.ctype[node.dtype]} {local} = {crender.render(node, operands, dialect)};")
+        if node in row:
+            body.append(f"        {_cell(node, row)} = {local};")
+    return "\n".join(
+        [
+            f"{_HIDDEN} void eg_part{p}({_PARAMS})",
+            "{",
+            "    for (int b = 0; b < nb; b++)",
+            "    _Pragma(\"omp simd\") for (int i = 0; i < EG_B; i++) {",
+            *body,
+            "    }",
+            "}",
+        ]
+    )
 
 
 def _unit_count(statements: int) -> int:
     return max(1, min(max(2, os.cpu_count() or 1), statements // UNIT_SIZE))
 
 
-_HEAD = """#if defined(__AVX512F__)
-#define EG_B 8
-#else
-#define EG_B 4
-#endif
-"""
-
-
-def _units(parts: list[str], driver: str, n_units: int) -> list[str]:
+def _units(parts: list[str], driver: str, head: str, n_units: int) -> list[str]:
     """Spread the parts over ``n_units`` texts (balanced by size); the driver goes with the last."""
     buckets: list[list[str]] = [[] for _ in range(n_units)]
     sizes = [0] * n_units
@@ -142,7 +155,7 @@ def _units(parts: list[str], driver: str, n_units: int) -> list[str]:
     texts = []
     for bucket in buckets:
         body = "\n\n".join(bucket)
-        texts.append(crender.prelude(body) + _HEAD + "\n" + body + "\n")
+        texts.append(crender.prelude(body) + head + "\n" + body + "\n")
     return texts
 
 
@@ -157,31 +170,35 @@ def _driver(
     input_index: list[int],
     loop_outputs: list[Term],
     row: dict[Term, int],
-    counts: dict[str, int],
     n_parts: int,
 ) -> str:
     dialect = crender.HOST
-    n_d, n_i, n_b = counts.get(FLOAT64, 0), counts.get(INT64, 0), counts.get(BOOL, 0)
     lines = [crender.ERROR_DEFINITION, *(f"{_HIDDEN} void eg_part{p}({_PARAMS});" for p in range(n_parts)), ""]
     lines.append("int eg_block(void) { return EG_B; }")
-    lines.append(f"int64_t eg_work_bytes(void) {{ return (int64_t)EG_B * ({n_d} * 8 + {n_i} * 8 + {n_b} * 4); }}")
+    lines.append(
+        "int64_t eg_work_bytes(void) { return (int64_t)EG_SUPER * EG_B * (EG_ND * 8 + EG_NI * 8 + EG_NB * 4); }"
+    )
     setup = [
-        "    double (*wd)[EG_B] = (double (*)[EG_B])work;",
-        f"    int64_t (*wi)[EG_B] = (int64_t (*)[EG_B])(wd + {n_d});",
-        f"    int (*wb)[EG_B] = (int (*)[EG_B])(wi + {n_i});",
+        "    double (*wd)[EG_ND][EG_B] = (double (*)[EG_ND][EG_B])work;",
+        "    int64_t (*wi)[EG_NI][EG_B] = (int64_t (*)[EG_NI][EG_B])(wd + EG_SUPER);",
+        "    int (*wb)[EG_NB][EG_B] = (int (*)[EG_NB][EG_B])(wi + EG_SUPER);",
     ]
-    calls = [f"        eg_part{p}(wd, wi, wb);" for p in range(n_parts)]
+    start = [
+        "        const int64_t m = total - s < EG_B * EG_SUPER ? total - s : EG_B * EG_SUPER;",
+        "        const int nb = (int)((m + EG_B - 1) / EG_B);",
+    ]
+    calls = [f"        eg_part{p}(nb, wd, wi, wb);" for p in range(n_parts)]
     n_in, n_out = len(program.inputs), len(program.outputs)
     positions = {s: k for k, s in enumerate(program.inputs)}
-    out_position = {}
+    out_position: dict[Term, list[int]] = {}
     for j, t in enumerate(program.outputs):
         out_position.setdefault(t, []).append(j)
     run_in, run_out, pk_in, pk_out = [], [], [], []
-    for dtype, rows in _ROWS.items():
+    for dtype, (space, _, _) in _SPACE.items():
         store, ctype = dialect.store[dtype], dialect.ctype[dtype]
+        tag = space[1]
         ins = [(k, t) for k, t in enumerate(read_inputs) if t.dtype == dtype]
         if ins:
-            tag = rows[1]
             lines.append(_table(f"eg_in_{tag}_k", "int32_t", [k for k, _ in ins]))
             lines.append(_table(f"eg_in_{tag}_row", "int32_t", [row[t] for _, t in ins]))
             lines.append(_table(f"eg_in_{tag}_col", "int32_t", [input_index[k] for k, _ in ins]))
@@ -189,34 +206,40 @@ def _driver(
                 f"        for (int k = 0; k < {len(ins)}; k++) {{\n"
                 f"            const int64_t d = step[eg_in_{tag}_k[k]];\n"
                 f"            const {store} *p = (const {store} *)in[eg_in_{tag}_k[k]] + s * d;\n"
-                f"            for (int i = 0; i < EG_B; i++)\n"
-                f"                {rows}[eg_in_{tag}_row[k]][i] = ({ctype})p[(i < m ? i : 0) * d];\n"
+                "            for (int b = 0; b < nb; b++)\n"
+                "                for (int i = 0; i < EG_B; i++) {\n"
+                "                    const int64_t j = b * EG_B + i;\n"
+                f"                    {space}[b][eg_in_{tag}_row[k]][i] = ({ctype})p[(j < m ? j : 0) * d];\n"
+                "                }\n"
                 "        }"
             )
             pk_in.append(
                 f"        for (int k = 0; k < {len(ins)}; k++)\n"
-                f"            for (int i = 0; i < EG_B; i++)\n"
-                f"                {rows}[eg_in_{tag}_row[k]][i] =\n"
-                f"                    ({ctype})xs[(i < m ? i : 0) * {n_in} + eg_in_{tag}_col[k]];"
+                "            for (int b = 0; b < nb; b++)\n"
+                "                for (int i = 0; i < EG_B; i++) {\n"
+                "                    const int64_t j = b * EG_B + i;\n"
+                f"                    {space}[b][eg_in_{tag}_row[k]][i] =\n"
+                f"                        ({ctype})xs[(j < m ? j : 0) * {n_in} + eg_in_{tag}_col[k]];\n"
+                "                }"
             )
         outs = [(j, t) for j, t in enumerate(loop_outputs) if t.dtype == dtype]
         if outs:
-            tag = rows[1]
             test = " != 0" if dtype == BOOL else ""
             lines.append(_table(f"eg_out_{tag}_j", "int32_t", [j for j, _ in outs]))
             lines.append(_table(f"eg_out_{tag}_row", "int32_t", [row[t] for _, t in outs]))
             run_out.append(
                 f"        for (int k = 0; k < {len(outs)}; k++) {{\n"
                 f"            {store} *p = ({store} *)out[eg_out_{tag}_j[k]] + s;\n"
-                f"            for (int i = 0; i < m; i++) p[i] = ({store})({rows}[eg_out_{tag}_row[k]][i]{test});\n"
+                f"            for (int64_t j = 0; j < m; j++)\n"
+                f"                p[j] = ({store})({space}[j / EG_B][eg_out_{tag}_row[k]][j % EG_B]{test});\n"
                 "        }"
             )
             pairs = [(j, row[t]) for t in dict.fromkeys(t for _, t in outs) for j in out_position[t]]
             lines.append(_table(f"eg_pk_{tag}_j", "int32_t", [j for j, _ in pairs]))
             lines.append(_table(f"eg_pk_{tag}_row", "int32_t", [r for _, r in pairs]))
             pk_out.append(
-                f"            for (int k = 0; k < {len(pairs)}; k++)"
-                f" os[eg_pk_{tag}_j[k]] = (double)({rows}[eg_pk_{tag}_row[k]][i]{test});"
+                f"            for (int k = 0; k < {len(pairs)}; k++)\n"
+                f"                os[eg_pk_{tag}_j[k]] = (double)({space}[j / EG_B][eg_pk_{tag}_row[k]][j % EG_B]{test});"
             )
     # packed outputs known without computing: inputs read back, and constants
     copies = [(j, positions[t]) for j, t in enumerate(program.outputs) if t.op.name == "symbol" and t not in row]
@@ -226,21 +249,19 @@ def _driver(
         lines.append(_table("eg_pk_copy_col", "int32_t", [c for _, c in copies]))
         pk_out.append(
             f"            for (int k = 0; k < {len(copies)}; k++)\n"
-            f"                os[eg_pk_copy_j[k]] = xs[i * {n_in} + eg_pk_copy_col[k]];"
+            f"                os[eg_pk_copy_j[k]] = xs[j * {n_in} + eg_pk_copy_col[k]];"
         )
     if consts:
         lines.append(_table("eg_pk_const_j", "int32_t", [j for j, _ in consts]))
         values = [crender.literal(program.values[t], FLOAT64, dialect) for _, t in consts]
         lines.append(_table("eg_pk_const_v", "double", values))
         pk_out.append(f"            for (int k = 0; k < {len(consts)}; k++) os[eg_pk_const_j[k]] = eg_pk_const_v[k];")
-    lines += ["", "int eg_run(int64_t n, void *const *in, const int64_t *step, void *const *out, void *work)", "{"]
-    lines += [*setup, "    eg_error = 0;", "    for (int64_t s = 0; s < n; s += EG_B) {"]
-    lines += ["        const int m = n - s < EG_B ? (int)(n - s) : EG_B;", *run_in, *calls, *run_out]
-    lines += ["    }", "    return eg_error;", "}", ""]
-    lines += ["int eg_packed(int64_t npts, const double *restrict x, double *restrict o, void *work)", "{"]
-    lines += [*setup, "    eg_error = 0;", "    for (int64_t s = 0; s < npts; s += EG_B) {"]
-    lines += ["        const int m = npts - s < EG_B ? (int)(npts - s) : EG_B;"]
-    lines += [f"        const double *restrict xs = x + s * {n_in};", *pk_in, *calls]
-    lines += ["        for (int i = 0; i < m; i++) {", f"            double *restrict os = o + (s + i) * {n_out};"]
+    lines += ["", "int eg_run(int64_t total, void *const *in, const int64_t *step, void *const *out, void *work)", "{"]
+    lines += [*setup, "    eg_error = 0;", "    for (int64_t s = 0; s < total; s += EG_B * EG_SUPER) {"]
+    lines += [*start, *run_in, *calls, *run_out, "    }", "    return eg_error;", "}", ""]
+    lines += ["int eg_packed(int64_t total, const double *restrict x, double *restrict o, void *work)", "{"]
+    lines += [*setup, "    eg_error = 0;", "    for (int64_t s = 0; s < total; s += EG_B * EG_SUPER) {"]
+    lines += [*start, f"        const double *restrict xs = x + s * {n_in};", *pk_in, *calls]
+    lines += ["        for (int64_t j = 0; j < m; j++) {", f"            double *restrict os = o + (s + j) * {n_out};"]
     lines += [*pk_out, "        }", "    }", "    return eg_error;", "}"]
     return "\n".join(lines)

@@ -52,7 +52,7 @@ __all__ = [
 #: flags for every build: position independent, IEEE semantics kept (no -ffast-math, no fused
 #: multiply-add contraction), signed overflow wraps like numpy's int64 (-fwrapv), math functions
 #: need not set errno; the optimisation level is chosen per build (-O3 by default)
-BASE_FLAGS = ("-std=c11", "-fPIC", "-fwrapv", "-fno-math-errno", "-ffp-contract=off")
+BASE_FLAGS = ("-std=c11", "-fPIC", "-fwrapv", "-fno-math-errno", "-ffp-contract=off", "-fopenmp-simd")
 
 #: seconds a build may take before the compiler is stopped (``$EXPRGRAPH_BUILD_TIMEOUT`` overrides)
 DEFAULT_TIMEOUT = 600.0
@@ -255,7 +255,10 @@ def load_library(so_path: Path, key: str | None = None, *, closable: bool = True
 
 #: optional flag sets tried in order, the first the compiler accepts is used (and remembered)
 OPTIONAL_FLAGS: tuple[tuple[str, ...], ...] = (
-    ("-march=native", "-DEG_MVEC", "-lmvec"),  # libraries (-l...) go after the sources
+    # wide vectors where the CPU has them (GCC tunes some AVX-512 CPUs for 256-bit ones); libraries
+    # (-l...) go after the sources
+    ("-march=native", "-mprefer-vector-width=512", "-DEG_MVEC", "-lmvec"),
+    ("-march=native", "-DEG_MVEC", "-lmvec"),
     ("-march=native",),
     (),
 )

@@ -3,11 +3,12 @@
 Every C emitter of the project (``compile(..., backend="c")`` and the tensor kernels) renders
 scalar nodes here, from the op table's ``c_render`` template: operands are cast the way numpy
 promotes them, constants are exact literals, and the helper functions the text needs (floor
-division and modulo with Python's signs, nan-propagating max/min, integer power and abs, the
-stable sigmoid) are emitted with it, only those used. A :class:`Dialect` names the C type of each
-dtype: the host dialect uses ``double``/``int64_t`` (numpy's float64 and int64), the kernel
-dialects ``float``/``int`` (the course's ``data_type``, numpy's float32 and int32); in a
-``float`` dialect math functions resolve to their single precision versions (``<tgmath.h>``).
+division and modulo with Python's signs, C's truncating division and remainder, nan-propagating
+max/min, integer power and abs, the stable sigmoid) are emitted with it, only those used. A
+:class:`Dialect` names the C type of each dtype: the host dialect uses ``double``/``int64_t``
+(numpy's float64 and int64), the kernel dialects ``float``/``int`` (the course's ``data_type``,
+numpy's float32 and int32); in a ``float`` dialect math functions resolve to their single
+precision versions (``<tgmath.h>``).
 
 Helpers are type-generic (``_Generic``), so one template serves every C type. With glibc's vector
 math library (``-DEG_MVEC -lmvec``), the libm functions it vectorises are declared with their
@@ -26,7 +27,18 @@ from ..core import Term
 from ..core.dtypes import BOOL, FLOAT64, INT64
 from ..errors import CompileError
 
-__all__ = ["Dialect", "HOST", "KERNEL", "render", "literal", "prelude", "helpers_for", "LIBMVEC", "ERROR_DEFINITION"]
+__all__ = [
+    "Dialect",
+    "HOST",
+    "KERNEL",
+    "render",
+    "operand_dtypes",
+    "literal",
+    "prelude",
+    "helpers_for",
+    "LIBMVEC",
+    "ERROR_DEFINITION",
+]
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,9 @@ class Dialect:
     store: dict[str, str]
     #: suffix of floating literals (``f`` for float)
     float_suffix: str = ""
+    #: floating literals in decimal (Python's shortest round-trip text, ``0.5f``) rather than hexadecimal:
+    #: as exact, and readable in generated kernels
+    decimal: bool = False
 
     @property
     def single(self) -> bool:
@@ -53,7 +68,7 @@ HOST = Dialect(
 )
 #: tensor kernels: ``float`` values (single precision) and ``int`` values and indices (32-bit, wrapping)
 KERNEL = Dialect(
-    "kernel", {FLOAT64: "float", INT64: "int", BOOL: "int"}, {FLOAT64: "float", INT64: "int", BOOL: "int"}, "f"
+    "kernel", {FLOAT64: "float", INT64: "int", BOOL: "int"}, {FLOAT64: "float", INT64: "int", BOOL: "int"}, "f", True
 )
 
 #: libm functions glibc's libmvec has SIMD variants of (double and float)
@@ -71,6 +86,8 @@ def literal(value: Any, dtype: str, dialect: Dialect = HOST) -> str:
             return "NAN"
         if math.isinf(v):
             return "INFINITY" if v > 0 else "(-INFINITY)"
+        if dialect.decimal:
+            return _decimal(v, dialect)
         if dialect.single:
             return f"({v.hex()}{dialect.float_suffix})" if v == float(_to_single(v)) else f"((float){v.hex()})"
         return f"({v.hex()})"
@@ -86,23 +103,36 @@ def literal(value: Any, dtype: str, dialect: Dialect = HOST) -> str:
     return "1" if bool(value) else "0"
 
 
+def _decimal(v: float, dialect: Dialect) -> str:
+    # repr reads back as exactly v (a double); a value a float cannot hold is rounded by a cast, as numpy rounds it
+    text = repr(v)
+    if dialect.single and v != _to_single(v):
+        return f"((float){text})"
+    text += dialect.float_suffix
+    return f"({text})" if text.startswith("-") else text
+
+
 def _to_single(v: float) -> float:
     import numpy as np
 
     return float(np.float32(v))
 
 
-def _cast(text: str, have: str, want: str, dialect: Dialect) -> str:
-    """Operand text converted the way numpy promotes it for a result of dtype ``want``."""
-    if want == FLOAT64 and have != FLOAT64:
-        return f"({dialect.ctype[FLOAT64]}){text}"
-    if want == INT64 and have == BOOL:
-        return f"({dialect.ctype[INT64]}){text}"
-    return text
-
-
 #: ops whose operands keep their own types (C compares and selects across types as numpy does)
 _UNCAST = frozenset({"maximum", "minimum", "where"})
+
+
+def operand_dtypes(node: Term) -> tuple[str, ...]:
+    """The dtype each operand of ``node`` is converted to before the op applies (numpy's promotion).
+
+    Arithmetic converts to the result's dtype (bools count as integers, anything meets a float as a
+    float); comparisons, max/min and where keep their operands' own dtypes.
+    """
+    op = node.op
+    if op.relational or op.name in _UNCAST:
+        return tuple(a.dtype for a in node.args)
+    want = node.dtype
+    return tuple(want if (want == FLOAT64 or (want == INT64 and a.dtype == BOOL)) else a.dtype for a in node.args)
 
 
 def render(node: Term, operands: Sequence[str], dialect: Dialect = HOST) -> str:
@@ -111,11 +141,10 @@ def render(node: Term, operands: Sequence[str], dialect: Dialect = HOST) -> str:
     template = op.c_render
     if template is None:
         raise CompileError(f"op {op.name!r} has no C rendering (c_render in the op table); use backend='numpy'")
-    if op.relational or op.name in _UNCAST:
-        texts = list(operands)
-    else:
-        want = node.dtype
-        texts = [_cast(t, a.dtype, want, dialect) for t, a in zip(operands, node.args, strict=True)]
+    texts = [
+        t if a.dtype == want else f"({dialect.ctype[want]}){t}"
+        for t, a, want in zip(operands, node.args, operand_dtypes(node), strict=True)
+    ]
     if len(texts) > 2 and op.arity[1] is None and op.associative:
         # a variadic associative op: fold its binary template left to right
         text = texts[0]
@@ -208,6 +237,22 @@ static inline int64_t eg_mod_i(int64_t a, int64_t b) {
     return r;
 }
 #define eg_mod(a, b) EG_PICK((a) + (b), eg_mod_d, eg_mod_f, eg_mod_i)((a), (b))""",
+        ("EG_PICK",),
+    ),
+    "eg_truncdiv": (
+        r"""/* quotient rounded toward zero (C's integer /): 0 for a zero integer divisor, no trap at -1 */
+static inline double eg_truncdiv_d(double a, double b) { return trunc(a / b); }
+static inline float eg_truncdiv_f(float a, float b) { return truncf(a / b); }
+static inline int64_t eg_truncdiv_i(int64_t a, int64_t b) {
+    return b == 0 ? 0 : b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
+}
+#define eg_truncdiv(a, b) EG_PICK((a) + (b), eg_truncdiv_d, eg_truncdiv_f, eg_truncdiv_i)((a), (b))""",
+        ("EG_PICK",),
+    ),
+    "eg_fmod": (
+        r"""/* remainder with the dividend's sign (C's % and fmod): 0 for a zero integer divisor and for -1 */
+static inline int64_t eg_fmod_i(int64_t a, int64_t b) { return (b == 0 || b == -1) ? 0 : a % b; }
+#define eg_fmod(a, b) EG_PICK((a) + (b), fmod, fmodf, eg_fmod_i)((a), (b))""",
         ("EG_PICK",),
     ),
     "eg_max": (

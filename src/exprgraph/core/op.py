@@ -40,8 +40,8 @@ PREC_UNARY = 8
 PREC_POW = 9
 PREC_ATOM = 10
 
-#: notations: how an op is printed and parsed
-NOTATIONS = ("leaf", "infix", "prefix", "call")
+#: notations: how an op is printed and parsed (``index``: ``T[i, j]``, the first operand indexed by the rest)
+NOTATIONS = ("leaf", "infix", "prefix", "call", "index")
 
 Infer = Callable[[tuple, Any], tuple[str, tuple]]
 

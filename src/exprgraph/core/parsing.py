@@ -89,6 +89,7 @@ class _Parser:
         self.not_ = REGISTRY["logical_not"]
         self.operands: list[Term] = []
         # entries: ("bin", op, pos) | ("pre", op, pos) | ("paren", None, pos) | ("call", op, pos, height, kw)
+        # | ("index", op, pos, height, kw) for T[i, j]
         self.ops: list[tuple] = []
 
     def fail(self, message: str, pos: int) -> ParseError:
@@ -176,12 +177,14 @@ class _Parser:
                     expect_operand = False
             elif value == ")":
                 self.close(pos)
+            elif value == "]":
+                self.close(pos, "index")
             else:
                 raise self.fail(f"expected an operator, got {value!r}", pos)
         while self.ops:
             top = self.ops[-1]
-            if top[0] in ("paren", "call"):
-                raise self.fail("'(' was never closed", top[2])
+            if top[0] in ("paren", "call", "index"):
+                raise self.fail(f"'{'[' if top[0] == 'index' else '('}' was never closed", top[2])
             self.reduce_one()
         if len(self.operands) != 1:  # pragma: no cover - the state machine prevents it
             raise self.fail("malformed expression", len(self.text))
@@ -209,6 +212,8 @@ class _Parser:
                 self.operands.append(const(_LITERAL_NAMES[value]))
             else:
                 self.operands.append(self.symbol(value, pos))
+            if self.peek()[1] == "[":
+                return self.open_index(pos)
             return False
         if value == "(":
             self.ops.append(("paren", None, pos))
@@ -238,6 +243,19 @@ class _Parser:
             raise self.fail(f"unknown function {name!r}", pos)
         self.ops.append(("call", op, pos, len(self.operands), {}))
 
+    def open_index(self, pos: int) -> bool:
+        """``T[``: the indexed-access op applied to ``T`` and the indices up to ``]``."""
+        op = next((op for op in REGISTRY.values() if op.notation == "index"), None)
+        if op is None:  # pragma: no cover - the standard table registers access
+            raise self.fail("no op reads T[i, j]", pos)
+        self.i += 1
+        self.ops.append(("index", op, pos, len(self.operands) - 1, {}))
+        if self.peek()[1] != "]":
+            return True
+        self.i += 1
+        self.close(pos, "index")
+        return False
+
     def empty_call(self) -> bool:
         _, _, pos = self.peek()
         self.i += 1
@@ -247,7 +265,7 @@ class _Parser:
     def comma(self, pos: int) -> None:
         while self.ops and self.ops[-1][0] in ("bin", "pre"):
             self.reduce_one()
-        if not self.ops or self.ops[-1][0] != "call":
+        if not self.ops or self.ops[-1][0] not in ("call", "index"):
             raise self.fail("',' outside a function call", pos)
         if self.ops[-1][4]:
             raise self.fail("positional argument after a keyword argument", pos)
@@ -291,11 +309,13 @@ class _Parser:
         self.i += 1
         return sign * int(value)
 
-    def close(self, pos: int) -> None:
+    def close(self, pos: int, kind: str = "call") -> None:
+        """Close the innermost ``(`` (``kind`` call) or ``[`` (``kind`` index) at ``pos``."""
+        bracket = "]" if kind == "index" else ")"
         while self.ops and self.ops[-1][0] in ("bin", "pre"):
             self.reduce_one()
-        if not self.ops:
-            raise self.fail("unmatched ')'", pos)
+        if not self.ops or (self.ops[-1][0] == "index") != (kind == "index"):
+            raise self.fail(f"unmatched {bracket!r}", pos)
         entry = self.ops.pop()
         if entry[0] == "paren":
             return

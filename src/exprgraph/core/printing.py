@@ -94,7 +94,21 @@ def _infix_parts(node: Term) -> list:
         par = ap < op.precedence or arg.op.name == "const"
         sym = op.symbol + (" " if op.symbol.isalpha() else "")
         return [(arg, par), sym]
+    if notation == "index":
+        return _index_parts(node)
     return _call_parts(node)
+
+
+def _index_parts(node: Term) -> list:
+    """Reversed pieces of ``T[i, j]``: the first operand indexed by the others."""
+    args = node.args
+    parts: list = ["]"]
+    for i in range(len(args) - 1, 0, -1):
+        parts.append((args[i], False))
+        if i > 1:
+            parts.append(", ")
+    parts += ["[", (args[0], False)]
+    return parts
 
 
 def _call_parts(node: Term) -> list:

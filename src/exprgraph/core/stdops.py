@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -609,6 +610,105 @@ _infix(
     "eg_mod({0}, {1})",
     grad=_grad_mod,
     doc="Modulo with the divisor's sign (Python semantics).",
+)
+
+
+# -- C's division and remainder, and indexed access (the ops tensor kernels add to the table) ---------
+
+
+def _as_numbers(a: Any, b: Any) -> tuple[Any, Any]:
+    """Operands as arrays, bools counted as integers (as ``arith`` types them)."""
+    a, b = np.asarray(a), np.asarray(b)
+    return (a.astype(np.int64) if a.dtype.kind == "b" else a), (b.astype(np.int64) if b.dtype.kind == "b" else b)
+
+
+def _truncdiv(a: Any, b: Any) -> Any:
+    a, b = _as_numbers(a, b)
+    if np.result_type(a, b).kind == "f":
+        return np.trunc(np.true_divide(a, b))
+    zero = b == 0
+    safe = np.where(zero, 1, b)
+    # a - fmod(a, b) is an exact multiple of b, so floor division gives the truncated quotient
+    return np.where(zero, 0, (a - np.fmod(a, safe)) // safe)
+
+
+def _fmod(a: Any, b: Any) -> Any:
+    a, b = _as_numbers(a, b)
+    return np.fmod(a, b)
+
+
+_POSITIVE_LITERAL = re.compile(r"[1-9][0-9]*|INT64_C\([1-9][0-9]*\)")
+
+
+def _c_truncdiv(a: str, b: str) -> str:
+    # a positive integer literal divisor cannot trap: C's own / is the op
+    return f"({a} / {b})" if _POSITIVE_LITERAL.fullmatch(b) else f"eg_truncdiv({a}, {b})"
+
+
+def _c_fmod(a: str, b: str) -> str:
+    return f"({a} % {b})" if _POSITIVE_LITERAL.fullmatch(b) else f"eg_fmod({a}, {b})"
+
+
+def _grad_fmod(node: Any, g: Any) -> tuple:
+    # fmod(a, b) = a - b*trunc(a/b): d/da = 1 and d/db = -trunc(a/b), away from the jumps at multiples of b
+    a, b = node.args
+    return (None if a.is_const else g, None if b.is_const else -_times(g, _op("truncdiv")(a, b)))
+
+
+register_op(
+    Op(
+        "truncdiv",
+        2,
+        arith,
+        impl=_truncdiv,
+        c_render=_c_truncdiv,
+        grad=_no_grad,
+        doc="Quotient rounded toward zero (C's integer /): 0 for a zero integer divisor, trunc(a/b) for floats.",
+    )
+)
+register_op(
+    Op(
+        "fmod",
+        2,
+        arith,
+        impl=_fmod,
+        c_render=_c_fmod,
+        grad=_grad_fmod,
+        doc="Remainder with the dividend's sign (C's % and fmod): 0 for a zero integer divisor.",
+    )
+)
+
+
+def _access_rule(args: tuple, attr: Any) -> tuple[str, tuple]:
+    """``access(T, i, j, ...)``: one element of the tensor symbol ``T`` (int64 scalar indices, one per axis)."""
+    tensor, index = args[0], args[1:]
+    if tensor.op.name != "symbol" or not tensor.shape:
+        raise ShapeError("access reads an element of a tensor: its first operand must be a symbol with a shape")
+    shape = tensor.shape
+    if len(index) != len(shape) and not (not index and tuple(shape) == (1,)):
+        raise ShapeError(f"{tensor.name} has {len(shape)} dimension(s) but {len(index)} index(es)")
+    for t in index:
+        if t.dtype != INT64 or t.shape:
+            raise ShapeError(f"an index of {tensor.name} must be an int64 scalar, not {t.dtype}{list(t.shape)}")
+    return tensor.dtype, ()
+
+
+def _access(tensor: Any, *index: Any) -> Any:
+    arr = np.asarray(tensor)
+    if not index:
+        return arr.reshape(-1)[0]  # a tensor of one element read as a scalar
+    return arr[tuple(np.asarray(i, np.intp) for i in index)]
+
+
+register_op(
+    Op(
+        "access",
+        (1, None),
+        _access_rule,
+        impl=_access,
+        notation="index",
+        doc="T[i, j]: the element of the tensor symbol T at int64 indices (index arrays broadcast together).",
+    )
 )
 _infix(
     "matmul",

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from ..core import Term
+from ..core import Symbol, Term
+from ..core.dtypes import FLOAT64, INT64
+from ..core.term import REGISTRY
 from ..errors import KernelError
 from .affine import NonAffineError, bounds, ceildiv_int, is_var, linearize, to_term
-from .expr import Access, Expr, accesses, binary, format_expr, neg, num
 from .names import check_name
+from .terms import accesses, format_rhs, index_of, number, tensor_name
 
 __all__ = [
     "Tensor",
@@ -44,11 +47,18 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Tensor:
-    """A tensor declaration: name, shape, and whether it is written as a scalar (``alpha<1>``)."""
+    """A tensor declaration: name, shape, whether it is written as a scalar (``alpha<1>``), element dtype."""
 
     name: str
     shape: tuple[int, ...]
     scalar: bool = False
+    #: float64 terms stand for the kernel's C ``float`` values, int64 terms for ``int`` ones
+    dtype: str = FLOAT64
+
+    @cached_property
+    def symbol(self) -> Term:
+        """The tensor as a term: a symbol of its dtype and shape (what reads index)."""
+        return Symbol(self.name, self.dtype, self.shape)
 
     @property
     def size(self) -> int:
@@ -136,24 +146,35 @@ class Guard:
 
 @dataclass(frozen=True, eq=False)
 class Statement:
-    """``target = rhs`` (or ``target += rhs`` when ``accumulate``) over ``loops``, where ``guards`` hold."""
+    """``target = rhs`` (or ``target += rhs`` when ``accumulate``) over ``loops``, where ``guards`` hold.
 
-    target: Access
-    rhs: Expr
+    ``target`` is a read term (:func:`~exprgraph.tensor.terms.read`) at plain loop variables and
+    ``rhs`` a term of the op table whose tensor reads are ``access`` nodes.
+    """
+
+    target: Term
+    rhs: Term
     accumulate: bool
     loops: tuple[Loop, ...]
     guards: tuple[Guard, ...] = ()
     pos: int | None = None
+    #: source position of each read of the right-hand side (its first occurrence)
+    positions: Mapping[Term, int] = field(default_factory=dict, repr=False)
+
+    @property
+    def name(self) -> str:
+        """The name of the written tensor."""
+        return tensor_name(self.target)
 
     @property
     def out_vars(self) -> tuple[Term, ...]:
         """The written indices (loop variables), in target order."""
-        return self.target.index
+        return index_of(self.target)
 
     @property
     def reduction_vars(self) -> tuple[Term, ...]:
         """The loop variables that are summed (not written)."""
-        written = set(self.target.index)
+        written = set(self.out_vars)
         return tuple(lp.var for lp in self.loops if lp.var not in written)
 
     @property
@@ -161,9 +182,10 @@ class Statement:
         """Loop variable -> ``(lo, hi)``."""
         return {lp.var: (lp.lo, lp.hi) for lp in self.loops}
 
-    def reads(self) -> Iterator[tuple[Access, int | None]]:
-        """Every tensor read of the right-hand side."""
-        return accesses(self.rhs)
+    def reads(self) -> Iterator[tuple[Term, int | None]]:
+        """Every distinct tensor read of the right-hand side, left to right, with its source position."""
+        for acc in accesses(self.rhs):
+            yield acc, self.positions.get(acc)
 
 
 @dataclass(frozen=True, eq=False)
@@ -195,8 +217,8 @@ class Kernel:
         """Tensors some statement writes, in order of first write."""
         out: list[str] = []
         for st in self.statements:
-            if st.target.name not in out:
-                out.append(st.target.name)
+            if st.name not in out:
+                out.append(st.name)
         return tuple(out)
 
     @property
@@ -247,29 +269,31 @@ def single_var_range(term: Term, extent: int) -> tuple[Term, int, int] | None:
         return None  # a modulo: periodic, no interval
 
 
-def split_accumulator(rhs: Expr, target: Access) -> Expr | None:
+_ADD, _SUB, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["neg"]
+
+
+def split_accumulator(rhs: Term, target: Term, data_type: str = "float") -> Term | None:
     """``rest`` when ``rhs`` is ``target + rest`` (up to the order of a +/- chain), else None."""
-    terms: list[tuple[Expr, int]] = []
-    stack: list[tuple[Expr, int]] = [(rhs, 1)]
+    terms: list[tuple[Term, int]] = []
+    stack: list[tuple[Term, int]] = [(rhs, 1)]
     while stack:
         node, sign = stack.pop()
-        if node.op == "add":
-            stack.append((node.args[1], sign))
-            stack.append((node.args[0], sign))
-        elif node.op == "sub":
+        if node.op is _ADD:
+            stack.extend((a, sign) for a in reversed(node.args))
+        elif node.op is _SUB:
             stack.append((node.args[1], -sign))
             stack.append((node.args[0], sign))
         else:
             terms.append((node, sign))
     for k, (node, sign) in enumerate(terms):
-        if sign > 0 and node.op == "ref" and node.attr == target:
+        if sign > 0 and node is target:
             rest = terms[:k] + terms[k + 1 :]
             if not rest:
-                return num(0, node.pos)
+                return number(0, data_type)
             first, s0 = rest[0]
-            acc = first if s0 > 0 else neg(first, first.pos)
+            acc = first if s0 > 0 else Term(_NEG, (first,))
             for t, s in rest[1:]:
-                acc = binary("add" if s > 0 else "sub", acc, t, t.pos)
+                acc = Term(_ADD if s > 0 else _SUB, (acc, t))
             return acc
     return None
 
@@ -287,7 +311,6 @@ def build_kernel(
     """Check the parsed statements (names, shapes, indices) and infer loop ranges."""
     check_name(name, "kernel name")
     shapes: dict[str, tuple[tuple[int, ...], int]] = {}
-    scalar_form: set[str] = set()
     first_pos: dict[str, int] = {}
     for st in statements:
         for r in st.refs:
@@ -303,22 +326,10 @@ def build_kernel(
                         r.pos,
                     )
                 shapes.setdefault(r.name, (r.shape, r.pos))
-    tensors: dict[str, Tensor] = {}
-    for st in statements:
-        for r in st.refs:
-            if r.name not in shapes:
-                raise KernelError(f"the shape of {r.name} is never given (write {r.name}<...>)", text, r.pos)
-            shape = shapes[r.name][0]
-            if r.index is None:
-                if shape != (1,):
-                    raise KernelError(f"{r.name} has no indices, so its shape must be <1>", text, r.pos)
-                scalar_form.add(r.name)
-            elif len(r.index) != len(shape):
-                raise KernelError(
-                    f"{r.name} has {len(shape)} dimension(s) but {len(r.index)} index(es) here", text, r.pos
-                )
-    for n, (shape, _) in shapes.items():
-        tensors[n] = Tensor(n, shape, n in scalar_form)
+    dtype = INT64 if data_type == "int" else FLOAT64
+    # (the parser checked that each reference's indices fit its shape, and that some reference gives it)
+    scalar_form = {r.name for st in statements for r in st.refs if r.index is None}
+    tensors = {n: Tensor(n, shape, n in scalar_form, dtype) for n, (shape, _) in shapes.items()}
 
     written: list[str] = []
     for st in statements:
@@ -344,11 +355,11 @@ def build_kernel(
         if n not in ins:
             raise KernelError(f"grad_to names {n}, which is not an input")
 
-    built = tuple(_build_statement(st, tensors, text) for st in statements)
+    built = tuple(_build_statement(st, tensors, text, data_type) for st in statements)
     return Kernel(name, data_type, tensors, built, ins, outs, grad_to, text)
 
 
-def _build_statement(st, tensors: Mapping[str, Tensor], text: str) -> Statement:
+def _build_statement(st, tensors: Mapping[str, Tensor], text: str, data_type: str) -> Statement:
     for v, p in st.var_pos.items():
         check_name(v, "loop variable", text, p)
         if v in tensors:
@@ -362,7 +373,10 @@ def _build_statement(st, tensors: Mapping[str, Tensor], text: str) -> Statement:
         if t in seen:
             raise KernelError(f"index {t.name} is written twice", text, p)
         seen.add(t)
-    target = Access(tgt.name, tuple(index))
+    target = tgt.term
+    positions: dict[Term, int] = {}
+    for r in st.refs[1:]:
+        positions.setdefault(r.term, r.pos)
     for r in st.refs:
         for t, p in zip(r.index or (), r.index_pos, strict=True):
             try:
@@ -371,7 +385,7 @@ def _build_statement(st, tensors: Mapping[str, Tensor], text: str) -> Statement:
                 raise KernelError(str(exc), text, p) from None
 
     rhs = st.rhs
-    rest = split_accumulator(rhs, target)
+    rest = split_accumulator(rhs, target, data_type)
     accumulate = rest is not None
     body = rest if accumulate else rhs
 
@@ -401,18 +415,18 @@ def _build_statement(st, tensors: Mapping[str, Tensor], text: str) -> Statement:
         if lo >= hi:
             raise KernelError(f"the shapes leave index {v.name} an empty range", text, st.var_pos.get(v.name))
     loops = tuple(Loop(v, *ranges[v]) for v in order)
-    statement = Statement(target, body, accumulate, loops, (), st.pos)
+    statement = Statement(target, body, accumulate, loops, (), st.pos, positions)
 
     # the written tensor may be read only where it is written (and, with a reduction, only as the accumulator)
-    for acc, p in accesses(body):
-        if acc.name != target.name:
+    for acc, p in statement.reads():
+        if tensor_name(acc) != tgt.name:
             continue
-        if acc != target:
-            raise KernelError(f"the statement reads {acc.name} at other indices than it writes", text, p)
+        if acc is not target:
+            raise KernelError(f"the statement reads {tgt.name} at other indices than it writes", text, p)
         if statement.reduction_vars:
             names = ", ".join(v.name for v in statement.reduction_vars)
             raise KernelError(
-                f"with a reduction (over {names}) {acc.name} may be read only as the accumulator "
+                f"with a reduction (over {names}) {tgt.name} may be read only as the accumulator "
                 f"{target} = {target} + ...",
                 text,
                 p,
@@ -428,12 +442,13 @@ def canonical(term: Term, order: Sequence[Term] = ()) -> Term:
     return to_term(linearize(term), order)
 
 
-def access_guards(access: Access, tensor: Tensor, ranges: Mapping[Term, tuple[int, int]]) -> list[Guard]:
-    """Guards ``0 <= index < extent`` for the positions of ``access`` the loop box does not keep in range."""
+def access_guards(access: Term, tensor: Tensor, ranges: Mapping[Term, tuple[int, int]]) -> list[Guard]:
+    """Guards ``0 <= index < extent`` for the positions of the read ``access`` the loop box does not keep in range."""
     out: list[Guard] = []
-    if not access.index:
+    index = index_of(access)
+    if not index:
         return out  # a scalar (alpha<1>)
-    for t, extent in zip(access.index, tensor.shape, strict=True):
+    for t, extent in zip(index, tensor.shape, strict=True):
         b = bounds(t, ranges)
         if b is not None and b[0] >= 0 and b[1] < extent:
             continue
@@ -479,34 +494,30 @@ def statement_guards(st: Statement, tensors: Mapping[str, Tensor]) -> tuple[Guar
     """Every condition an iteration of ``st`` must meet: explicit guards, then in-range accesses."""
     ranges = st.ranges
     found: list[Guard] = list(st.guards)
-    found += access_guards(st.target, tensors[st.target.name], ranges)
+    found += access_guards(st.target, tensors[st.name], ranges)
     for acc, _ in st.reads():
-        found += access_guards(acc, tensors[acc.name], ranges)
+        found += access_guards(acc, tensors[tensor_name(acc)], ranges)
     return merge_guards(found, ranges)
 
 
 # -- printing ------------------------------------------------------------------------------------
 
 
-def _ref_text(acc: Access, tensors: Mapping[str, Tensor]) -> str:
-    t = tensors.get(acc.name)
-    head = t.decl() if t is not None else acc.name
-    if not acc.index:
+def _ref_text(acc: Term, tensors: Mapping[str, Tensor]) -> str:
+    name = tensor_name(acc)
+    t = tensors.get(name)
+    head = t.decl() if t is not None else name
+    index = index_of(acc)
+    if not index:
         return head
-    return f"{head}[{', '.join(str(i) for i in acc.index)}]"
+    return f"{head}[{', '.join(str(i) for i in index)}]"
 
 
 def format_statement(st: Statement, tensors: Mapping[str, Tensor], *, loops: bool = False) -> str:
     """The statement in the kernel language; explicit loops and guards follow as ``for ...`` / ``where ...``."""
-
-    def leaf(node: Expr) -> str:
-        if node.op == "ref":
-            return _ref_text(node.attr, tensors)
-        from .expr import _num_text
-
-        return _num_text(node.attr)
-
-    rhs = format_expr(st.rhs, leaf)
+    target = tensors.get(st.name)
+    data_type = "int" if target is not None and target.dtype == INT64 else "float"
+    rhs = format_rhs(st.rhs, data_type, lambda acc: _ref_text(acc, tensors))
     lhs = _ref_text(st.target, tensors)
     text = f"{lhs} = {lhs} + {rhs}" if st.accumulate else f"{lhs} = {rhs}"
     if loops or st.guards:

@@ -5,14 +5,16 @@ Grammar (the course's, plus function calls on the right)::
     kernel    := statement+
     statement := ref "=" expr ";"
     ref       := NAME ["<" INT ("," INT)* ">"] ["[" index ("," index)* "]"]
-    expr      := operands joined by + - * / // %, unary -, ( ), numbers, refs,
-                 exp(e) log(e) sqrt(e) tanh(e) max(e, e) min(e, e)
+    expr      := operands joined by + - * / // %, unary -, ( ), numbers, refs, and calls
+                 name(e, ...) of the op table's elementwise ops (exp, log, max, where...)
     index     := loop variables and integer constants joined by + -, * (by a constant),
                  // and % (by a positive constant), unary -, ( )
 
 Both expression parsers are operator-precedence parsers with explicit stacks, so nesting depth
-is limited only by memory. Every error is a :class:`~exprgraph.errors.KernelError` carrying the
-offset of the offending token and a caret line. :func:`parse_kernel` and :func:`load_case` are
+is limited only by memory. Right-hand sides are built as core terms (:mod:`.terms`): a reference
+is an ``access`` of the tensor's symbol, whose shape is the one the kernel declares for it. Every
+error is a :class:`~exprgraph.errors.KernelError` carrying the offset of the offending token and a
+caret line. :func:`parse_kernel` and :func:`load_case` are
 the public entry points; they hand the syntax to :mod:`.ir`, which checks names and shapes and
 infers loop ranges.
 """
@@ -25,14 +27,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..core import INT64, Term, const
+from ..core import FLOAT64, INT64, Symbol, Term, const
 from ..core.parsing import scan
 from ..core.term import REGISTRY
 from ..errors import KernelError
 from .affine import NonAffineError, index_var, linearize
-from .expr import FUNCTIONS, Expr, binary, call, neg, num, ref
 from .ir import Kernel, build_kernel
 from .names import check_name
+from .terms import OPERATORS, function, number, read
 
 __all__ = [
     "Token",
@@ -89,6 +91,8 @@ class RefSyntax:
     pos: int
     #: offset of each index expression
     index_pos: tuple[int, ...] = ()
+    #: the reference as a term (a read of the tensor's symbol)
+    term: Term | None = None
 
 
 @dataclass
@@ -96,16 +100,14 @@ class StatementSyntax:
     """One statement as written: its target, right-hand side and every reference in order."""
 
     target: RefSyntax
-    rhs: Expr
+    rhs: Term
     refs: list[RefSyntax]
     pos: int
     #: loop variable name -> offset of its first occurrence
     var_pos: dict[str, int] = field(default_factory=dict)
 
 
-_BIN_PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "//": 2, "%": 2}
-_BIN_OP = {"+": "add", "-": "sub", "*": "mul", "/": "div", "//": "floordiv", "%": "mod"}
-_UNARY = 9
+_BIN_PREC = {symbol: entry[0] for symbol, entry in OPERATORS.items()}
 
 _I_ADD, _I_SUB, _I_MUL = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"]
 _I_FLOORDIV, _I_MOD, _I_NEG = REGISTRY["floordiv"], REGISTRY["mod"], REGISTRY["neg"]
@@ -120,6 +122,9 @@ class _Parser:
         self.toks = tokenize(text)
         self.i = 0
         self.data_type = data_type
+        self.dtype = INT64 if data_type == "int" else FLOAT64
+        self.ops = {symbol: REGISTRY[entry[2 if data_type == "int" else 1]] for symbol, entry in OPERATORS.items()}
+        self.shapes = self.declared_shapes()
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -148,6 +153,30 @@ class _Parser:
             raise self.error(f"{what} {value} is too large (at most {MAX_INT_CONSTANT})", tok.pos)
         return value
 
+    def declared_shapes(self) -> dict[str, tuple[int, ...]]:
+        """The first shape written for each tensor (``B<16, 32>``), read ahead so reads can be built as terms."""
+        shapes: dict[str, tuple[int, ...]] = {}
+        toks = self.toks
+        for k in range(len(toks) - 1):
+            if toks[k].kind != "name" or toks[k + 1].text != "<" or toks[k].text in shapes:
+                continue
+            dims: list[int] = []
+            m = k + 2
+            while m + 1 < len(toks) and toks[m].kind == "int" and toks[m + 1].text in (",", ">"):
+                dims.append(int(toks[m].text))
+                if toks[m + 1].text == ">":
+                    shapes[toks[k].text] = tuple(dims)
+                    break
+                m += 2
+        return shapes
+
+    def call(self, op, args: tuple[Term, ...], pos: int) -> Term:
+        """``op(*args)`` as a term; a dtype or arity the op refuses is a KernelError at ``pos``."""
+        try:
+            return Term(op, args)
+        except (TypeError, ValueError) as exc:
+            raise self.error(f"cannot apply {op.name}: {exc}", pos) from None
+
     # -- statements ------------------------------------------------------------------------------
 
     def statements(self) -> list[StatementSyntax]:
@@ -174,8 +203,9 @@ class _Parser:
     def reference(self, var_pos: dict[str, int]) -> RefSyntax:
         tok = self.take()
         name = tok.text
-        if name in FUNCTIONS:
+        if function(name) is not None:
             raise self.error(f"{name!r} is a function, not a tensor", tok.pos)
+        check_name(name, "tensor name", self.text, tok.pos)
         shape: tuple[int, ...] | None = None
         if self.peek().text == "<" and self.peek().kind == "op":
             self.take()
@@ -210,40 +240,54 @@ class _Parser:
             index = tuple(items)
         elif shape is None:
             raise self.error(f"expected '<' (a shape) or '[' (indices) after {name!r}")
-        return RefSyntax(name, shape, index, tok.pos, tuple(index_pos))
+        return RefSyntax(name, shape, index, tok.pos, tuple(index_pos), self.read(name, shape, index, tok.pos))
+
+    def read(self, name: str, shape: tuple[int, ...] | None, index: tuple[Term, ...] | None, pos: int) -> Term:
+        """The term of a reference, at the shape it writes (else the first one the kernel writes)."""
+        if shape is None:
+            shape = self.shapes.get(name)
+            if shape is None:
+                raise self.error(f"the shape of {name} is never given (write {name}<...>)", pos)
+        if index is None:
+            if shape != (1,):
+                raise self.error(f"{name} has no indices, so its shape must be <1>", pos)
+            index = ()
+        elif len(index) != len(shape):
+            raise self.error(f"{name} has {len(shape)} dimension(s) but {len(index)} index(es) here", pos)
+        return read(Symbol(name, self.dtype, shape), index)
 
     # -- right-hand sides ------------------------------------------------------------------------
 
-    def number(self, tok: Token) -> Expr:
+    def number(self, tok: Token) -> Term:
         if self.data_type == "int":
             if tok.kind == "int":
-                return num(self.int_value(tok, "constant"), tok.pos)
+                return number(self.int_value(tok, "constant"), "int")
             value = float(tok.text)
             if not value.is_integer():
                 raise self.error("an int kernel cannot use the fractional constant " + tok.text, tok.pos)
             if abs(value) > MAX_INT_CONSTANT:
                 raise self.error(f"constant {tok.text} is too large for an int kernel", tok.pos)
-            return num(int(value), tok.pos)
+            return number(int(value), "int")
         value = float(tok.text)
         if value != value or value in (float("inf"), float("-inf")):
             raise self.error(f"constant {tok.text} is out of range", tok.pos)
-        return num(value, tok.pos)
+        return number(value, "float")
 
-    def expr(self, refs: list[RefSyntax], var_pos: dict[str, int]) -> Expr:
+    def expr(self, refs: list[RefSyntax], var_pos: dict[str, int]) -> Term:
         """A right-hand side, by operator precedence with explicit stacks."""
         # ops entries: ("bin", symbol, pos) | ("neg", pos) | ("paren", pos, base) | ("call", name, pos, base)
         ops: list[tuple] = []
-        vals: list[Expr] = []
+        vals: list[Term] = []
         operand = True
 
         def apply() -> None:
             top = ops.pop()
             if top[0] == "neg":
-                vals.append(neg(vals.pop(), top[1]))
+                vals.append(self.call(_I_NEG, (vals.pop(),), top[1]))
             else:
                 b = vals.pop()
                 a = vals.pop()
-                vals.append(binary(_BIN_OP[top[1]], a, b, top[2]))
+                vals.append(self.call(self.ops[top[1]], (a, b), top[2]))
 
         def reduce(prec: int) -> None:
             while ops and ops[-1][0] in ("bin", "neg"):
@@ -260,13 +304,18 @@ class _Parser:
             if top[0] == "paren":
                 return
             name, pos, base = top[1], top[2], top[3]
-            args = vals[base:]
+            args = tuple(vals[base:])
             del vals[base:]
-            if len(args) != FUNCTIONS[name]:
-                raise self.error(f"{name} takes {FUNCTIONS[name]} argument(s), got {len(args)}", pos)
-            if self.data_type == "int" and name not in ("max", "min"):
+            op = function(name)
+            lo, hi = op.arity
+            if len(args) < lo or (hi is not None and len(args) > hi):
+                more = "" if hi == lo else " or more" if hi is None else f" to {hi}"
+                raise self.error(f"{name} takes {lo} argument(s){more}, got {len(args)}", pos)
+            term = self.call(op, args, pos)
+            if self.data_type == "int" and (term.dtype == FLOAT64 or op.name == "pow"):
+                # an int kernel computes in C int: no float results, no int ** negative int
                 raise self.error(f"an int kernel cannot call {name}", pos)
-            vals.append(call(name, tuple(args), pos))
+            vals.append(term)
 
         while True:
             tok = self.peek()
@@ -283,14 +332,14 @@ class _Parser:
                     self.take()
                     vals.append(self.number(tok))
                     operand = False
-                elif tok.kind == "name" and tok.text in FUNCTIONS:
+                elif tok.kind == "name" and function(tok.text) is not None:
                     self.take()
                     self.expect("(", f"'(' after {tok.text}")
                     ops.append(("call", tok.text, tok.pos, len(vals)))
                 elif tok.kind == "name":
                     r = self.reference(var_pos)
                     refs.append(r)
-                    vals.append(ref(r.name, r.index or (), r.pos))
+                    vals.append(r.term)
                     operand = False
                 else:
                     shown = "the end of the kernel" if tok.kind == "end" else repr(tok.text)
@@ -381,7 +430,7 @@ class _Parser:
                     operand = False
                 elif tok.kind == "name":
                     self.take()
-                    if tok.text in FUNCTIONS:
+                    if function(tok.text) is not None:
                         raise self.error(f"an index cannot call {tok.text}", tok.pos)
                     check_name(tok.text, "loop variable", self.text, tok.pos)
                     var_pos.setdefault(tok.text, tok.pos)

@@ -19,6 +19,7 @@ from ..core import Term, const
 from ..core.term import REGISTRY
 from .affine import Lin, NonAffineError, bounds, is_var, linearize, to_term
 from .ir import Guard, Loop, Statement, Tensor, statement_guards
+from .terms import index_of, tensor_name
 
 __all__ = ["Level", "Schedule", "schedule_statement", "choose_order", "strides"]
 
@@ -76,9 +77,9 @@ def strides(st: Statement, tensors: Mapping[str, Tensor]) -> dict[Term, list[tup
     out: dict[Term, list[tuple[bool, int | None]]] = {lp.var: [] for lp in st.loops}
     accs = [(True, st.target)] + [(False, a) for a, _ in st.reads()]
     for is_target, acc in accs:
-        tensor = tensors[acc.name]
+        tensor = tensors[tensor_name(acc)]
         per: dict[Term, int | None] = dict.fromkeys(out, 0)
-        for t, stride in zip(acc.index, tensor.strides, strict=False):
+        for t, stride in zip(index_of(acc), tensor.strides, strict=False):
             try:
                 lin = linearize(t)
             except NonAffineError:
@@ -288,7 +289,7 @@ def choose_jam(sched: Schedule) -> list[tuple[int, int]]:
     guarded: set[Term] = set()
     for g in sched.guards:
         guarded |= g.expr.free_symbols
-    index_terms = [st.target.index] + [acc.index for acc, _ in st.reads()]
+    index_terms = [st.out_vars] + [index_of(acc) for acc, _ in st.reads()]
     cands: list[tuple[int, int, int]] = []
     for k, lv in enumerate(levels[:-1]):
         if sched.suffix and (k >= n - sched.suffix or lv.var not in written):
