@@ -1,79 +1,55 @@
-"""C code for kernels: one readable C99 function per kernel.
+"""C code for kernels: one readable C function per kernel.
 
 The function is named after the kernel; its parameters follow :attr:`Kernel.params` (course
-order). Tensors are C99 array parameters (``const float B[16][32]`` for inputs, ``float A[16][32]``
+order). Tensors are array parameters (``const float B[16][32]`` for inputs, ``float A[16][32]``
 for outputs); tensors written as scalars (``alpha<1>``) are pointers (``const float *alpha``, read as
 ``*alpha``). Loops are indented nests in the order :mod:`.schedule` chooses, guards appear as loop
 bounds or ``if`` tests, and the innermost loop carries ``#pragma omp simd`` (a no-op unless the
 compiler is given ``-fopenmp-simd``; it is correct because written elements are distinct across its
-iterations). Integer division and modulo go through small helpers (``eg_div``, ``eg_floordiv``...)
-that define division by zero as 0, so no input makes the kernel trap.
+iterations).
+
+Right-hand sides are rendered node by node by the project's one C renderer
+(:mod:`exprgraph.compile.crender`, kernel dialect: ``float`` and ``int`` values), which also
+supplies the helpers the text uses (``eg_truncdiv`` and ``eg_fmod`` for C division by a value that
+may be 0, ``eg_floordiv``, ``eg_max``...) and the includes; this module names array elements and
+writes index arithmetic, where a floor division or remainder of a never-negative index is C's
+``/`` and ``%``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
+from ..compile import crender
 from ..core import Term, const, substitute
 from ..core import postorder as core_postorder
+from ..core.dtypes import FLOAT64, INT64
 from ..core.term import REGISTRY
 from .affine import bounds, linearize, to_term
-from .expr import Access, Expr, map_expr, postorder
 from .ir import Guard, Kernel, Loop, Statement, Tensor, format_statement
 from .schedule import Level, Schedule, schedule_statement
+from .terms import ACCESS, MAX_TREE, index_of, map_accesses, read, tensor_name, tree_size, value_nodes
 
-__all__ = ["codegen_c", "c_index", "c_value", "HELPERS"]
+__all__ = ["codegen_c", "c_index", "c_value"]
 
 _ADD, _SUB, _MUL, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"], REGISTRY["neg"]
 _FLOORDIV, _MOD = REGISTRY["floordiv"], REGISTRY["mod"]
 _CONST, _SYMBOL = REGISTRY["const"], REGISTRY["symbol"]
 
 _INDENT = "    "
-
-#: C helper functions, emitted only when used (name -> definition)
-HELPERS: dict[str, str] = {
-    "eg_max": "static inline int eg_max(int a, int b) { return a > b ? a : b; }",
-    "eg_min": "static inline int eg_min(int a, int b) { return a < b ? a : b; }",
-    "eg_div": (
-        "/* C division (truncating); 0 when b == 0, wrapping -a when b == -1 */\n"
-        "static inline int eg_div(int a, int b) { return b == 0 ? 0 : b == -1 ? (int)(0u - (unsigned)a) : a / b; }"
-    ),
-    "eg_rem": (
-        "/* C remainder (sign of a); 0 when b is 0 or -1 */\n"
-        "static inline int eg_rem(int a, int b) { return (b == 0 || b == -1) ? 0 : a % b; }"
-    ),
-    "eg_floordiv": (
-        "/* floor division (Python's //); 0 when b == 0 */\n"
-        "static inline int eg_floordiv(int a, int b)\n"
-        "{\n"
-        "    if (b == 0) return 0;\n"
-        "    if (b == -1) return (int)(0u - (unsigned)a);\n"
-        "    int q = a / b;\n"
-        "    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n"
-        "}"
-    ),
-    "eg_mod": (
-        "/* floor modulo (Python's %, the sign of b); 0 when b is 0 or -1 */\n"
-        "static inline int eg_mod(int a, int b)\n"
-        "{\n"
-        "    if (b == 0 || b == -1) return 0;\n"
-        "    int r = a % b;\n"
-        "    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n"
-        "}"
-    ),
-}
+_DIALECT = crender.KERNEL
 
 _P_ADD, _P_MUL, _P_UNARY, _P_ATOM = 1, 2, 3, 4
 
 
 class _Emitter:
-    """Collects the helpers a function needs while its parts are rendered."""
+    """Renders the parts of one kernel's function: indices, reads, right-hand sides, guards, bounds."""
 
     def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
-        self.ctype = kernel.ctype
-        self.helpers: set[str] = set()
-        self.needs_math = False
+        self.dtype = INT64 if kernel.data_type == "int" else FLOAT64
+        self.ctype = _DIALECT.ctype[self.dtype]
 
     # -- index expressions (int) -------------------------------------------------------------------
 
@@ -107,106 +83,39 @@ class _Emitter:
                 if lo is not None and lo[0] >= 0:
                     sym = "/" if op is _FLOORDIV else "%"
                     done[node] = (f"{a if pa > _P_MUL else f'({a})'} {sym} {b}", _P_MUL)
-                else:
-                    name = "eg_floordiv" if op is _FLOORDIV else "eg_mod"
-                    self.helpers.add(name)
-                    done[node] = (f"{name}({a}, {b})", _P_ATOM)
+                else:  # Python's signs: the renderer's helpers
+                    done[node] = (f"{'eg_floordiv' if op is _FLOORDIV else 'eg_mod'}({a}, {b})", _P_ATOM)
             else:  # pragma: no cover - indices are checked when kernels are built
                 raise ValueError(f"an index cannot use {op.name}")
         return done[term][0]
 
-    def access(self, acc: Access, ranges: Mapping[Term, tuple[int, int]]) -> str:
+    def access(self, acc: Term, ranges: Mapping[Term, tuple[int, int]]) -> str:
         """``A[i][j + 1]`` (or ``*alpha`` for a scalar); indices in canonical form (``i + 1 + 1`` -> ``i + 2``)."""
-        tensor = self.kernel.tensors[acc.name]
-        if not acc.index:
-            return f"*{acc.name}" if tensor.scalar else f"{acc.name}[0]"
+        name = tensor_name(acc)
+        index = index_of(acc)
+        if not index:
+            return f"*{name}" if self.kernel.tensors[name].scalar else f"{name}[0]"
         order = tuple(ranges)
-        return acc.name + "".join(f"[{self.index(to_term(linearize(t), order), ranges)}]" for t in acc.index)
+        return name + "".join(f"[{self.index(to_term(linearize(t), order), ranges)}]" for t in index)
 
     # -- values --------------------------------------------------------------------------------------
 
     def number(self, value: int | float) -> str:
-        if self.ctype == "int":
-            v = int(value)
-            return str(v) if v >= 0 else f"({v})"
-        text = repr(float(value))
-        if "e" not in text and "." not in text:
-            text += ".0"
-        text += "f"
-        return text if not text.startswith("-") else f"({text})"
+        """A literal of the kernel's type."""
+        return crender.literal(value, self.dtype, _DIALECT)
 
-    def value(self, root: Expr, ranges: Mapping[Term, tuple[int, int]]) -> str:
-        """C text of a right-hand side (iterative)."""
-        is_int = self.ctype == "int"
-        done: dict[int, tuple[str, int]] = {}
-
-        def operand(node: Expr, prec: int, right: bool = False) -> str:
-            t, p = done[id(node)]
-            return f"({t})" if p < prec or (right and p == prec) else t
-
-        for node in postorder(root):
-            op = node.op
-            if op == "num":
-                done[id(node)] = (self.number(node.attr), _P_ATOM)
-            elif op == "ref":
-                done[id(node)] = (self.access(node.attr, ranges), _P_ATOM)
-            elif op == "neg":
-                t, p = done[id(node.args[0])]
-                inner = t if p >= _P_UNARY and not t.startswith("-") else f"({t})"
-                done[id(node)] = (f"-{inner}", _P_UNARY)
-            elif op in ("add", "sub"):
-                a, b = node.args
-                sym = "+" if op == "add" else "-"
-                done[id(node)] = (f"{operand(a, _P_ADD)} {sym} {operand(b, _P_ADD, op == 'sub')}", _P_ADD)
-            elif op == "mul":
-                a, b = node.args
-                # a right operand of * at the same level keeps its parentheses: a * (b / c) is not a * b / c
-                done[id(node)] = (f"{operand(a, _P_MUL)} * {operand(b, _P_MUL, True)}", _P_MUL)
-            elif op == "div":
-                a, b = node.args
-                if is_int and not _safe_int_divisor(b):
-                    self.helpers.add("eg_div")
-                    done[id(node)] = (f"eg_div({done[id(a)][0]}, {done[id(b)][0]})", _P_ATOM)
-                else:
-                    done[id(node)] = (f"{operand(a, _P_MUL)} / {operand(b, _P_MUL, True)}", _P_MUL)
-            elif op == "mod":
-                a, b = node.args
-                if not is_int:
-                    self.needs_math = True
-                    done[id(node)] = (f"fmodf({done[id(a)][0]}, {done[id(b)][0]})", _P_ATOM)
-                elif _safe_int_divisor(b):
-                    done[id(node)] = (f"{operand(a, _P_MUL)} % {operand(b, _P_MUL, True)}", _P_MUL)
-                else:
-                    self.helpers.add("eg_rem")
-                    done[id(node)] = (f"eg_rem({done[id(a)][0]}, {done[id(b)][0]})", _P_ATOM)
-            elif op == "floordiv":
-                a, b = node.args
-                if is_int:
-                    self.helpers.add("eg_floordiv")
-                    done[id(node)] = (f"eg_floordiv({done[id(a)][0]}, {done[id(b)][0]})", _P_ATOM)
-                else:
-                    self.needs_math = True
-                    inner = f"{operand(a, _P_MUL)} / {operand(b, _P_MUL, True)}"
-                    done[id(node)] = (f"floorf({inner})", _P_ATOM)
-            elif op == "call":
-                args = ", ".join(done[id(a)][0] for a in node.args)
-                name = node.attr
-                if is_int:
-                    self.helpers.add(f"eg_{name}")
-                    done[id(node)] = (f"eg_{name}({args})", _P_ATOM)
-                else:
-                    self.needs_math = True
-                    cname = {"max": "fmaxf", "min": "fminf"}.get(name, name + "f")
-                    done[id(node)] = (f"{cname}({args})", _P_ATOM)
-            elif op in ("ge", "gt"):
-                a, b = node.args
-                sym = ">=" if op == "ge" else ">"
-                one, zero = (self.number(1), self.number(0))
-                test = f"{done[id(a)][0]} {sym} {done[id(b)][0]}"
-                done[id(node)] = (f"({test} ? {one} : {zero})", _P_ATOM)
-            else:  # pragma: no cover - the parser and grad build only the ops above
-                raise ValueError(f"cannot render op {op!r}")
-        return done[id(root)][0]
+    def value(self, root: Term, ranges: Mapping[Term, tuple[int, int]]) -> str:
+        """C text of a right-hand side: reads named here, every other node by the one C renderer."""
+        tree_size((root,), MAX_TREE)
+        done: dict[Term, str] = {}
+        for node in value_nodes(root):
+            if node.op is ACCESS:
+                done[node] = self.access(node, ranges)
+            elif node.op is _CONST:
+                done[node] = crender.literal(node.attr, node.dtype, _DIALECT)
+            else:
+                done[node] = crender.render(node, [done[a] for a in node.args], _DIALECT)
+        return done[root]
 
     # -- guards and bounds ---------------------------------------------------------------------------
 
@@ -226,14 +135,23 @@ class _Emitter:
     def bound(self, static: int, extra: list[Term], pick: str, ranges: Mapping[Term, tuple[int, int]]) -> str:
         text = str(static) if static >= 0 else f"({static})"
         for t in extra:
-            self.helpers.add(pick)
             text = f"{pick}({text}, {self.index(t, ranges)})"
         return text
 
 
-def _safe_int_divisor(b: Expr) -> bool:
-    """A constant divisor other than 0 and -1: plain C ``/`` and ``%`` cannot trap."""
-    return b.op == "num" and int(b.attr) not in (0, -1)
+def _bare(text: str) -> str:
+    """``text`` without the parentheses around the whole of it (a right-hand side standing alone)."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return text
+    depth = 0
+    for k, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return text[1:-1] if k == len(text) - 1 else text
+    return text  # pragma: no cover - rendered text is balanced
 
 
 def _comment(text: str) -> str:
@@ -248,20 +166,17 @@ def _param(tensor: Tensor, ctype: str, written: bool) -> str:
     return f"{qual}{ctype} {tensor.name}{dims}"
 
 
-def _shifted(st: Statement, offsets: Mapping[Term, int]) -> tuple[Access, Expr]:
+def _shifted(st: Statement, offsets: Mapping[Term, int]) -> tuple[Term, Term]:
     """The target and right-hand side of ``st`` with each jammed variable ``v`` replaced by ``v + offset``."""
     if not any(offsets.values()):
         return st.target, st.rhs
     sub = {v: Term(_ADD, (v, const(a))) for v, a in offsets.items() if a}
     order = [lp.var for lp in st.loops]
 
-    def shift(acc: Access) -> Access:
-        return Access(acc.name, tuple(to_term(linearize(substitute(t, sub)), order) for t in acc.index))
+    def shift(acc: Term) -> Term:
+        return read(acc.args[0], [to_term(linearize(substitute(t, sub)), order) for t in index_of(acc)])
 
-    def leaf(node: Expr) -> Expr:
-        return Expr("ref", (), shift(node.attr), node.pos) if node.op == "ref" else node
-
-    return shift(st.target), map_expr(st.rhs, leaf)
+    return shift(st.target), map_accesses(st.rhs, shift)
 
 
 def _emit_nest(
@@ -338,24 +253,25 @@ def _emit_nest(
     elif hoist and lanes:
         lane = levels[-1].var.name if inner_lo == 0 else f"{levels[-1].var.name} - {inner_lo}"
         for m, (_, rhs) in enumerate(rendered):
-            body.append(f"eg_lane[{m}][{lane}] += {em.value(rhs, ranges)};")
+            body.append(f"eg_lane[{m}][{lane}] += {_bare(em.value(rhs, ranges))};")
     elif hoist:
         for a, (_, rhs) in zip(accs, rendered, strict=True):
-            body.append(f"{a} += {em.value(rhs, ranges)};")
+            body.append(f"{a} += {_bare(em.value(rhs, ranges))};")
     elif sched.select:
         target = em.access(st.target, ranges)
         cond = " && ".join(f"({em.condition(g, ranges)})" for g in levels[-1].tests)
-        body.append(f"{target} = ({cond}) ? {em.value(st.rhs, ranges)} : {zero};")
+        body.append(f"{target} = ({cond}) ? {_bare(em.value(st.rhs, ranges))} : {zero};")
     elif st.accumulate or (sched.zero_first and any(lp.var not in written for lp in st.loops)):
         # copies that differ only in summed indices add to the same element: one += with their sum
-        groups: dict[Access, list[Expr]] = {}
+        groups: dict[Term, list[Term]] = {}
         for tgt, rhs in rendered:
             groups.setdefault(tgt, []).append(rhs)
         for tgt, rhss in groups.items():
-            body.append(f"{em.access(tgt, ranges)} += {' + '.join(em.value(r, ranges) for r in rhss)};")
+            total = " + ".join(em.value(r, ranges) for r in rhss)
+            body.append(f"{em.access(tgt, ranges)} += {_bare(total) if len(rhss) == 1 else total};")
     else:
         for tgt, rhs in rendered:
-            body.append(f"{em.access(tgt, ranges)} = {em.value(rhs, ranges)};")
+            body.append(f"{em.access(tgt, ranges)} = {_bare(em.value(rhs, ranges))};")
     lines += [_INDENT * depth + b for b in body]
     close_to(acc_depth)
     if lanes:
