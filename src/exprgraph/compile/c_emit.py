@@ -131,7 +131,7 @@ def _part(p: int, chunk: list[Term], program: Program, row: dict[Term, int]) -> 
             f"{_HIDDEN} void eg_part{p}({_PARAMS})",
             "{",
             "    for (int b = 0; b < nb; b++)",
-            "    _Pragma(\"omp simd\") for (int i = 0; i < EG_B; i++) {",
+            '    _Pragma("omp simd") for (int i = 0; i < EG_B; i++) {',
             *body,
             "    }",
             "}",
@@ -239,7 +239,8 @@ def _driver(
             lines.append(_table(f"eg_pk_{tag}_row", "int32_t", [r for _, r in pairs]))
             pk_out.append(
                 f"            for (int k = 0; k < {len(pairs)}; k++)\n"
-                f"                os[eg_pk_{tag}_j[k]] = (double)({space}[j / EG_B][eg_pk_{tag}_row[k]][j % EG_B]{test});"
+                f"                os[eg_pk_{tag}_j[k]] =\n"
+                f"                    (double)({space}[j / EG_B][eg_pk_{tag}_row[k]][j % EG_B]{test});"
             )
     # packed outputs known without computing: inputs read back, and constants
     copies = [(j, positions[t]) for j, t in enumerate(program.outputs) if t.op.name == "symbol" and t not in row]

@@ -69,6 +69,7 @@ class Op:
         "relational",
         "aliases",
         "c_render",
+        "llvm",
         "grad",
         "doc",
         "table",
@@ -97,6 +98,7 @@ class Op:
         relational: bool = False,
         aliases: tuple[str, ...] = (),
         c_render: str | Callable[..., str] | None = None,
+        llvm: dict[str, str] | None = None,
         grad: Callable[..., Any] | None = None,
         batch_attr: Callable[[Any, int, int], Any] | None = None,
         doc: str = "",
@@ -132,6 +134,9 @@ class Op:
         self.aliases = aliases
         #: C expression template (``"sin({0})"``) or function of the operand strings
         self.c_render = c_render
+        #: LLVM IR instruction per compute dtype (``{"float64": "fadd double {0}, {1}"}``); operands
+        #: arrive cast to that dtype, ``{t}`` is its LLVM type (see exprgraph.compile.llvm_emit)
+        self.llvm = llvm
         #: gradient rule ``grad(node, upstream) -> tuple of per-argument contributions``
         self.grad = grad
         #: ``batch_attr(attr, ndim, value_ndim)``: the attr to evaluate with when the operand's value

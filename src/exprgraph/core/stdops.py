@@ -624,17 +624,19 @@ def _as_numbers(a: Any, b: Any) -> tuple[Any, Any]:
 
 def _truncdiv(a: Any, b: Any) -> Any:
     a, b = _as_numbers(a, b)
-    if np.result_type(a, b).kind == "f":
-        return np.trunc(np.true_divide(a, b))
-    zero = b == 0
-    safe = np.where(zero, 1, b)
-    # a - fmod(a, b) is an exact multiple of b, so floor division gives the truncated quotient
-    return np.where(zero, 0, (a - np.fmod(a, safe)) // safe)
+    with np.errstate(all="ignore"):  # x/0 is inf or nan for floats, 0 for integers; MIN/-1 wraps
+        if np.result_type(a, b).kind == "f":
+            return np.trunc(np.true_divide(a, b))
+        zero = b == 0
+        safe = np.where(zero, 1, b)
+        # a - fmod(a, b) is an exact multiple of b, so floor division gives the truncated quotient
+        return np.where(zero, 0, (a - np.fmod(a, safe)) // safe)
 
 
 def _fmod(a: Any, b: Any) -> Any:
     a, b = _as_numbers(a, b)
-    return np.fmod(a, b)
+    with np.errstate(all="ignore"):  # fmod(x, 0) is nan for floats, 0 for integers
+        return np.fmod(a, b)
 
 
 _POSITIVE_LITERAL = re.compile(r"[1-9][0-9]*|INT64_C\([1-9][0-9]*\)")

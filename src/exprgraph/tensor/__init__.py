@@ -1,8 +1,10 @@
 """exprgraph.tensor: tensor index kernels (``A<2,8,5,5>[n,k,p,q] = B<..>[n,c,p+r,q+s] * C<..>[k,c,r,s];``).
 
-Parse kernels (:func:`parse_kernel`, :func:`load_case`), generate C (:func:`codegen_c`), compile and
-run it (:func:`build`), evaluate the same kernel in numpy (:func:`reference`), and differentiate
-it into gather-form gradient kernels (:func:`grad_kernel`), checked by :func:`check_grad`.
+Parse kernels (:func:`parse_kernel`, :func:`load_case`) into statements whose right-hand sides are
+core terms (tensor reads are the op table's ``access`` op), generate C with the project's one C
+renderer (:func:`codegen_c`), compile and run it (:func:`build`), evaluate the same kernel in numpy
+through the op table (:func:`reference`), and differentiate it with each op's own gradient rule
+into gather-form gradient kernels (:func:`grad_kernel`), checked by :func:`check_grad`.
 """
 
 from __future__ import annotations

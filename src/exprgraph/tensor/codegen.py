@@ -42,6 +42,11 @@ _DIALECT = crender.KERNEL
 
 _P_ADD, _P_MUL, _P_UNARY, _P_ATOM = 1, 2, 3, 4
 
+#: C precedence level of the ops the renderer writes as a bare C operator (+ - one level, * / above it)
+_LEVEL = {"add": 1, "sub": 1, "mul": 2, "truediv": 2}
+#: a C template that is a function call with the operands as its arguments: ``exp({0})``, ``eg_max({0}, {1})``
+_ARGUMENTS = re.compile(r"[A-Za-z_]\w*\(\{0\}(?:, \{\d+\})*\)")
+
 
 class _Emitter:
     """Renders the parts of one kernel's function: indices, reads, right-hand sides, guards, bounds."""
@@ -114,7 +119,7 @@ class _Emitter:
             elif node.op is _CONST:
                 done[node] = crender.literal(node.attr, node.dtype, _DIALECT)
             else:
-                done[node] = crender.render(node, [done[a] for a in node.args], _DIALECT)
+                done[node] = crender.render(node, _operands(node, done), _DIALECT)
         return done[root]
 
     # -- guards and bounds ---------------------------------------------------------------------------
@@ -137,6 +142,23 @@ class _Emitter:
         for t in extra:
             text = f"{pick}({text}, {self.index(t, ranges)})"
         return text
+
+
+def _operands(node: Term, done: Mapping[Term, str]) -> list[str]:
+    """The operand texts of ``node`` without the parentheses C does not need around them.
+
+    C's ``+ -`` and ``* /`` associate left and ``*`` binds tighter, so ``(a * b) * c`` is
+    ``a * b * c`` and ``(a * b) + c`` is ``a * b + c``; an argument of a function call needs none.
+    An operand the renderer converts (``(float)(a - b)``) keeps them.
+    """
+    texts = [done[a] for a in node.args]
+    level = _LEVEL.get(node.op.name)
+    call = isinstance(node.op.c_render, str) and _ARGUMENTS.fullmatch(node.op.c_render) is not None
+    for k, (a, want) in enumerate(zip(node.args, crender.operand_dtypes(node), strict=True)):
+        inner = _LEVEL.get(a.op.name)
+        if want == a.dtype and (call or (level and inner and (inner > level or (inner == level and k == 0)))):
+            texts[k] = _bare(texts[k])
+    return texts
 
 
 def _bare(text: str) -> str:
@@ -352,7 +374,11 @@ def _emit_statement(
 def codegen_c(
     kernel: Kernel, *, name: str | None = None, count: bool = False, parallel: bool = False, unroll: bool = False
 ) -> str:
-    """The C source of ``kernel``: helpers it needs, then ``void name(params)`` with its loop nests.
+    """The C source of ``kernel``: includes and helpers it needs, then ``void name(params)`` with its loop nests.
+
+    A kernel that calls no function (most do not) is plain C with no header at all; one that does
+    starts with the one C renderer's prelude (``<math.h>``, ``<tgmath.h>`` so that ``exp`` of a
+    ``float`` is ``expf``, and the helpers used).
 
     ``count=True`` generates instead ``void name(long long *eg_count)``, which stores the number of
     innermost-loop iterations of statement ``k`` in ``eg_count[k]`` (the figures benchmarks report).
@@ -386,18 +412,27 @@ def codegen_c(
     if count:
         params = "long long *eg_count"
     else:
-        params = ", ".join(_param(kernel.tensors[p], kernel.ctype, p in written) for p in kernel.params)
-    out: list[str] = []
-    if em.needs_math:
-        out += ["#include <math.h>", ""]
-    for h in ("eg_max", "eg_min", "eg_div", "eg_rem", "eg_floordiv", "eg_mod"):
-        if h in em.helpers:
-            out += [HELPERS[h], ""]
-    out.append(f"void {fname}({params})")
-    out.append("{")
-    out += body
-    out.append("}")
-    return "\n".join(out) + "\n"
+        params = ", ".join(_param(kernel.tensors[p], em.ctype, p in written) for p in kernel.params)
+    text = "\n".join([f"void {fname}({params})", "{", *body, "}"]) + "\n"
+    if not _calls(body):
+        return text
+    head = crender.prelude(text, _DIALECT)
+    if "eg_error" in crender.helpers_for(text):
+        head += crender.ERROR_DEFINITION + "\n"  # the kernel's library defines the flag an int power sets
+    return head + "\n" + text
+
+
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+
+
+def _calls(body: Sequence[str]) -> bool:
+    """Whether the lines call a function (``for (`` and ``if (`` are not calls; pragmas and comments are skipped)."""
+    for line in body:
+        if line.lstrip().startswith(("#", "/*")):
+            continue
+        if any(name not in ("for", "if") for name in _CALL.findall(line)):
+            return True
+    return False
 
 
 def c_index(term: Term, ranges: Mapping[Term, tuple[int, int]], kernel: Kernel) -> str:
@@ -405,6 +440,6 @@ def c_index(term: Term, ranges: Mapping[Term, tuple[int, int]], kernel: Kernel) 
     return _Emitter(kernel).index(term, ranges)
 
 
-def c_value(expr: Expr, kernel: Kernel, ranges: Mapping[Term, tuple[int, int]]) -> str:
+def c_value(rhs: Term, kernel: Kernel, ranges: Mapping[Term, tuple[int, int]]) -> str:
     """C text of one right-hand side (helpers it needs are not emitted)."""
-    return _Emitter(kernel).value(expr, ranges)
+    return _bare(_Emitter(kernel).value(rhs, ranges))

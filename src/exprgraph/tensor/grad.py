@@ -27,7 +27,7 @@ from dataclasses import replace
 from ..core import Term, const, substitute
 from ..core.term import REGISTRY
 from ..diff import backprop
-from ..errors import KernelError
+from ..errors import DifferentiationError, KernelError
 from .affine import index_var, reduce_atoms
 from .ir import Guard, Kernel, Loop, Statement, Tensor, format_kernel, merge_guards, statement_guards
 from .names import check_name, fresh_name
@@ -47,7 +47,7 @@ def grad_name(name: str) -> str:
     return "d" + name
 
 
-def statement_adjoints(st: Statement, seed: Term, names: set[str]) -> list[tuple[Term, Term]]:
+def statement_adjoints(st: Statement, seed: Term, names: set[str], text: str = "") -> list[tuple[Term, Term]]:
     """``(read, adjoint)`` for each distinct read of a tensor in ``names``, left to right.
 
     The adjoint is ``d(seed * rhs)/d(read)`` by reverse mode over the op table's gradient rules;
@@ -56,7 +56,10 @@ def statement_adjoints(st: Statement, seed: Term, names: set[str]) -> list[tuple
     targets = [a for a in accesses(st.rhs) if tensor_name(a) in names]
     if not targets:
         return []
-    adjoints = backprop([st.rhs], [seed], targets)
+    try:
+        adjoints = backprop([st.rhs], [seed], targets)
+    except DifferentiationError as exc:
+        raise KernelError(f"cannot differentiate this statement: {exc}", text, st.pos) from None
     return [(a, adjoints[a]) for a in targets if a in adjoints]
 
 
@@ -140,7 +143,7 @@ def grad_kernel(kernel: Kernel, grad_to: Sequence[str] | None = None, *, strateg
     budget = MAX_GRADIENT_NODES
     for st in kernel.statements:
         seed = read(gtensors[grad_name(st.name)].symbol, st.out_vars)
-        adjoints = statement_adjoints(st, seed, targets)
+        adjoints = statement_adjoints(st, seed, targets, kernel.text)
         if not adjoints:
             continue
         fwd_ranges = st.ranges

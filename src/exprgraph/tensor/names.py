@@ -17,9 +17,11 @@ _C_KEYWORDS = frozenset(
     while _Bool _Complex _Imaginary _Alignas _Alignof _Atomic _Generic _Noreturn _Static_assert _Thread_local
     bool true false NULL main""".split()
 )
-#: C library functions and macros the generated code may call
+#: C library functions, types and macros the generated code (and the C renderer's prelude) may use
 _C_LIBRARY = frozenset(
-    "expf logf sqrtf tanhf fmaxf fminf fmodf floorf truncf exp log sqrt tanh max min fmod floor".split()
+    """exp log sqrt sin cos tan tanh pow fabs fmod floor trunc copysign fmax fmin max min
+    expf logf sqrtf sinf cosf tanf tanhf powf fabsf fmodf floorf truncf copysignf fmaxf fminf
+    NAN INFINITY int64_t uint64_t INT64_C EG_PICK EG_MVEC""".split()
 )
 
 #: names a tensor, a loop variable or a kernel may not take (C keywords and library names, and the

@@ -1,16 +1,20 @@
 """Numpy evaluation of kernels, independent of the C path: the reference the compiled code is checked against.
 
 Each statement is evaluated on the full grid of its loop variables (broadcast numpy arrays, in
-chunks when the grid is large): every read is gathered with its own bounds mask, explicit
-guards are evaluated as masks, masked iterations contribute nothing, and the sum over the summed
-variables is stored (assigning) or added (accumulating). No loop order, no bound tightening and
-no guard analysis from the C path is used. Float kernels compute in float64 and store float32;
-int kernels compute in int64 wrapped to int32 after every operation, with C's ``/`` and ``%``
-(0 for a zero divisor) and floor semantics for ``//``.
+chunks when the grid is large): every read is gathered with its own bounds mask (through the
+``access`` op's numpy evaluation), explicit guards are evaluated as masks, masked iterations
+contribute nothing, and the sum over the summed variables is stored (assigning) or added
+(accumulating). No loop order, no bound tightening and no guard analysis from the C path is used.
+Every other node is computed by its op's numpy evaluation from the op table, on arrays of the
+kernel's own types as C computes them: ``float`` kernels in float32 (float64 with ``exact=True``),
+``int`` kernels in int32, so that integer arithmetic wraps as C's does; operands are converted as
+the C renderer converts them (:func:`~exprgraph.compile.crender.operand_dtypes`). Sums are added up
+in float64 (int64 for ``int`` kernels, then wrapped) and stored in the tensor's type.
 
-:func:`reference_grad` is the matching numeric reverse mode: it backpropagates through each
-statement's grid and *scatters* into the gradient (``np.add.at``), so it shares neither the
-symbolic derivative nor the gather conversion with :func:`~exprgraph.tensor.grad.grad_kernel`.
+:func:`reference_grad` is the matching numeric reverse mode: it evaluates each statement's
+derivative terms (the op table's gradient rules, as :func:`~exprgraph.tensor.grad.grad_kernel`
+builds them) on the *forward* grid and *scatters* them into the gradient (``np.add.at``), so it
+shares neither the index solving nor the C path with the gradient kernel.
 """
 
 from __future__ import annotations
@@ -21,11 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Term
+from ..compile.crender import operand_dtypes
+from ..core import Symbol, Term
+from ..core.dtypes import BOOL, FLOAT64, INT64
 from ..errors import KernelError
 from .affine import evaluate_index
-from .expr import Access, Expr, postorder
+from .grad import grad_name, statement_adjoints
 from .ir import Kernel, Statement
+from .terms import ACCESS, accesses, index_of, read, tensor_name, value_nodes
 
 __all__ = ["reference", "evaluate_kernel", "reference_grad", "GRID_LIMIT"]
 
@@ -33,6 +40,9 @@ __all__ = ["reference", "evaluate_kernel", "reference_grad", "GRID_LIMIT"]
 GRID_LIMIT = 1 << 21
 
 _I32 = 1 << 32
+#: numpy types of each dtype's values while a kernel computes: float kernels, exact float kernels, int kernels
+_FLOAT = {FLOAT64: np.float32, INT64: np.int32, BOOL: np.bool_}
+_EXACT = {FLOAT64: np.float64, INT64: np.int64, BOOL: np.bool_}
 
 
 def _wrap(x: Any) -> Any:
@@ -91,8 +101,9 @@ def evaluate_kernel(kernel: Kernel, values: Mapping[str, Any], *, exact: bool = 
         if values.get(name) is None and name not in written:
             raise TypeError(f"{kernel.name} needs the input {name}")
         arrays[name] = _storage(kernel, name, values.get(name), exact)
+    types = _EXACT if exact and kernel.data_type == "float" else _FLOAT
     for st in kernel.statements:
-        _run_statement(kernel, st, arrays)
+        _run_statement(kernel, st, arrays, types)
     return {n: arrays[n] for n in kernel.params if n in written}
 
 
@@ -129,22 +140,23 @@ def _tail_shape(st: Statement, env: Mapping[Term, Any]) -> tuple[int, ...]:
     return tuple(lp.extent for lp in st.loops if np.ndim(env[lp.var]) > 0)
 
 
-def _gather(kernel: Kernel, arrays: Mapping[str, np.ndarray], acc: Access, env: Mapping, shape: tuple):
-    """Values of ``acc`` over the grid (clipped where out of range) and the in-range mask."""
-    tensor = kernel.tensors[acc.name]
-    arr = arrays[acc.name]
-    if not acc.index:
-        return np.broadcast_to(arr.reshape(-1)[0], shape), np.ones(shape, bool)
-    idx = []
+def _gather(arrays: Mapping[str, np.ndarray], acc: Term, env: Mapping, shape: tuple) -> tuple[Any, np.ndarray]:
+    """Values of the read ``acc`` over the grid (at clipped indices where out of range) and the in-range mask."""
+    arr = arrays[tensor_name(acc)]
+    index = index_of(acc)
     ok = np.ones(shape, bool)
-    for t, extent in zip(acc.index, tensor.shape, strict=True):
+    if not index:
+        return np.broadcast_to(ACCESS.impl(arr), shape), ok
+    idx = []
+    for t, extent in zip(index, arr.shape, strict=True):
         v = np.broadcast_to(np.asarray(evaluate_index(t, env), np.int64), shape)
         ok &= (v >= 0) & (v < extent)
         idx.append(np.clip(v, 0, extent - 1))
-    return arr[tuple(idx)], ok
+    return ACCESS.impl(arr, *idx), ok
 
 
-def _mask(kernel: Kernel, st: Statement, arrays: Mapping, env: Mapping, shape: tuple) -> np.ndarray:
+def _mask(st: Statement, arrays: Mapping, env: Mapping, shape: tuple) -> np.ndarray:
+    """The iterations of the grid that run: explicit guards hold, the written element and every read in range."""
     mask = np.ones(shape, bool)
     for g in st.guards:
         v = np.broadcast_to(np.asarray(evaluate_index(g.expr, env), np.int64), shape)
@@ -155,87 +167,35 @@ def _mask(kernel: Kernel, st: Statement, arrays: Mapping, env: Mapping, shape: t
                 mask &= v >= g.lo
             if g.hi is not None:
                 mask &= v < g.hi
-    tensor = kernel.tensors[st.target.name]
-    for t, extent in zip(st.target.index, tensor.shape, strict=False):
-        v = np.broadcast_to(np.asarray(evaluate_index(t, env), np.int64), shape)
-        mask &= (v >= 0) & (v < extent)
+    for acc in (st.target, *accesses(st.rhs)):
+        index = index_of(acc)
+        for t, extent in zip(index, arrays[tensor_name(acc)].shape if index else (), strict=True):
+            v = np.broadcast_to(np.asarray(evaluate_index(t, env), np.int64), shape)
+            mask &= (v >= 0) & (v < extent)
     return mask
 
 
-def _values(kernel: Kernel, st: Statement, arrays: Mapping, env: Mapping, shape: tuple, mask: np.ndarray) -> dict:
-    """Every node of the right-hand side evaluated over the grid (masked reads fold into ``mask``)."""
-    is_int = kernel.data_type == "int"
-    vals: dict[int, Any] = {}
-    for node in postorder(st.rhs):
-        op = node.op
-        if op == "num":
-            v = np.full(shape, node.attr, np.int64 if is_int else np.float64)
-        elif op == "ref":
-            raw, ok = _gather(kernel, arrays, node.attr, env, shape)
-            mask &= ok
-            v = raw.astype(np.int64 if is_int else np.float64)
+def _values(root: Term, arrays: Mapping, env: Mapping, shape: tuple, types: Mapping[str, Any]) -> Any:
+    """The value of a right-hand side over the grid: reads gathered, every other node by its op's numpy evaluation."""
+    vals: dict[Term, Any] = {}
+    for node in value_nodes(root):
+        if node.op is ACCESS:
+            vals[node] = _gather(arrays, node, env, shape)[0]
+        elif node.is_const:
+            vals[node] = np.asarray(node.value, types[node.dtype])
         else:
-            args = [vals[id(a)] for a in node.args]
-            v = _apply_int(node, args) if is_int else _apply_float(node, args)
-        vals[id(node)] = v
-    return vals
+            vals[node] = _apply(node, [vals[a] for a in node.args], types)
+    return vals[root]
 
 
-def _apply_float(node: Expr, args: list) -> np.ndarray:
+def _apply(node: Term, operands: list, types: Mapping[str, Any]) -> np.ndarray:
+    """``node``'s op on the operand arrays, converted first as C converts them; the result in its C type."""
     op = node.op
-    if op == "add":
-        return args[0] + args[1]
-    if op == "sub":
-        return args[0] - args[1]
-    if op == "mul":
-        return args[0] * args[1]
-    if op == "div":
-        return args[0] / args[1]
-    if op == "neg":
-        return -args[0]
-    if op == "mod":
-        return np.fmod(args[0], args[1])
-    if op == "floordiv":
-        return np.floor(args[0] / args[1])
-    if op == "ge":
-        return (args[0] >= args[1]).astype(np.float64)
-    if op == "gt":
-        return (args[0] > args[1]).astype(np.float64)
-    if op == "call":
-        fn = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tanh": np.tanh, "max": np.fmax, "min": np.fmin}
-        return fn[node.attr](*args)
-    raise KernelError(f"cannot evaluate op {op!r}")  # pragma: no cover
-
-
-def _apply_int(node: Expr, args: list) -> np.ndarray:
-    op = node.op
-    if op == "add":
-        return _wrap(args[0] + args[1])
-    if op == "sub":
-        return _wrap(args[0] - args[1])
-    if op == "mul":
-        return _wrap(args[0] * args[1])
-    if op == "neg":
-        return _wrap(-args[0])
-    if op in ("div", "mod", "floordiv"):
-        a, b = args
-        zero = b == 0
-        safe = np.where(zero, 1, b)
-        if op == "floordiv":
-            q = np.floor_divide(a, safe)
-            return _wrap(np.where(zero, 0, q))
-        # C division truncates toward zero
-        q = np.sign(a) * np.sign(safe) * (np.abs(a) // np.abs(safe))
-        if op == "div":
-            return _wrap(np.where(zero, 0, q))
-        return _wrap(np.where(zero | (b == -1), 0, a - safe * q))
-    if op == "ge":
-        return (args[0] >= args[1]).astype(np.int64)
-    if op == "gt":
-        return (args[0] > args[1]).astype(np.int64)
-    if op == "call" and node.attr in ("max", "min"):
-        return (np.maximum if node.attr == "max" else np.minimum)(*args)
-    raise KernelError(f"an int kernel cannot evaluate {op!r}")  # pragma: no cover
+    vs = [v if v.dtype == types[d] else v.astype(types[d]) for v, d in zip(operands, operand_dtypes(node), strict=True)]
+    fn = op.impl if op.impl is not None else op.ufunc
+    if fn is None:  # pragma: no cover - the parser calls only ops with a numpy evaluation
+        raise KernelError(f"op {op.name!r} has no numpy evaluation")
+    return np.asarray(fn(*vs)).astype(types[node.dtype], copy=False)
 
 
 def _out_axes(st: Statement, env: Mapping) -> tuple[list[int], list[int], list[Term]]:
@@ -247,18 +207,18 @@ def _out_axes(st: Statement, env: Mapping) -> tuple[list[int], list[int], list[T
     return out_axes, summed, scalar_out
 
 
-def _run_statement(kernel: Kernel, st: Statement, arrays: dict[str, np.ndarray]) -> None:
+def _run_statement(kernel: Kernel, st: Statement, arrays: dict[str, np.ndarray], types: Mapping[str, Any]) -> None:
     is_int = kernel.data_type == "int"
-    target = arrays[st.target.name]
+    target = arrays[st.name]
     ranges = {lp.var: (lp.lo, lp.hi) for lp in st.loops}
     box_shape = tuple(ranges[v][1] - ranges[v][0] for v in st.out_vars)
     total = np.zeros(box_shape, np.int64 if is_int else np.float64)
     with np.errstate(all="ignore"):
         for env in _chunks(st):
             shape = _tail_shape(st, env)
-            mask = _mask(kernel, st, arrays, env, shape)
-            vals = _values(kernel, st, arrays, env, shape, mask)
-            v = np.where(mask, vals[id(st.rhs)], 0)
+            mask = _mask(st, arrays, env, shape)
+            total_type = np.int64 if is_int else np.float64
+            v = np.where(mask, _values(st.rhs, arrays, env, shape, types), 0).astype(total_type)
             out_axes, summed, scalar_out = _out_axes(st, env)
             part = v.sum(axis=tuple(summed)) if summed else v
             # remaining axes are the grid's written variables in grid order: put them in target order
@@ -307,99 +267,46 @@ def reference_grad(
     if kernel.data_type != "float":
         raise KernelError("gradients need a float kernel")
     grad_to = tuple(kernel.grad_to if grad_to is None else grad_to)
-    douts = tuple("d" + o for o in kernel.outs)
+    douts = tuple(grad_name(o) for o in kernel.outs)
     values = _bind(kernel, args, kwargs, douts)
     arrays: dict[str, np.ndarray] = {}
     for name in kernel.ins:
         if values.get(name) is None:
             raise TypeError(f"reference_grad needs the input {name}")
         arrays[name] = _storage(kernel, name, values[name], exact=True)
-    upstream = {}
     for out in kernel.outs:
-        shape = kernel.tensors[out].shape
-        value = values.get("d" + out)
+        value = values.get(grad_name(out))
         if value is None:
-            raise TypeError(f"reference_grad needs d{out}")
-        upstream[out] = np.array(value, np.float64).reshape(shape)
+            raise TypeError(f"reference_grad needs {grad_name(out)}")
+        arrays[grad_name(out)] = np.array(value, np.float64).reshape(kernel.tensors[out].shape)
+        arrays[out] = np.broadcast_to(0.0, kernel.tensors[out].shape)  # not read: its shape bounds the writes
     grads = {x: np.zeros(kernel.tensors[x].shape, np.float64) for x in grad_to}
     written = set(kernel.written)
     for st in kernel.statements:
         if st.accumulate:
             raise KernelError("reference_grad needs assigning statements (no T = T + ...)")
         for acc, _ in st.reads():
-            if acc.name in written:
+            if tensor_name(acc) in written:
                 raise KernelError("reference_grad needs statements that read inputs only")
+        out = kernel.tensors[st.name]
+        seed = read(Symbol(grad_name(out.name), out.dtype, out.shape), st.out_vars)
+        adjoints = statement_adjoints(st, seed, set(grad_to))
         with np.errstate(all="ignore"):
             for env in _chunks(st):
-                _backprop(kernel, st, arrays, env, upstream[st.target.name], grads)
-    return {"d" + x: g for x, g in grads.items()}
+                _scatter(st, adjoints, arrays, env, grads)
+    return {grad_name(x): g for x, g in grads.items()}
 
 
-def _backprop(kernel: Kernel, st: Statement, arrays: Mapping, env: Mapping, dout: np.ndarray, grads: dict) -> None:
+def _scatter(st: Statement, adjoints: list, arrays: Mapping, env: Mapping, grads: dict) -> None:
+    """Add each read's adjoint, evaluated on the forward grid, into its gradient at the read's indices."""
     shape = _tail_shape(st, env)
-    mask = _mask(kernel, st, arrays, env, shape)
-    vals = _values(kernel, st, arrays, env, shape, mask)
-    up, _ = _gather(kernel, {st.target.name: dout}, st.target, env, shape)
-    adj: dict[int, np.ndarray] = {id(st.rhs): np.where(mask, up, 0.0)}
-    for node in reversed(postorder(st.rhs)):
-        g = adj.pop(id(node), None)
-        if g is None:
+    keep = _mask(st, arrays, env, shape).ravel()
+    for acc, adjoint in adjoints:
+        g = np.broadcast_to(_values(adjoint, arrays, env, shape, _EXACT), shape).ravel()[keep]
+        target = grads[tensor_name(acc)]
+        index = index_of(acc)
+        if not index:
+            target.reshape(-1)[0] += g.sum()
             continue
-        if node.op == "ref":
-            acc = node.attr
-            if acc.name in grads:
-                idx = [np.broadcast_to(np.asarray(evaluate_index(t, env), np.int64), shape).ravel() for t in acc.index]
-                keep = mask.ravel()
-                flat = np.broadcast_to(g, shape).ravel()[keep]
-                target = grads[acc.name]
-                if acc.index:
-                    np.add.at(target, tuple(i[keep] for i in idx), flat)
-                else:
-                    target.reshape(-1)[0] += flat.sum()
-            continue
-        if node.op == "num":
-            continue
-        a = [vals[id(x)] for x in node.args]
-        for child, contrib in zip(node.args, _local(node, a, g), strict=True):
-            if contrib is None:
-                continue
-            prev = adj.get(id(child))
-            adj[id(child)] = contrib if prev is None else prev + contrib
-
-
-def _local(node: Expr, a: list, g: np.ndarray) -> list:
-    """Contributions to the operands' adjoints of a node with adjoint ``g``."""
-    op = node.op
-    if op == "add":
-        return [g, g]
-    if op == "sub":
-        return [g, -g]
-    if op == "mul":
-        return [g * a[1], g * a[0]]
-    if op == "div":
-        return [g / a[1], -g * a[0] / (a[1] * a[1])]
-    if op == "neg":
-        return [-g]
-    if op == "mod":  # fmod(x, y) = x - trunc(x/y)*y
-        return [g, -g * np.trunc(a[0] / a[1])]
-    if op in ("floordiv", "ge", "gt"):
-        return [None, None]
-    if op == "call":
-        fn = node.attr
-        x = a[0]
-        if fn == "exp":
-            return [g * np.exp(x)]
-        if fn == "log":
-            return [g / x]
-        if fn == "sqrt":
-            return [g * 0.5 / np.sqrt(x)]
-        if fn == "tanh":
-            t = np.tanh(x)
-            return [g * (1 - t * t)]
-        if fn == "max":
-            first = a[0] >= a[1]
-            return [g * first, g * ~first]
-        if fn == "min":
-            first = a[0] <= a[1]
-            return [g * first, g * ~first]
-    raise KernelError(f"cannot differentiate op {op!r}")  # pragma: no cover
+        idx = [np.broadcast_to(np.asarray(evaluate_index(t, env), np.int64), shape).ravel()[keep] for t in index]
+        np.add.at(target, tuple(idx), g)

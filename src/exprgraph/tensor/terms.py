@@ -24,6 +24,7 @@ from ..errors import KernelError
 __all__ = [
     "ACCESS",
     "OPERATORS",
+    "MAX_TREE",
     "read",
     "is_access",
     "tensor_name",
@@ -50,6 +51,9 @@ OPERATORS: dict[str, tuple[int, str, str]] = {
     "//": (PREC_MUL, "floordiv", "floordiv"),
     "%": (PREC_MUL, "fmod", "fmod"),
 }
+
+#: most nodes a right-hand side may have once written out as a tree (text expands shared nodes)
+MAX_TREE = 1_000_000
 
 _SYMBOL = REGISTRY["symbol"]
 _NEG = REGISTRY["neg"]

@@ -1,0 +1,386 @@
+"""LLVM IR for a pointwise program: one loop over the points, each step one instruction (or helper call).
+
+The IR text is compiled in process by ``llvmlite`` (see :mod:`.llvm_backend`): no C compiler and
+no files, so a small function is ready in milliseconds. Each op's instruction comes from the op
+table's ``llvm`` entry: a template per compute dtype, such as ``"fadd double {0}, {1}"``, into
+which the operand values (already cast the way numpy promotes them) are put. Helpers the
+templates call (``@eg_floordiv_d``...) are defined here once, in IR, with the same semantics as
+the C helpers, and emitted only when used; libm functions are declared on use.
+
+Values: ``double`` for float64, ``i64`` for int64, ``i1`` for bool (bytes in memory). Pointers are
+opaque (``ptr``). ``@eg_run(n, in, step, out)`` reads input arrays with strides 1 or 0 and writes
+output arrays; ``@eg_packed(npts, x, o)`` reads rows of packed doubles and writes rows of doubles.
+Both return nonzero when an integer power had a negative exponent (helpers set ``%errp``).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from typing import Any
+
+from ..core import Term
+from ..core.dtypes import BOOL, FLOAT64, INT64, promote
+from ..errors import CompileError
+from .lower import Program
+
+__all__ = ["emit_llvm", "LLVM_TYPES", "ir_literal"]
+
+#: LLVM types of values of each dtype, and in memory
+LLVM_TYPES = {FLOAT64: "double", INT64: "i64", BOOL: "i1"}
+_MEMORY = {FLOAT64: "double", INT64: "i64", BOOL: "i8"}
+
+#: ops whose operands are compared in their common dtype (the result is bool)
+_LOGICAL = frozenset({"logical_and", "logical_or", "logical_not"})
+
+
+def ir_literal(value: Any, dtype: str) -> str:
+    """An exact LLVM constant of ``dtype``."""
+    if dtype == FLOAT64:
+        bits = struct.unpack("<Q", struct.pack("<d", float(value)))[0]
+        return f"0x{bits:016X}"
+    if dtype == INT64:
+        return str(int(value))
+    return "true" if bool(value) else "false"
+
+
+# -- helpers (IR), with the semantics of the C helpers in crender ----------------------------------------
+
+_HELPERS: dict[str, str] = {
+    "eg_floordiv_d": """define internal double @eg_floordiv_d(double %a, double %b) {
+  %bz = fcmp oeq double %b, 0.0
+  br i1 %bz, label %zero, label %go
+zero:
+  %q0 = fdiv double %a, %b
+  ret double %q0
+go:
+  %mod = frem double %a, %b
+  %am = fsub double %a, %mod
+  %div = fdiv double %am, %b
+  %mnz = fcmp une double %mod, 0.0
+  %bneg = fcmp olt double %b, 0.0
+  %mneg = fcmp olt double %mod, 0.0
+  %diff = xor i1 %bneg, %mneg
+  %adj = and i1 %mnz, %diff
+  %dm1 = fsub double %div, 1.0
+  %div2 = select i1 %adj, double %dm1, double %div
+  %dnz = fcmp une double %div2, 0.0
+  br i1 %dnz, label %round, label %signed
+round:
+  %fl = call double @llvm.floor.f64(double %div2)
+  %fr = fsub double %div2, %fl
+  %up = fcmp ogt double %fr, 0.5
+  %fl1 = fadd double %fl, 1.0
+  %res = select i1 %up, double %fl1, double %fl
+  ret double %res
+signed:
+  %q = fdiv double %a, %b
+  %z = call double @llvm.copysign.f64(double 0.0, double %q)
+  ret double %z
+}""",
+    "eg_mod_d": """define internal double @eg_mod_d(double %a, double %b) {
+  %bz = fcmp oeq double %b, 0.0
+  %mod = frem double %a, %b
+  br i1 %bz, label %done0, label %go
+done0:
+  ret double %mod
+go:
+  %mnz = fcmp une double %mod, 0.0
+  br i1 %mnz, label %fix, label %zero
+fix:
+  %bneg = fcmp olt double %b, 0.0
+  %mneg = fcmp olt double %mod, 0.0
+  %diff = xor i1 %bneg, %mneg
+  %mb = fadd double %mod, %b
+  %r = select i1 %diff, double %mb, double %mod
+  ret double %r
+zero:
+  %z = call double @llvm.copysign.f64(double 0.0, double %b)
+  ret double %z
+}""",
+    "eg_floordiv_i": """define internal i64 @eg_floordiv_i(i64 %a, i64 %b) {
+  %bz = icmp eq i64 %b, 0
+  br i1 %bz, label %zero, label %nz
+zero:
+  ret i64 0
+nz:
+  %bm1 = icmp eq i64 %b, -1
+  br i1 %bm1, label %negate, label %div
+negate:
+  %n = sub i64 0, %a
+  ret i64 %n
+div:
+  %q = sdiv i64 %a, %b
+  %r = srem i64 %a, %b
+  %rnz = icmp ne i64 %r, 0
+  %an = icmp slt i64 %a, 0
+  %bn = icmp slt i64 %b, 0
+  %d = xor i1 %an, %bn
+  %adj = and i1 %rnz, %d
+  %q1 = sub i64 %q, 1
+  %res = select i1 %adj, i64 %q1, i64 %q
+  ret i64 %res
+}""",
+    "eg_mod_i": """define internal i64 @eg_mod_i(i64 %a, i64 %b) {
+  %bz = icmp eq i64 %b, 0
+  %bm1 = icmp eq i64 %b, -1
+  %trivial = or i1 %bz, %bm1
+  br i1 %trivial, label %zero, label %go
+zero:
+  ret i64 0
+go:
+  %r = srem i64 %a, %b
+  %rnz = icmp ne i64 %r, 0
+  %rn = icmp slt i64 %r, 0
+  %bn = icmp slt i64 %b, 0
+  %d = xor i1 %rn, %bn
+  %adj = and i1 %rnz, %d
+  %rb = add i64 %r, %b
+  %res = select i1 %adj, i64 %rb, i64 %r
+  ret i64 %res
+}""",
+    "eg_max_d": """define internal double @eg_max_d(double %a, double %b) {
+  %ge = fcmp oge double %a, %b
+  %nan = fcmp uno double %a, %a
+  %pick = or i1 %ge, %nan
+  %r = select i1 %pick, double %a, double %b
+  ret double %r
+}""",
+    "eg_min_d": """define internal double @eg_min_d(double %a, double %b) {
+  %le = fcmp ole double %a, %b
+  %nan = fcmp uno double %a, %a
+  %pick = or i1 %le, %nan
+  %r = select i1 %pick, double %a, double %b
+  ret double %r
+}""",
+    "eg_pow_i": """define internal i64 @eg_pow_i(i64 %a, i64 %b, ptr %err) {
+entry:
+  %neg = icmp slt i64 %b, 0
+  br i1 %neg, label %bad, label %loop
+bad:
+  store i32 1, ptr %err
+  ret i64 0
+loop:
+  %r = phi i64 [1, %entry], [%r2, %step]
+  %base = phi i64 [%a, %entry], [%base2, %step]
+  %e = phi i64 [%b, %entry], [%e2, %step]
+  %done = icmp eq i64 %e, 0
+  br i1 %done, label %exit, label %step
+step:
+  %odd = and i64 %e, 1
+  %isodd = icmp ne i64 %odd, 0
+  %rm = mul i64 %r, %base
+  %r2 = select i1 %isodd, i64 %rm, i64 %r
+  %e2 = lshr i64 %e, 1
+  %base2 = mul i64 %base, %base
+  br label %loop
+exit:
+  ret i64 %r
+}""",
+    "eg_sigmoid_d": """define internal double @eg_sigmoid_d(double %x) {
+  %ax = call double @llvm.fabs.f64(double %x)
+  %nax = fneg double %ax
+  %e = call double @llvm.exp.f64(double %nax)
+  %d = fadd double 1.0, %e
+  %pos = fdiv double 1.0, %d
+  %neg = fdiv double %e, %d
+  %ge = fcmp oge double %x, 0.0
+  %r = select i1 %ge, double %pos, double %neg
+  ret double %r
+}""",
+}
+#: libm functions and intrinsics the templates may call, by name: their declarations
+_DECLARE = {
+    **{
+        f"llvm.{f}.f64": f"declare double @llvm.{f}.f64(double)"
+        for f in ("floor", "fabs", "sqrt", "exp", "log", "sin", "cos")
+    },
+    "llvm.copysign.f64": "declare double @llvm.copysign.f64(double, double)",
+    "llvm.pow.f64": "declare double @llvm.pow.f64(double, double)",
+    **{f: f"declare double @{f}(double)" for f in ("tan", "tanh", "expm1", "log1p", "erf", "trunc")},
+    "fmod": "declare double @fmod(double, double)",
+    "llvm.abs.i64": "declare i64 @llvm.abs.i64(i64, i1)",
+    "llvm.smax.i64": "declare i64 @llvm.smax.i64(i64, i64)",
+    "llvm.smin.i64": "declare i64 @llvm.smin.i64(i64, i64)",
+}
+_CALLED = re.compile(r"@([A-Za-z_][\w.]*)")
+
+
+def _needs(text: str) -> tuple[list[str], list[str]]:
+    """The helpers (with their dependencies) and declarations that ``text`` calls."""
+    helpers: list[str] = []
+    stack = [n for n in _CALLED.findall(text) if n in _HELPERS]
+    while stack:
+        name = stack.pop()
+        if name in helpers:
+            continue
+        helpers.append(name)
+        stack.extend(n for n in _CALLED.findall(_HELPERS[name]) if n in _HELPERS)
+    body = text + "\n".join(_HELPERS[h] for h in helpers)
+    declared = sorted({n for n in _CALLED.findall(body) if n in _DECLARE})
+    return [h for h in _HELPERS if h in helpers], declared
+
+
+class _Body:
+    """Instructions of one function body, with fresh value names and numpy's casts."""
+
+    def __init__(self, prefix: str = "t") -> None:
+        self.lines: list[str] = []
+        self.count = 0
+        self.prefix = prefix
+
+    def fresh(self) -> str:
+        self.count += 1
+        return f"%{self.prefix}{self.count}"
+
+    def emit(self, text: str) -> str:
+        name = self.fresh()
+        self.lines.append(f"  {name} = {text}")
+        return name
+
+    def cast(self, value: str, have: str, want: str) -> str:
+        """``value`` of dtype ``have`` converted as numpy's astype converts it."""
+        if have == want:
+            return value
+        if want == FLOAT64:
+            op = "uitofp i1" if have == BOOL else "sitofp i64"
+            return self.emit(f"{op} {value} to double")
+        if want == INT64:
+            if have == BOOL:
+                return self.emit(f"zext i1 {value} to i64")
+            return self.emit(f"fptosi double {value} to i64")
+        if have == INT64:
+            return self.emit(f"icmp ne i64 {value}, 0")
+        return self.emit(f"fcmp une double {value}, 0.0")
+
+
+def _compute_dtype(node: Term) -> str:
+    """The dtype an op computes in: comparisons in their operands' common dtype, logic in bool."""
+    op = node.op
+    if op.relational:
+        return promote(*(a.dtype for a in node.args))
+    if op.name in _LOGICAL:
+        return BOOL
+    return node.dtype
+
+
+def _step(body: _Body, node: Term, operands: list[str]) -> str:
+    """The instructions computing ``node``; returns its value's name."""
+    op = node.op
+    templates = op.llvm
+    if templates is None:
+        raise CompileError(f"op {op.name!r} has no LLVM rendering (llvm in the op table); use backend='c'")
+    compute = _compute_dtype(node)
+    template = templates.get(compute)
+    if template is None:
+        raise CompileError(f"op {op.name!r} has no LLVM rendering for {compute}; use backend='c'")
+    if op.name == "where":
+        cond = body.cast(operands[0], node.args[0].dtype, BOOL)
+        a = body.cast(operands[1], node.args[1].dtype, compute)
+        b = body.cast(operands[2], node.args[2].dtype, compute)
+        values = [cond, a, b]
+    else:
+        values = [body.cast(v, a.dtype, compute) for v, a in zip(operands, node.args, strict=True)]
+    fill = {"t": LLVM_TYPES[compute]}
+    if len(values) > 2 and op.arity[1] is None and op.associative:
+        acc = values[0]
+        for v in values[1:]:
+            acc = body.emit(template.format(acc, v, **fill))
+        result = acc
+    else:
+        result = body.emit(template.format(*values, **fill))
+    # comparisons and logic give bool; the rest give the compute dtype, which is the node's
+    return (
+        result
+        if compute == node.dtype or op.relational or op.name in _LOGICAL
+        else body.cast(result, compute, node.dtype)
+    )
+
+
+def _compute(body: _Body, program: Program, load: dict[Term, str]) -> dict[Term, str]:
+    """Names of every value: inputs loaded, constants as literals, steps computed."""
+    names = dict(load)
+    for t, v in program.values.items():
+        if not getattr(v, "shape", ()):  # scalars only in a pointwise program
+            names[t] = ir_literal(v, t.dtype)
+    for node in program.steps:
+        names[node] = _step(body, node, [names[a] for a in node.args])
+    return names
+
+
+def _store_value(body: _Body, value: str, dtype: str) -> str:
+    return body.emit(f"zext i1 {value} to i8") if dtype == BOOL else value
+
+
+def emit_llvm(program: Program) -> tuple[str, list[Term], list[int]]:
+    """``(IR text, run-time outputs in eg_run's order, input positions eg_run reads)``."""
+    inputs = program.inputs
+    input_index = list(program.used_inputs)
+    loop_outputs = list(dict.fromkeys(t for t in program.outputs if t.free_symbols))
+    # eg_run: arrays in, arrays out
+    run = _Body()
+    setup = _Body("s")
+    load: dict[Term, str] = {}
+    for k, pos in enumerate(input_index):
+        s = inputs[pos]
+        pk = setup.emit(f"getelementptr ptr, ptr %in, i64 {k}")
+        base = setup.emit(f"load ptr, ptr {pk}")
+        sk = setup.emit(f"getelementptr i64, ptr %step, i64 {k}")
+        stride = setup.emit(f"load i64, ptr {sk}")
+        idx = run.emit(f"mul i64 %i, {stride}")
+        ptr = run.emit(f"getelementptr {_MEMORY[s.dtype]}, ptr {base}, i64 {idx}")
+        raw = run.emit(f"load {_MEMORY[s.dtype]}, ptr {ptr}")
+        load[s] = run.emit(f"icmp ne i8 {raw}, 0") if s.dtype == BOOL else raw
+    names = _compute(run, program, load)
+    for j, t in enumerate(loop_outputs):
+        pj = setup.emit(f"getelementptr ptr, ptr %out, i64 {j}")
+        base = setup.emit(f"load ptr, ptr {pj}")
+        ptr = run.emit(f"getelementptr {_MEMORY[t.dtype]}, ptr {base}, i64 %i")
+        run.lines.append(f"  store {_MEMORY[t.dtype]} {_store_value(run, names[t], t.dtype)}, ptr {ptr}")
+    run_text = _function("eg_run", "i64 %n, ptr %in, ptr %step, ptr %out", "%n", setup, run)
+    # eg_packed: rows of doubles
+    n_in, n_out = len(inputs), len(program.outputs)
+    pk = _Body()
+    row_in = pk.emit(f"mul i64 %i, {n_in}")
+    row_out = pk.emit(f"mul i64 %i, {n_out}")
+    load = {}
+    for pos in input_index:
+        s = inputs[pos]
+        at = pk.emit(f"add i64 {row_in}, {pos}")
+        ptr = pk.emit(f"getelementptr double, ptr %x, i64 {at}")
+        load[s] = pk.cast(pk.emit(f"load double, ptr {ptr}"), FLOAT64, s.dtype)
+    names = _compute(pk, program, load)
+    for pos, s in enumerate(inputs):  # outputs that are inputs read back
+        if s not in names:
+            at = pk.emit(f"add i64 {row_in}, {pos}")
+            ptr = pk.emit(f"getelementptr double, ptr %x, i64 {at}")
+            names[s] = pk.cast(pk.emit(f"load double, ptr {ptr}"), FLOAT64, s.dtype)
+    for j, t in enumerate(program.outputs):
+        value = pk.cast(names[t], t.dtype, FLOAT64)
+        at = pk.emit(f"add i64 {row_out}, {j}")
+        ptr = pk.emit(f"getelementptr double, ptr %o, i64 {at}")
+        pk.lines.append(f"  store double {value}, ptr {ptr}")
+    packed_text = _function("eg_packed", "i64 %n, ptr %x, ptr %o", "%n", _Body("s"), pk)
+    text = run_text + "\n" + packed_text
+    helpers, declared = _needs(text)
+    module = [*(_HELPERS[h] for h in helpers), *(_DECLARE[d] for d in declared), text]
+    return "\n".join(module), loop_outputs, input_index
+
+
+def _function(name: str, params: str, count: str, setup: _Body, body: _Body) -> str:
+    """``define i32 @name(params)``: the setup once, then ``body`` for i in [0, count).
+
+    ``%errp`` (an i32 the helpers may set) is the function's result.
+    """
+    lines = [
+        f"define i32 @{name}({params}) {{",
+        "entry:",
+        "  %errp = alloca i32",
+        "  store i32 0, ptr %errp",
+        *setup.lines,
+    ]
+    lines += ["  br label %loop", "loop:", "  %i = phi i64 [0, %entry], [%inext, %body]"]
+    lines += [f"  %more = icmp slt i64 %i, {count}", "  br i1 %more, label %body, label %exit", "body:"]
+    lines += [*body.lines, "  %inext = add i64 %i, 1", "  br label %loop", "exit:"]
+    lines += ["  %err = load i32, ptr %errp", "  ret i32 %err", "}"]
+    return "\n".join(lines)
