@@ -22,12 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Term
+from ..core import Symbol, Term
 from ..core.dtypes import BOOL, FLOAT64, INT64
 from ..errors import CompileError, EvaluationError
 from ..eval import evaluate
 from ..eval.bind import NUMPY_DTYPES
 from ..eval.evaluate import schedule
+from ..eval.limits import check_elements, limit_in_force
 from .cbuild import build_library
 from .function import bind_inputs
 
@@ -38,6 +39,8 @@ _NEGATIVE_POWER = (
 )
 
 _CTYPE = {FLOAT64: "double", INT64: "int64_t", BOOL: "int"}
+#: a scalar symbol of each dtype, to ask an op's dtype rule about one step of a fold
+_SCALAR = {d: Symbol("s", d) for d in (FLOAT64, INT64, BOOL)}
 _STORE = {FLOAT64: "double", INT64: "int64_t", BOOL: "uint8_t"}
 
 #: C definitions the op table's ``c_render`` templates rely on (numpy semantics for each)
@@ -84,9 +87,10 @@ static inline int64_t eg_mod_i(int64_t a, int64_t b) {
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
 }
-/* numpy's maximum/minimum propagate nan (C's fmax/fmin do not) */
-static inline double eg_max_d(double a, double b) { return (a >= b || a != a) ? a : b; }
-static inline double eg_min_d(double a, double b) { return (a <= b || a != a) ? a : b; }
+/* numpy's maximum/minimum propagate nan (C's fmax/fmin do not) and give the second operand on a
+   tie, so max(-0.0, 0.0) is 0.0 and max(0.0, -0.0) is -0.0 as in numpy */
+static inline double eg_max_d(double a, double b) { return (a > b || a != a) ? a : b; }
+static inline double eg_min_d(double a, double b) { return (a < b || a != a) ? a : b; }
 static inline int64_t eg_max_i(int64_t a, int64_t b) { return a >= b ? a : b; }
 static inline int64_t eg_min_i(int64_t a, int64_t b) { return a <= b ? a : b; }
 static inline int64_t eg_abs_i(int64_t a) { return a < 0 ? (int64_t)(0 - (uint64_t)a) : a; }
@@ -99,6 +103,14 @@ static inline int64_t eg_pow_i(int64_t a, int64_t b) {
         if (b) base *= base;
     }
     return (int64_t)r;
+}
+/* a**0.5 is sqrt(a), as numpy computes it: nan for -inf, -0.0 for -0.0 (C's pow gives inf and 0.0) */
+static inline double eg_pow_dd(double a, double b) { return b == 0.5 ? sqrt(a) : pow(a, b); }
+/* a float to an int64 power: an odd exponent keeps the base's sign even above 2**53, where the
+   exponent read as a double is even */
+static inline double eg_pow_di(double a, int64_t b) {
+    double r = pow(a, (double)b);
+    return (b & 1) ? copysign(r, a) : r;
 }
 /* 1/(1+exp(-x)) without overflow */
 static inline double eg_sigmoid(double x) {
@@ -120,7 +132,7 @@ __attribute__((__simd__("notinbranch"))) extern double pow(double, double);
 #define eg_mod(a, b) EG_PICK((a) + (b), eg_mod_d, eg_mod_i)((a), (b))
 #define eg_max(a, b) EG_PICK((a) + (b), eg_max_d, eg_max_i)((a), (b))
 #define eg_min(a, b) EG_PICK((a) + (b), eg_min_d, eg_min_i)((a), (b))
-#define eg_pow(a, b) EG_PICK((a) + (b), pow, eg_pow_i)((a), (b))
+#define eg_pow(a, b) _Generic((b), double: eg_pow_dd, default: EG_PICK((a), eg_pow_di, eg_pow_i))((a), (b))
 #define eg_abs(a) EG_PICK((a), fabs, eg_abs_i)(a)
 """
 
@@ -142,16 +154,24 @@ def c_literal(value: Any, dtype: str) -> str:
     return "1" if bool(value) else "0"
 
 
-def _render(node: Term, operands: list[str]) -> str:
+def _render(node: Term, operands: list[str], dtypes: list[str] | None = None) -> str:
     op = node.op
     template = op.c_render
     if template is None:
         raise CompileError(f"op {op.name!r} has no C rendering (c_render in the op table); use backend='numpy'")
     if len(operands) > 2 and op.arity[1] is None and op.associative:
-        # a variadic associative op: fold its binary template left to right
+        # a variadic associative op: fold its binary template left to right; with ``dtypes`` (the
+        # operands' uncast dtypes) each step computes in its own dtype, as numpy's fold does
+        # (add(i, j, x) adds the ints i + j in int64, wrapping, before adding the float x)
         text = operands[0]
-        for o in operands[1:]:
-            text = _apply(template, [text, o])
+        have = dtypes[0] if dtypes is not None else None
+        for k, o in enumerate(operands[1:], 1):
+            if have is not None and dtypes is not None:
+                step = op.infer((_SCALAR[have], _SCALAR[dtypes[k]]), None)[0]
+                text = _apply(template, [_cast(text, have, step), _cast(o, dtypes[k], step)])
+                have = step
+            else:
+                text = _apply(template, [text, o])
         return text
     return _apply(template, operands)
 
@@ -213,10 +233,18 @@ class _Kernel:
                 names[node] = c_literal(node.attr, node.dtype)
                 continue
             want = node.dtype
-            operands = [_cast(names[a], a.dtype, want) for a in node.args]
+            args = node.args
+            operands = [_cast(names[a], a.dtype, want) for a in args]
+            dtypes = None
             if node.op.relational or node.op.name in ("maximum", "minimum", "where"):
-                operands = [names[a] for a in node.args]  # C compares and selects across types like numpy
-            text = _render(node, operands)
+                operands = [names[a] for a in args]  # C compares and selects across types like numpy
+            elif len(args) > 2 and node.op.arity[1] is None and node.op.associative:
+                operands = [names[a] for a in args]  # a fold casts at each step
+                dtypes = [a.dtype for a in args]
+            elif node.op.name == "pow" and want == FLOAT64 and args[1].dtype != FLOAT64:
+                # a float to an integer power keeps the exponent's parity (see eg_pow_di)
+                operands[1] = _cast(names[args[1]], args[1].dtype, INT64)
+            text = _render(node, operands, dtypes)
             names[node] = f"v{n}"
             body.append(f"const {_CTYPE[want]} v{n} = {text};")
             n += 1
@@ -302,6 +330,7 @@ def build_c(outputs: tuple[Term, ...], inputs: tuple[Term, ...]) -> tuple[Any, s
             shape = np.broadcast_shapes(*shapes)
         except ValueError as exc:
             raise EvaluationError(f"the input values do not broadcast together: {exc}") from None
+        check_elements(shape, limit_in_force(), "the compiled C function")  # before allocating the outputs
         size = math.prod(shape)
         if size == 0:
             return tuple(evaluate(list(outputs), dict(zip(inputs, values, strict=True))))
