@@ -49,3 +49,10 @@ bench: $(VENV)/.installed-bench
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache
 	find src -name '*.so' -delete
+
+# A long run of the fuzzers of every parser (expressions, rules, dimension expressions, kernels and
+# cases, the command line); `make test` runs the same fuzzers briefly. FUZZ_EXAMPLES=N per fuzzer.
+FUZZ_EXAMPLES ?= 10000
+.PHONY: fuzz
+fuzz: $(VENV)/.installed-test
+	EXPRGRAPH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q -p no:cacheprovider tests/fuzz

@@ -1,24 +1,29 @@
-"""Symbolic gradients: exprgraph vs SymEngine and SymPy (time and result size).
+"""Symbolic gradients: exprgraph vs CasADi SX, SymEngine and SymPy term by term, and jax.grad.
 
-1. All partials of ``f = sum_i sin(x_i*x_{i+1}) + exp(x_i)/(1 + x_i**2)``, i < n: exprgraph's
-   reverse mode (``grad(f, xs)``: one backward sweep) vs ``[f.diff(x) for x in xs]`` in the
-   anchors. The size of the result is the number of distinct nodes of all partials together
-   (a DAG; for the anchors, distinct subexpressions of their trees), next to the size of ``f``.
-2. The deep chain ``f_k = sin(f_{k-1})*f_{k-1} + x``, ``df_k/dx``: time at k = 30 and size at
-   several k (linear for exprgraph).
+All partials of ``f = sum_i sin(x_i*x_{i+1}) + exp(x_i)/(1 + x_i**2)``, i < n (n + 1 inputs),
+each tool used the way its users would at their best:
 
-Building ``f`` is not timed. Interleaved rounds, best of N (SymPy runs once per size). SymPy at
-n = 1000 takes minutes: it runs only with ``--sympy-1000`` (or ``EXPRGRAPH_BENCH_SYMPY_1000=1``);
-otherwise its time at n = 1000 is extrapolated from n = 100 and n = 300 and marked as such.
+- exprgraph: ``grad(f, xs)``, one backward sweep over the whole sum;
+- CasADi 3.8 SX: ``gradient(f, x)`` on the same function written with its vector ops;
+- SymEngine and SymPy: term by term (the sum is a list of terms; each term is differentiated by
+  the symbols it has, and the partials of each symbol are added up), which is linear in n;
+- jax: ``jax.grad`` of the same function written with jax.numpy, traced (``make_jaxpr``) and
+  traced + compiled (``jit(...).lower(x).compile()``), a fresh function every round so no cache
+  answers. Its program is a handful of array ops whatever n is, so this row compares building a
+  scalar graph with tracing a vectorised program (for orientation; not a goal).
 
-Run: ``python -m bench.bench_grad [--sympy-1000]``.
+Building ``f`` is not timed. Interleaved rounds, best of N, the garbage collector paused during
+each timed call (for every contender alike); the n = 10^5 line is one run with the collector
+enabled, as a user runs it (exprgraph's sweeps pause it themselves, see
+``exprgraph.diff.reverse.collector_paused``). Sizes are distinct nodes: the gradient's DAG (f's
+nodes it reuses included) against f's.
+
+Run: ``python -m bench.bench_grad``.
 """
 
 from __future__ import annotations
 
-import math
-import os
-import sys
+import gc
 import time
 from typing import Any
 
@@ -26,30 +31,147 @@ import exprgraph as eg
 from bench.common import best_of, fmt_seconds, print_table, ratio, skip
 from exprgraph.diff import grad
 
-SIZES = (100, 1000)
 CHAIN_K = 30
 
 
-def build_f(lib: Any, n: int) -> tuple[Any, list[Any]]:
-    """``f`` and its n + 1 symbols, built with ``lib``'s own constructors."""
-    if lib is eg:
-        xs = [eg.Symbol(f"x{i}") for i in range(n + 1)]
-        return eg.add(*(eg.sin(xs[i] * xs[i + 1]) + eg.exp(xs[i]) / (1 + xs[i] ** 2) for i in range(n))), xs
+def build_f(n: int) -> tuple[eg.Term, list[eg.Term]]:
+    """exprgraph's ``f`` and its n + 1 symbols."""
+    xs = [eg.Symbol(f"x{i}") for i in range(n + 1)]
+    return eg.add(*(eg.sin(xs[i] * xs[i + 1]) + eg.exp(xs[i]) / (1 + xs[i] ** 2) for i in range(n))), xs
+
+
+def build_terms(lib: Any, n: int) -> tuple[list[Any], list[Any]]:
+    """The n terms of the sum and the n + 1 symbols, with SymEngine's or SymPy's constructors."""
     xs = list(lib.symbols(f"x0:{n + 1}"))
-    return lib.Add(*(lib.sin(xs[i] * xs[i + 1]) + lib.exp(xs[i]) / (1 + xs[i] ** 2) for i in range(n))), xs
+    return [lib.sin(xs[i] * xs[i + 1]) + lib.exp(xs[i]) / (1 + xs[i] ** 2) for i in range(n)], xs
 
 
-def anchor_size(exprs: list[Any]) -> int:
-    """Distinct subexpressions of the anchor's results (their trees seen as one DAG)."""
-    seen: set[Any] = set()
-    stack = list(exprs)
-    while stack:
-        e = stack.pop()
-        if e in seen:
-            continue
-        seen.add(e)
-        stack.extend(e.args)
-    return len(seen)
+def term_by_term(lib: Any, terms: list[Any], xs: list[Any]) -> list[Any]:
+    """The gradient as a SymEngine/SymPy user of a sum computes it: each term by its own symbols."""
+    parts: dict[Any, list[Any]] = {s: [] for s in xs}
+    for t in terms:
+        for s in t.free_symbols:
+            parts[s].append(t.diff(s))
+    return [lib.Add(*p) for p in parts.values()]
+
+
+def casadi_f(ca: Any, n: int) -> tuple[Any, Any]:
+    """CasADi's ``f`` over an SX vector of n + 1 symbols, written with its vector ops."""
+    x = ca.SX.sym("x", n + 1)
+    a, b = x[:-1], x[1:]
+    return ca.sum1(ca.sin(a * b) + ca.exp(a) / (1 + a**2)), x
+
+
+def casadi_nodes(ca: Any, inputs: Any, outputs: list[Any]) -> int:
+    """Distinct nodes of CasADi expressions (its Function's count)."""
+    return ca.Function("count", [inputs], outputs).n_nodes()
+
+
+def jax_contenders(n: int) -> dict[str, Any]:
+    """``jax.grad`` traced, and traced + compiled, each round with a new function (no cache hit)."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        skip("jax rows", "jax is not installed")
+        return {}
+    jax.config.update("jax_enable_x64", True)
+    x0 = jnp.linspace(-1.0, 1.0, n + 1)
+
+    def fresh() -> Any:
+        def f(x: Any) -> Any:
+            a, b = x[:-1], x[1:]
+            return jnp.sum(jnp.sin(a * b) + jnp.exp(a) / (1 + a**2))
+
+        return jax.grad(f)
+
+    return {
+        "jax.grad traced": lambda: jax.make_jaxpr(fresh())(x0),
+        "jax.grad jitted": lambda: jax.jit(fresh()).lower(x0).compile(),
+    }
+
+
+def _anchor(name: str) -> Any:
+    try:
+        return __import__(name)
+    except ImportError:
+        skip(f"{name} rows", "not installed")
+        return None
+
+
+def gradient_table(n: int = 1000) -> None:
+    """Every contender at one n, with sizes."""
+    ca, se, sp = _anchor("casadi"), _anchor("symengine"), _anchor("sympy")
+    f, xs = build_f(n)
+    contenders: dict[str, Any] = {"exprgraph": lambda: grad(f, xs)}
+    sizes = {"exprgraph": len(eg.postorder([f, *grad(f, xs)]))}
+    if ca is not None:
+        cf, cx = casadi_f(ca, n)
+        contenders["CasADi SX gradient"] = lambda: ca.gradient(cf, cx)
+        sizes["CasADi SX gradient"] = casadi_nodes(ca, cx, [cf, ca.gradient(cf, cx)])
+    for name, lib in (("symengine term by term", se), ("sympy term by term", sp)):
+        if lib is not None:
+            terms, sxs = build_terms(lib, n)
+            contenders[name] = lambda lib=lib, terms=terms, sxs=sxs: term_by_term(lib, terms, sxs)
+    contenders.update(jax_contenders(n))
+    repeat = dict.fromkeys(contenders, 7)
+    repeat.update({"sympy term by term": 2, "jax.grad jitted": 3})
+    times = best_of(contenders, repeat)
+    goals = {"CasADi SX gradient": "<= 1.0", "symengine term by term": "<= 1.0"}
+    rows = []
+    for name, t in times.items():
+        size = sizes.get(name)
+        rows.append(
+            [
+                name,
+                fmt_seconds(t),
+                "" if name == "exprgraph" else ratio(times["exprgraph"], t),
+                goals.get(name, ""),
+                f"{size:,}" if size else "",
+            ]
+        )
+    print_table(
+        f"gradient construction, n = {n} ({n + 1} inputs; f has {f.size:,} nodes, ours f + gradient "
+        f"{sizes['exprgraph']:,} = {sizes['exprgraph'] / f.size:.2f}x f, goal <= 2x)",
+        ["contender", "best time", "exprgraph / this", "goal", "f + gradient nodes"],
+        rows,
+    )
+
+
+def symengine_scale(sizes: tuple[int, ...] = (1000, 10_000, 100_000)) -> None:
+    """exprgraph vs SymEngine term by term (and CasADi) as n grows."""
+    ca, se = _anchor("casadi"), _anchor("symengine")
+    rows = []
+    for n in sizes:
+        f, xs = build_f(n)
+        contenders: dict[str, Any] = {"exprgraph": lambda f=f, xs=xs: grad(f, xs)}
+        if se is not None:
+            terms, sxs = build_terms(se, n)
+            contenders["symengine"] = lambda terms=terms, sxs=sxs: term_by_term(se, terms, sxs)
+        if ca is not None:
+            cf, cx = casadi_f(ca, n)
+            contenders["casadi"] = lambda cf=cf, cx=cx: ca.gradient(cf, cx)
+        times = best_of(contenders, 3 if n < 100_000 else 1)
+        row = [n, fmt_seconds(times["exprgraph"])]
+        for name in ("symengine", "casadi"):
+            row += [fmt_seconds(times[name]), ratio(times["exprgraph"], times[name])] if name in times else ["", ""]
+        rows.append(row)
+        del f, xs, contenders
+    print_table(
+        "gradient construction as n grows (goal: <= 1.0 symengine term by term at every n)",
+        ["n", "exprgraph", "symengine term by term", "ours/symengine", "CasADi SX", "ours/CasADi"],
+        rows,
+    )
+
+
+def with_collector(n: int = 100_000) -> None:
+    """One gradient at n = 10^5 with the garbage collector enabled (what a user sees)."""
+    f, xs = build_f(n)
+    gc.collect()
+    start = time.perf_counter()
+    d = grad(f, xs)
+    elapsed = time.perf_counter() - start
+    print(f"n = {n:,}, collector enabled: gradient in {fmt_seconds(elapsed)} ({len(d):,} partials)\n")
 
 
 def chain(lib: Any, k: int) -> tuple[Any, Any]:
@@ -60,99 +182,26 @@ def chain(lib: Any, k: int) -> tuple[Any, Any]:
     return f, x
 
 
-def _anchors() -> dict[str, Any]:
-    found = {}
-    for name in ("symengine", "sympy"):
-        try:
-            found[name] = __import__(name)
-        except ImportError:
-            skip(f"{name} rows", "not installed")
-    return found
-
-
-def all_partials(full_sympy: bool) -> None:
-    anchors = _anchors()
-    rows = []
-    extrapolate: dict[int, float] = {}
-    for n in SIZES:
-        f, xs = build_f(eg, n)
-        contenders = {"exprgraph": lambda f=f, xs=xs: grad(f, xs)}
-        built = {}
-        for name, lib in anchors.items():
-            if name == "sympy" and n >= 1000 and not full_sympy:
-                continue
-            sf, sxs = build_f(lib, n)
-            built[name] = (sf, sxs)
-            contenders[name] = lambda sf=sf, sxs=sxs: [sf.diff(s) for s in sxs]
-        repeat = {"exprgraph": 5, "symengine": 3 if n < 1000 else 2, "sympy": 1}
-        times = best_of(contenders, {k: repeat[k] for k in contenders})
-        ours_size = len(eg.postorder(grad(f, xs)))
-        sizes = {"exprgraph": ours_size}
-        for name, (sf, sxs) in built.items():
-            if name == "symengine" or n <= 100:
-                sizes[name] = anchor_size([sf.diff(s) for s in sxs])
-        if "sympy" in times and n < 1000:
-            extrapolate[n] = times["sympy"]
-        for name, t in times.items():
-            size = sizes.get(name)
-            rows.append(
-                [
-                    n,
-                    name,
-                    fmt_seconds(t),
-                    ratio(times["exprgraph"], t) if name != "exprgraph" else "",
-                    f"{size:,}" if size else "n/a",
-                    f"{f.size:,}",
-                    f"{size / f.size:.2f}" if size else "n/a",
-                ]
-            )
-        if n >= 1000 and "sympy" in anchors and not full_sympy:
-            # SymPy's cost per partial grows with n (each diff walks all of f): fit t = c*n^p on n=100, 300
-            sf, sxs = build_f(anchors["sympy"], 300)
-            t0 = time.perf_counter()
-            [sf.diff(s) for s in sxs]
-            t300 = time.perf_counter() - t0
-            p = math.log(t300 / extrapolate[100]) / math.log(3.0)
-            est = t300 * (n / 300) ** p
-            rows.append(
-                [n, "sympy (extrapolated)", f"~{fmt_seconds(est)}", ratio(times["exprgraph"], est), "n/a", "", ""]
-            )
-            print(
-                f"(sympy at n=1000 not run: extrapolated from n=100 ({fmt_seconds(extrapolate[100])}) and "
-                f"n=300 ({fmt_seconds(t300)}) as c*n^{p:.2f}; run with --sympy-1000 to measure it)\n"
-            )
-    print_table(
-        "all partials of sum_i sin(x_i*x_{i+1}) + exp(x_i)/(1+x_i**2) (targets at n=1000: <= 0.1x symengine, "
-        "<= 1/300 sympy, size <= 2x f)",
-        ["n", "contender", "time", "exprgraph / this", "result size", "size of f", "result / f"],
-        rows,
-    )
-
-
 def deep_chain() -> None:
-    anchors = _anchors()
+    """``f_k = sin(f_{k-1})*f_{k-1} + x``, ``df_k/dx``: time and linear size."""
+    se = _anchor("symengine")
     f, x = chain(eg, CHAIN_K)
     contenders = {"exprgraph": lambda: grad(f, x)}
-    if "symengine" in anchors:
-        sf, sx = chain(anchors["symengine"], CHAIN_K)
+    if se is not None:
+        sf, sx = chain(se, CHAIN_K)
         contenders["symengine"] = lambda: sf.diff(sx)
     times = best_of(contenders, 20)
     rows = [
         [CHAIN_K, name, fmt_seconds(t), ratio(times["exprgraph"], t) if name != "exprgraph" else ""]
         for name, t in times.items()
     ]
-    if "sympy" in anchors:
-        for k in (6, 8, 10):
-            sf, sx = chain(anchors["sympy"], k)
-            t = best_of({"sympy": lambda sf=sf, sx=sx: sf.diff(sx)}, 1)["sympy"]
-            rows.append([k, "sympy", fmt_seconds(t), ""])
     print_table(
-        f"deep chain f_k = sin(f_k-1)*f_k-1 + x, df/dx (target: k={CHAIN_K} under 10 ms)",
+        f"deep chain f_k = sin(f_k-1)*f_k-1 + x, df/dx at k = {CHAIN_K}",
         ["k", "contender", "time", "exprgraph / this"],
         rows,
     )
     size_rows = []
-    for k in (10, 20, 30, 60, 120):
+    for k in (10, 30, 120):
         fk, xk = chain(eg, k)
         size_rows.append([k, fk.size, grad(fk, xk).size, f"{grad(fk, xk).size / k:.1f}"])
     print_table(
@@ -162,11 +211,11 @@ def deep_chain() -> None:
     )
 
 
-def main(full_sympy: bool | None = None) -> None:
-    """Print both tables."""
-    if full_sympy is None:
-        full_sympy = "--sympy-1000" in sys.argv or os.environ.get("EXPRGRAPH_BENCH_SYMPY_1000") == "1"
-    all_partials(full_sympy)
+def main() -> None:
+    """Print every table."""
+    gradient_table()
+    symengine_scale()
+    with_collector()
     deep_chain()
 
 

@@ -33,6 +33,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("simplify", "exprgraph.simplify.cli"),
     ("rewrite", "exprgraph.graph.cli"),
     ("cache", "exprgraph.compile.cli"),
+    ("saturate", "exprgraph.egraph.cli"),
 ]
 
 #: exit code for bad input (the same as argparse's usage errors)

@@ -33,6 +33,8 @@ __all__ = [
     "SizeLimitError",
     "CacheSecurityError",
     "BuildTimeoutError",
+    "OptionalDependencyError",
+    "ConversionError",
 ]
 
 
@@ -197,3 +199,11 @@ class CacheSecurityError(CompileError):
 
 class BuildTimeoutError(CompileError):
     """The C compiler ran past the build time limit and was stopped (with every process it started)."""
+
+
+class OptionalDependencyError(ExprgraphError, ImportError):
+    """An optional package is not installed; the message names the extra to install (``exprgraph[sympy]``)."""
+
+
+class ConversionError(ExprgraphError, ValueError):
+    """A foreign expression or graph (sympy, PyTensor, ONNX) uses something exprgraph cannot represent, or back."""

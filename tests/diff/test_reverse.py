@@ -121,3 +121,28 @@ def test_chain_of_100k_nodes_at_the_default_recursion_limit() -> None:
     assert d[0].size > 100_000
     values = eg.evaluate(d, {x: 0.1, y: 0.2})
     assert all(np.isfinite(values))
+
+
+def test_the_collector_is_paused_during_a_sweep_and_restored() -> None:
+    import gc
+
+    seen = []
+
+    def spy(node: eg.Term, g: eg.Term) -> tuple:
+        seen.append(gc.isenabled())
+        return (g,)
+
+    op = register_op(Op("test_spy_op", 1, real, ufunc=np.negative, grad=spy), replace=True)
+    assert gc.isenabled()
+    grad(op(x) * y, x)
+    assert seen == [False] and gc.isenabled()
+    bad = register_op(Op("test_spy_bad", 1, real, ufunc=np.negative, grad=lambda n, g: 1 / 0), replace=True)
+    with pytest.raises(ZeroDivisionError):
+        grad(bad(x), x)
+    assert gc.isenabled()  # restored after an error too
+    gc.disable()
+    try:
+        grad(op(x), x)
+        assert not gc.isenabled()  # a caller's own pause is left alone
+    finally:
+        gc.enable()

@@ -262,9 +262,25 @@ def test_fast_path_declines_and_the_general_path_answers(text):
 
 
 def test_long_text_takes_the_general_path():
-    text = "+".join(["x"] * MAX_TOKENS)
+    text = "(" + "+".join(["x"] * MAX_TOKENS) + ")"
     assert read_polynomial(text, context(False)) is None
     assert simplify_expression(text) == f"{MAX_TOKENS}*x"
+
+
+def test_a_long_flat_sum_is_read_in_one_scan():
+    # a flat sum is its own polynomial, whatever its length: read without the general walk
+    text = "+".join(["x"] * MAX_TOKENS) + " - " + " - ".join(f"{k}*y{k}" for k in range(5000))
+    clear_caches()
+    got = read_polynomial(text, context(False))
+    assert got is not None
+    clear_caches()
+    assert got == _general_poly(text, False)
+    assert (
+        simplify_expression(
+            "+".join(f"x{k}" for k in range(10_000)) + "-" + "-".join(f"x{k}" for k in range(1, 10_000))
+        )
+        == "x0"
+    )
 
 
 def test_literals_at_the_int64_bounds_as_the_parser_reads_them():

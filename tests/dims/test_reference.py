@@ -100,3 +100,24 @@ def test_known_faults_come_out_right(text, want):
     for v in range(0, 40, 3):
         env = {n: v + k for k, n in enumerate(sorted(dims.parse_expression_tokens(text)))}
         assert dims.evaluate_expression(got, env) == dims.evaluate_expression(text, env)
+
+
+# the seed's own examples (../shared/seeds/003_*.txt), printed as the reference prints them
+SEED_EXAMPLES = [
+    ("simplify_expression", ["(a + b) * c"], "(a+b)*c"),
+    ("simplify_expression", ["a * b + c"], "a*b+c"),
+    ("simplify_expression", ["2*batch//batch"], 2),
+    ("simplify_expression", ["a + b - a"], "b"),
+    ("dim_add", ["batch", 1], "batch+1"),
+    ("dim_mul", [2, "seq_length"], "2*seq_length"),
+    ("dim_div", ["2*seq_length", 2], "seq_length"),
+    ("dim_div", ["2*n", "n"], 2),
+    ("dim_multi_mul", ["batch", "cache+seq"], "batch*(cache+seq)"),
+]
+
+
+@pytest.mark.parametrize(("function", "args", "want"), SEED_EXAMPLES, ids=[repr(a) for _, a, _ in SEED_EXAMPLES])
+def test_seed_examples(function, args, want):
+    got = getattr(dims, function)(*args)
+    assert got == want
+    assert type(got) is type(want)

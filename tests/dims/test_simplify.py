@@ -259,8 +259,8 @@ def test_expansion_limits(monkeypatch):
     monkeypatch.setattr(normal, "MAX_WORK", 20_000)
     clear_caches()
     big = "*".join("(" + "+".join(f"x{j}_{i}" for j in range(10)) + ")" for i in range(8))
-    with pytest.raises(TermTooLargeError):
-        simplify_expression(big)
+    # a product of sums stays a product (10**8 terms multiplied out): no budget is spent on it
+    assert simplify_expression(big).count("*") == 7
     t = dim_name("x")
     for _ in range(40):
         t = t * t  # x**(2**40)

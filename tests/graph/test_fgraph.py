@@ -48,8 +48,9 @@ def test_missing_and_bad_inputs():
         FunctionGraph([x], [x + y])
     with pytest.raises(TypeError):
         FunctionGraph([x + y], [x + y])
-    with pytest.raises(ValueError, match="distinct"):
-        FunctionGraph([x, x], [x])
+    dup = FunctionGraph([x, x], [x + 1])  # duplicate inputs are kept, as upstream
+    assert dup.inputs == (x, x)
+    dup.check_integrity()
     with pytest.raises(TypeError):
         FunctionGraph([x])
 

@@ -39,7 +39,7 @@ def test_rhs_literal_takes_the_dtype_of_the_matched_term():
 def test_wildcard_and_segments():
     r = rule("_ * 0 -> 0")
     assert r(x * 0).value == 0.0
-    drop = rule("add(x, 0, *rest) -> add(x, *rest)")
+    drop = rule("add(x, 0, y, *rest) -> add(x, y, *rest)")
     assert drop(add(x, const(0), y, y)) is add(x, y, y)
     with pytest.raises(RuleSyntaxError, match="whole argument"):
         rule("x + *rest -> x")

@@ -16,8 +16,47 @@ from exprgraph.simplify import canonical, cost, rules, simplify
 x, y, z = X, Y, Z
 
 
+def _conditioning(term: eg.Term, value: np.ndarray, env: dict) -> tuple[np.ndarray, np.ndarray]:
+    """How far ``term`` moves when its float inputs move by 2**-40 (relative), and where that flips a nan.
+
+    Where a large argument feeds cos and a large factor multiplies it (the derivative of
+    ``sin((x**6 + x)**6)``), or where rounding noise is all that is left (``log(3*-x - -x + x + x)``),
+    two correct forms differ by about this much; there the float value itself is noise.
+    """
+    moved_env = {k: v * (1 + 2.0**-40) if np.asarray(v).dtype.kind == "f" else v for k, v in env.items()}
+    with np.errstate(all="ignore"):
+        moved = np.broadcast_to(np.asarray(eg.evaluate(term, moved_env), dtype=np.float64), value.shape)
+        moves = np.abs(np.where(np.isfinite(moved) & np.isfinite(value), moved - value, 0.0))
+        flips = (np.isnan(moved) != np.isnan(value)) | (np.isinf(moved) != np.isinf(value))
+    return moves, flips
+
+
+def _cancelled(nodes: list, values: list, shape: tuple) -> np.ndarray:
+    """Points where a sum in the term cancels to (near) nothing: what is left there is rounding noise.
+
+    ``3*-x - -x + x + x`` is 0 exactly but computes a few ulps of ``3*x``; a simplified form that
+    cancels exactly (``x - x``) then gives 0 where the input gives noise (and ``log`` of it, -inf
+    against a finite number).
+    """
+    value_of = dict(zip(nodes, values, strict=True))
+    out = np.zeros(shape, dtype=bool)
+    for node in nodes:
+        if node.op.name not in ("add", "sub") or node.dtype != "float64":
+            continue
+        scale = np.zeros(shape)
+        for a in node.args:
+            scale = np.maximum(scale, np.abs(np.broadcast_to(np.asarray(value_of[a], dtype=np.float64), shape)))
+        v = np.abs(np.broadcast_to(np.asarray(value_of[node], dtype=np.float64), shape))
+        out |= np.isfinite(scale) & (scale > 0) & (v <= 2.0**-40 * scale)
+    return out
+
+
 def values_agree(original: eg.Term, simplified: eg.Term, env: dict, finite_only: bool) -> None:
-    """Equal at every point (nan where nan, to rounding), or only where ``original`` computes finitely."""
+    """Equal at every point (nan where nan, to rounding), or only where ``original`` computes finitely.
+
+    Points where ``original`` is ill-conditioned (a relative input change of 2**-40 moves it by more
+    than 1e-6, or turns it nan or infinite) are not compared: any two correct forms differ there.
+    """
     nodes = eg.postorder(original)
     with np.errstate(all="ignore"):
         want, got = eg.evaluate([original, simplified], env)
@@ -29,9 +68,14 @@ def values_agree(original: eg.Term, simplified: eg.Term, env: dict, finite_only:
     if finite_only:  # unsafe rules hold where every intermediate value is finite
         for v in inner:
             keep &= np.isfinite(np.asarray(v, dtype=np.float64))
+    moves, flips = _conditioning(original, want, env)
+    with np.errstate(all="ignore"):
+        keep &= ~flips & ~(moves > 1e-6 * (np.abs(np.where(np.isfinite(want), want, 0.0)) + 1))
+        keep &= ~_cancelled(nodes, inner, shape)
     assert np.array_equal(np.isnan(got[keep]), np.isnan(want[keep])), (str(original), str(simplified))
     with np.errstate(all="ignore"):  # near the float range the scale itself may overflow to inf
         allowed = 1e-9 * (np.abs(np.where(np.isfinite(want), want, 0.0)) + intermediate_scale(original, env))
+        allowed = allowed + 4 * moves
         diff = np.abs(np.where(np.isfinite(want), got - want, 0.0))
     assert np.all(diff[keep] <= np.broadcast_to(allowed, shape)[keep]), (str(original), str(simplified))
     inf = np.isinf(want) & keep
@@ -88,7 +132,7 @@ def test_simplifies_to(before: str, after: str) -> None:
 
 @pytest.mark.parametrize(
     ("before", "after"),
-    [("x*0", "0*x"), ("x - x", "x - x"), ("(x*y)/y", "x*y/y"), ("log(exp(x))", "log(exp(x))"), ("x + x", "2*x")],
+    [("x*0", "0*x"), ("x - x", "x - x"), ("(x*y)/y", "x*(y/y)"), ("log(exp(x))", "log(exp(x))"), ("x + x", "2*x")],
 )
 def test_unsafe_rules_opt_out(before: str, after: str) -> None:
     assert str(simplify(eg.parse(before), unsafe=False)) == after
@@ -283,8 +327,10 @@ def test_the_two_non_idempotent_examples() -> None:
     ("before", "after"),
     [
         # without distributing a negation (it turns -(x - x) = -0.0 into 0.0), a negated sum is
-        # subtracted whole, and each negative term separately: the canonical form reads that back
-        ("y - sin(z) - (1.0/x + y)", "y - sin(z) - (y + 1.0/x)"),
+        # subtracted whole, and each negative term separately: the canonical form reads that back;
+        # a negated sum is spread only where its terms cancel (exactly, into y - y: nan for y = inf)
+        ("y - sin(z) - (1.0/x + y)", "y - y - sin(z) - 1.0/x"),
+        ("y - sin(z) - (1.0/x + z)", "y - sin(z) - (z + 1.0/x)"),
         ("x - 2*y - z", "x - z - 2*y"),
         ("-x - y", "-x - y"),
         ("-(-x - y)", "-(-x - y)"),

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core import Term
+from ..core import Symbol, Term
 from ..core.dtypes import BOOL, FLOAT64, INT64
 from ..errors import CompileError
 
@@ -126,13 +126,22 @@ def operand_dtypes(node: Term) -> tuple[str, ...]:
     """The dtype each operand of ``node`` is converted to before the op applies (numpy's promotion).
 
     Arithmetic converts to the result's dtype (bools count as integers, anything meets a float as a
-    float); comparisons, max/min and where keep their operands' own dtypes.
+    float); comparisons, max/min and where keep their operands' own dtypes; a float raised to an
+    integer power keeps the exponent an integer (so an odd exponent keeps the base's sign, even
+    above 2**53 where the exponent as a double would be even).
     """
     op = node.op
     if op.relational or op.name in _UNCAST:
         return tuple(a.dtype for a in node.args)
     want = node.dtype
-    return tuple(want if (want == FLOAT64 or (want == INT64 and a.dtype == BOOL)) else a.dtype for a in node.args)
+    out = tuple(want if (want == FLOAT64 or (want == INT64 and a.dtype == BOOL)) else a.dtype for a in node.args)
+    if op.name == "pow" and want == FLOAT64 and node.args[1].dtype != FLOAT64:
+        return (out[0], INT64)
+    return out
+
+
+#: a scalar symbol of each dtype, to ask an op's dtype rule about one step of a fold
+_SCALAR = {d: Symbol("s", d) for d in (FLOAT64, INT64, BOOL)}
 
 
 def render(node: Term, operands: Sequence[str], dialect: Dialect = HOST) -> str:
@@ -141,17 +150,26 @@ def render(node: Term, operands: Sequence[str], dialect: Dialect = HOST) -> str:
     template = op.c_render
     if template is None:
         raise CompileError(f"op {op.name!r} has no C rendering (c_render in the op table); use backend='numpy'")
-    texts = [
-        t if a.dtype == want else f"({dialect.ctype[want]}){t}"
-        for t, a, want in zip(operands, node.args, operand_dtypes(node), strict=True)
-    ]
-    if len(texts) > 2 and op.arity[1] is None and op.associative:
-        # a variadic associative op: fold its binary template left to right
-        text = texts[0]
-        for t in texts[1:]:
-            text = _apply(template, [text, t])
+    args = node.args
+    if len(args) > 2 and op.arity[1] is None and op.associative:
+        # a variadic associative op: fold its binary template left to right, each step in its own
+        # dtype as numpy's fold computes it (add(i, j, x) adds the ints in int64, wrapping, first)
+        have = args[0].dtype
+        text = operands[0]
+        for a, t in zip(args[1:], operands[1:], strict=True):
+            step = op.infer((_SCALAR[have], _SCALAR[a.dtype]), None)[0]
+            pair = [_cast(text, have, step, dialect), _cast(t, a.dtype, step, dialect)]
+            if op.relational or op.name in _UNCAST:
+                pair = [text, t]
+            text = _apply(template, pair)
+            have = step
         return text
+    texts = [_cast(t, a.dtype, want, dialect) for t, a, want in zip(operands, args, operand_dtypes(node), strict=True)]
     return _apply(template, texts)
+
+
+def _cast(text: str, have: str, want: str, dialect: Dialect) -> str:
+    return text if have == want else f"({dialect.ctype[want]}){text}"
 
 
 def _apply(template: str | Callable[..., str], operands: list[str]) -> str:
@@ -256,17 +274,18 @@ static inline int64_t eg_fmod_i(int64_t a, int64_t b) { return (b == 0 || b == -
         ("EG_PICK",),
     ),
     "eg_max": (
-        r"""/* numpy's maximum propagates nan (C's fmax does not) */
-static inline double eg_max_d(double a, double b) { return (a >= b || a != a) ? a : b; }
-static inline float eg_max_f(float a, float b) { return (a >= b || a != a) ? a : b; }
+        r"""/* numpy's maximum propagates nan (C's fmax does not) and gives the second operand on a tie,
+   so max(-0.0, 0.0) is 0.0 and max(0.0, -0.0) is -0.0 as in numpy */
+static inline double eg_max_d(double a, double b) { return (a > b || a != a) ? a : b; }
+static inline float eg_max_f(float a, float b) { return (a > b || a != a) ? a : b; }
 static inline int64_t eg_max_i(int64_t a, int64_t b) { return a >= b ? a : b; }
 #define eg_max(a, b) EG_PICK((a) + (b), eg_max_d, eg_max_f, eg_max_i)((a), (b))""",
         ("EG_PICK",),
     ),
     "eg_min": (
-        r"""/* numpy's minimum propagates nan (C's fmin does not) */
-static inline double eg_min_d(double a, double b) { return (a <= b || a != a) ? a : b; }
-static inline float eg_min_f(float a, float b) { return (a <= b || a != a) ? a : b; }
+        r"""/* numpy's minimum propagates nan (C's fmin does not) and gives the second operand on a tie */
+static inline double eg_min_d(double a, double b) { return (a < b || a != a) ? a : b; }
+static inline float eg_min_f(float a, float b) { return (a < b || a != a) ? a : b; }
 static inline int64_t eg_min_i(int64_t a, int64_t b) { return a <= b ? a : b; }
 #define eg_min(a, b) EG_PICK((a) + (b), eg_min_d, eg_min_f, eg_min_i)((a), (b))""",
         ("EG_PICK",),
@@ -288,7 +307,21 @@ static inline int64_t eg_pow_i(int64_t a, int64_t b) {
     }
     return (int64_t)r;
 }
-#define eg_pow(a, b) EG_PICK((a) + (b), pow, powf, eg_pow_i)((a), (b))""",
+/* a**0.5 is sqrt(a), as numpy computes it: nan for -inf, -0.0 for -0.0 (C's pow gives inf and 0.0) */
+static inline double eg_pow_dd(double a, double b) { return b == 0.5 ? sqrt(a) : pow(a, b); }
+static inline float eg_pow_ff(float a, float b) { return b == 0.5f ? sqrtf(a) : powf(a, b); }
+/* a float to an int64 power: an odd exponent keeps the base's sign even above 2**53, where the
+   exponent read as a double is even */
+static inline double eg_pow_di(double a, int64_t b) {
+    double r = pow(a, (double)b);
+    return (b & 1) ? copysign(r, a) : r;
+}
+static inline float eg_pow_fi(float a, int64_t b) {
+    float r = powf(a, (float)b);
+    return (b & 1) ? copysignf(r, a) : r;
+}
+#define eg_pow(a, b) _Generic((b), double: eg_pow_dd, float: eg_pow_ff, \
+    default: EG_PICK((a), eg_pow_di, eg_pow_fi, eg_pow_i))((a), (b))""",
         ("EG_PICK", "eg_error"),
     ),
     "eg_sigmoid": (

@@ -24,6 +24,7 @@ from ..core import Term
 from ..errors import EvaluationError
 from ..eval import evaluate
 from ..eval.bind import NUMPY_DTYPES
+from ..eval.limits import check_elements, limit_in_force
 from .function import bind_inputs
 from .lower import Program
 
@@ -76,6 +77,7 @@ class NativeRunner:
             shape = np.broadcast_shapes(*shapes)
         except ValueError as exc:
             raise EvaluationError(f"the input values do not broadcast together: {exc}") from None
+        check_elements(shape, limit_in_force(), "the compiled function")  # before allocating the outputs
         size = math.prod(shape)
         if size == 0:
             return tuple(evaluate(list(program.outputs), dict(zip(inputs, values, strict=True))))

@@ -103,7 +103,14 @@ class _Writer:
         args = node.args
         op = node.op
         target = self.name(node)
-        if _elementwise(op, len(args)) and not (op.name == "pow" and gen.int_pow_needs_check(node)):
+        if op.name == "pow" and gen.power_needs_impl(node):
+            # numpy's power is C's pow for an array of exponents; the op table's impl is exact
+            fn = gen.bind(op.impl, op.name)
+            dtype = gen.constant(NUMPY_DTYPES[node.dtype])
+            self.lines.append(
+                f"{target} = _finish({fn}({self.operand(args[0], node)}, {self.operand(args[1], node)}), {dtype})"
+            )
+        elif _elementwise(op, len(args)) and not (op.name == "pow" and gen.int_pow_needs_check(node)):
             self.elementwise(node, target)
         elif op.name == "pow":
             base, exponent = args
@@ -233,6 +240,20 @@ class _Gen:
             and exponent.attr == 2
             and base.dtype == node.dtype
         )
+
+    def power_needs_impl(self, node: Term) -> bool:
+        """Whether a float power must go through the op table's impl rather than ``np.power``.
+
+        ``np.power`` agrees with it for a scalar exponent known now, unless that exponent is an
+        integer beyond 2**53 (an odd one keeps the base's sign only in the impl).
+        """
+        exponent = node.args[1]
+        if node.dtype != FLOAT64 or node.op.impl is None:
+            return False
+        if exponent in self.computed or exponent.op.name == "symbol":
+            return True
+        value = np.asarray(self.namespace[self.names[exponent]])
+        return bool(value.ndim or (value.dtype.kind in "iu" and abs(int(value)) > 2**53))
 
     def int_pow_needs_check(self, node: Term) -> bool:
         base, exponent = node.args

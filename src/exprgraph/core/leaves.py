@@ -3,18 +3,38 @@
 from __future__ import annotations
 
 import keyword
+import re
 from typing import Any
 
 import numpy as np
 
-from ..errors import DTypeError, ShapeError
+from ..errors import ShapeError
 from .dtypes import BOOL, FLOAT64, INT64, as_dtype, dtype_of_value
 from .term import REGISTRY, Term
 
-__all__ = ["Symbol", "symbols", "const", "ConstArray", "as_dim", "as_shape", "RESERVED_NAMES"]
+__all__ = ["Symbol", "symbols", "const", "ConstArray", "as_dim", "as_shape", "RESERVED_NAMES", "NAME", "check_name"]
 
 #: names the parser reads as something else, so no symbol may take them
 RESERVED_NAMES = frozenset({"inf", "nan", "True", "False", "None", *keyword.kwlist})
+
+#: the text the parser reads as one name: word characters (Unicode letters and digits, ``_``), not
+#: starting with a digit. A symbol name must be all of one such token, so ``parse(str(t)) is t``.
+NAME = re.compile(r"[^\W\d]\w*")
+
+
+def check_name(name: Any) -> str:
+    """``name`` when it can name a symbol (an identifier the parser reads back whole), else ValueError."""
+    if not isinstance(name, str) or not name.isidentifier() or name in RESERVED_NAMES:
+        raise ValueError(f"a symbol name must be an identifier that is not reserved, not {name!r}")
+    if NAME.fullmatch(name) is None:
+        # an identifier with a combining mark or a connector the tokenizer does not read as a word
+        # character (such as "e\u0301" or "a\u00b7b"): printed, it would not parse back as this name
+        raise ValueError(
+            f"the symbol name {name!r} would not read back from printed text: use letters, digits and '_' "
+            "(for accented letters, the composed form: unicodedata.normalize('NFC', name))"
+        )
+    return name
+
 
 _INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
 
@@ -131,13 +151,8 @@ def as_shape(shape: Any) -> tuple:
 
 def Symbol(name: str, dtype: Any = FLOAT64, shape: Any = ()) -> Term:  # noqa: N802 - reads as a type
     """A named leaf of the given dtype and shape (``Symbol("A", shape=("m", "n"))``)."""
-    if not isinstance(name, str) or not name.isidentifier() or name in RESERVED_NAMES:
-        raise ValueError(f"a symbol name must be an identifier that is not reserved, not {name!r}")
-    try:
-        dt = as_dtype(dtype)
-    except DTypeError:
-        raise
-    return Term(REGISTRY["symbol"], (), (name, dt, as_shape(shape)))
+    check_name(name)
+    return Term(REGISTRY["symbol"], (), (name, as_dtype(dtype), as_shape(shape)))
 
 
 def symbols(names: str, dtype: Any = FLOAT64, shape: Any = ()) -> Any:

@@ -7,10 +7,15 @@ and a slot for its gradient rule. Adding an op is one :func:`register_op` call.
 
 from __future__ import annotations
 
+import functools
+import itertools
+import math
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import DTypeError
+from ..errors import DTypeError, ShapeError
+from .dtypes import DTYPES, INT64
+from .leaves import Symbol
 from .term import REGISTRY, Term
 
 __all__ = [
@@ -18,6 +23,16 @@ __all__ = [
     "register_op",
     "get_op",
     "ops",
+    "Interval",
+    "Domain",
+    "ALL_REALS",
+    "POSITIVE",
+    "NONZERO",
+    "operand_domain",
+    "domain_within",
+    "Kind",
+    "any_kind",
+    "result_kinds",
     "PREC_OR",
     "PREC_AND",
     "PREC_NOT",
@@ -44,6 +59,18 @@ PREC_ATOM = 10
 NOTATIONS = ("leaf", "infix", "prefix", "call", "index")
 
 Infer = Callable[[tuple, Any], tuple[str, tuple]]
+
+#: an open interval ``(low, high)`` of the real line (bounds may be infinite)
+Interval = tuple[float, float]
+#: where an operand may lie: a tuple of disjoint open intervals, or None for the whole real line
+Domain = tuple[Interval, ...] | None
+
+_INF = math.inf
+ALL_REALS: Domain = None
+#: x > 0 (log, sqrt, the base of a real power)
+POSITIVE: Domain = ((0.0, _INF),)
+#: x != 0 (a divisor, the kink of abs)
+NONZERO: Domain = ((-_INF, 0.0), (0.0, _INF))
 
 
 class Op:
@@ -74,6 +101,7 @@ class Op:
         "doc",
         "table",
         "batch_attr",
+        "domain",
     )
 
     def __init__(
@@ -101,6 +129,7 @@ class Op:
         llvm: dict[str, str] | None = None,
         grad: Callable[..., Any] | None = None,
         batch_attr: Callable[[Any, int, int], Any] | None = None,
+        domain: tuple[Domain, ...] | None = None,
         doc: str = "",
     ) -> None:
         if notation not in NOTATIONS:
@@ -142,6 +171,10 @@ class Op:
         #: ``batch_attr(attr, ndim, value_ndim)``: the attr to evaluate with when the operand's value
         #: carries leading batch axes (many parameter sets) beyond the term's ``ndim`` axes
         self.batch_attr = batch_attr
+        #: where the op is defined and smooth in each operand, for drawing the inputs of numerical
+        #: checks: one :data:`Domain` per operand (the last repeats for variadic ops), None when the
+        #: op is smooth everywhere (``log``: ``(POSITIVE,)``; ``truediv``: ``(ALL_REALS, NONZERO)``)
+        self.domain = domain
         self.doc = doc
         #: intern table of this op's live terms (see Term.__new__)
         self.table: dict = {}
@@ -219,3 +252,81 @@ def as_term(value: Any) -> Term:
         return const(value)
     except DTypeError:
         raise TypeError(f"cannot use {type(value).__name__} {value!r} as a term") from None
+
+
+def operand_domain(op: Op, position: int) -> Domain:
+    """The :data:`Domain` of operand ``position`` of ``op`` (None: the whole real line)."""
+    if op.domain is None or not op.domain:
+        return None
+    return op.domain[min(position, len(op.domain) - 1)]
+
+
+def domain_within(domain: Domain, low: float, high: float, margin: float = 0.05) -> list[Interval]:
+    """The parts of ``domain`` inside ``[low, high)``, kept away from the domain's finite ends.
+
+    Each part is shrunk at a finite end of the domain by ``margin`` times the width of
+    ``[low, high)`` (at most a quarter of the part), so values drawn from the parts stay clear of
+    the poles and kinks where finite differences break down. An empty list means the domain
+    misses ``[low, high)``.
+    """
+    parts = ((-_INF, _INF),) if domain is None else domain
+    pad = margin * (high - low)
+    out: list[Interval] = []
+    for lo, hi in parts:
+        a, b = max(lo, low), min(hi, high)
+        if not a < b:
+            continue
+        cut = min(pad, (b - a) / 4)
+        if lo > -_INF and a == lo:
+            a += cut
+        if hi < _INF and b == hi:
+            b -= cut
+        if a < b:
+            out.append((a, b))
+    return out
+
+
+# -- what an op can give, for operands known only by their possible kinds ----------------------------
+
+#: the kind of a value: ``(dtype, shape)``, a shape of ints and int64 terms
+Kind = tuple[str, tuple]
+#: most combinations of operand kinds :func:`result_kinds` tries (beyond, it answers None: unknown)
+MAX_COMBINATIONS = 4096
+#: highest rank :func:`any_kind` describes
+MAX_RANK = 16
+_PLACEHOLDERS: dict[Kind, Term] = {}
+
+
+@functools.cache
+def any_kind(max_rank: int = 2) -> frozenset[Kind]:
+    """Every kind a value might have: each dtype, ranks 0..max_rank with symbolic dimensions."""
+    dims = tuple(Symbol(f"_d{i}", INT64) for i in range(MAX_RANK))  # the symbol op is registered by now
+    rank = max(0, min(max_rank, MAX_RANK))
+    return frozenset((d, dims[:r]) for d in DTYPES for r in range(rank + 1))
+
+
+def _placeholder(kind: Kind) -> Term:
+    term = _PLACEHOLDERS.get(kind)
+    if term is None:
+        term = _PLACEHOLDERS[kind] = Symbol("_", kind[0], kind[1])
+    return term
+
+
+@functools.lru_cache(maxsize=4096)
+def result_kinds(op: Op, operands: tuple[frozenset[Kind], ...], attr: Any = None) -> frozenset[Kind] | None:
+    """The kinds ``op(*args, attr=attr)`` can have when each arg may be any of its ``operands`` kinds.
+
+    An empty set means the op applies to no combination (``x @ 2``, ``transpose(x, axes=(0, 0))``);
+    None means there were too many combinations to try. Symbolic dimensions stand for any size,
+    so only what fails for every size is ruled out.
+    """
+    if math.prod(len(k) for k in operands) > MAX_COMBINATIONS:
+        return None
+    out: set[Kind] = set()
+    for combo in itertools.product(*operands):
+        try:
+            dtype, shape = op.check(tuple(_placeholder(k) for k in combo), attr)
+        except (ShapeError, DTypeError, TypeError, ValueError):
+            continue
+        out.add((dtype, tuple(shape)))
+    return frozenset(out)

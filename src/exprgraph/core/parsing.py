@@ -21,10 +21,12 @@ from .term import REGISTRY, Term
 
 __all__ = ["parse", "tokenize", "scan"]
 
+# numbers are ASCII digits; a name is a run of word characters not starting with a digit (Unicode
+# letters included, so every name Symbol() accepts reads back: see leaves.NAME)
 _TOKEN = re.compile(
     r"""(?P<ws>\s+)
-      | (?P<num>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
-      | (?P<name>[A-Za-z_][A-Za-z_0-9]*)
+      | (?P<num>(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?)
+      | (?P<name>[^\W\d]\w*)
       | (?P<op>\*\*|//|<=|>=|==|!=|[-+*/%@<>(),=\[\]])""",
     re.VERBOSE,
 )
@@ -326,50 +328,53 @@ class _Parser:
         self.operands.append(self.build(op, args, attr, cpos))
 
     def array_literal(self, pos: int) -> Term:
-        """``array([[1.0, 2.0], ...])``: nested lists of numbers, read iteratively."""
-        depth = 0
-        pieces: list[str] = []
+        """``array([[1.0, 2.0], ...])``: nested lists of (signed) numbers, read iteratively, token by token."""
+        kind, value, tpos = self.peek()
+        if value != "[":
+            raise self.fail("an array literal is a bracketed list: array([1.0, 2.0])", tpos)
+        rows: list[list] = []
+        expect_item = True  # after '[' or ',': a number, a sign or '['; else ',' or ']'
         while True:
             kind, value, tpos = self.peek()
             self.i += 1
-            if value == "[":
-                depth += 1
-                pieces.append("[")
-            elif value == "]":
-                depth -= 1
-                pieces.append("]")
-                if depth == 0:
-                    break
-            elif value == ",":
-                pieces.append(",")
-            elif value == "-" or kind == "num" or value in _LITERAL_NAMES:
-                pieces.append(value)
-            else:
-                raise self.fail(f"unexpected {value or 'end of input'!r} in an array literal", tpos)
-            if depth < 0 or kind == "end":
-                raise self.fail("unbalanced brackets in an array literal", tpos)
-        return const(_read_nested("".join(pieces), self, pos))
-
-
-def _read_nested(text: str, parser: _Parser, pos: int) -> np.ndarray:
-    # the pieces hold only brackets, commas, signs and number/boolean literals
-    rows: list[list] = [[]]
-    sign = 1
-    for m in re.finditer(r"\[|\]|,|-|[^\[\],-]+", text):
-        tok = m.group()
-        if tok == "[":
-            rows.append([])
-        elif tok == "]":
+            if expect_item and value == "[":
+                rows.append([])
+                continue
+            if expect_item and value == "]" and rows and not rows[-1]:
+                expect_item = False  # an empty list: []
+            elif expect_item:
+                rows[-1].append(self.array_number(kind, value, tpos))
+                expect_item = False
+                continue
+            if value == ",":
+                expect_item = True
+                continue
+            if value != "]":
+                raise self.fail(f"expected ',' or ']' in an array literal, got {value or 'end of input'!r}", tpos)
             done = rows.pop()
+            if not rows:
+                return const(_to_array(done, self, pos))
             rows[-1].append(done)
-        elif tok == "-":
-            sign = -sign
-        elif tok != ",":
-            v = _LITERAL_NAMES[tok] if tok in _LITERAL_NAMES else _number(tok)
-            rows[-1].append(-v if sign < 0 else v)
-            sign = 1
+
+    def array_number(self, kind: str, value: str, pos: int) -> Any:
+        """One entry of an array literal: a number (after any signs), True, False, inf or nan."""
+        sign = 1
+        while value in ("-", "+"):
+            if value == "-":
+                sign = -sign
+            kind, value, pos = self.peek()
+            self.i += 1
+        lit = self.operand_literal(kind, value)
+        if lit is None and value in ("True", "False"):
+            lit = _LITERAL_NAMES[value]
+        if lit is None:
+            raise self.fail(f"unexpected {value or 'end of input'!r} in an array literal", pos)
+        return -lit if sign < 0 else lit
+
+
+def _to_array(rows: list, parser: _Parser, pos: int) -> np.ndarray:
     try:
-        return np.array(rows[0][0])
+        return np.array(rows)
     except ValueError as exc:
         raise parser.fail(f"ragged array literal: {exc}", pos) from None
 

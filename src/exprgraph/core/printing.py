@@ -149,7 +149,7 @@ def _emit(roots: list[Term], parts_of: Any) -> str:
 
 def to_infix(term: Term, *, limit: int = MAX_PRINT_NODES) -> str:
     """Infix text with the fewest parentheses that still parses back to ``term``."""
-    if not term.args:
+    if not term.args and term.op.notation == "leaf":
         return _infix_parts(term)[0]
     _check_size((term,), limit)
     return _emit([term], _infix_parts)

@@ -9,8 +9,11 @@ import numpy as np
 
 from ..errors import ShapeError
 from .dtypes import BOOL, FLOAT64, INT64, promote
-from .leaves import const_infer, const_key, symbol_infer
+from .leaves import const, const_infer, const_key, symbol_infer
 from .op import (
+    ALL_REALS,
+    NONZERO,
+    POSITIVE,
     PREC_ADD,
     PREC_AND,
     PREC_CMP,
@@ -23,6 +26,7 @@ from .op import (
     register_op,
 )
 from .shapes import broadcast_shapes, dims_equal, normalize_axes
+from .term import REGISTRY, Term
 
 __all__ = ["ARITHMETIC", "FLOAT_FUNCS"]
 
@@ -51,7 +55,14 @@ def arith(args: tuple, attr: Any) -> tuple[str, tuple]:
         a, b = args
         sa, sb = a.shape, b.shape
         return _ARITH2[a.dtype, b.dtype], (sb if not sa else sa if not sb or sa is sb else _shape(args))
-    return promote(INT64, *(a.dtype for a in args)), _shape(args)
+    dtype = INT64
+    scalar = True
+    for a in args:
+        if a.dtype == FLOAT64:
+            dtype = FLOAT64
+        if a.shape:
+            scalar = False
+    return dtype, (() if scalar else _shape(args))
 
 
 def same(args: tuple, attr: Any) -> tuple[str, tuple]:
@@ -146,6 +157,30 @@ def _sigmoid(x: Any) -> Any:
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
+def _power(base: Any, exponent: Any) -> Any:
+    """numpy's power, with one value for every exponent shape and size.
+
+    numpy computes ``a**0.5`` as ``sqrt(a)`` for a scalar exponent (nan at -inf, -0.0 at -0.0) but
+    with C's pow for an array of exponents (inf and 0.0): 0.5 is read as sqrt everywhere here. A
+    float to an odd int64 power keeps the base's sign even above 2**53, where the exponent
+    converted to a float would be even. (The C helpers ``eg_pow_dd`` and ``eg_pow_di`` agree.)
+    """
+    base = np.asarray(base)
+    exponent = np.asarray(exponent)
+    out = np.power(base, exponent)
+    if out.dtype.kind != "f":
+        return out
+    if exponent.dtype.kind == "f":
+        half = exponent == 0.5
+        if half.any():
+            out = np.where(half, np.sqrt(base), out)
+    elif exponent.dtype.kind in "iu" and base.dtype.kind == "f":
+        odd = (exponent & 1).astype(bool)
+        if odd.any():
+            out = np.where(odd, np.copysign(out, base), out)
+    return out
+
+
 def _sum(x: Any, attr: Any = None) -> Any:
     return np.sum(x, axis=_axis_key(attr))
 
@@ -186,54 +221,82 @@ def _nary(ufunc: Any) -> Any:
 # shape: reverse mode (``exprgraph.diff``) sums it back to the operand's shape with :func:`sum_to`.
 # Rules are written with the ops of this table, so gradients are terms like any other: they can be
 # simplified, differentiated again and compiled. Derivatives at kinks and jumps are one-sided
-# choices, stated on each rule.
-
-_GRAD_OPS: dict[str, Op] = {}
-
-
-def _op(name: str) -> Op:
-    """The op ``name`` (looked up once; the table is complete when gradients are taken)."""
-    op = _GRAD_OPS.get(name)
-    if op is None:
-        from .op import get_op
-
-        op = _GRAD_OPS[name] = get_op(name)
-    return op
+# choices, stated on each rule. Rules build terms with ``Term(op, args)`` directly (no wrapping of
+# Python numbers to do) and fold the identities a sweep meets at every node (``1*t``, ``t*1.0``,
+# ``c1*c2``, ``(1/b)*t``, ``-(-t)``, ``-(c*t)``; see product and negate). A factor that does not
+# depend on ``g`` is built on its own (``g * -sin(a)``, not ``-(g*sin(a))``), so that the users of a
+# node in second and later sweeps share it.
 
 
-def _const(value: Any) -> Any:
-    from .leaves import const
-
-    return const(value)
+_NUMBERS = {"one": 1.0, "one_int": 1, "zero": 0.0, "zero_int": 0, "two": 2.0, "two_int": 2}
 
 
-def _is_number(t: Any, value: Any) -> bool:
-    """Whether ``t`` is the scalar int/float constant ``value``."""
-    return t.op.name == "const" and t.attr.__class__ in (int, float) and t.attr == value
+class _Lazy:
+    """Ops and constants of the table, looked up on first use (the table is complete by then)."""
+
+    def __getattr__(self, name: str) -> Any:
+        value = const(_NUMBERS[name]) if name in _NUMBERS else REGISTRY[name]
+        setattr(self, name, value)  # later reads find the instance attribute: no lookup
+        return value
 
 
-def _product(g: Any, factors: list) -> Any:
-    """``g * factors[0] * ...`` as one mul, leaving out ``g`` when it is exactly the float 1."""
-    if _is_number(g, 1) and promote(*(f.dtype for f in factors)) == FLOAT64:
-        return factors[0] if len(factors) == 1 else _op("mul")(*factors)
-    return _op("mul")(g, *factors)
+_O = _Lazy()
 
 
-def _negate(g: Any) -> Any:
-    """``-g`` (a constant when ``g`` is a scalar int/float constant)."""
-    if g.op.name == "const" and g.attr.__class__ in (int, float):
-        return _const(-g.attr)
-    return _op("neg")(g)
+def product(g: Any, factors: Any) -> Any:
+    """``g * factors[0] * ...`` as one mul; folds ``c1*c2``, ``1*t``, ``t*1.0`` and ``(1/b)*t -> t/b`` when float."""
+    first = factors[0]
+    k = _O.const
+    if g.op is k and first.op is k:
+        a, b = g.attr, first.attr
+        if (a.__class__ is float and b.__class__ in (int, float)) or (b.__class__ is float and a.__class__ is int):
+            g = const(a * b)  # c1*c2 -> c: the same rounding as evaluating the product left to right
+            factors = factors[1:]
+            if not factors:
+                return g
+            first = factors[0]
+    one = _O.one
+    if one in factors and g.dtype == FLOAT64:  # t*1.0 -> t: exact for a float product
+        factors = tuple(f for f in factors if f is not one)
+        if not factors:
+            return g
+        first = factors[0]
+    if g is one or g is _O.one_int:  # 1*t -> t (g decides the dtype only when no factor is float)
+        if len(factors) == 1:
+            if first.dtype == FLOAT64:
+                return first
+        elif any(f.dtype == FLOAT64 for f in factors):
+            return Term(_O.mul, tuple(factors))
+    elif len(factors) == 1 and FLOAT64 == g.dtype == first.dtype:
+        if g.op is _O.truediv and g.args[0] is one:
+            return Term(_O.truediv, (first, g.args[1]))  # (1/b)*t -> t/b: one rounding fewer
+        if first.op is _O.truediv and first.args[0] is one:
+            return Term(_O.truediv, (g, first.args[1]))  # g*(1/b) -> g/b
+    return Term(_O.mul, (g, *factors))
 
 
-def _times(g: Any, t: Any) -> Any:
-    """``g * t`` (just ``t`` when ``g`` is exactly the float 1)."""
-    return _product(g, [t])
+def times(g: Any, t: Any) -> Any:
+    """``g * t`` with the folds of :func:`product`."""
+    return product(g, (t,))
+
+
+def negate(g: Any) -> Any:
+    """``-g``: a constant for a scalar number, ``-(-t) -> t``, ``-(c*t) -> (-c)*t``, else a neg term."""
+    op = g.op
+    if op is _O.const and (g.attr.__class__ is float or (g.attr.__class__ is int and g.attr != -(2**63))):
+        return const(-g.attr)
+    if op is _O.neg:
+        return g.args[0]
+    if op is _O.mul:
+        first = g.args[0]
+        if first.op is _O.const and first.attr.__class__ is float:  # -(c*t) -> (-c)*t: exact
+            return Term(_O.mul, (const(-first.attr), *g.args[1:]))
+    return Term(_O.neg, (g,))
 
 
 def _same_shape(a: tuple, b: tuple) -> bool:
     # ints compare by value, symbolic dimensions by identity (Term == is identity)
-    return len(a) == len(b) and all(x == y for x, y in zip(a, b, strict=True))
+    return a is b or a == b
 
 
 def insert_axes(t: Any, positions: Any) -> Any:
@@ -243,8 +306,8 @@ def insert_axes(t: Any, positions: Any) -> Any:
     if not k:
         return t
     r = t.ndim + k
-    ones = _const(np.ones((1,) * r, dtype=np.float64 if t.dtype == FLOAT64 else np.int64))
-    widened = _op("mul")(ones, t)  # shape (1,)*k + t.shape: multiplying by 1 changes no value
+    ones = const(np.ones((1,) * r, dtype=np.float64 if t.dtype == FLOAT64 else np.int64))
+    widened = Term(_O.mul, (ones, t))  # shape (1,)*k + t.shape: multiplying by 1 changes no value
     perm, next_one, next_t = [], 0, k
     for j in range(r):
         if j in positions:
@@ -255,7 +318,7 @@ def insert_axes(t: Any, positions: Any) -> Any:
             next_t += 1
     if perm == list(range(r)):
         return widened
-    return _op("transpose")(widened, axes=tuple(perm))
+    return _O.transpose(widened, axes=tuple(perm))
 
 
 def broadcast_like(t: Any, like: Any) -> Any:
@@ -273,10 +336,10 @@ def broadcast_like(t: Any, like: Any) -> Any:
             if have != d:
                 shape = [1] * len(target)
                 shape[i] = d
-                out = _op("mul")(out, _const(np.ones(shape, dtype=dtype)))
+                out = Term(_O.mul, (out, const(np.ones(shape, dtype=dtype))))
         return out
     # symbolic dimensions: where(c, t, t) is t everywhere and c = (like == like) lends its shape
-    return _op("where")(_op("eq")(like, like), t, t)
+    return Term(_O.where, (Term(_O.eq, (like, like)), t, t))
 
 
 def sum_to(t: Any, like: Any) -> Any:
@@ -291,7 +354,7 @@ def sum_to(t: Any, like: Any) -> Any:
     kept = []
     for i, d in enumerate(target):
         td = shape[lead + i]
-        if d == td:
+        if d is td or d == td:
             continue
         if d.__class__ is int and d == 1:
             axes.append(lead + i)  # like had length 1 here and was broadcast: sum, keep a length-1 axis
@@ -303,181 +366,206 @@ def sum_to(t: Any, like: Any) -> Any:
             )
     out = t
     if axes:
-        out = _op("sum")(t, axis=None if len(axes) == len(shape) else tuple(axes))
+        out = _O.sum(t, axis=None if len(axes) == len(shape) else tuple(axes))
         out = insert_axes(out, kept)
     if not _same_shape(out.shape, target):
         out = broadcast_like(out, like)
     return out
 
 
-def _no_grad(node: Any, g: Any) -> tuple:
+def no_grad(node: Any, g: Any) -> tuple:
     """Comparisons, logic, floordiv: piecewise constant, so the gradient is zero wherever it exists."""
     return (None,) * len(node.args)
 
 
+_no_grad = no_grad
+
+
 def _grad_add(node: Any, g: Any) -> tuple:
     # d(a + b + ...)/da = 1
-    return tuple(None if a.is_const else g for a in node.args)
+    c = _O.const
+    args = node.args
+    if len(args) == 2:
+        a, b = args
+        return (None if a.op is c else g, None if b.op is c else g)
+    return tuple(None if a.op is c else g for a in args)
 
 
 def _grad_sub(node: Any, g: Any) -> tuple:
     # d(a - b) = da - db
     a, b = node.args
-    return (None if a.is_const else g, None if b.is_const else _negate(g))
+    c = _O.const
+    return (None if a.op is c else g, None if b.op is c else negate(g))
 
 
 def _grad_mul(node: Any, g: Any) -> tuple:
     # d(a*b*c)/da = b*c; prefix and suffix products keep many operands linear in size
     args = node.args
     n = len(args)
+    c = _O.const
+    if n == 2:
+        a, b = args
+        return (None if a.op is c else product(g, (b,)), None if b.op is c else product(g, (a,)))
     if n <= 4:
-        return tuple(None if a.is_const else _product(g, [*args[:i], *args[i + 1 :]]) for i, a in enumerate(args))
-    mul = _op("mul")
+        return tuple(None if a.op is c else product(g, args[:i] + args[i + 1 :]) for i, a in enumerate(args))
+    mul = _O.mul
     prefix: list = [None]
     for a in args[:-1]:
-        prefix.append(a if prefix[-1] is None else mul(prefix[-1], a))
+        prefix.append(a if prefix[-1] is None else Term(mul, (prefix[-1], a)))
     suffix: list = [None]
     for a in reversed(args[1:]):
-        suffix.append(a if suffix[-1] is None else mul(a, suffix[-1]))
+        suffix.append(a if suffix[-1] is None else Term(mul, (a, suffix[-1])))
     suffix.reverse()
     out = []
     for i, a in enumerate(args):
-        factors = [f for f in (prefix[i], suffix[i]) if f is not None]
-        out.append(None if a.is_const else _product(g, factors))
+        factors = tuple(f for f in (prefix[i], suffix[i]) if f is not None)
+        out.append(None if a.op is c else product(g, factors))
     return tuple(out)
 
 
 def _grad_truediv(node: Any, g: Any) -> tuple:
-    # d(a/b)/da = 1/b, d(a/b)/db = -(a/b)/b
+    # d(a/b)/da = 1/b, d(a/b)/db = -(a/b)/b (a factor that does not depend on g: every user shares it)
     a, b = node.args
-    truediv = _op("truediv")
-    da = None if a.is_const else truediv(g, b)
-    db = None if b.is_const else -truediv(_times(g, node), b)
+    c, truediv = _O.const, _O.truediv
+    da = None if a.op is c else Term(truediv, (g, b))
+    if b.op is c:
+        db = None
+    elif g.op is _O.neg:  # (-h) * -((a/b)/b) -> h * ((a/b)/b)
+        db = times(g.args[0], Term(truediv, (node, b)))
+    else:
+        db = times(g, Term(_O.neg, (Term(truediv, (node, b)),)))
     return da, db
 
 
 def _grad_mod(node: Any, g: Any) -> tuple:
     # a % b = a - b*floor(a/b): d/da = 1 and d/db = -floor(a/b), away from the jumps at multiples of b
     a, b = node.args
-    return (None if a.is_const else g, None if b.is_const else -_times(g, _op("floordiv")(a, b)))
+    c = _O.const
+    return (None if a.op is c else g, None if b.op is c else negate(times(g, Term(_O.floordiv, (a, b)))))
 
 
 def _grad_pow(node: Any, g: Any) -> tuple:
     # d(a**b)/da = b*a**(b-1), d(a**b)/db = a**b * log(a) (nan for a < 0, as the real power is)
     a, b = node.args
+    c = _O.const
     da = db = None
-    if not a.is_const:
-        if b.is_const and b.attr.__class__ in (bool, int, float):
-            c = b.attr
-            if c != 0:  # a**0 is the constant 1
-                e = c - 1
+    if a.op is not c:
+        if b.op is c and b.attr.__class__ in (bool, int, float):
+            e = b.attr
+            if e != 0:  # a**0 is the constant 1
+                e = e - 1
                 if e == 0:
-                    da = _times(g, b)
+                    da = times(g, b)
                 else:
                     if e.__class__ is int and e < 0 and a.dtype != FLOAT64:
                         e = float(e)  # an int base to a negative int power is not an int64
-                    da = _product(g, [b, a if e == 1 else a ** _const(e)])
+                    da = product(g, (b, a if e == 1 else Term(_O.pow, (a, const(e)))))
         else:
-            da = _product(g, [b, a ** (b - 1.0)])
-    if not b.is_const:
-        db = _product(g, [node, _op("log")(a)])
+            da = product(g, (b, Term(_O.pow, (a, Term(_O.sub, (b, _O.one))))))
+    if b.op is not c:
+        db = product(g, (node, Term(_O.log, (a,))))
     return da, db
 
 
 def _grad_neg(node: Any, g: Any) -> tuple:
     # d(-a) = -da
-    return (_negate(g),)
+    return (negate(g),)
 
 
 def _grad_abs(node: Any, g: Any) -> tuple:
     # d|a|/da = sign(a), taking 1 at a == 0 (a subgradient)
     (a,) = node.args
-    return (_op("where")(a < 0, _negate(g), g),)
+    return (Term(_O.where, (Term(_O.lt, (a, _O.zero_int)), negate(g), g)),)
 
 
 def _grad_exp(node: Any, g: Any) -> tuple:
     # d exp(a) = exp(a) da
-    return (_times(g, node),)
+    return (times(g, node),)
 
 
 def _grad_log(node: Any, g: Any) -> tuple:
     # d log(a) = da / a
-    return (_op("truediv")(g, node.args[0]),)
+    return (Term(_O.truediv, (g, node.args[0])),)
 
 
 def _grad_sqrt(node: Any, g: Any) -> tuple:
     # d sqrt(a) = da / (2 sqrt(a))
-    return (_op("truediv")(g, 2.0 * node),)
+    return (Term(_O.truediv, (g, Term(_O.mul, (_O.two, node)))),)
 
 
 def _grad_sin(node: Any, g: Any) -> tuple:
     # d sin(a) = cos(a) da
-    return (_times(g, _op("cos")(node.args[0])),)
+    return (times(g, Term(_O.cos, node.args)),)
 
 
 def _grad_cos(node: Any, g: Any) -> tuple:
-    # d cos(a) = -sin(a) da
-    return (_negate(_times(g, _op("sin")(node.args[0]))),)
+    # d cos(a) = -sin(a) da (the factor -sin(a) does not depend on g: every user shares it)
+    if g.op is _O.neg:  # (-h) * -sin(a) -> h * sin(a)
+        return (times(g.args[0], Term(_O.sin, node.args)),)
+    return (times(g, Term(_O.neg, (Term(_O.sin, node.args),))),)
+
+
+def _square(t: Any) -> Any:
+    return Term(_O.pow, (t, _O.two_int))
 
 
 def _grad_tan(node: Any, g: Any) -> tuple:
     # d tan(a) = (1 + tan(a)**2) da
-    return (_times(g, 1.0 + node**2),)
+    return (times(g, Term(_O.add, (_O.one, _square(node)))),)
 
 
 def _grad_tanh(node: Any, g: Any) -> tuple:
     # d tanh(a) = (1 - tanh(a)**2) da
-    return (_times(g, 1.0 - node**2),)
+    return (times(g, Term(_O.sub, (_O.one, _square(node)))),)
 
 
 def _grad_sigmoid(node: Any, g: Any) -> tuple:
     # d s(a) = s(a) (1 - s(a)) da
-    return (_times(g, node * (1.0 - node)),)
+    return (times(g, Term(_O.mul, (node, Term(_O.sub, (_O.one, node))))),)
 
 
 def _grad_extremum(node: Any, g: Any) -> tuple:
     # d max(a, b, ...) flows to the first operand equal to the result (ties: the leftmost one)
-    where, eq = _op("where"), _op("eq")
-    zero = _const(0.0)
+    where, eq = _O.where, _O.eq
+    zero = _O.zero
     args = node.args
     out = []
     taken = None  # "an earlier operand was the extremum"
     for i, a in enumerate(args):
         last = i == len(args) - 1
-        hit = None if last and taken is not None else eq(a, node)
-        if a.is_const:
+        hit = None if last and taken is not None else Term(eq, (a, node))
+        if a.op is _O.const:
             out.append(None)
         elif taken is None:
-            out.append(where(hit, g, zero))
+            out.append(Term(where, (hit, g, zero)))
         elif last:
-            out.append(where(taken, zero, g))
+            out.append(Term(where, (taken, zero, g)))
         else:
-            out.append(where(taken, zero, where(hit, g, zero)))
+            out.append(Term(where, (taken, zero, Term(where, (hit, g, zero)))))
         if not last:
-            taken = hit if taken is None else taken | hit
+            taken = hit if taken is None else Term(_O.logical_or, (taken, hit))
     return tuple(out)
 
 
 def _grad_where(node: Any, g: Any) -> tuple:
     # where(c, a, b): the gradient goes to a where c holds, to b elsewhere (none to c)
     c, a, b = node.args
-    where = _op("where")
-    zero = _const(0.0)
-    return (None, None if a.is_const else where(c, g, zero), None if b.is_const else where(c, zero, g))
+    where, zero, k = _O.where, _O.zero, _O.const
+    return (None, None if a.op is k else Term(where, (c, g, zero)), None if b.op is k else Term(where, (c, zero, g)))
 
 
 def _swap_last(t: Any) -> Any:
     """``t`` with its last two axes exchanged (the matrix transpose of each batch entry)."""
     if t.ndim == 2:
-        return _op("transpose")(t)
-    return _op("transpose")(t, axes=(*range(t.ndim - 2), t.ndim - 1, t.ndim - 2))
+        return _O.transpose(t)
+    return _O.transpose(t, axes=(*range(t.ndim - 2), t.ndim - 1, t.ndim - 2))
 
 
 def _grad_matprod(node: Any, g: Any, prod: Op) -> tuple:
     # C = A @ B: dA = dC @ B^T, dB = A^T @ dC; vectors as in numpy (batch axes summed by sum_to)
     a, b = node.args
     if a.ndim <= 1 and b.ndim <= 1:  # dot of vectors or with a scalar: an elementwise product
-        return (None if a.is_const else _times(g, b), None if b.is_const else _times(g, a))
+        return (None if a.is_const else times(g, b), None if b.is_const else times(g, a))
     if a.ndim >= 2 and b.ndim >= 2:
         da = prod(g, _swap_last(b))
         db = prod(_swap_last(a), g)
@@ -486,9 +574,9 @@ def _grad_matprod(node: Any, g: Any, prod: Op) -> tuple:
         if a.ndim == 2:
             db = prod(_swap_last(a), g)
         else:
-            db = _op("sum")(prod(_swap_last(a), insert_axes(g, [g.ndim])), axis=-1)
+            db = _O.sum(prod(_swap_last(a), insert_axes(g, [g.ndim])), axis=-1)
     else:  # (n,) @ (..., n, k) -> (..., k)
-        da = prod(b, g) if b.ndim == 2 else _op("sum")(prod(b, insert_axes(g, [g.ndim])), axis=-1)
+        da = prod(b, g) if b.ndim == 2 else _O.sum(prod(b, insert_axes(g, [g.ndim])), axis=-1)
         db = insert_axes(a, [1]) * (g if b.ndim == 2 else insert_axes(g, [g.ndim - 1]))
     return (None if a.is_const else da, None if b.is_const else db)
 
@@ -497,12 +585,12 @@ def _grad_dot(node: Any, g: Any) -> tuple:
     # dot with a scalar operand is a product; otherwise the matrix product rule
     a, b = node.args
     if not a.ndim or not b.ndim:
-        return (None if a.is_const else _times(g, b), None if b.is_const else _times(g, a))
-    return _grad_matprod(node, g, _op("dot"))
+        return (None if a.is_const else times(g, b), None if b.is_const else times(g, a))
+    return _grad_matprod(node, g, _O.dot)
 
 
 def _grad_matmul(node: Any, g: Any) -> tuple:
-    return _grad_matprod(node, g, _op("matmul"))
+    return _grad_matprod(node, g, _O.matmul)
 
 
 def _grad_sum(node: Any, g: Any) -> tuple:
@@ -518,10 +606,10 @@ def _grad_sum(node: Any, g: Any) -> tuple:
 def _grad_transpose(node: Any, g: Any) -> tuple:
     # the inverse permutation
     if node.attr is None:
-        return (_op("transpose")(g),)
+        return (_O.transpose(g),)
     axes = normalize_axes(node.attr, node.args[0].ndim, "transpose")
     inverse = tuple(int(i) for i in np.argsort(axes))
-    return (_op("transpose")(g, axes=inverse),)
+    return (_O.transpose(g, axes=inverse),)
 
 
 # -- the table -------------------------------------------------------------------------------------
@@ -533,7 +621,7 @@ register_op(Op("const", 0, const_infer, notation="leaf", attr_key=const_key, doc
 def _infix(name: str, symbol: str, prec: int, infer: Any, ufunc: Any, c: str | None = None, **kw: Any) -> Op:
     assoc = kw.pop("assoc", "left")
     arity = kw.pop("arity", 2)
-    impl = _nary(ufunc) if arity != 2 else None
+    impl = kw.pop("impl", _nary(ufunc) if arity != 2 else None)
     return register_op(
         Op(
             name,
@@ -588,6 +676,7 @@ _infix(
     real,
     np.true_divide,
     "({0} / {1})",
+    domain=(ALL_REALS, NONZERO),
     grad=_grad_truediv,
     doc="True division (float result).",
 )
@@ -598,6 +687,7 @@ _infix(
     arith,
     np.floor_divide,
     "eg_floordiv({0}, {1})",
+    domain=(ALL_REALS, NONZERO),
     grad=_no_grad,
     doc="Floor division (Python semantics).",
 )
@@ -608,6 +698,7 @@ _infix(
     arith,
     np.mod,
     "eg_mod({0}, {1})",
+    domain=(ALL_REALS, NONZERO),
     grad=_grad_mod,
     doc="Modulo with the divisor's sign (Python semantics).",
 )
@@ -654,7 +745,8 @@ def _c_fmod(a: str, b: str) -> str:
 def _grad_fmod(node: Any, g: Any) -> tuple:
     # fmod(a, b) = a - b*trunc(a/b): d/da = 1 and d/db = -trunc(a/b), away from the jumps at multiples of b
     a, b = node.args
-    return (None if a.is_const else g, None if b.is_const else -_times(g, _op("truncdiv")(a, b)))
+    c = _O.const
+    return (None if a.op is c else g, None if b.op is c else negate(times(g, Term(_O.truncdiv, (a, b)))))
 
 
 register_op(
@@ -664,6 +756,7 @@ register_op(
         arith,
         impl=_truncdiv,
         c_render=_c_truncdiv,
+        domain=(ALL_REALS, NONZERO),
         grad=_no_grad,
         doc="Quotient rounded toward zero (C's integer /): 0 for a zero integer divisor, trunc(a/b) for floats.",
     )
@@ -675,6 +768,7 @@ register_op(
         arith,
         impl=_fmod,
         c_render=_c_fmod,
+        domain=(ALL_REALS, NONZERO),
         grad=_grad_fmod,
         doc="Remainder with the dividend's sign (C's % and fmod): 0 for a zero integer divisor.",
     )
@@ -723,7 +817,18 @@ _infix(
     doc="Matrix product (numpy matmul).",
 )
 _infix(
-    "pow", "**", PREC_POW, arith, np.power, "eg_pow({0}, {1})", assoc="right", identity=1, grad=_grad_pow, doc="Power."
+    "pow",
+    "**",
+    PREC_POW,
+    arith,
+    np.power,
+    "eg_pow({0}, {1})",
+    assoc="right",
+    identity=1,
+    impl=_power,
+    domain=(POSITIVE, ALL_REALS),
+    grad=_grad_pow,
+    doc="Power (a**0.5 is sqrt(a); a float to an odd integer power keeps its sign).",
 )
 
 _infix("lt", "<", PREC_CMP, boolean, np.less, "({0} < {1})", assoc=None, relational=True, grad=_no_grad, doc="a < b.")
@@ -846,13 +951,22 @@ def _call(name: str, arity: Any, infer: Any, c: str | None = None, ufunc: Any = 
     return register_op(Op(name, arity, infer, ufunc=ufunc, notation="call", c_render=c, **kw))
 
 
-_call("abs", 1, arith, "eg_abs({0})", np.absolute, grad=_grad_abs, doc="Absolute value.")
+_call("abs", 1, arith, "eg_abs({0})", np.absolute, domain=(NONZERO,), grad=_grad_abs, doc="Absolute value.")
 _call("exp", 1, real, "exp({0})", np.exp, grad=_grad_exp, doc="Exponential.")
-_call("log", 1, real, "log({0})", np.log, grad=_grad_log, doc="Natural logarithm (nan below 0, -inf at 0).")
-_call("sqrt", 1, real, "sqrt({0})", np.sqrt, grad=_grad_sqrt, doc="Square root (nan below 0).")
+_call(
+    "log",
+    1,
+    real,
+    "log({0})",
+    np.log,
+    domain=(POSITIVE,),
+    grad=_grad_log,
+    doc="Natural logarithm (nan below 0, -inf at 0).",
+)
+_call("sqrt", 1, real, "sqrt({0})", np.sqrt, domain=(POSITIVE,), grad=_grad_sqrt, doc="Square root (nan below 0).")
 _call("sin", 1, real, "sin({0})", np.sin, grad=_grad_sin, doc="Sine.")
 _call("cos", 1, real, "cos({0})", np.cos, grad=_grad_cos, doc="Cosine.")
-_call("tan", 1, real, "tan({0})", np.tan, grad=_grad_tan, doc="Tangent.")
+_call("tan", 1, real, "tan({0})", np.tan, domain=(((-np.pi / 2, np.pi / 2),),), grad=_grad_tan, doc="Tangent.")
 _call("tanh", 1, real, "tanh({0})", np.tanh, grad=_grad_tanh, doc="Hyperbolic tangent.")
 _call("sigmoid", 1, real, "eg_sigmoid({0})", impl=_sigmoid, grad=_grad_sigmoid, doc="Logistic function 1/(1+exp(-x)).")
 _call(
@@ -920,3 +1034,16 @@ _call(
 ARITHMETIC = frozenset({"add", "sub", "mul", "floordiv", "mod", "pow", "neg", "abs", "dot", "matmul", "sum"})
 #: ops with a float64 result whatever their operand dtypes
 FLOAT_FUNCS = frozenset({"truediv", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid"})
+
+
+def _identity(x: Any) -> Any:
+    # a copy: evaluation may reuse the result's buffer in place, and the operand's must survive
+    return np.array(x, copy=True)
+
+
+def _grad_identity(node: Any, g: Any) -> tuple:
+    # d(identity(a)) = da
+    return (g,)
+
+
+_call("identity", 1, same, "({0})", impl=_identity, grad=_grad_identity, doc="The operand itself (rewrites remove it).")

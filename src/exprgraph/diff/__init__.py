@@ -1,7 +1,10 @@
-"""exprgraph.diff: symbolic differentiation by reverse mode over the DAG, higher order, numeric gradients.
+"""exprgraph.diff: symbolic differentiation by reverse and forward mode over the DAG, sparse and higher order.
 
 - :func:`grad` - the gradient of a scalar term as terms (size linear in the size of ``f``);
-- :func:`jacobian`, :func:`hessian`, :func:`vjp`, :func:`jvp` - built on the same backward sweep;
+- :func:`jvp` - a forward-mode sweep; :func:`vjp` - a seeded reverse sweep; :func:`hvp` - forward
+  over reverse (a Hessian-vector product without the Hessian);
+- :func:`jacobian`, :func:`hessian` - dense (size-limited), or ``sparse=True`` for the structural
+  non-zeros only, as a :class:`SparseMatrix` (found by dependency sets and row colouring);
 - :func:`numeric_gradient` - values of all partials at a point or many points at once;
 - :func:`check_grad` - gradient versus central finite differences along a random direction.
 
@@ -10,20 +13,28 @@ The gradient rules themselves live in the op table (``Op.grad``, see ``exprgraph
 
 from __future__ import annotations
 
-from ..errors import DifferentiationError
-from .higher import hessian, jacobian, jvp, vjp
+from ..errors import DifferentiationError, SizeLimitError
+from .forward import forward, jvp
+from .higher import hessian, hvp, jacobian, vjp
 from .numeric import GradCheck, check_grad, numeric_gradient
 from .reverse import backprop, grad
+from .sparse import SparseMatrix, sparse_hessian, sparse_jacobian
 
 __all__ = [
     "grad",
     "backprop",
+    "forward",
     "jacobian",
     "hessian",
+    "sparse_jacobian",
+    "sparse_hessian",
+    "SparseMatrix",
     "vjp",
     "jvp",
+    "hvp",
     "numeric_gradient",
     "check_grad",
     "GradCheck",
     "DifferentiationError",
+    "SizeLimitError",
 ]

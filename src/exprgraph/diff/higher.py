@@ -1,25 +1,53 @@
-"""Higher order and matrix-free derivatives: jacobian, hessian, vjp and jvp, all by reverse mode.
+"""Higher order and matrix-free derivatives: jacobian, hessian (dense or sparse), vjp and hvp.
 
 A gradient is a term like any other, so second derivatives are gradients of gradients. ``vjp``
-seeds the backward sweep with a cotangent instead of 1. ``jvp`` (a forward-mode product) is
-obtained from ``vjp`` by linearity: ``vjp(f, wrt, u)`` is linear in the fresh symbol ``u``, and
-the gradient of ``<vjp(f, wrt, u), v>`` with respect to ``u`` is ``J v``.
+seeds the backward sweep with a cotangent instead of 1; ``hvp`` is forward mode over the
+gradient (:mod:`exprgraph.diff.forward`), so a Hessian-vector product costs two sweeps and no
+Hessian. Dense matrices are checked against a size limit before anything is built; with
+``sparse=True`` only the structural non-zeros are built (:mod:`exprgraph.diff.sparse`).
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
+import os
 from typing import Any
 
 import numpy as np
 
-from ..core import Symbol, Term, add, as_term, const, mul
-from ..core import sum as sum_
-from ..errors import DifferentiationError
-from .reverse import _ONE, backprop, grad, resolve_wrt, zeros_like
+from ..core import Term, as_term, const
+from ..errors import DifferentiationError, SizeLimitError
+from .forward import forward
+from .pattern import DEFAULT_MAX_PATTERN
+from .reverse import _ONE, backprop, collector_paused, grad, resolve_wrt, zeros_like
+from .sparse import SparseMatrix, sparse_hessian, sparse_jacobian
 
-__all__ = ["jacobian", "hessian", "vjp", "jvp"]
+__all__ = ["jacobian", "hessian", "vjp", "hvp", "DEFAULT_MAX_ENTRIES", "ENV_MAX_ENTRIES"]
+
+#: entries of a dense Jacobian or Hessian (a 2048 x 2048 matrix of terms) unless raised
+DEFAULT_MAX_ENTRIES = 2**22
+#: environment variable that sets that limit for every dense jacobian/hessian
+ENV_MAX_ENTRIES = "EXPRGRAPH_MAX_DENSE_ENTRIES"
+
+
+def _dense_limit(rows: int, cols: int, limit: int | None, what: str) -> None:
+    """Raise SizeLimitError before building a dense ``rows x cols`` matrix larger than the limit."""
+    if limit is None:
+        text = os.environ.get(ENV_MAX_ENTRIES, "")
+        try:
+            limit = int(text.replace("_", "")) if text else DEFAULT_MAX_ENTRIES
+        except ValueError:
+            raise ValueError(f"${ENV_MAX_ENTRIES} must be a positive integer, not {text!r}") from None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"max_entries must be a positive int, not {limit!r}")
+    size = rows * cols
+    if size > limit:
+        raise SizeLimitError(
+            f"a dense {what} of {rows:,} x {cols:,} = {size:,} entries is more than the limit of {limit:,}: "
+            f"use sparse=True (only the non-zeros), or pass max_entries=N or set ${ENV_MAX_ENTRIES}=N to allow more",
+            size=size,
+            limit=limit,
+            setting=f"max_entries / ${ENV_MAX_ENTRIES}",
+        )
 
 
 def _outputs(fs: Any) -> list[Term]:
@@ -46,19 +74,43 @@ def _finish(found: dict[Term, Term], targets: list[Term]) -> list[Term]:
     return [found[t] if t in found else zeros_like(t) for t in targets]
 
 
-def jacobian(fs: Any, wrt: Any = None) -> list[list[Term]]:
-    """The Jacobian of ``fs`` (a term or a list of terms) as rows of terms: ``J[i][j] = d fs_i / d wrt_j``.
+def _entries(t: Term) -> int:
+    if not t.shape:
+        return 1
+    if not all(d.__class__ is int for d in t.shape):
+        raise DifferentiationError(f"jacobian needs outputs of known shape, not {t.shape}; use vjp with a cotangent")
+    return int(np.prod(t.shape))
 
-    A tensor-valued output of known shape gives one row per entry, in C order. ``wrt`` as for
-    :func:`grad` (None: every free symbol of the outputs, ordered by name).
+
+@collector_paused
+def jacobian(
+    fs: Any,
+    wrt: Any = None,
+    *,
+    sparse: bool = False,
+    max_entries: int | None = None,
+    max_pattern: int = DEFAULT_MAX_PATTERN,
+) -> list[list[Term]] | SparseMatrix:
+    """The Jacobian of ``fs`` (a term or a list of terms): ``J[i][j] = d fs_i / d wrt_j``.
+
+    Dense (the default): rows of terms; a tensor-valued output of known shape gives one row per
+    entry, in C order. Larger than ``max_entries`` entries raises :class:`SizeLimitError` before
+    anything is built. ``sparse=True``: a :class:`SparseMatrix` of the structural non-zeros of
+    scalar outputs by scalar variables. ``wrt`` as for :func:`grad` (None: every free symbol of the
+    outputs, ordered by name).
 
     >>> from exprgraph import symbols
     >>> x, y = symbols("x y")
     >>> [[str(d) for d in row] for row in jacobian([x * y, x + y], [x, y])]
     [['y', 'x'], ['1.0', '1.0']]
+    >>> jacobian([x * y, y], [x, y], sparse=True).cols
+    [0, 1, 1]
     """
+    if sparse:
+        return sparse_jacobian(fs, wrt, max_pattern=max_pattern)
     outputs = _outputs(fs)
     targets, _ = resolve_wrt(outputs, wrt)
+    _dense_limit(sum(_entries(f) for f in outputs), len(targets), max_entries, "Jacobian")
     rows: list[list[Term]] = []
     for f in outputs:
         for out, seed in _scalar_rows(f):
@@ -66,25 +118,49 @@ def jacobian(fs: Any, wrt: Any = None) -> list[list[Term]]:
     return rows
 
 
-def hessian(f: Term, wrt: Any = None) -> list[list[Term]]:
+@collector_paused
+def hessian(
+    f: Any,
+    wrt: Any = None,
+    *,
+    sparse: bool = False,
+    max_entries: int | None = None,
+    max_pattern: int = DEFAULT_MAX_PATTERN,
+) -> list[list[Term]] | SparseMatrix:
     """The matrix of second derivatives ``H[i][j] = d2f / (d wrt_i d wrt_j)`` of a scalar ``f``.
 
-    The variables must be scalars. Row ``i`` is the gradient of ``df/dwrt_i``.
+    The variables must be scalars. Dense: row ``i`` is the gradient of ``df/dwrt_i``, checked
+    against ``max_entries`` first. ``sparse=True``: a :class:`SparseMatrix` of the structural
+    non-zeros, never building the dense matrix.
 
     >>> from exprgraph import symbols
     >>> x, y = symbols("x y")
     >>> [[str(d) for d in row] for row in hessian(x**2 * y, [x, y])]
-    [['y*2', '2*x'], ['2*x', '0.0']]
+    [['y*2', '2.0*x'], ['2.0*x', '0.0']]
+    >>> hessian(x**2 * y, [x, y], sparse=True)
+    SparseMatrix(shape=(2, 2), nnz=3)
     """
+    if sparse:
+        return sparse_hessian(f, wrt, max_pattern=max_pattern)
     f = as_term(f)
     targets, _ = resolve_wrt([f], wrt)
     for t in targets:
         if t.shape:
             raise DifferentiationError(f"hessian takes scalar variables; {t} has shape {t.shape} (use jacobian)")
+    _dense_limit(len(targets), len(targets), max_entries, "Hessian")
     first = grad(f, list(targets))
     return [grad(d, list(targets)) for d in first]
 
 
+def _shaped(values: list[Term], targets: list[Term], kind: str) -> Any:
+    if kind == "one":
+        return values[0]
+    if kind == "list":
+        return values
+    return dict(zip(targets, values, strict=True))
+
+
+@collector_paused
 def vjp(f: Term, wrt: Any, v: Any) -> Any:
     """The vector-Jacobian product ``v^T (df/dwrt)`` for a cotangent ``v`` of ``f``'s shape.
 
@@ -97,58 +173,36 @@ def vjp(f: Term, wrt: Any, v: Any) -> Any:
     """
     f = as_term(f)
     targets, kind = resolve_wrt([f], wrt)
-    values = _finish(backprop([f], [as_term(v)], targets), targets)
-    if kind == "one":
-        return values[0]
-    if kind == "list":
-        return values
-    return dict(zip(targets, values, strict=True))
+    return _shaped(_finish(backprop([f], [as_term(v)], targets), targets), targets, kind)
 
 
-def _fresh_symbol(f: Term, taken: Sequence[Term]) -> Term:
-    used = {s.name for s in f.free_symbols} | {s.name for t in taken for s in as_term(t).free_symbols}
-    for i in itertools.count():
-        name = f"_jvp_u{i}"
-        if name not in used:
-            return Symbol(name, "float64", f.shape)
-    raise AssertionError("unreachable")  # pragma: no cover
+@collector_paused
+def hvp(f: Any, wrt: Any, v: Any) -> Any:
+    """The Hessian-vector product ``H v`` of a scalar ``f``: forward mode over the gradient, no Hessian.
 
+    ``wrt`` one variable or a list, ``v`` the matching vector entries (terms or numbers of each
+    variable's shape); the result is shaped like ``wrt`` (one term or a list).
 
-def jvp(f: Term, wrt: Any, v: Any) -> Term:
-    """The Jacobian-vector product ``(df/dwrt) v``: the derivative of ``f`` along the tangent ``v``.
-
-    ``wrt`` is one variable or a list; ``v`` the matching tangent (or list of tangents), each of
-    its variable's shape (numbers and arrays are made constants). The result has ``f``'s shape.
-
-    >>> from exprgraph import symbols, sin
+    >>> from exprgraph import symbols
     >>> x, y = symbols("x y")
-    >>> print(jvp(x * y, [x, y], [1.0, 2.0]))
-    y + x*2.0
+    >>> [str(t) for t in hvp(x**2 * y, [x, y], [1.0, 0.0])]
+    ['y*2', '2.0*x']
     """
     f = as_term(f)
+    if f.shape:
+        raise DifferentiationError(f"hvp needs a scalar f, but f has shape {f.shape}")
     targets, kind = resolve_wrt([f], wrt)
-    tangents = [v] if kind == "one" else list(v) if kind == "list" else None
-    if tangents is None:
-        raise TypeError("jvp needs the variables wrt as a term or a list, matching the tangents v")
-    if len(tangents) != len(targets):
-        raise ValueError(f"jvp got {len(tangents)} tangents for {len(targets)} variables")
-    tangents = [as_term(t) for t in tangents]
-    u = _fresh_symbol(f, tangents) if f.shape else _ONE
-    found = backprop([f], [u], targets)
-    terms = []
-    for t, tangent in zip(targets, tangents, strict=True):
-        if t not in found:
-            continue
-        d = found[t]
-        unit = tangent.is_const and tangent.attr.__class__ is float and tangent.attr == 1.0 and d.dtype == "float64"
-        p = d if unit else mul(d, tangent)
-        terms.append(sum_(p) if p.shape else p)
-    if not terms:
-        return zeros_like(f)
-    total = terms[0] if len(terms) == 1 else add(*terms)
-    if not f.shape:
-        return total
-    out = grad(total, u)
-    if u in out.free_symbols:  # pragma: no cover - every gradient rule is linear in its upstream
-        raise DifferentiationError("jvp: a gradient rule is not linear in its upstream value")
-    return out
+    if kind == "dict":
+        raise TypeError("hvp needs the variables wrt as a term or a list, matching the vector v")
+    vs = [v] if kind == "one" else list(v)
+    if len(vs) != len(targets):
+        raise ValueError(f"hvp got {len(vs)} vector entries for {len(targets)} variables")
+    gradient = grad(f, list(targets))
+    seeds: dict[Term, Any] = {}
+    for t, entry in zip(targets, vs, strict=True):
+        if t in seeds:
+            raise ValueError(f"hvp got the variable {t} twice")
+        seeds[t] = entry
+    found = forward(gradient, seeds)
+    values = [zeros_like(t) if d is None else d for t, d in zip(targets, found, strict=True)]
+    return _shaped(values, targets, kind)

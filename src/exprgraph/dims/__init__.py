@@ -1,8 +1,10 @@
 """exprgraph.dims: symbolic dimension expressions on the core's int64 terms.
 
-Parse (``2*batch//batch``), simplify to a canonical polynomial form that never changes the
-value under floor division, print, evaluate, rename, and do arithmetic on dimensions.
-``^`` is max and ``&`` is min, as in the reference libraries.
+Parse (``2*batch//batch``, torch's ``FloorDiv(s0, 2)``, any ``f(x)``), simplify to a canonical
+polynomial form that never changes the value under floor division (products of sums stay
+factored), print, evaluate, rename, and do arithmetic on dimensions. ``^`` is max and ``&`` is
+min, as in the reference libraries. Names may carry ranges, and the queries a compiler asks
+(bounds, relations known for every value, equality, divisibility) are answered, never wrongly.
 
 >>> from exprgraph.dims import simplify_expression
 >>> simplify_expression("CeilToInt(seq, 8)*8 - (seq+7)//8*8")
@@ -17,15 +19,29 @@ from .accel import compiled_modules  # imported first: picks the compiled or the
 from .dimops import DimType, dim_add, dim_div, dim_equal, dim_max, dim_min, dim_mod, dim_mul, dim_multi_mul, dim_sub
 from .evaluate import evaluate_expression
 from .parse import parse_expression, parse_expression_tokens, tokenize_expression
+from .queries import (
+    DimEnv,
+    bound,
+    compare_expressions,
+    divisible,
+    equal,
+    exact_div,
+    ranges_from_expressions,
+    statically_known,
+)
+from .relations import parse_relation
 from .rename import rename_dynamic_dimensions, rename_dynamic_expression, rename_expression, tidy
 from .simplify import clear_caches, simplify_dim, simplify_expression, simplify_term, simplify_two_expressions, to_poly
-from .terms import CEIL_DIV, dim_const, dim_name
+from .terms import BROADCAST, CEIL_DIV, FN, dim_const, dim_fn, dim_name
 from .unparse import unparse
 
 __all__ = [
     "DimExpressionError",
     "DimType",
     "CEIL_DIV",
+    "BROADCAST",
+    "FN",
+    "dim_fn",
     "parse_expression",
     "parse_expression_tokens",
     "tokenize_expression",
@@ -53,6 +69,15 @@ __all__ = [
     "dim_const",
     "clear_caches",
     "compiled_modules",
+    "DimEnv",
+    "bound",
+    "statically_known",
+    "equal",
+    "divisible",
+    "compare_expressions",
+    "exact_div",
+    "ranges_from_expressions",
+    "parse_relation",
 ]
 
 # Importing this package fills the core shape rules' hooks (exprgraph.core.shapes):

@@ -27,7 +27,23 @@ from types import ModuleType
 __all__ = ["COMPILED_MODULES", "PURE_ENV", "select", "stale_modules", "compiled_modules", "is_compiled"]
 
 #: modules of exprgraph.dims the build compiles (setup.py reads this tuple)
-COMPILED_MODULES = ("ranges", "normal", "context", "division", "maxmin", "combine", "polyprint", "polyparse")
+COMPILED_MODULES = (
+    "ranges",
+    "normal",
+    "context",
+    "factored",
+    "division",
+    "maxmin",
+    "combine",
+    "polyprint",
+    "polyparse",
+    "regions",
+    "terms",
+    "queries",
+    "relations",
+    "parse",
+    "unparse",
+)
 
 #: set this environment variable to run the pure Python modules even when compiled ones exist
 PURE_ENV = "EXPRGRAPH_PURE_PYTHON"

@@ -23,8 +23,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "dims",
         help="simplify or evaluate a dimension expression",
-        description="Dimension expressions: integers, names, + - * // %%, ^ (max), & (min), "
-        "CeilToInt(n, d), Max(...), Min(...).",
+        description="Dimension expressions: integers, names, + - * // %%, ^ (max), & (min), calls: "
+        "CeilToInt(n, d), Max(...), Min(...), torch's FloorDiv, CeilDiv, ModularIndexing, PythonMod..., "
+        "sympy's floor(a/b), ceiling(a/b); any other NAME(args) is an opaque function.",
     )
     sub = p.add_subparsers(dest="dims_command", metavar="ACTION", required=True)
     s = sub.add_parser("simplify", help="print the canonical form", description="Print the simplified EXPR.")

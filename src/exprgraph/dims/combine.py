@@ -1,12 +1,36 @@
-"""Rules across the terms of a sum: ``(x//k)*k + x%k -> x``, ``x - (x//k)*k -> x%k``,
-``max(a,b) + min(a,b) -> a + b``. Each holds for every integer value (``x % q == x - q*(x//q)``)."""
+"""Rules across the terms of a sum. Each holds for every integer value (where the sum is defined).
+
+- ``(x//k)*k + x%k -> x`` and ``x - (x//k)*k -> x%k``, from ``x == k*(x//k) + x%k``;
+- ``max(a,b) + min(a,b) -> a + b``;
+- identities that make a sum smaller: whenever ``C == 0`` for every value, ``p`` and ``p + t*C``
+  are equal, and the sum takes the ``t`` that makes it smallest (see _shrink):
+
+  * ``y == k*(y//k) + y%k`` for any ``y`` and ``k != 0``, with ``y%k`` written in its canonical
+    form (``(s0-s1)%4`` is ``(s0+3*s1)%4``), so ``(s0-s1)//4*4 + (s0-s1)%4 -> s0-s1``;
+  * Hermite's identity ``x//k + (x+1)//k + ... + (x+k-1)//k == x`` for a constant ``k >= 2``, so
+    ``a//2 + (a+1)//2 -> a``, ``CeilToInt(b+c, 2) + (b+c)//2 -> b+c`` and ``x - x//2 -> (x+1)//2``;
+  * the two together: ``s0//2 + s0%2 -> s0 - s0//2 -> (s0+1)//2``.
+"""
 
 from __future__ import annotations
 
 from ..core.term import REGISTRY, Term
 from .context import Context
-from .division import mod_const
-from .normal import ONE, Mono, Poly, mono_div, mono_mul, p_add, p_add_into, p_const_value, p_is_const, p_mul
+from .division import floordiv_const, mod_const, mod_poly
+from .factored import fold_sums
+from .normal import (
+    ONE,
+    Mono,
+    Poly,
+    mono_div,
+    mono_mul,
+    p_add,
+    p_add_into,
+    p_const,
+    p_const_value,
+    p_is_const,
+    p_mul,
+)
 
 __all__ = ["combine_terms"]
 
@@ -14,20 +38,42 @@ _FLOORDIV, _MOD = REGISTRY["floordiv"], REGISTRY["mod"]
 _MAX, _MIN = REGISTRY["maximum"], REGISTRY["minimum"]
 _OPS = (_FLOORDIV, _MOD, _MAX)
 
+#: largest constant divisor k for which Hermite's identity (k terms) is tried
+MAX_HERMITE = 64
+#: identities applied to one sum at most (each makes it strictly smaller, so this is a safety net)
+MAX_IDENTITIES = 256
+
 
 def combine_terms(p: Poly, ctx: Context) -> Poly:
-    """Apply the cross-term rules to ``p`` (in place) until none applies; returns ``p``."""
+    """Apply the cross-term rules to ``p`` (in place, or to its expansion) until none applies; returns the result."""
     if len(p) < 2:
         return p
+    if ctx.sums:
+        # products of sums: cancel through the expansion when it is no larger (a*(b+c) - a*c -> a*b)
+        p = fold_sums(p, ctx)
+    for _ in range(MAX_IDENTITIES):
+        if not _rules(p, ctx) or len(p) < 2 or not _identities(p, ctx):
+            break
+    if ctx.sums:
+        p = ctx.unwrap(p)
+    return p
+
+
+def _rules(p: Poly, ctx: Context) -> bool:
+    """The rules of the first two bullets until none applies; True if ``p`` holds a floor division."""
     changed = True
+    divisions = False
     while changed:
         changed = False
+        divisions = False
         for m, c in list(p.items()):
             if p.get(m) != c:
                 continue
             for a, e in m:
                 if e != 1 or a.op not in _OPS or a not in ctx.atom_args:
                     continue
+                if a.op is _FLOORDIV:
+                    divisions = True
                 rest = mono_div(m, ((a, 1),))
                 if rest is None:  # never: a divides m
                     continue
@@ -41,7 +87,148 @@ def combine_terms(p: Poly, ctx: Context) -> Poly:
                     break
             if changed:
                 break
-    return p
+    return divisions
+
+
+def _mono_size(m: Mono, ctx: Context) -> int:
+    weights = ctx.weights
+    n = 0
+    for a, e in m:
+        n += e * weights.get(a, 1)
+    return n
+
+
+def _shrink(p: Poly, identity: Poly, ctx: Context) -> bool:
+    """``p += t*identity`` (``identity == 0`` for every value) for the ``t`` that makes ``p`` smallest.
+
+    Only a ``t`` that removes a term of ``p`` can make it smaller; ``p`` changes only when it gets
+    strictly smaller (by Context.size), so applying identities always ends. True if it changed.
+    """
+    candidates: set[int] = set()
+    for m, c in identity.items():
+        v = p.get(m)
+        if v and v % c == 0:
+            candidates.add(-(v // c))
+    best_t = 0
+    best = 0
+    for t in sorted(candidates, key=lambda x: (abs(x), x)):
+        delta = 0
+        for m, c in identity.items():
+            old = p.get(m, 0)
+            new = old + t * c
+            if (old != 0) != (new != 0):
+                w = _mono_size(m, ctx)
+                delta += w if new else -w
+        if delta < best:
+            best, best_t = delta, t
+    if not best_t:
+        return False
+    p_add_into(p, identity, best_t)
+    return True
+
+
+def _holds(p: Poly, part: Poly, rest: Mono) -> bool:
+    """Whether ``p`` holds ``rest`` times the first non-constant term of ``part``."""
+    for m in part:
+        if m:
+            return mono_mul(rest, m) in p
+    return False
+
+
+def _may_shrink(p: Poly, known: Poly, unknown: int, unknown_size: int, ctx: Context) -> bool:
+    """Whether ``p + t*C`` may be smaller than ``p`` for some ``t``, before ``C`` is built.
+
+    ``known`` holds the terms of the identity ``C`` known without building anything; ``unknown``
+    more terms of ``C`` (atoms not built yet, not in ``p``) appear for any ``t != 0``, each of size
+    at least ``unknown_size``. Only a ``t`` that removes a known term of ``p`` can help.
+    """
+    for m, c in known.items():
+        v = p.get(m)
+        if not v or v % c:
+            continue
+        t = -(v // c)
+        delta = unknown * unknown_size
+        for mm, cc in known.items():
+            old = p.get(mm, 0)
+            new = old + t * cc
+            if (old != 0) != (new != 0):
+                w = _mono_size(mm, ctx)
+                delta += w if new else -w
+        if delta < 0:
+            return True
+    return False
+
+
+def _identities(p: Poly, ctx: Context) -> bool:
+    """Apply one identity that makes ``p`` smaller (see the module docstring); True if one did."""
+    mod_divisors: set[frozenset] = set()  # the divisors of the modulos in p
+    divisions: list[tuple[Term, Mono]] = []
+    for m in p:
+        for a, e in m:
+            if e != 1:
+                continue
+            if a.op is _MOD:
+                args = ctx.atom_args.get(a)
+                if args is not None:
+                    mod_divisors.add(frozenset(args[1].items()))
+            elif a.op is _FLOORDIV and a in ctx.atom_args:
+                rest = mono_div(m, ((a, 1),))
+                if rest is not None:
+                    divisions.append((a, rest))
+    # Hermite families: (rest, k, x) -> [x, {r: the atom (x + r)//k in p}]
+    families: dict[tuple, list] = {}
+    for a, rest in divisions:
+        y, q = ctx.atom_args[a]
+        if not q:
+            continue  # y//0 stays as it is
+        const_q = p_is_const(q)
+        with_mod = bool(mod_divisors) and frozenset(q.items()) in mod_divisors
+        if with_mod or _holds(p, y, rest):
+            if not with_mod and const_q:
+                # only y%q is not built yet: rest*(y%q) + q*rest*(y//q) - rest*y, y%q of size >= 2
+                known = {mono_mul(rest, m): -c for m, c in y.items()}
+                known[mono_mul(rest, ((a, 1),))] = p_const_value(q)
+                promising = _may_shrink(p, known, 1, 2, ctx)
+            else:
+                promising = True
+            if promising:
+                # y == q*(y//q) + y%q:  rest*(y%q) + q*rest*(y//q) - rest*y == 0
+                identity = p_mul(ctx.unwrap(mod_poly(y, q, ctx)), {rest: 1}, ctx.budget)
+                p_add_into(identity, p_mul(q, {mono_mul(rest, ((a, 1),)): 1}, ctx.budget))
+                p_add_into(identity, p_mul(y, {rest: 1}, ctx.budget), -1)
+                if _shrink(p, identity, ctx):
+                    return True
+        if const_q:
+            k = p_const_value(q)
+            r = p_const_value(y)
+            if 2 <= k <= MAX_HERMITE and 0 <= r < k:
+                x = {m: c for m, c in y.items() if m}
+                key = (rest, k, frozenset(x.items()))
+                entry = families.get(key)
+                if entry is None:
+                    families[key] = [x, {r: a}]
+                else:
+                    entry[1][r] = a
+    for (rest, k, _), (x, members) in families.items():
+        if len(members) < 2 and not _holds(p, x, rest):
+            continue
+        # the residues not in p are atoms not built yet: each of size >= 2, unless the range of x
+        # is narrower than k (then a floor division may fold to a constant)
+        lo, hi = ctx.range_of(x)
+        narrow = hi.__class__ is int and lo.__class__ is int and hi - lo < k
+        known = {mono_mul(rest, m): c for m, c in x.items()}
+        for a in members.values():
+            known[mono_mul(rest, ((a, 1),))] = -1
+        if not _may_shrink(p, known, k - len(members), 0 if narrow else 2, ctx):
+            continue
+        # Hermite: x//k + (x+1)//k + ... + (x+k-1)//k == x:  rest*x - sum_r rest*((x+r)//k) == 0
+        identity = p_mul(x, {rest: 1}, ctx.budget)
+        for r in range(k):
+            part = ctx.unwrap(floordiv_const(p_add(x, p_const(r)), k, ctx))
+            p_add_into(identity, p_mul(part, {rest: 1}, ctx.budget), -1)
+        if _shrink(p, identity, ctx):
+            return True
+    return False
 
 
 def _contains(p: Poly, part: Poly) -> bool:

@@ -1,9 +1,14 @@
-"""The simplifier's state for one assumption (names >= 0 or names >= 1): caches keyed by term.
+"""The simplifier's state for one assumption about names: caches keyed by term.
 
-Terms are interned, so a term is its own cache key: the polynomial of a term, the range and the
-argument polynomials of an atom, and the canonical result of a whole expression are each
-computed once; the result of ``simplify_expression`` on a text is cached by the text. Caches are
-bounded: past ``CACHE_LIMIT`` entries they are cleared together.
+An assumption gives every name a range: ``[0, inf)`` by default, ``[1, inf)`` with
+``positive=True``, or a range per name (a :class:`~exprgraph.dims.queries.DimEnv`). Terms are
+interned, so a term is its own cache key: the polynomial of a term, the range and the argument
+polynomials of an atom, and the canonical result of a whole expression are each computed once;
+the result of ``simplify_expression`` on a text is cached by the text. Caches are bounded: past
+``CACHE_LIMIT`` entries they are cleared together.
+
+*Sum atoms* keep products of sums factored (see :mod:`.factored`): the context records, for each,
+its polynomial, its expansion (or None when that is too large) and its size.
 """
 
 from __future__ import annotations
@@ -24,12 +29,32 @@ _SYMBOL = REGISTRY["symbol"]
 class Context:
     """Caches and settings of the simplifier under one assumption about names."""
 
-    __slots__ = ("positive", "name_range", "vals", "ranges", "atom_args", "tops", "texts", "budget")
+    __slots__ = (
+        "positive",
+        "name_range",
+        "name_ranges",
+        "custom",
+        "vals",
+        "ranges",
+        "atom_args",
+        "tops",
+        "texts",
+        "budget",
+        "sums",
+        "expansions",
+        "weights",
+    )
 
-    def __init__(self, positive: bool) -> None:
+    def __init__(
+        self, positive: bool, name_ranges: dict[Term, Range] | None = None, default: Range | None = None
+    ) -> None:
         self.positive = positive
-        #: range of every name
-        self.name_range: Range = (1 if positive else 0, INF)
+        #: range of every name not in name_ranges
+        self.name_range: Range = (1 if positive else 0, INF) if default is None else default
+        #: ranges of some names (a DimEnv's), which may have upper bounds or negative values
+        self.name_ranges: dict[Term, Range] = dict(name_ranges) if name_ranges else {}
+        #: whether some name has a range of its own (the shortcuts for names >= 0 or >= 1 then do not apply)
+        self.custom = bool(self.name_ranges) or default is not None
         #: term -> its polynomial (never mutated once stored)
         self.vals: dict[Term, Poly] = {}
         #: atom -> its value range
@@ -41,6 +66,13 @@ class Context:
         #: text -> the result of simplify_expression (an int or a text)
         self.texts: dict[str, int | str] = {}
         self.budget = Budget()
+        #: sum atom -> its polynomial (a primitive sum of two terms or more)
+        self.sums: dict[Term, Poly] = {}
+        #: sum atom -> its polynomial with every sum atom multiplied out, or None when too large
+        self.expansions: dict[Term, Poly | None] = {}
+        #: atom -> its size: 1 for a name, 1 + the sizes of its arguments for an opaque atom, the
+        #: size of its sum for a sum atom (see size())
+        self.weights: dict[Term, int] = {}
 
     def clear(self) -> None:
         """Forget everything cached."""
@@ -49,6 +81,9 @@ class Context:
         self.atom_args.clear()
         self.tops.clear()
         self.texts.clear()
+        self.sums.clear()
+        self.expansions.clear()
+        self.weights.clear()
 
     def maybe_trim(self) -> None:
         """Clear the caches when they have grown past the limit (called between simplifications)."""
@@ -57,21 +92,62 @@ class Context:
 
     # -- atoms and ranges ----------------------------------------------------------------------------
 
+    def unwrap(self, p: Poly) -> Poly:
+        """``p`` with every lone sum atom (``k*S``, nothing else in its monomial) written as its sum."""
+        sums = self.sums
+        if not sums:
+            return p
+        for m in p:
+            if len(m) == 1 and m[0][1] == 1 and m[0][0] in sums:
+                break
+        else:
+            return p
+        out: Poly = {}
+        for m, c in p.items():
+            s = sums.get(m[0][0]) if len(m) == 1 and m[0][1] == 1 else None
+            if s is None:
+                s = {m: 1}
+            get = out.get
+            for mm, cc in s.items():  # out += c*s
+                v = get(mm, 0) + c * cc
+                if v:
+                    out[mm] = v
+                elif mm in out:
+                    del out[mm]
+        return out
+
     def atom(self, op: Op, args: tuple[Poly, ...], rng: Range, attr: object = None) -> Poly:
         """The polynomial of the atom ``op(args...)`` with canonical arguments, recording its range."""
+        if self.sums:
+            args = tuple([self.unwrap(a) for a in args])
         term = Term(op, tuple([inner_term(a) for a in args]), attr)
         defer_key(term, atom_text, op, args)  # its text, printed from the polynomials if needed
         return self.known_atom(term, args, rng)
 
     def known_atom(self, term: Term, args: tuple[Poly, ...], rng: Range) -> Poly:
-        """The polynomial of an atom already built, recording its arguments and range."""
+        """The polynomial of an atom already built, recording its arguments, range and size."""
         self.ranges[term] = rng
         self.atom_args[term] = args
+        n = 1
+        for a in args:
+            n += self.size(a)
+        self.weights[term] = n
         return p_atom(term)
+
+    def size(self, p: Poly) -> int:
+        """Size of ``p`` written out: its atoms, each by its size (constants count nothing)."""
+        weights = self.weights
+        n = 0
+        for m in p:
+            for a, e in m:
+                n += e * weights.get(a, 1)
+        return n
 
     def atom_range(self, atom: Term) -> Range:
         """Range of an atom (names: the assumption; unknown terms: unbounded)."""
         if atom.op is _SYMBOL:
+            if self.custom:
+                return self.name_ranges.get(atom, self.name_range)
             return self.name_range
         return self.ranges.get(atom, UNBOUNDED)
 
@@ -82,13 +158,33 @@ class Context:
         lo = hi = 0
         lo_inf = hi_inf = False
         name_lo = self.name_range[0]
+        custom = self.custom
         for m, c in p.items():
             if not m:
                 lo += c
                 hi += c
                 continue
+            if len(m) == 1 and m[0][1] == 1:
+                # one atom a: c*a lies in c*range(a)
+                a = m[0][0]
+                if a.op is _SYMBOL:
+                    r = self.name_ranges.get(a, self.name_range) if custom else self.name_range
+                else:
+                    r = self.ranges.get(a, UNBOUNDED)
+                a_lo, a_hi = r
+                if c < 0:
+                    a_lo, a_hi = a_hi, a_lo
+                if a_lo.__class__ is float:
+                    lo_inf = True
+                else:
+                    lo += c * a_lo
+                if a_hi.__class__ is float:
+                    hi_inf = True
+                else:
+                    hi += c * a_hi
+                continue
             for a, _ in m:
-                if a.op is not _SYMBOL:
+                if a.op is not _SYMBOL or custom:
                     break
             else:
                 # a product of names >= n (n = 0 or 1) and powers of them lies in [n, INF): times c

@@ -11,6 +11,7 @@ from math import gcd, lcm
 
 from ..core.term import REGISTRY
 from .context import Context
+from .factored import exact_quotient
 from .normal import (
     ONE,
     Poly,
@@ -21,7 +22,6 @@ from .normal import (
     p_const_value,
     p_content,
     p_div_mono,
-    p_exact_div,
     p_is_const,
     p_mono_gcd,
     p_mul,
@@ -81,12 +81,13 @@ def floordiv_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
     g = gcd(p_content(p), p_content(q))
     m = p_mono_gcd(p, q)
     if g > 1 or m:
-        p, q = p_div_mono(p, m, g), p_div_mono(q, m, g)
+        # (a lone sum atom left by the division is written as its sum, for the rules below)
+        p, q = ctx.unwrap(p_div_mono(p, m, g)), ctx.unwrap(p_div_mono(q, m, g))
         if p_is_const(q):
             return floordiv_const(p, p_const_value(q), ctx)
     out: Poly = {}
     if len(q) > 1:
-        r = p_exact_div(p, q, ctx.budget)
+        r = exact_quotient(p, q, ctx)
         if r is not None:
             # p == q*r: p//q -> r, or floor(r) for rational coefficients (r == n/d: p//q -> n//d)
             d = 1
@@ -213,10 +214,10 @@ def mod_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
     g = gcd(p_content(p), p_content(q))
     m = p_mono_gcd(p, q)
     if g > 1 or m:
-        inner = mod_poly(p_div_mono(p, m, g), p_div_mono(q, m, g), ctx)
+        inner = mod_poly(ctx.unwrap(p_div_mono(p, m, g)), ctx.unwrap(p_div_mono(q, m, g)), ctx)
         return p_mul(inner, {m: g}, ctx.budget)
     if len(q) > 1:
-        r = p_exact_div(p, q, ctx.budget)
+        r = exact_quotient(p, q, ctx)
         if r is not None and all(c.__class__ is int for c in r.values()):
             return {}  # (q*r) % q -> 0
         s = p

@@ -10,6 +10,8 @@ from ..core.term import Term
 from ..core.walk import postorder
 from ..errors import EvaluationError
 from .parse import parse_expression
+from .terms import broadcast_value
+from .unparse import unparse
 
 __all__ = ["evaluate_expression"]
 
@@ -44,6 +46,7 @@ _IMPL = {
     "maximum": max,
     "minimum": min,
     "abs": abs,
+    "broadcast_dim": broadcast_value,
 }
 _DIVISIONS = {"floordiv": "//", "mod": "%", "ceil_div": "CeilToInt"}
 
@@ -59,7 +62,9 @@ def evaluate_expression(expr: str | Term | int, values: Mapping[Any, Any] | None
     """Value of a dimension expression for integer ``values`` of its names (by name or symbol).
 
     ``//`` and ``%`` follow Python (floor) semantics, ``^``/``&`` are max/min and
-    ``CeilToInt(n, d)`` is the ceiling of n/d. An unknown name or a division by zero raises
+    ``CeilToInt(n, d)`` is the ceiling of n/d, ``broadcast(a, b)`` the broadcast size. An opaque
+    function ``f(...)`` takes its value from a callable given as ``values["f"]``. An unknown name
+    or function, a division by zero or dimensions that do not broadcast raise
     :class:`~exprgraph.errors.EvaluationError`; bad syntax raises DimExpressionError.
 
     >>> evaluate_expression("CeilToInt(n, 8) * 8 - n % 3", {"n": 13})
@@ -71,9 +76,13 @@ def evaluate_expression(expr: str | Term | int, values: Mapping[Any, Any] | None
     if term.__class__ is not Term:
         raise TypeError(f"evaluate_expression() takes a string, a term or an int, not {type(expr).__name__}")
     env: dict[str, int] = {}
+    functions: dict[str, Any] = {}
     for key, value in (values or {}).items():
         name = key.name if key.__class__ is Term else key
-        env[name] = _int_value(name, value)
+        if callable(value):
+            functions[name] = value
+        else:
+            env[name] = _int_value(name, value)
     vals: dict[Term, int] = {}
     for node in postorder((term,)):
         name = node.op.name
@@ -89,14 +98,23 @@ def evaluate_expression(expr: str | Term | int, values: Mapping[Any, Any] | None
             if exponent < 0:
                 raise EvaluationError("a negative power of an integer is not an integer")
             vals[node] = base**exponent
+        elif name == "dim_fn":
+            fn = functions.get(node.attr)
+            if fn is None:
+                name = node.attr
+                raise EvaluationError(
+                    f"the function {name!r} is opaque: pass a callable for it in values, e.g. {{{name!r}: max}}"
+                )
+            vals[node] = _int_value(f"{node.attr}(...)", fn(*[vals[a] for a in node.args]))
         else:
             fn = _IMPL.get(name)
             if fn is None:
                 raise EvaluationError(f"the op {name!r} has no meaning in dimension expressions")
             args = [vals[a] for a in node.args]
             if name in _DIVISIONS and args[1] == 0:
-                from .unparse import unparse
-
                 raise EvaluationError(f"division by zero in {unparse(node)} (its divisor is 0)")
-            vals[node] = fn(*args)
+            try:
+                vals[node] = fn(*args)
+            except ValueError as err:  # dimensions that do not broadcast
+                raise EvaluationError(f"{err} in {unparse(node)}") from None
     return vals[term]

@@ -1,4 +1,4 @@
-"""Max and min of polynomials: flattening, duplicates, constants, common parts, value ranges."""
+"""Max and min of polynomials (flattening, duplicates, constants, common parts, value ranges), and broadcast."""
 
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ from .normal import (
 )
 from .polyprint import atom_text
 from .ranges import INF, Range
+from .terms import BROADCAST
 
-__all__ = ["maxmin_poly", "MAX_COMPARED"]
+__all__ = ["maxmin_poly", "broadcast_poly", "MAX_COMPARED"]
 
 _MAX, _MIN, _SYMBOL = REGISTRY["maximum"], REGISTRY["minimum"], REGISTRY["symbol"]
 
@@ -91,6 +92,8 @@ def _of_names(args: list[Poly], op: Op, ctx: Context) -> Poly | None:
     share a term, none is a constant, and the difference of two names has the range
     (-INF, INF), so none dominates. What is left: drop repeated names and sort by name.
     """
+    if ctx.custom:
+        return None  # names with ranges of their own may dominate one another
     named: dict[Term, Poly] = {}
     for a in args:
         if len(a) != 1:
@@ -157,3 +160,26 @@ def maxmin_poly(args: list[Poly], is_max: bool, ctx: Context) -> Poly:
     rng = (pick(r[0] for r in arg_ranges), pick(r[1] for r in arg_ranges))
     p_add_into(shared, _atom(op, [inner_term(a) for a in rest], rest, rng, ctx))
     return shared
+
+
+def broadcast_poly(a: Poly, b: Poly, ctx: Context) -> Poly:
+    """Polynomial of ``broadcast(a, b)``: ``a`` where ``b == 1``, else ``b``.
+
+    Valid operands are equal, or one of them is 1; elsewhere the original fails (as a division
+    by zero does), so a rule may answer anything there.
+    """
+    if a == b:
+        return dict(a)  # broadcast(a, a) -> a
+    ra, rb = ctx.range_of(a), ctx.range_of(b)
+    if rb[0] == 1 and rb[1] == 1:
+        return dict(a)  # broadcast(a, 1) -> a
+    if rb[0] > 1 or rb[1] < 1:
+        return dict(b)  # b is never 1: a is b or 1, so broadcast(a, b) -> b
+    if ra[0] == 1 and ra[1] == 1:
+        return dict(b)  # broadcast(1, b) -> b
+    if ra[0] > 1 or ra[1] < 1:
+        return dict(a)  # a is never 1: b is a or 1, so broadcast(a, b) -> a
+    # both may be 1: an atom, its operands in a fixed order (the two orders agree where defined)
+    args = sorted([a, b], key=poly_key)
+    rng = (min(ra[0], rb[0]), max(ra[1], rb[1]))
+    return _atom(BROADCAST, [inner_term(x) for x in args], args, rng, ctx)

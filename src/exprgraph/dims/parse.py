@@ -1,7 +1,17 @@
 """Parsing dimension expressions: integers, names, ``+ - * // %``, ``^`` (max), ``&`` (min), calls.
 
 Precedence is Python's, loosest first: ``^``, ``&``, ``+ -``, ``* // %``, unary ``+ -``.
-Calls: ``CeilToInt(n, d)``, ``Max``/``max`` and ``Min``/``min`` with any number of arguments.
+Any ``NAME(args...)`` is a call. The known functions get their meaning (the table below); any
+other name is an opaque function (the ``dim_fn`` op), printed back as it was read:
+
+- ours and the reference's: ``CeilToInt(n, d)``, ``Max``/``max``/``Min``/``min`` (any number of
+  arguments), ``broadcast(a, b)``, ``abs(x)``;
+- torch's: ``FloorDiv(a, b)`` and ``CleanDiv(a, b)`` (``a//b``), ``CeilDiv(a, b)``,
+  ``ModularIndexing(x, d, m)`` (``(x//d)%m``), ``PythonMod(a, b)`` and ``Mod(a, b)`` (``a%b``),
+  ``CeilToInt(x)``/``FloorToInt(x)``;
+- sympy's: ``floor(a/b)`` and ``ceiling(a/b)``: a ``/`` is read only as the whole argument of
+  one of these four rounding functions.
+
 The parser is an operator-precedence (shunting-yard) loop with explicit stacks, so nesting depth
 is limited by memory only, and it never evaluates the text. Errors raise
 :class:`~exprgraph.errors.DimExpressionError` (a ``SyntaxError`` and a ``RuntimeError``) with the
@@ -15,16 +25,18 @@ import re
 from ..core.leaves import RESERVED_NAMES
 from ..core.term import REGISTRY, Term
 from ..errors import DimExpressionError
-from .terms import CEIL_DIV, INT64_MAX, dim_const, dim_name
+from .terms import BROADCAST, CEIL_DIV, FN, INT64_MAX, dim_const, dim_name
 
 __all__ = ["parse_expression", "parse_expression_tokens", "tokenize_expression", "clear_parse_cache"]
 
-_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(//|[-+*%^&(),]))")
+_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(//|[-+*/%^&(),]))")
 _SPACE = re.compile(r"\s*")
 
 _ADD, _SUB, _MUL = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"]
 _FLOORDIV, _MOD, _NEG = REGISTRY["floordiv"], REGISTRY["mod"], REGISTRY["neg"]
-_MAX, _MIN = REGISTRY["maximum"], REGISTRY["minimum"]
+_MAX, _MIN, _ABS = REGISTRY["maximum"], REGISTRY["minimum"], REGISTRY["abs"]
+#: marks the operator ``/``, read only as the argument of a rounding call (floor(a/b))
+_RATIO_OP = "ratio"
 
 #: binary operator -> (precedence, op); all are left-associative
 _BINARY = {
@@ -35,17 +47,40 @@ _BINARY = {
     "*": (4, _MUL),
     "//": (4, _FLOORDIV),
     "%": (4, _MOD),
+    "/": (4, _RATIO_OP),
 }
 _UNARY_PREC = 5
-#: callable names -> (op, min args, max args or None)
+#: calls that fold their arguments with one binary op: name -> (op, min args, max args or None)
 _CALLS = {
     "CeilToInt": (CEIL_DIV, 2, 2),
     "ceil_div": (CEIL_DIV, 2, 2),
+    "CeilDiv": (CEIL_DIV, 2, 2),  # torch
     "Max": (_MAX, 1, None),
     "max": (_MAX, 1, None),
     "Min": (_MIN, 1, None),
     "min": (_MIN, 1, None),
+    "FloorDiv": (_FLOORDIV, 2, 2),  # torch: a//b
+    "CleanDiv": (_FLOORDIV, 2, 2),  # torch: a/b known to be exact, so a//b
+    "PythonMod": (_MOD, 2, 2),  # torch: a%b
+    "Mod": (_MOD, 2, 2),  # torch (for a >= 0, b > 0, where C's and Python's % agree) and sympy: a%b
+    "broadcast": (BROADCAST, 2, 2),  # the reference: the broadcast size of two dimensions
 }
+#: rounding calls of one argument, which may be a ratio a/b: name -> the op of the rounded ratio
+#: (the rounding of an integer is the integer itself)
+_ROUNDING = {"floor": _FLOORDIV, "FloorToInt": _FLOORDIV, "ceiling": CEIL_DIV, "CeilToInt": CEIL_DIV}
+_RATIO_MESSAGE = (
+    "'/' is not a dimension operator; use '//' for floor division (a/b is read only as floor(a/b) or ceiling(a/b))"
+)
+
+
+class _Ratio:
+    """The operand ``a/b`` (only a rounding call takes it) and the position of its ``/``."""
+
+    __slots__ = ("num", "den", "pos")
+
+    def __init__(self, num: Term, den: Term, pos: int) -> None:
+        self.num, self.den, self.pos = num, den, pos
+
 
 _cache: dict[str, Term] = {}
 _CACHE_LIMIT = 1 << 16
@@ -66,7 +101,8 @@ def tokenize_expression(text: str) -> list[tuple[str, str, int]]:
     while True:
         m = match(text, pos)
         if m is None:
-            pos = _SPACE.match(text, pos).end()
+            space = _SPACE.match(text, pos)  # always matches (maybe nothing)
+            pos = space.end() if space is not None else pos
             if pos >= n:
                 break
             raise _bad_character(text, pos)
@@ -87,8 +123,6 @@ def tokenize_expression(text: str) -> list[tuple[str, str, int]]:
 
 def _bad_character(text: str, pos: int) -> DimExpressionError:
     ch = text[pos]
-    if ch == "/":
-        return DimExpressionError("'/' is not a dimension operator; use '//' for floor division", text, pos)
     return DimExpressionError(f"unexpected character {ch!r}", text, pos)
 
 
@@ -147,8 +181,6 @@ class _Parser:
                     expect_operand = False
                 elif kind == "name":
                     if tokens[i][1] == "(":
-                        if value not in _CALLS:
-                            raise self.fail(f"unknown function {value!r}; use CeilToInt, Max or Min", pos)
                         i += 1
                         if tokens[i][1] == ")":
                             raise self.fail(f"{value}() needs arguments", tokens[i][2])
@@ -204,21 +236,61 @@ class _Parser:
             if top[0] in ("paren", "call"):
                 raise self.fail("'(' was never closed", top[3] + (len(top[2]) if top[0] == "call" else 0))
             self.reduce(stack, operands)
-        return operands[0]
+        result = operands[0]
+        if result.__class__ is _Ratio:
+            raise self.fail(_RATIO_MESSAGE, result.pos)
+        return result
 
     def reduce(self, stack: list, operands: list) -> None:
-        kind, _, op, _pos = stack.pop()
+        kind, _, op, pos = stack.pop()
         if kind == "neg":
+            self.no_ratio(operands[-1])
             operands[-1] = Term(_NEG, (operands[-1],))
+            return
+        b = operands.pop()
+        a = operands[-1]
+        self.no_ratio(a)
+        self.no_ratio(b)
+        if op is _RATIO_OP:
+            operands[-1] = _Ratio(a, b, pos)  # only a rounding call takes it
         else:
-            b = operands.pop()
-            operands[-1] = Term(op, (operands[-1], b))
+            operands[-1] = Term(op, (a, b))
+
+    def no_ratio(self, operand: object) -> None:
+        """Reject a ratio a/b anywhere but as the argument of a rounding call."""
+        if operand.__class__ is _Ratio:
+            raise self.fail(_RATIO_MESSAGE, operand.pos)  # type: ignore[attr-defined]
 
     def call(self, entry: tuple, operands: list) -> None:
         _, _, name, pos, height = entry
         args = operands[height:]
         del operands[height:]
-        op, lo, hi = _CALLS[name]
+        rounding = _ROUNDING.get(name)
+        if rounding is not None and len(args) == 1:
+            arg = args[0]
+            if arg.__class__ is _Ratio:
+                operands.append(
+                    Term(rounding, (arg.num, arg.den))
+                )  # floor(a/b) -> a//b, ceiling(a/b) -> CeilToInt(a, b)
+            else:
+                operands.append(arg)  # floor(n) -> n for an integer n
+            return
+        for arg in args:
+            self.no_ratio(arg)
+        if name == "ModularIndexing":
+            if len(args) != 3:
+                raise self.fail(f"ModularIndexing() takes 3 arguments, got {len(args)}", pos)
+            x, d, m = args
+            operands.append(Term(_MOD, (Term(_FLOORDIV, (x, d)), m)))  # ModularIndexing(x, d, m) -> (x//d)%m
+            return
+        if name == "abs" and len(args) == 1:
+            operands.append(Term(_ABS, (args[0],)))
+            return
+        spec = _CALLS.get(name)
+        if spec is None:
+            operands.append(Term(FN, tuple(args), name))  # any other function: opaque
+            return
+        op, lo, hi = spec
         if len(args) < lo or (hi is not None and len(args) > hi):
             want = str(lo) if lo == hi else f"at least {lo}"
             raise self.fail(f"{name}() takes {want} arguments, got {len(args)}", pos)

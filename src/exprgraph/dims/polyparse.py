@@ -23,7 +23,8 @@ difference, except when such a node is merged into a region of its own kind; eve
 id (equal nodes, equal ids, as for interned terms) so that this case is seen, and the fast path
 then declines. It also declines (returns None, and the caller takes the general path, which gives
 the answer or the error with its position) on text the parser would reject, on text of more than
-``MAX_TOKENS`` tokens, and on a result over a limit of :mod:`.normal`.
+``MAX_TOKENS`` tokens (but a flat sum, see below, is read whatever its length), and on a result
+over a limit of :mod:`.normal`.
 
 Work charged to the budget of :mod:`.normal` is never less than the general walk's (a repeated
 subexpression is worked out again here, once there), so whatever the fast path finishes, the
@@ -56,8 +57,9 @@ from . import normal
 from .combine import combine_terms
 from .context import Context
 from .division import ceil_poly, floordiv_poly, mod_poly
+from .factored import product_poly
 from .maxmin import maxmin_poly
-from .normal import ONE, Budget, Poly, mono_mul, mono_of_powers, p_const, p_mul
+from .normal import ONE, Budget, Poly, mono_mul, mono_of_powers, p_const
 from .parse import _BINARY, _CALLS, _UNARY_PREC  # one grammar table for both readers
 from .polyprint import fits_int64, poly_value
 from .terms import CEIL_DIV, INT64_MAX, dim_name
@@ -81,6 +83,14 @@ _FLOORDIV, _MOD = REGISTRY["floordiv"], REGISTRY["mod"]
 _MAX, _MIN = REGISTRY["maximum"], REGISTRY["minimum"]
 
 _OPAQUE = {_FLOORDIV: floordiv_poly, _MOD: mod_poly, CEIL_DIV: ceil_poly}
+
+#: the operators and calls this reader takes (a '/' and any other call send the text the general way)
+_FAST_BINARY = {
+    token: entry
+    for token, entry in _BINARY.items()
+    if entry[1] in _OPAQUE or entry[1] in (_ADD, _SUB, _MUL, _MAX, _MIN)
+}
+_FAST_CALLS = {name: entry for name, entry in _CALLS.items() if entry[0] in _OPAQUE or entry[0] in (_MAX, _MIN)}
 
 # Operands are tuples (kind, node id, payload). Kinds, and their payloads:
 _CONST = 0  # an integer literal: its value
@@ -199,10 +209,12 @@ class _Reader:
                 arguments.append(bpay if _NAME <= bkind <= _POLY else self.close(b))
             return (kind, nid, arguments)
         # floor division, modulo, ceiling division: opaque, on closed operands
-        p = _OPAQUE[op](
-            apay if _NAME <= akind <= _POLY else self.close(a),
-            bpay if _NAME <= bkind <= _POLY else self.close(b),
-            self.ctx,
+        p = self.ctx.unwrap(
+            _OPAQUE[op](
+                apay if _NAME <= akind <= _POLY else self.close(a),
+                bpay if _NAME <= bkind <= _POLY else self.close(b),
+                self.ctx,
+            )
         )
         self.atoms = True  # from here on, polynomials may hold atoms
         return (_POLY, nid, p)
@@ -262,7 +274,7 @@ class _Reader:
             return self.close_sum(payload)
         if kind == _PRODUCT:
             return self.close_product(payload)
-        p = maxmin_poly(payload, kind == _MAXIMUM, self.ctx)
+        p = self.ctx.unwrap(maxmin_poly(payload, kind == _MAXIMUM, self.ctx))
         self.atoms = True  # from here on, polynomials may hold atoms
         return p
 
@@ -287,27 +299,28 @@ class _Reader:
         return combine_terms(acc, self.ctx)
 
     def close_product(self, region: list) -> Poly:
-        """The product: the monomial, then the sums multiplied in as the general walk meets them.
+        """The product: the monomial, then the sums as the general walk meets them (see factored.product_poly).
 
         The walk meets the factors right to left, and an equal node once, with its power (p_product).
         """
         coef, powers, sums = region
         if not coef:
             return {}  # a zero factor
-        result: Poly = {mono_of_powers(powers): coef}
-        if sums:
-            counts: dict[int, list] = {}
-            for nid, p in sums[::-1]:
-                entry = counts.get(nid)
-                if entry is None:
-                    counts[nid] = [p, 1]
-                else:
-                    entry[1] += 1
-            budget = self.ctx.budget
-            for p, e in counts.values():
-                for _ in range(e):
-                    result = p_mul(result, p, budget)
-        return result
+        monomial: Poly = {mono_of_powers(powers): coef}
+        if not sums:
+            return monomial
+        counts: dict[int, list] = {}
+        for nid, p in sums[::-1]:
+            entry = counts.get(nid)
+            if entry is None:
+                counts[nid] = [p, 1]
+            else:
+                entry[1] += 1
+        self.atoms = True  # sum atoms may be made: the rules across terms apply from here on
+        factors: list[tuple[Poly, int]] = [(monomial, 1)]
+        for p, e in counts.values():
+            factors.append((p, e))
+        return product_poly(factors, self.ctx)
 
     def check_sharing(self) -> None:
         """Decline if a node used twice was merged into a region: the general walk keeps it apart."""
@@ -355,6 +368,8 @@ class _LightReader:
                     raise _DeclineError  # a product of two sums: the general path charges its work
                 return (_POLY, None, {})  # a zero factor
             ((mq, cq),) = q.items()
+            if mq and len(p) > 1:
+                raise _DeclineError  # a sum times a non-constant stays a product (a sum atom): the general way
             # p*(cq*mq): multiplying by a monomial keeps distinct monomials distinct
             return (_POLY, None, {mono_mul(m, mq): c * cq for m, c in p.items()})
         p = self.owned(a)
@@ -500,15 +515,6 @@ def _name_text(named: NamePoly) -> int | str:
     return "".join(out)
 
 
-def _tokens(text: str) -> list[str] | None:
-    """The tokens of ``text`` followed by _END, or None when there are more than MAX_TOKENS."""
-    tokens = _TOKEN.findall(text)
-    if len(tokens) > MAX_TOKENS:
-        return None
-    tokens.append(_END)
-    return tokens
-
-
 def _is_light(text: str) -> bool:
     """Whether the text makes no atom and the light reader may take it (see the module docstring)."""
     # a token of _ATOM_TOKENS is in the tokens exactly when its text is in the text: no other
@@ -545,15 +551,22 @@ def _as_is(p: Poly) -> Poly:
 
 def _read_text(text: str, ctx: Context, flat: Callable[[NamePoly], _T], general: Callable[[Poly], _T]) -> _T | None:
     """``flat`` of the polynomial over names of a flat sum, else ``general`` of the polynomial; None to decline."""
-    tokens = _tokens(text)
-    if tokens is None:
-        return None
+    tokens = _TOKEN.findall(text)
+    tokens.append(_END)
+    long = len(tokens) > MAX_TOKENS + 1
     try:
         if _is_light(text):
-            named = _flat_sum(tokens)
-            if named is not None:
-                return flat(named)
+            if not long or len(tokens) <= normal.MAX_WORK:
+                # a flat sum is read in one scan, however long: the general walk's work on it is one
+                # operation a term, within MAX_WORK
+                named = _flat_sum(tokens)
+                if named is not None:
+                    return flat(named)
+            if long:
+                return None
             return general(_read(tokens, _LIGHT))
+        if long:
+            return None
         ctx.budget = Budget()
         return general(_read(tokens, _Reader(ctx)))
     except (_DeclineError, TermTooLargeError, OverflowError):
@@ -610,7 +623,7 @@ def _read(tokens: list[str], reader: _Reader | _LightReader) -> Poly:
                 continue  # unary plus changes nothing
             elif first in _NAME_START:
                 if tokens[i] == "(":
-                    if tok not in _CALLS or tokens[i + 1] == ")":
+                    if tok not in _FAST_CALLS or tokens[i + 1] == ")":
                         raise _DeclineError
                     stack.append((0, tok, len(operands)))
                     i += 1
@@ -623,7 +636,7 @@ def _read(tokens: list[str], reader: _Reader | _LightReader) -> Poly:
         while True:
             tok = tokens[i]
             i += 1
-            entry = _BINARY.get(tok)
+            entry = _FAST_BINARY.get(tok)
             # reduce: apply the operators on top that bind at least as tightly as this one to their
             # operands; anything else closes, and reduces every operator (the loosest binds at 1)
             prec = 1 if entry is None else entry[0]
@@ -663,7 +676,7 @@ def _call(entry: tuple, operands: list, reader: _Reader | _LightReader) -> None:
     _, name, height = entry
     args = operands[height:]
     del operands[height:]
-    op, lo, hi = _CALLS[name]
+    op, lo, hi = _FAST_CALLS[name]
     if len(args) < lo or (hi is not None and len(args) > hi):
         raise _DeclineError
     acc = args[0]  # Max(a) is a

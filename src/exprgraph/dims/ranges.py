@@ -68,9 +68,19 @@ def r_pow(a: Range, p: int) -> Range:
     lo, hi = a
     if lo >= 0:
         return (_pow_bound(lo, p, True), _pow_bound(hi, p, False))
-    if p % 2 == 0:
-        return (0, INF)
-    return UNBOUNDED
+    if p % 2:
+        # an odd power is increasing: (lo**p, hi**p)
+        if hi <= 0:
+            n_lo, n_hi = r_pow((-hi, -lo), p)
+            return (_neg(n_hi), _neg(n_lo))
+        return (_neg(_pow_bound(-lo, p, False)), _pow_bound(hi, p, False))
+    # an even power of a value in [lo, hi] with lo < 0 lies in [0, max(-lo, hi)**p]
+    m = -lo if -lo > hi else hi
+    return (0 if hi >= 0 else _pow_bound(-hi, p, True), _pow_bound(m, p, False))
+
+
+def _neg(x: int | float) -> int | float:
+    return -x
 
 
 def fdiv(x: int | float, y: int | float) -> int | float:

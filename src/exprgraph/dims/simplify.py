@@ -1,44 +1,21 @@
-"""The simplifier: any integer term to its polynomial normal form, then to a canonical term.
+"""The simplifier: any integer term to its polynomial normal form (:mod:`.regions`), then to a canonical term.
 
-The term's DAG is walked once, children first. Chains of one kind are flattened in one pass
-(a *region*): sums and scalings (``add``, ``sub``, ``neg``, ``k*x``) collect coefficients, products
-collect powers, nested max (or min) collect arguments. A node starts a new region when it is shared,
-when its parent is of another kind, or when it is the root, so every node is handled once and a
-chain of a million nodes costs linear time without recursion. Floor division, modulo, ceiling
-division, max and min are rewritten by the rules in :mod:`.division` and :mod:`.maxmin`, sums by
-:mod:`.combine`. Results are cached per term (terms are interned, so this is always sound).
+Results are cached per term (terms are interned, so this is always sound), and per text.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..core.dtypes import INT64
 from ..core.term import REGISTRY, Term
-from ..core.walk import postorder_until
 from ..errors import DimExpressionError
 from .combine import combine_terms
 from .context import Context, context
-from .division import ceil_poly, floordiv_poly, mod_poly
-from .maxmin import maxmin_poly
-from .normal import (
-    Budget,
-    Poly,
-    atom_key,
-    inner_term,
-    mono_key,
-    p_add,
-    p_add_into,
-    p_atom,
-    p_const,
-    p_product,
-    p_scale,
-    top_term,
-)
+from .normal import atom_key, mono_key, p_add, p_scale, top_term
 from .parse import parse_expression
 from .polyparse import read_value
-from .ranges import INF, UNBOUNDED
-from .terms import CEIL_DIV, is_dim_term
+from .regions import to_poly
+from .terms import is_dim_term
 from .unparse import unparse
 
 __all__ = [
@@ -50,197 +27,14 @@ __all__ = [
     "simplify_two_expressions",
 ]
 
-_ADD, _SUB, _MUL, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"], REGISTRY["neg"]
-_FLOORDIV, _MOD, _POW = REGISTRY["floordiv"], REGISTRY["mod"], REGISTRY["pow"]
-_MAX, _MIN = REGISTRY["maximum"], REGISTRY["minimum"]
-_CONST, _SYMBOL = REGISTRY["const"], REGISTRY["symbol"]
+_CONST = REGISTRY["const"]
 
-# kinds of nodes
-_LEAF, _OPAQUE, _LIN, _PROD, _MAXK, _MINK = range(6)
-_LINEAR_OPS = (_ADD, _SUB, _NEG)
-
-
-def _is_int_const(t: Term) -> bool:
-    return t.op is _CONST and t.attr.__class__ in (int, bool)
-
-
-def _kind(node: Term) -> int:
-    op = node.op
-    if op in _LINEAR_OPS:
-        return _LIN
-    if op is _MUL:
-        nonconst = 0
-        for a in node.args:
-            if not _is_int_const(a):
-                nonconst += 1
-        return _LIN if nonconst <= 1 else _PROD
-    if op is _MAX:
-        return _MAXK
-    if op is _MIN:
-        return _MINK
-    if op is _SYMBOL or op is _CONST:
-        return _LEAF
-    if op is _POW:
-        e = node.args[1]
-        if _is_int_const(e) and e.attr >= 0:
-            return _PROD
-    return _OPAQUE
-
-
-def _foreign(node: Term) -> bool:
-    """Not an integer scalar: left untouched inside an opaque atom."""
-    if node.shape != ():
-        return True
-    if node.dtype == INT64:
-        return False
-    return not _is_int_const(node)
-
-
-def to_poly(root: Term, ctx: Context) -> Poly:
-    """Polynomial normal form of an int64 scalar term (cached; do not mutate the result)."""
-    vals = ctx.vals
-    p = vals.get(root)
-    if p is not None:
-        return p
-    ctx.budget = Budget()
-
-    def stop(n: Term) -> bool:
-        return n in vals or _foreign(n)
-
-    order = postorder_until((root,), stop)
-    if not order:
-        return _val(root, ctx)  # a foreign root: an atom of its own
-    kinds: dict[Term, int] = {}
-    edges: dict[Term, int] = {}
-    parent_kind: dict[Term, int] = {}
-    for node in order:
-        k = _kind(node)
-        kinds[node] = k
-        for a in node.args:
-            edges[a] = edges.get(a, 0) + 1
-            parent_kind[a] = k
-    for node in order:
-        k = kinds[node]
-        if k == _LEAF:
-            vals[node] = _leaf(node)
-        elif k == _OPAQUE:
-            vals[node] = _opaque(node, ctx)
-        elif node is root or edges[node] != 1 or parent_kind[node] != k:
-            if k == _LIN:
-                vals[node] = combine_terms(_linear(node, kinds, ctx), ctx)
-            elif k == _PROD:
-                vals[node] = _product(node, kinds, ctx)
-            else:
-                vals[node] = maxmin_poly(_collect(node, k, kinds, ctx), k == _MAXK, ctx)
-        # else: inside a region, handled by the region's root
-    return vals[root]
-
-
-def _val(node: Term, ctx: Context) -> Poly:
-    p = ctx.vals.get(node)
-    if p is None:
-        # a foreign operand (a float or array term inside an opaque call): an atom of its own
-        p = ctx.known_atom(node, (), UNBOUNDED)
-        ctx.vals[node] = p
-    return p
-
-
-def _leaf(node: Term) -> Poly:
-    if node.op is _CONST:
-        return p_const(int(node.attr))
-    return p_atom(node)
-
-
-def _linear(root: Term, kinds: dict, ctx: Context) -> Poly:
-    """Sum region: propagate coefficients down the tree of add/sub/neg/k*x nodes."""
-    vals = ctx.vals
-    spend = ctx.budget.spend
-    acc: Poly = {}
-    stack: list[tuple[Term, int]] = [(root, 1)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node, k = pop()
-        if node is not root and (node in vals or kinds.get(node) != _LIN):
-            p = _val(node, ctx)
-            spend(len(p))
-            p_add_into(acc, p, k)
-            continue
-        op = node.op
-        if op is _ADD:
-            for a in node.args:
-                push((a, k))
-        elif op is _SUB:
-            a, b = node.args
-            push((a, k))
-            push((b, -k))
-        elif op is _NEG:
-            push((node.args[0], -k))
-        else:  # k * x: a product with at most one non-constant operand
-            child = None
-            for a in node.args:
-                if _is_int_const(a):
-                    k *= int(a.attr)
-                else:
-                    child = a
-            if child is None:
-                p_add_into(acc, p_const(k))
-            elif k:
-                push((child, k))
-    return acc
-
-
-def _product(root: Term, kinds: dict, ctx: Context) -> Poly:
-    """Product region: collect the powers of the factors, then multiply out."""
-    vals = ctx.vals
-    powers: dict[Term, int] = {}
-    stack: list[tuple[Term, int]] = [(root, 1)]
-    while stack:
-        node, e = stack.pop()
-        if node is not root and (node in vals or kinds.get(node) != _PROD):
-            powers[node] = powers.get(node, 0) + e
-            continue
-        if node.op is _POW:
-            base, exponent = node.args
-            stack.append((base, e * int(exponent.attr)))
-        else:
-            for a in node.args:
-                stack.append((a, e))
-    # the factors in the order the walk met them (right to left), each with its total power
-    return p_product([(_val(node, ctx), e) for node, e in powers.items()], ctx.budget)
-
-
-def _collect(root: Term, k: int, kinds: dict, ctx: Context) -> list[Poly]:
-    """Max (or min) region: the operands of a nest of max (min) nodes, left to right."""
-    vals = ctx.vals
-    out: list[Poly] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node is not root and (node in vals or kinds.get(node) != k):
-            out.append(_val(node, ctx))
-            continue
-        stack.extend(reversed(node.args))
-    return out
-
-
-def _opaque(node: Term, ctx: Context) -> Poly:
-    op = node.op
-    args = node.args
-    if op is _FLOORDIV:
-        return floordiv_poly(_val(args[0], ctx), _val(args[1], ctx), ctx)
-    if op is _MOD:
-        return mod_poly(_val(args[0], ctx), _val(args[1], ctx), ctx)
-    if op is CEIL_DIV:
-        return ceil_poly(_val(args[0], ctx), _val(args[1], ctx), ctx)
-    # any other op (abs, x**y with a symbolic exponent...): an atom whose integer operands are normalised
-    new_args = tuple(a if _foreign(a) else inner_term(_val(a, ctx)) for a in args)
-    term = Term(op, new_args, node.attr)
-    rng = (0, INF) if op.name == "abs" else UNBOUNDED
-    return ctx.known_atom(term, (), rng)
+#: more caches to clear with clear_caches() (the memoised answers of exprgraph.dims.queries)
+CLEAR_HOOKS: list = []
 
 
 def clear_caches() -> None:
-    """Forget every cached parse, simplification, range and printed text (the results do not change)."""
+    """Forget every cached parse, simplification, range, printed text and answer (the results do not change)."""
     from .normal import clear_keys
     from .parse import clear_parse_cache
     from .polyparse import clear_name_cache
@@ -256,6 +50,8 @@ def clear_caches() -> None:
     clear_name_cache()
     clear_print_cache()
     clear_const_cache()
+    for hook in CLEAR_HOOKS:
+        hook()
 
 
 # -- public API --------------------------------------------------------------------------------------------
@@ -359,8 +155,13 @@ def simplify_two_expressions(expr1: int | str | Term, expr2: int | str | Term, *
     ctx.maybe_trim()
     p1 = to_poly(_as_term(expr1), ctx)
     p2 = to_poly(_as_term(expr2), ctx)
-    diff = p_add(p1, p_scale(p2, -1))
+    # the difference, with the rules across terms (products of sums cancel through their expansions)
+    diff = ctx.unwrap(combine_terms(p_add(p1, p_scale(p2, -1)), ctx))
     out: dict[str, int] = {}
+
+    def text(a: Term) -> str:
+        return f"({atom_key(a)})" if a in ctx.sums else atom_key(a)  # a sum atom in brackets: (a+b)*c
+
     for m, c in sorted(diff.items(), key=lambda mc: (not mc[0], mono_key(mc[0]))):
-        out["*".join(atom_key(a) for a, e in sorted(m, key=lambda ae: atom_key(ae[0])) for _ in range(e)) or "1"] = c
+        out["*".join(text(a) for a, e in sorted(m, key=lambda ae: atom_key(ae[0])) for _ in range(e)) or "1"] = c
     return out

@@ -1,8 +1,14 @@
-"""Dimension terms: integer names and constants, and the ``ceil_div`` op (``CeilToInt``).
+"""Dimension terms: integer names and constants, and the ops this package adds to the op table.
 
 A dimension expression is an ordinary int64 scalar term of the core: names are
 ``Symbol(name, "int64")`` and the operators are the core's add, sub, mul, floordiv, mod, neg,
-maximum and minimum. Ceiling division is one more op, registered here once.
+maximum and minimum. Three more ops are registered here once:
+
+- ``ceil_div`` (``CeilToInt(n, d)``): the ceiling of n/d;
+- ``broadcast_dim`` (``broadcast(a, b)``): the size two broadcast dimensions give, ``a`` when
+  ``b == 1``, else ``b`` (valid operands are equal or one of them is 1);
+- ``dim_fn`` (``NAME(args)`` for any other name): an opaque integer function, the name in the
+  term's attr. Nothing is known about its value; it prints back as it was read.
 """
 
 from __future__ import annotations
@@ -18,7 +24,19 @@ from ..core.op import Op, register_op
 from ..core.stdops import arith
 from ..core.term import REGISTRY, Term
 
-__all__ = ["CEIL_DIV", "dim_name", "dim_const", "clear_const_cache", "INT64_MAX", "INT64_MIN", "is_dim_term"]
+__all__ = [
+    "CEIL_DIV",
+    "BROADCAST",
+    "FN",
+    "dim_fn",
+    "broadcast_value",
+    "dim_name",
+    "dim_const",
+    "clear_const_cache",
+    "INT64_MAX",
+    "INT64_MIN",
+    "is_dim_term",
+]
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
@@ -49,6 +67,65 @@ def _register() -> Op:
 
 #: the ceiling-division op; ``CEIL_DIV(n, d)`` builds ``ceil_div(n, d)``
 CEIL_DIV: Op = _register()
+
+
+def broadcast_value(a: int, b: int) -> int:
+    """The broadcast size of two dimensions: ``a`` when ``b == 1``, else ``b`` (ValueError if they do not broadcast)."""
+    if b == 1 or a == b:
+        return a
+    if a == 1:
+        return b
+    raise ValueError(f"the dimensions {a} and {b} do not broadcast")
+
+
+def _broadcast(a: Any, b: Any) -> Any:
+    # where b == 1 the size is a, elsewhere b (equal to a, or a == 1)
+    return np.where(np.equal(b, 1), a, b)
+
+
+def _int_scalar(args: tuple, attr: Any) -> tuple[str, tuple]:
+    # an opaque dimension function: an int64 scalar whatever its operands
+    return INT64, ()
+
+
+def _register_more() -> tuple[Op, Op]:
+    broadcast = REGISTRY.get("broadcast_dim")
+    if broadcast is None:
+        broadcast = register_op(
+            Op(
+                "broadcast_dim",
+                2,
+                arith,
+                impl=_broadcast,
+                notation="call",
+                c_render="((({1}) == 1) ? ({0}) : ({1}))",
+                doc="Broadcast size of two dimensions: a where b == 1, else b (broadcast(a, b) in dimension text).",
+            )
+        )
+    fn = REGISTRY.get("dim_fn")
+    if fn is None:
+        fn = register_op(
+            Op(
+                "dim_fn",
+                (1, None),
+                _int_scalar,
+                notation="call",
+                attr_name="name",
+                doc="An opaque integer function of dimension expressions (NAME(args) with an unknown NAME).",
+            )
+        )
+    return broadcast, fn
+
+
+#: ``broadcast(a, b)``: a where b == 1, else b
+#: an opaque function ``NAME(args...)``: ``Term(FN, args, name)``
+BROADCAST, FN = _register_more()
+
+
+def dim_fn(name: str, *args: Term) -> Term:
+    """The opaque call ``name(args...)`` (an int64 term)."""
+    return Term(FN, tuple(args), name)
+
 
 _names: dict[str, Term] = {}
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

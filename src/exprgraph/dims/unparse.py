@@ -43,7 +43,7 @@ INFIX = _INFIX = {
     "mod": ("%", _P_MUL),
 }
 #: op name -> the name its calls print with, when not its own
-CALL_NAMES = _CALL_NAMES = {"ceil_div": "CeilToInt"}
+CALL_NAMES = _CALL_NAMES = {"ceil_div": "CeilToInt", "broadcast_dim": "broadcast"}
 
 _cache: dict[Term, str] = {}
 _CACHE_LIMIT = 1 << 16
@@ -114,7 +114,8 @@ def _parts(node: Term) -> list:
             parts.append((args[i], False))
             if i:
                 parts.append(",")
-        parts.append(_CALL_NAMES.get(name, name) + "(")
+        # an opaque function (dim_fn) prints its own name, kept in its attr
+        parts.append((node.attr if name == "dim_fn" else _CALL_NAMES.get(name, name)) + "(")
         return parts
     raise ValueError(f"the op {name!r} has no notation in dimension expressions")
 

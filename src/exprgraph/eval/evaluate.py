@@ -10,7 +10,12 @@ never written to.
 Semantics are IEEE: ``log(-1)`` is nan and ``1/0`` is inf, with no warnings. Integer ``//``
 and ``%`` follow Python's floor semantics, except that an integer division by zero gives 0
 (numpy's behaviour) instead of raising. Integer ``**`` a negative integer raises
-:class:`~exprgraph.errors.EvaluationError`, since int64 cannot hold the result.
+:class:`~exprgraph.errors.EvaluationError`, since int64 cannot hold the result; ``a**0.5`` is
+``sqrt(a)`` and a float to an odd integer power keeps its sign for every exponent (see the op
+table's ``pow``).
+
+No array larger than ``max_elements`` (see :mod:`.limits`) is created: a broadcast or a matrix
+product that would exceed it raises :class:`~exprgraph.errors.SizeLimitError` before allocating.
 """
 
 from __future__ import annotations
@@ -24,8 +29,9 @@ from ..core.dtypes import BOOL
 from ..core.stdops import ARITHMETIC, FLOAT_FUNCS
 from ..core.term import Term
 from ..core.traversal import schedule
-from ..errors import EvaluationError
+from ..errors import EvaluationError, SizeLimitError
 from .bind import NUMPY_DTYPES, bind_symbols, const_value
+from .limits import check_elements, limit_in_force
 
 __all__ = ["evaluate"]
 
@@ -39,17 +45,23 @@ _CASTS = ARITHMETIC | FLOAT_FUNCS
 
 
 @overload
-def evaluate(term_or_terms: Term, env: Mapping[Any, Any] | None = None) -> Any: ...
+def evaluate(term_or_terms: Term, env: Mapping[Any, Any] | None = None, *, max_elements: int | None = None) -> Any: ...
 @overload
-def evaluate(term_or_terms: Sequence[Term], env: Mapping[Any, Any] | None = None) -> list[Any]: ...
+def evaluate(
+    term_or_terms: Sequence[Term], env: Mapping[Any, Any] | None = None, *, max_elements: int | None = None
+) -> list[Any]: ...
 
 
-def evaluate(term_or_terms: Term | Sequence[Term], env: Mapping[Any, Any] | None = None) -> Any:
+def evaluate(
+    term_or_terms: Term | Sequence[Term], env: Mapping[Any, Any] | None = None, *, max_elements: int | None = None
+) -> Any:
     """Value of a term (or list of values of several terms) for the symbol values in ``env``.
 
     ``env`` maps symbols, or their names, to numbers or numpy arrays. Array values evaluate
     many parameter sets at once, broadcasting like numpy. Results are numpy scalars or arrays
-    of each term's dtype (and may share memory with the inputs).
+    of each term's dtype (and may share memory with the inputs). No array of more than
+    ``max_elements`` elements is created (default ``$EXPRGRAPH_MAX_ELEMENTS``, else 2**28): a
+    larger broadcast raises :class:`~exprgraph.errors.SizeLimitError` before allocating.
 
     >>> from exprgraph import symbols, log
     >>> x, y = symbols("x y")
@@ -58,15 +70,16 @@ def evaluate(term_or_terms: Term | Sequence[Term], env: Mapping[Any, Any] | None
     >>> evaluate([x / 0, log(-x)], {"x": [1.0, 2.0]})
     [array([inf, inf]), array([nan, nan])]
     """
+    limit = limit_in_force(max_elements)
     if term_or_terms.__class__ is Term:
-        return _run((term_or_terms,), {} if env is None else env)[0]
+        return _run((term_or_terms,), {} if env is None else env, limit)[0]
     if not isinstance(term_or_terms, (list, tuple)):
         raise TypeError(f"evaluate() takes a term or a list/tuple of terms, not {type(term_or_terms).__name__}")
     outputs = tuple(term_or_terms)
     for t in outputs:
         if t.__class__ is not Term:
             raise TypeError(f"evaluate() takes terms, got a {type(t).__name__} in the list")
-    return _run(outputs, {} if env is None else env)
+    return _run(outputs, {} if env is None else env, limit)
 
 
 def _check_env(env: Any) -> None:
@@ -99,8 +112,8 @@ def _kind(op: Any, n: int) -> int:
     return _IMPL
 
 
-def _run(outputs: tuple[Term, ...], env: Mapping[Any, Any]) -> list[Any]:
-    """Evaluate ``outputs`` (already validated) in one walk of their DAG."""
+def _run(outputs: tuple[Term, ...], env: Mapping[Any, Any], limit: int) -> list[Any]:
+    """Evaluate ``outputs`` (already validated) in one walk of their DAG, no array above ``limit`` elements."""
     _check_env(env)
     order, pending = schedule(outputs)
     kinds: dict[Any, tuple[int, ...]] = {}
@@ -127,6 +140,8 @@ def _run(outputs: tuple[Term, ...], env: Mapping[Any, Any]) -> list[Any]:
                     a, b = args
                     va = values[a]
                     vb = values[b]
+                    if va.size * vb.size > limit:  # the broadcast may be larger than either operand
+                        check_elements(_broadcast_shapes(va.shape, vb.shape), limit, f"evaluating {op.name}")
                     want = dtypes[node.dtype]
                     out = None
                     if a in owned and va.dtype == want and pending[a] == (2 if a is b else 1):
@@ -150,7 +165,7 @@ def _run(outputs: tuple[Term, ...], env: Mapping[Any, Any]) -> list[Any]:
                     values[node] = const_value(node)
                     continue
                 else:
-                    result, fresh = _apply(node, args, values, owned, pending)
+                    result, fresh = _apply(node, args, values, owned, pending, limit)
                     want = dtypes[node.dtype]
                 if not fresh:
                     # an impl's result may be a view of an input, or kept by the impl: never ours
@@ -169,18 +184,24 @@ def _run(outputs: tuple[Term, ...], env: Mapping[Any, Any]) -> list[Any]:
                     if not left:
                         del values[a]
                         owned.discard(a)
-        except EvaluationError:
+        except (EvaluationError, SizeLimitError):
             raise
         except (ArithmeticError, ValueError, TypeError) as exc:
             raise _op_error(node, [values.get(a) for a in node.args], exc) from None
         return [values[t] for t in outputs]
 
 
-def _apply(node: Term, args: tuple[Term, ...], values: dict, owned: set, pending: dict) -> tuple[Any, bool]:
+def _apply(node: Term, args: tuple[Term, ...], values: dict, owned: set, pending: dict, limit: int) -> tuple[Any, bool]:
     """Compute ``node`` the general way (bool casts, folds, impls): ``(value, made by a ufunc)``."""
     op = node.op
     vs = [values[a] for a in args]
     name = op.name
+    if len(vs) > 1:
+        size = 1
+        for v in vs:
+            size *= v.size
+        if size > limit:  # a bound on the result's size: look closer only when it is large
+            _check_result_size(node, vs, limit)
     if name in ARITHMETIC:
         # arithmetic counts bools as integers (True + True == 2)
         vs = [v.astype(_INT64) if v.dtype.kind == "b" else v for v in vs]
@@ -191,9 +212,14 @@ def _apply(node: Term, args: tuple[Term, ...], values: dict, owned: set, pending
     ufunc = op.ufunc
     n = len(vs)
     if ufunc.__class__ is _ufunc and ufunc.nout == 1 and (ufunc.nin == n or (ufunc.nin == 2 and n > 2)):
-        if name == "pow" and _square_of(vs, want):
-            # x**2 as a square: exact, and far faster than the generic power loop
-            ufunc, vs, args, n = np.square, vs[:1], args[:1], 1
+        if name == "pow":
+            if _square_of(vs, want):
+                # x**2 as a square: exact, and far faster than the generic power loop
+                ufunc, vs, args, n = np.square, vs[:1], args[:1], 1
+            elif op.impl is not None and _power_needs_impl(vs):
+                for a in args:
+                    owned.discard(a)
+                return _call_impl(node, vs), False
         # only elementwise ufuncs may write over an operand (not gufuncs such as matmul)
         out = _dead_buffer(args, vs, want, owned, pending) if ufunc.signature is None else None
         if n <= 2:
@@ -249,6 +275,39 @@ def _square_of(vs: list, want: np.dtype) -> bool:
             "integer ** negative integer is undefined in int64: make the base or the exponent a float (e.g. x**-1.0)"
         )
     return False
+
+
+def _power_needs_impl(vs: list) -> bool:
+    """Whether numpy's power alone would give another value than the op table's (see stdops._power)."""
+    base, exponent = vs
+    kind = exponent.dtype.kind
+    if kind == "f":
+        # an array of exponents holding 0.5: numpy uses C's pow there, not sqrt
+        return bool(exponent.ndim) and base.dtype.kind == "f" and bool((exponent == 0.5).any())
+    if kind in "iu" and base.dtype.kind == "f":
+        # an int exponent beyond 2**53 is even as a float: the sign of an odd power would be lost
+        return bool(((exponent > 2**53) | (exponent < -(2**53))).any())
+    return False
+
+
+def _check_result_size(node: Term, vs: list, limit: int) -> None:
+    """Raise SizeLimitError when ``node``'s result over these operand values would exceed ``limit`` elements."""
+    shapes = [np.shape(v) for v in vs]
+    name = node.op.name
+    try:
+        if name in ("matmul", "dot") and len(shapes[0]) >= 2 and len(shapes[1]) >= 2:
+            a, b = shapes
+            if name == "matmul":
+                shape = (*_broadcast_shapes(a[:-2], b[:-2]), a[-2], b[-1])
+            else:
+                shape = (*a[:-1], *b[:-2], b[-1])
+        elif name in ("matmul", "dot", "sum", "transpose"):
+            return  # no larger than an operand
+        else:
+            shape = _broadcast_shapes(*shapes)
+    except ValueError:
+        return  # shapes that do not broadcast: the op reports that itself
+    check_elements(shape, limit, f"evaluating {name}")
 
 
 def _call_impl(node: Term, vs: Any) -> Any:

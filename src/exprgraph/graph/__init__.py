@@ -4,25 +4,26 @@
   replacement (parents rebuilt lazily, linear in the nodes touched), checkpoints and features
   (:class:`ReplaceValidate`, :class:`History`, :class:`Validator`);
 - node rewriters (:class:`NodeRewriter`, :func:`node_rewriter`, :class:`PatternNodeRewriter`,
-  :class:`SubstitutionNodeRewriter`, :class:`RemovalNodeRewriter`, :class:`KanrenRelationSub`,
-  :class:`RuleNodeRewriter`, :class:`RegionNodeRewriter`) and graph rewriters
+  :class:`SubstitutionNodeRewriter`, :class:`RemovalNodeRewriter`, :class:`SequentialNodeRewriter`,
+  :class:`KanrenRelationSub`, :class:`RuleNodeRewriter`, :class:`RegionNodeRewriter`) and graph rewriters
   (:class:`GraphRewriter`, :func:`graph_rewriter`,
   :class:`WalkingGraphRewriter` / :func:`in2out` / :func:`out2in`, :class:`SequentialGraphRewriter`,
   :class:`EquilibriumGraphRewriter`, :class:`MergeOptimizer`), all applied through one
   transaction driver (:class:`RewriteDriver`);
-- rewrite databases (:class:`SequenceDB`, :class:`EquilibriumDB`, :class:`RewriteDatabaseQuery`),
-  the default :data:`optdb` and :func:`rewrite_graph`;
+- rewrite databases (:class:`SequenceDB`, :class:`EquilibriumDB`, :class:`LocalGroupDB`,
+  :class:`ProxyDB`, :class:`RewriteDatabaseQuery`), the default :data:`optdb` and :func:`rewrite_graph`;
 - profiles (dataclasses with ``print_profile()``).
 """
 
 from __future__ import annotations
 
-from .db import EquilibriumDB, RewriteDatabase, RewriteDatabaseQuery, SequenceDB
+from .db import EquilibriumDB, LocalGroupDB, ProxyDB, RewriteDatabase, RewriteDatabaseQuery, SequenceDB
 from .equilibrium import STOP_REASONS, EquilibriumGraphRewriter
 from .features import Feature, History, ReplaceValidate, Step, Validator
 from .fgraph import OUTPUT, Checkpoint, FunctionGraph
 from .merge import MergeOptimizer, MergeTracker
 from .optdb import optdb, register_canonicalize, register_specialize, register_stabilize, rewrite_graph
+from .pattern_rewriter import PatternNodeRewriter
 from .printing import format_terms
 from .profile import (
     EquilibriumProfile,
@@ -40,11 +41,11 @@ from .rewriters import (
     GraphRewriter,
     KanrenRelationSub,
     NodeRewriter,
-    PatternNodeRewriter,
     RemovalNodeRewriter,
     Rewriter,
     RuleNodeRewriter,
     SequentialGraphRewriter,
+    SequentialNodeRewriter,
     SubstitutionNodeRewriter,
     graph_rewriter,
     node_rewriter,
@@ -72,6 +73,7 @@ __all__ = [
     "SequentialGraphRewriter",
     "SubstitutionNodeRewriter",
     "RemovalNodeRewriter",
+    "SequentialNodeRewriter",
     "PatternNodeRewriter",
     "KanrenRelationSub",
     "RuleNodeRewriter",
@@ -90,6 +92,8 @@ __all__ = [
     "RewriteDatabase",
     "SequenceDB",
     "EquilibriumDB",
+    "LocalGroupDB",
+    "ProxyDB",
     "RewriteDatabaseQuery",
     "optdb",
     "rewrite_graph",

@@ -10,21 +10,28 @@ queried in turn (with ``subquery[name]`` if given, else the same query).
 - :class:`SequenceDB`: entries at positions; a query gives a :class:`SequentialGraphRewriter`.
 - :class:`EquilibriumDB`: a query gives an :class:`EquilibriumGraphRewriter` of the selected
   entries (``final_rewriter=True`` / ``cleanup=True`` entries in those roles).
+- :class:`LocalGroupDB`: node rewriters at positions; a query gives one node rewriter, a
+  :class:`SequentialNodeRewriter` trying them in order.
+- :class:`ProxyDB`: another database seen through a new entry (the same database can then be
+  registered in several places).
 
 Registering a name twice, or a name that is used as a tag (or a tag that is an entry's name),
-raises :class:`~exprgraph.errors.RewriteDatabaseError` unless ``overwrite_existing=True``.
+raises :class:`~exprgraph.errors.RewriteDatabaseError` unless ``overwrite_existing=True``;
+registering something that is neither a rewriter nor a database raises ``TypeError``.
+``print_summary()`` lists a database's entries with their tags.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, TextIO
 
 from ..errors import RewriteDatabaseError
 from .equilibrium import EquilibriumGraphRewriter
-from .rewriters import GraphRewriter, NodeRewriter, Rewriter, SequentialGraphRewriter
+from .rewriters import GraphRewriter, NodeRewriter, Rewriter, SequentialGraphRewriter, SequentialNodeRewriter
 
-__all__ = ["RewriteDatabaseQuery", "RewriteDatabase", "SequenceDB", "EquilibriumDB"]
+__all__ = ["RewriteDatabaseQuery", "RewriteDatabase", "SequenceDB", "EquilibriumDB", "LocalGroupDB", "ProxyDB"]
 
 
 def _tags(tags: Iterable[str] | str | None) -> frozenset[str]:
@@ -159,7 +166,7 @@ class RewriteDatabase:
         if not isinstance(name, str) or not name:
             raise RewriteDatabaseError(f"a rewriter's name is a non-empty string, not {name!r}")
         if not isinstance(rewriter, (Rewriter, RewriteDatabase)):
-            raise RewriteDatabaseError(f"{name!r}: expected a rewriter or a rewrite database, not {rewriter!r}")
+            raise TypeError(f"{name!r}: expected a rewriter or a rewrite database, not {rewriter!r}")
         tagset = _tags(tags)
         if name in self._entries:
             if not overwrite_existing:
@@ -242,6 +249,43 @@ class RewriteDatabase:
         # the base class only stores and selects entries; SequenceDB and EquilibriumDB build rewriters
         raise NotImplementedError(f"{type(self).__name__} must define query(); use SequenceDB or EquilibriumDB")
 
+    def _entry_note(self, name: str) -> str:
+        """Extra text about an entry in :meth:`print_summary` (its position, its role)."""
+        return ""
+
+    def summary_line(self) -> str:
+        """The database in one line, for :meth:`print_summary`."""
+        n = len(self)
+        return f"{type(self).__name__} {self.name or ''}".rstrip() + f" ({n} {'entry' if n == 1 else 'entries'})"
+
+    def summary_entries(self) -> list[tuple[str, Any]]:
+        """``(name, entry)`` pairs in the order :meth:`print_summary` lists them."""
+        return [(n, self._entries[n]) for n in self._entries]
+
+    def print_summary(self, stream: TextIO | None = None) -> None:
+        """Print the entries (name, position or role, tags, what they are), sub-databases indented."""
+        lines: list[str] = []
+        stack: list[tuple[Any, str, str, int]] = [(self, "", "", 0)]
+        seen: set[int] = set()
+        while stack:
+            obj, label, note, indent = stack.pop()
+            pad = " " * indent
+            head = f"{pad}{label}: " if label else pad
+            if isinstance(obj, RewriteDatabase):
+                lines.append(f"{head}{obj.summary_line()}{note}")
+                if id(obj) in seen:
+                    continue  # registered in several places: listed once
+                seen.add(id(obj))
+                entries = obj.summary_entries()
+                for n, entry in reversed(entries):
+                    tags = sorted(obj._entry_tags.get(n, frozenset()) - {n})
+                    notes = [obj._entry_note(n), f"tags: {', '.join(tags)}" if tags else ""]
+                    extra = "; ".join(x for x in notes if x)
+                    stack.append((entry, n, extra and f"  [{extra}]", indent + 2))
+            else:
+                lines.append(f"{head}{obj.summary_line()}{note}")
+        print("\n".join(lines), file=stream if stream is not None else sys.stdout)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name or ''} of {len(self._entries)} entries>"
 
@@ -280,15 +324,26 @@ class SequenceDB(RewriteDatabase):
 
     __delitem__ = remove
 
-    def query(self, *tags: Any, **kwtags: Any) -> SequentialGraphRewriter:
-        """The selected entries in position order, as one sequential rewriter."""
+    def _selected(self, *tags: Any, **kwtags: Any) -> list[Any]:
+        """The selected entries, resolved, in position order."""
         q = parse_query(*tags, **kwtags)
         names = self.select(q)
         if q.position_cutoff is not None:
             names = [n for n in names if self.positions[n] < q.position_cutoff]
         names.sort(key=lambda n: (self.positions[n], n))
-        parts = [self._resolve(n, q) for n in names]
+        return [self._resolve(n, q) for n in names]
+
+    def query(self, *tags: Any, **kwtags: Any) -> SequentialGraphRewriter:
+        """The selected entries in position order, as one sequential rewriter."""
+        parts = self._selected(*tags, **kwtags)
         return SequentialGraphRewriter(*parts, failure_callback=self.failure_callback, name=self.name or "SequenceDB")
+
+    def _entry_note(self, name: str) -> str:
+        return f"position {self.positions[name]:g}"
+
+    def summary_entries(self) -> list[tuple[str, Any]]:
+        """Entries in position order."""
+        return sorted(super().summary_entries(), key=lambda e: (self.positions[e[0]], e[0]))
 
 
 class EquilibriumDB(RewriteDatabase):
@@ -344,6 +399,9 @@ class EquilibriumDB(RewriteDatabase):
 
     __delitem__ = remove
 
+    def _entry_note(self, name: str) -> str:
+        return "final" if name in self.final else "cleanup" if name in self.cleanup else ""
+
     def query(self, *tags: Any, **kwtags: Any) -> EquilibriumGraphRewriter:
         """The selected entries as one equilibrium rewriter."""
         q = parse_query(*tags, **kwtags)
@@ -372,3 +430,97 @@ class EquilibriumDB(RewriteDatabase):
             failure_callback=self.failure_callback,
             name=self.name or "EquilibriumDB",
         )
+
+
+class LocalGroupDB(SequenceDB):
+    """Node rewriters at positions; a query gives one :class:`SequentialNodeRewriter` of the selected ones.
+
+    The result is a node rewriter, so the group can stand in an :class:`EquilibriumDB` (or a
+    walk) as one entry. The arguments are upstream's: ``apply_all_rewrites`` is passed on,
+    ``node_rewriter`` is the class built (called as ``node_rewriter(*rewriters,
+    apply_all_rewrites=..., name=...)``), ``profile`` is accepted (profiles are always kept).
+    The name is given on registration in a parent database, or with ``name=``.
+    """
+
+    def __init__(
+        self,
+        apply_all_rewrites: bool = False,
+        profile: bool = False,
+        node_rewriter: type[SequentialNodeRewriter] = SequentialNodeRewriter,
+        *,
+        name: str | None = None,
+    ) -> None:
+        if not isinstance(apply_all_rewrites, bool):
+            raise TypeError(f"apply_all_rewrites must be a bool, not {apply_all_rewrites!r} (the name is name=...)")
+        super().__init__(name)
+        self.apply_all_rewrites = apply_all_rewrites
+        self.profile = profile
+        self.node_rewriter = node_rewriter
+
+    def query(self, *tags: Any, **kwtags: Any) -> SequentialNodeRewriter:  # type: ignore[override]
+        """The selected node rewriters in position order, tried in turn on each node."""
+        parts = self._selected(*tags, **kwtags)
+        for p in parts:
+            if not isinstance(p, NodeRewriter):
+                raise TypeError(f"a LocalGroupDB holds node rewriters, not {p!r}")
+        return self.node_rewriter(*parts, apply_all_rewrites=self.apply_all_rewrites, name=self.name or "LocalGroupDB")
+
+
+class ProxyDB(RewriteDatabase):
+    """Another database seen through a new object: queries go to it, and entries are added there.
+
+    A database has one name and one place in its parent; a proxy lets the same database be
+    registered again elsewhere (under another name or position).
+    """
+
+    def __init__(self, db: RewriteDatabase, name: str | None = None) -> None:
+        if not isinstance(db, RewriteDatabase):
+            raise TypeError(f"ProxyDB wraps a rewrite database, not {db!r}")
+        super().__init__(name)
+        self.db = db
+
+    def register(self, name: str, rewriter: Rewriter | RewriteDatabase, *tags: str, **kwargs: Any) -> None:
+        """Register in the wrapped database."""
+        self.db.register(name, rewriter, *tags, **kwargs)
+
+    def remove(self, name: str) -> None:
+        """Remove from the wrapped database."""
+        self.db.remove(name)
+
+    __delitem__ = remove
+
+    def __getitem__(self, name: str) -> Any:
+        return self.db[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.db
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.db)
+
+    def __len__(self) -> int:
+        return len(self.db)
+
+    def tags_of(self, name: str) -> frozenset[str]:
+        """The tags of an entry of the wrapped database."""
+        return self.db.tags_of(name)
+
+    def tags(self) -> set[str]:
+        """The tags of the wrapped database."""
+        return self.db.tags()
+
+    def select(self, query: RewriteDatabaseQuery) -> list[str]:
+        """What the wrapped database selects."""
+        return self.db.select(query)
+
+    def query(self, *tags: Any, **kwtags: Any) -> Rewriter:
+        """The wrapped database's answer."""
+        return self.db.query(*tags, **kwtags)
+
+    def summary_line(self) -> str:
+        """``ProxyDB name -> the wrapped database``."""
+        return f"ProxyDB {self.name or ''} -> {self.db.summary_line()}".replace("  ", " ")
+
+    def summary_entries(self) -> list[tuple[str, Any]]:
+        """The wrapped database's entries are listed where it is registered itself."""
+        return []

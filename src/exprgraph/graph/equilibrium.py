@@ -92,6 +92,10 @@ class EquilibriumGraphRewriter(GraphRewriter):
         for r in (*self.node_rewriters, *self.graph_rewriters, *self.final_rewriters, *self.cleanup_rewriters):
             r.add_requirements(fgraph)
 
+    def summary_children(self) -> list[Rewriter]:
+        """Graph rewriters, node rewriters, then the final and cleanup rewriters."""
+        return [*self.graph_rewriters, *self.node_rewriters, *self.final_rewriters, *self.cleanup_rewriters]
+
     def _run_graph(self, g: GraphRewriter, fgraph: FunctionGraph, prof: EquilibriumProfile) -> bool:
         version = fgraph.version
         start = time.perf_counter()
@@ -150,7 +154,7 @@ class EquilibriumGraphRewriter(GraphRewriter):
                 try:
                     while queue:
                         node = follow(popleft(), tracker)
-                        if node is None or not node.args:
+                        if node is None or (not node.args and node.op.notation == "leaf"):
                             continue
                         if mark is not None:
                             mark(node)

@@ -31,10 +31,26 @@ if TYPE_CHECKING:
     from ..core import Term
     from .fgraph import Checkpoint, FunctionGraph
 
-__all__ = ["Feature", "ReplaceValidate", "Validator", "History", "Step", "CALLBACKS"]
+__all__ = ["Feature", "ReplaceValidate", "Validator", "History", "Step", "CALLBACKS", "OUTPUT"]
 
 #: the change callbacks a graph dispatches (``on_attach``/``on_detach``/``on_validate`` are separate)
 CALLBACKS = ("on_import", "on_prune", "on_change_input", "on_replace", "on_rebuild", "on_revert")
+
+
+class _Output:
+    """The client marker of output slots: ``clients[t]`` holds ``(OUTPUT, i)`` when ``outputs[i] is t``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "output"
+
+    def __reduce__(self) -> str:
+        return "OUTPUT"
+
+
+#: the pseudo-client standing for the graph's output slots (in clients and in ``on_change_input``)
+OUTPUT = _Output()
 
 
 class Feature:

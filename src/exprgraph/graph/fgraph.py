@@ -19,6 +19,11 @@ Identity semantics: a node of the graph *is* its term. After a replacement below
 a different term (the old one is no longer in the graph); :meth:`FunctionGraph.walk` yields each
 node's current version, and equal rebuilt nodes merge by interning (common subexpressions never
 need a merge pass).
+
+Structural edits in PyTensor's names (``import_node``, ``import_var``, ``add_input``,
+``remove_input``, ``remove_node``, ``change_node_input``, ``dprint``) live in
+:mod:`exprgraph.graph.editing`. A node imported on its own, with no client, is *kept*: it stays
+in the graph (and in ``toposort()``) until ``remove_node`` removes it.
 """
 
 from __future__ import annotations
@@ -36,7 +41,8 @@ from ..errors import (
     NotInGraphError,
     ReplacementTypeError,
 )
-from .features import CALLBACKS, Feature
+from .editing import GraphEditing
+from .features import CALLBACKS, OUTPUT, Feature
 
 __all__ = ["FunctionGraph", "OUTPUT", "Checkpoint", "short"]
 
@@ -44,22 +50,6 @@ SYMBOL = get_op("symbol")
 
 #: callbacks that are fired with (fgraph, ...) when the graph changes
 _EVENTS = CALLBACKS
-
-
-class _Output:
-    """The client marker of output slots: ``clients[t]`` holds ``(OUTPUT, i)`` when ``outputs[i] is t``."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "output"
-
-    def __reduce__(self) -> str:
-        return "OUTPUT"
-
-
-#: the pseudo-client standing for the graph's output slots
-OUTPUT = _Output()
 
 
 def short(t: Any, limit: int = 60) -> str:
@@ -83,19 +73,22 @@ class Checkpoint:
     serial: int
 
 
-class FunctionGraph:
+class FunctionGraph(GraphEditing):
     """The subgraph between ``inputs`` (symbols) and ``outputs``, with clients, replacement and features.
 
-    ``inputs`` defaults to the free symbols of the outputs (in first-use order). Building is one
-    walk over the DAG. See the module docstring for how replacements are propagated.
+    ``inputs`` defaults to the free symbols of the outputs (in first-use order); a symbol given
+    twice is kept twice, as upstream. ``clone`` is accepted and ignored (terms are immutable).
+    Building is one walk over the DAG. See the module docstring for how replacements are propagated.
     """
 
     def __init__(
         self,
         inputs: Iterable[Term] | None = None,
         outputs: Term | Iterable[Any] | None = None,
-        features: Iterable[Feature] = (),
+        features: Iterable[Feature] | None = (),
+        clone: bool = True,
     ) -> None:
+        # ``clone`` is accepted for PyTensor's signature: terms are immutable, there is nothing to copy
         if outputs is None:
             raise TypeError("FunctionGraph needs outputs")
         outs = [outputs] if outputs.__class__ is Term else [as_term(o) for o in outputs]
@@ -107,8 +100,6 @@ class FunctionGraph:
             for t in ins:
                 if t.__class__ is not Term or t.op is not SYMBOL:
                     raise TypeError(f"graph inputs must be symbols, not {t!r}")
-            if len(set(ins)) != len(ins):
-                raise ValueError("graph inputs must be distinct")
         #: the graph's inputs (symbols); they stay in the graph even when unused
         self.inputs: tuple[Term, ...] = ins
         self._input_set = frozenset(ins)
@@ -128,6 +119,8 @@ class FunctionGraph:
                 n += 1
                 for i, a in enumerate(args):
                     clients[a][(t, i)] = None
+            elif t.op.notation != "leaf":  # a nullary op is a node too
+                n += 1
         if missing:
             names = ", ".join(sorted({m.name for m in missing}))
             raise MissingInputError(f"the outputs use symbols that are not inputs of the graph: {names}")
@@ -139,7 +132,7 @@ class FunctionGraph:
         self._stale: set[Term] = set()
         #: stale node -> its current operands (when they differ from its args)
         self._logical: dict[Term, list[Term]] = {}
-        self._topo: list[Term] | None = [t for t in order if t.args]
+        self._topo: list[Term] | None = [t for t in order if _is_node(t)]
         self._version = 0
         self._serial = 0
         #: number of nodes imported by replacements (profiles count nodes created from it)
@@ -148,7 +141,9 @@ class FunctionGraph:
         self._features: list[Feature] = []
         self._callbacks: dict[str, list[Callable]] = {name: [] for name in _EVENTS}
         self._validators: list[Callable] = []
-        for f in features:
+        #: nodes imported on their own (no client): they stay until removed (an ordered set)
+        self._kept: dict[Term, None] = {}
+        for f in features or ():
             self.attach_feature(f)
 
     # -- reading ---------------------------------------------------------------------------------------
@@ -177,7 +172,8 @@ class FunctionGraph:
         topo = self._topo
         if topo is None:
             input_set = self._input_set
-            topo = self._topo = [t for t in postorder_until(self._outputs, input_set.__contains__) if t.args]
+            roots = [*self._outputs, *self._kept] if self._kept else self._outputs
+            topo = self._topo = [t for t in postorder_until(roots, input_set.__contains__) if _is_node(t)]
         return list(topo)
 
     @property
@@ -208,7 +204,10 @@ class FunctionGraph:
     def __contains__(self, t: object) -> bool:
         clients = self._clients
         if t not in clients:
-            return False
+            if not self._stale:
+                return False
+            self._flush()  # ``t`` may be a node the pending rebuilds create
+            return t in clients
         if t in self._stale:
             return self._refresh(t) is t
         return True
@@ -285,12 +284,14 @@ class FunctionGraph:
 
     # -- changing --------------------------------------------------------------------------------------
 
-    def replace(self, old: Term, new: Any, reason: Any = None, *, verbose: bool = False) -> None:
+    def replace(
+        self, old: Term, new: Any, reason: Any = None, *, verbose: bool = False, import_missing: bool = False
+    ) -> None:
         """Make every position that uses ``old`` use ``new`` instead (same dtype and shape required).
 
         Raises :class:`NotInGraphError`, :class:`ReplacementTypeError`, :class:`MissingInputError`
-        or :class:`InconsistencyError` (a cycle: ``new`` uses a node that uses ``old``) before
-        changing anything.
+        (unless ``import_missing``: then new symbols become inputs) or :class:`InconsistencyError`
+        (a cycle: ``new`` uses a node that uses ``old``) before changing anything.
         """
         if new.__class__ is not Term:
             new = _as_term_like(new, old)
@@ -311,7 +312,7 @@ class FunctionGraph:
                 f"cannot replace {short(old)} ({old.dtype}, shape {old.shape}) by {short(new)} "
                 f"({new.dtype}, shape {new.shape}): dtype and shape must agree"
             )
-        new_nodes = self._plan_import(new, old)
+        new_nodes = self._plan_import(new, old, import_missing)
         if old not in clients:  # planning brought the graph up to date and ``old`` was rebuilt away
             raise NotInGraphError(f"{short(old)} is no longer a node of this graph")
         pos = clients[old]
@@ -337,6 +338,9 @@ class FunctionGraph:
                     self._mark_stale(c)
             for cb in on_change:
                 cb(self, c, i, old, new, reason)
+        if old in self._kept:  # a kept node's replacement is kept in its place
+            del self._kept[old]
+            self._kept[new] = None
         if not pos and old not in self._input_set:
             self._prune(old, reason)
         self._version += 1
@@ -360,12 +364,12 @@ class FunctionGraph:
         for old, new in items:
             self.replace(old, new, reason)
 
-    def add_output(self, t: Any, reason: Any = None) -> int:
-        """Append an output (imported with its DAG); returns its index."""
+    def add_output(self, t: Any, reason: Any = None, import_missing: bool = False) -> int:
+        """Append an output (imported with its DAG; new symbols become inputs with ``import_missing``)."""
         t = as_term(t)
         if self._stale:
             self._flush()
-        nodes = self._plan_import(t, None)
+        nodes = self._plan_import(t, None, import_missing)
         self._commit_import(nodes, reason)
         i = len(self._outputs)
         self._outputs.append(t)
@@ -437,8 +441,11 @@ class FunctionGraph:
             self._topo = None
 
     def copy(self) -> FunctionGraph:
-        """A graph with the same inputs and current outputs and no features (terms are shared, never copied)."""
-        return FunctionGraph(self.inputs, self.outputs)
+        """A graph with the same inputs, outputs and kept nodes and no features (terms are shared, never copied)."""
+        fresh = FunctionGraph(self.inputs, self.outputs)
+        for k in self._kept:
+            fresh.import_node(k)
+        return fresh
 
     # -- features ----------------------------------------------------------------------------------------
 
@@ -505,7 +512,7 @@ class FunctionGraph:
         """Recompute the clients map from the outputs and compare (a debugging aid); raises on mismatch."""
         if self._stale:
             self._flush()
-        fresh = FunctionGraph(self.inputs, self._outputs)
+        fresh = self.copy()
         if fresh._clients.keys() != self._clients.keys():
             extra = [short(t) for t in self._clients.keys() - fresh._clients.keys()][:5]
             lost = [short(t) for t in fresh._clients.keys() - self._clients.keys()][:5]
@@ -527,8 +534,12 @@ class FunctionGraph:
 
     # -- internals: import, prune, stale marking, rebuild -------------------------------------------------
 
-    def _plan_import(self, new: Term, old: Term | None) -> list[Term]:
-        """Nodes of ``new`` not yet in the graph (children first), checked; brings stale parts up to date."""
+    def _plan_import(self, new: Term, old: Term | None, import_missing: bool = False) -> list[Term]:
+        """Nodes of ``new`` not yet in the graph (children first), checked; brings stale parts up to date.
+
+        Symbols that are not inputs raise :class:`MissingInputError`, unless ``import_missing``
+        (then committing the import declares them inputs).
+        """
         for _attempt in range(2):
             clients = self._clients
             if new in clients:
@@ -544,9 +555,12 @@ class FunctionGraph:
             break
         input_set = self._input_set
         missing = [t for t in nodes if t.op is SYMBOL and t not in input_set]
-        if missing:
+        if missing and not import_missing:
             names = ", ".join(sorted({m.name for m in missing}))
-            raise MissingInputError(f"the replacement uses symbols that are not inputs of the graph: {names}")
+            what = "the replacement" if old is not None else short(new)
+            raise MissingInputError(
+                f"{what} uses symbols that are not inputs of the graph: {names} (import_missing=True adds them)"
+            )
         if old is not None:
             self._check_cycle(old, new, frontier)
         return nodes
@@ -581,11 +595,15 @@ class FunctionGraph:
             return
         clients = self._clients
         on_import = self._callbacks["on_import"]
+        input_set = self._input_set
         n = 0
         for t in nodes:
             clients[t] = {}
+            if t.op is SYMBOL and t not in input_set:  # planned with import_missing: a new input
+                self._declare_input(t)
+                input_set = self._input_set
             args = t.args
-            if args:
+            if args or t.op.notation != "leaf":
                 n += 1
                 for i, a in enumerate(args):
                     clients[a][(t, i)] = None
@@ -602,14 +620,15 @@ class FunctionGraph:
         stale = self._stale
         on_prune = self._callbacks["on_prune"]
         stack = [t]
+        kept = self._kept
         while stack:
             t = stack.pop()
             pos = clients.get(t)
-            if pos is None or pos or t in input_set:
+            if pos is None or pos or t in input_set or t in kept:
                 continue
             del clients[t]
             la = logical.pop(t, None) or t.args
-            if la:
+            if la or t.op.notation != "leaf":
                 stale.discard(t)
                 self._n_nodes -= 1
                 for cb in on_prune:
@@ -738,11 +757,19 @@ class FunctionGraph:
             del ca[(t, i)]
             if not ca and a not in self._input_set:
                 self._prune(a, "rebuild")
+        if t in self._kept:
+            del self._kept[t]
+            self._kept[new] = None
         for tracker in self._trackers:
             tracker[t] = new
         for cb in self._callbacks["on_rebuild"]:
             cb(self, t, new)
         self._version += 1
+
+
+def _is_node(t: Term) -> bool:
+    """Whether ``t`` is a node of a graph: anything but a leaf (a symbol or a constant); nullary ops are nodes."""
+    return bool(t.args) or t.op.notation != "leaf"
 
 
 class ClientsView(Mapping):

@@ -44,9 +44,10 @@ from ..simplify import simplify
 from .db import EquilibriumDB, RewriteDatabaseQuery, SequenceDB
 from .fgraph import FunctionGraph
 from .merge import MergeOptimizer
+from .pattern_rewriter import PatternNodeRewriter
 from .profile import SequenceProfile
 from .regions import RegionNodeRewriter
-from .rewriters import GraphRewriter, NodeRewriter, PatternNodeRewriter, Rewriter, node_rewriter
+from .rewriters import GraphRewriter, NodeRewriter, Rewriter, node_rewriter
 
 __all__ = [
     "optdb",

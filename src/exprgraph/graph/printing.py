@@ -26,7 +26,10 @@ class _Text(str):
 
 
 def _leaf(t: Term) -> str:
-    if t.op.name == "symbol":
+    op = t.op
+    if op.notation != "leaf":  # a nullary op: Op1()
+        return f"{op.name}()" if t.attr is None else f"{op.name}({op.attr_name or 'attr'}={t.attr!r})"
+    if op.name == "symbol":
         return t.attr[0]
     return format_const(t.attr)
 

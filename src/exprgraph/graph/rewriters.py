@@ -11,24 +11,25 @@ does the work, ``add_requirements`` attaches the features it needs, ``rewrite`` 
 returns a profile.
 
 Ready-made node rewriters: :class:`SubstitutionNodeRewriter` (``op1`` -> ``op2``),
-:class:`RemovalNodeRewriter` (``op(x)`` -> ``x``), :class:`PatternNodeRewriter` (patterns, in
-the seed's tuple form with string variables or as :mod:`exprgraph.match` patterns),
-:class:`KanrenRelationSub` (a miniKanren relation) and :class:`RuleNodeRewriter` (a rule of
-:mod:`exprgraph.rules`).
+:class:`RemovalNodeRewriter` (``op(x)`` -> ``x``), :class:`SequentialNodeRewriter` (several
+node rewriters tried in order), :class:`KanrenRelationSub` (a miniKanren relation) and
+:class:`RuleNodeRewriter` (a rule of :mod:`exprgraph.rules`); :class:`PatternNodeRewriter` is in
+:mod:`exprgraph.graph.pattern_rewriter`.
+
+Every rewriter has ``print_summary()``: its class and name, and the rewriters it applies.
 """
 
 from __future__ import annotations
 
-import inspect
+import sys
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..core import Op, Term, get_op
-from ..errors import PatternError
-from ..match import Choice, OpPattern, Pattern, Var, Where, compile_pattern
-from ..match.patterns import format_pattern, pattern_children
+from ..errors import RewriteLimitError
 from .profile import RewriteProfile, SequenceProfile
+from .transaction import replacement_pairs
 
 if TYPE_CHECKING:
     from .fgraph import FunctionGraph
@@ -44,13 +45,11 @@ __all__ = [
     "SequentialGraphRewriter",
     "SubstitutionNodeRewriter",
     "RemovalNodeRewriter",
-    "PatternNodeRewriter",
+    "SequentialNodeRewriter",
     "KanrenRelationSub",
     "RuleNodeRewriter",
     "rules_to_rewriters",
     "as_op",
-    "to_pattern",
-    "to_template",
 ]
 
 
@@ -63,6 +62,10 @@ def as_op(op: Any) -> Op:
     raise TypeError(f"expected an Op or an op name, not {op!r}")
 
 
+def _ops_text(ops: list[Op] | None) -> str:
+    return "all ops" if ops is None else "[" + ", ".join(op.name for op in ops) + "]"
+
+
 class Rewriter:
     """Base of node and graph rewriters: a name and the features a rewriter needs."""
 
@@ -70,6 +73,30 @@ class Rewriter:
 
     def add_requirements(self, fgraph: FunctionGraph) -> None:
         """Attach the features this rewriter needs to ``fgraph`` (none by default)."""
+
+    def summary_line(self) -> str:
+        """This rewriter in one line, for :meth:`print_summary`."""
+        cls = type(self).__name__
+        return cls if self.name in ("", cls) else f"{cls} {self.name}"
+
+    def summary_children(self) -> list[Rewriter]:
+        """The rewriters this one applies, for :meth:`print_summary` (none by default)."""
+        return []
+
+    def print_summary(self, stream: TextIO | None = None, level: int = 0, depth: int = -1) -> None:
+        """Print this rewriter and the rewriters it applies, ``depth`` levels deep (all when negative)."""
+        lines: list[str] = []
+        stack: list[tuple[Rewriter, int, int, frozenset]] = [(self, level, 0, frozenset())]
+        while stack:
+            r, indent, d, path = stack.pop()
+            if id(r) in path:
+                lines.append(" " * indent + f"{r.summary_line()} (applied by itself: not expanded)")
+                continue
+            lines.append(" " * indent + r.summary_line())
+            if depth < 0 or d < depth:
+                inner = path | {id(r)}
+                stack.extend((c, indent + 2, d + 1, inner) for c in reversed(r.summary_children()))
+        print("\n".join(lines), file=stream if stream is not None else sys.stdout)
 
     def __str__(self) -> str:
         return self.name or type(self).__name__
@@ -94,35 +121,78 @@ class NodeRewriter(Rewriter):
 
 
 class FromFunctionNodeRewriter(NodeRewriter):
-    """A node rewriter from a function ``fn(fgraph, node)`` (made by :func:`node_rewriter`)."""
+    """A node rewriter from a function ``fn(fgraph, node)`` (made by :func:`node_rewriter`).
 
-    def __init__(self, fn: Callable[[FunctionGraph, Term], Any], tracks: Iterable[Any] | None, name: str) -> None:
+    The function only sees nodes of the tracked ops: ``transform`` returns False for others.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[FunctionGraph, Term], Any],
+        tracks: Iterable[Any] | None,
+        name: str,
+        requirements: Iterable[Callable[[FunctionGraph], Any]] = (),
+    ) -> None:
         super().__init__(name)
         self.fn = fn
         self._tracks = None if tracks is None else [as_op(o) for o in tracks]
+        self._tracked = None if self._tracks is None else frozenset(self._tracks)
+        self.requirements = tuple(requirements)
         self.__doc__ = fn.__doc__
+        self.__name__ = name
 
     def tracks(self) -> list[Op] | None:
         """The ops given to the decorator."""
         return self._tracks
 
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        """Call each requirement function with the graph."""
+        for req in self.requirements:
+            req(fgraph)
+
     def transform(self, fgraph: FunctionGraph, node: Term) -> Any:
-        """Call the function."""
+        """Call the function on a node of a tracked op (False for any other node)."""
+        tracked = self._tracked
+        if tracked is not None and (node.__class__ is not Term or node.op not in tracked):
+            return False
         return self.fn(fgraph, node)
 
-    def __call__(self, fgraph: FunctionGraph, node: Term) -> Any:
-        return self.fn(fgraph, node)
+    __call__ = transform
+
+    def summary_line(self) -> str:
+        """The function's name and the ops it tracks."""
+        return f"{type(self).__name__} {self.name} tracks {_ops_text(self._tracks)}"
+
+    def __repr__(self) -> str:
+        return f"<{self.summary_line()}>"
 
 
 def node_rewriter(
-    tracks: Iterable[Any] | None, *, name: str | None = None
+    tracks: Iterable[Any] | Op | None,
+    inplace: bool = False,
+    requirements: Iterable[Callable[[FunctionGraph], Any]] = (),
+    *,
+    name: str | None = None,
 ) -> Callable[[Callable[[FunctionGraph, Term], Any]], FromFunctionNodeRewriter]:
-    """Decorator: ``@node_rewriter([truediv])`` makes a node rewriter of ``fn(fgraph, node)``."""
-    if callable(tracks) and not isinstance(tracks, (Op, list, tuple)):
+    """Decorator: ``@node_rewriter([truediv])`` makes a node rewriter of ``fn(fgraph, node)``.
+
+    ``tracks`` lists the ops (or op names) whose nodes the function sees; ``None`` means every
+    node (an empty list is refused: it would track nothing). ``requirements`` are functions
+    called with the graph before rewriting; ``inplace=True`` is refused (terms are values).
+    """
+    if inplace:
+        raise ValueError("there are no in-place operations on immutable terms: node_rewriter(inplace=True)")
+    if isinstance(tracks, (Op, str)):
+        tracks = [tracks]
+    elif callable(tracks):
         raise TypeError("node_rewriter takes the tracked ops first: @node_rewriter([op, ...]) or @node_rewriter(None)")
+    elif tracks is not None:
+        tracks = list(tracks)
+        if not tracks:
+            raise ValueError("node_rewriter([]) would track no op: pass None to see every node")
 
     def deco(fn: Callable[[FunctionGraph, Term], Any]) -> FromFunctionNodeRewriter:
-        return FromFunctionNodeRewriter(fn, tracks, name or fn.__name__)
+        return FromFunctionNodeRewriter(fn, tracks, name or fn.__name__, requirements)
 
     return deco
 
@@ -241,6 +311,10 @@ class SequentialGraphRewriter(GraphRewriter):
             prof.children.append((i, child))
         return prof
 
+    def summary_children(self) -> list[Rewriter]:
+        """The rewriters of the sequence, in order."""
+        return list(self.rewriters)
+
     def __repr__(self) -> str:
         return f"<SequentialGraphRewriter {self.name} of {len(self.rewriters)}>"
 
@@ -290,233 +364,124 @@ class RemovalNodeRewriter(NodeRewriter):
         return [node.args[0]]
 
 
-# -- patterns in the seed's tuple form ----------------------------------------------------------------------
+class SequentialNodeRewriter(NodeRewriter):
+    """Node rewriters tried in order on a node; the first that applies gives the result.
 
-_NUMBERS = (int, float, bool)
-
-
-class _FgraphSlot:
-    """Holds the graph being matched, for constraints written ``lambda fgraph, expr: ...``."""
-
-    __slots__ = ("fgraph",)
-
-    def __init__(self) -> None:
-        self.fgraph: Any = None
-
-
-def _constraint(fn: Callable, slot: _FgraphSlot) -> Callable[[Any], bool]:
-    try:
-        nparams = len(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        nparams = 1
-    if nparams >= 2:
-        return lambda e: bool(fn(slot.fgraph, e))
-    return lambda e: bool(fn(e))
-
-
-def to_pattern(p: Any, _slot: _FgraphSlot | None = None) -> Any:
-    """An :mod:`exprgraph.match` pattern from the seed's form.
-
-    ``(op, sub, ...)`` is an op pattern (``op`` an Op or an op name), a string is a variable
-    (the same name must match the same node), a number or a constant term matches constants of
-    equal value, ``{"pattern": sub, "constraint": fn}`` adds a test ``fn(expr)`` (or
-    ``fn(fgraph, expr)``), and our own pattern objects and terms pass through unchanged.
-    """
-    slot = _slot if _slot is not None else _FgraphSlot()
-    done: dict[int, Any] = {}
-    keep: list[Any] = []
-    stack: list[tuple[Any, bool]] = [(p, False)]
-    hidden = 0
-    while stack:
-        node, expanded = stack.pop()
-        cls = node.__class__
-        if cls is tuple:
-            if not node:
-                raise PatternError("an empty tuple is not a pattern")
-            if not expanded:
-                keep.append(node)
-                stack.append((node, True))
-                stack.extend((s, False) for s in node[1:])
-                continue
-            head = node[0]
-            try:
-                op = as_op(head)
-            except (TypeError, KeyError):
-                raise PatternError(f"a tuple pattern starts with an op, not {head!r}") from None
-            done[id(node)] = OpPattern(op, [done[id(s)] for s in node[1:]])
-        elif cls is dict:
-            if set(node) - {"pattern", "constraint"} or "pattern" not in node:
-                raise PatternError(f"a dict pattern has the keys 'pattern' and 'constraint', not {sorted(node)}")
-            if not expanded:
-                keep.append(node)
-                stack.append((node, True))
-                stack.append((node["pattern"], False))
-                continue
-            inner = done[id(node["pattern"])]
-            test = node.get("constraint")
-            if test is None:
-                done[id(node)] = inner
-            elif inner.__class__ is Var:
-                done[id(node)] = Var(inner.name, (*inner.restrictions, _constraint(test, slot)))
-            else:
-                hidden += 1
-                label = f"_constrained_{hidden}"
-                check = _constraint(test, slot)
-                done[id(node)] = Where(Choice(inner, name=label), lambda b, _l=label, _c=check: _c(b[_l]))
-        elif cls is str:
-            done[id(node)] = Var(node)
-            keep.append(node)
-        elif cls is Term and node.op.name == "const" and node.attr.__class__ in _NUMBERS:
-            done[id(node)] = node.attr  # constants match by value
-            keep.append(node)
-        else:
-            done[id(node)] = node
-            keep.append(node)
-    return done[id(p)]
-
-
-def to_template(p: Any) -> Any:
-    """A right-hand side from the seed's form: tuples build op patterns, strings are variables."""
-    if p.__class__ is str:
-        return Var(p)
-    if p.__class__ is not tuple:
-        return p
-    done: dict[int, Any] = {}
-    keep: list[Any] = []
-    stack: list[tuple[Any, bool]] = [(p, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if node.__class__ is tuple:
-            if not expanded:
-                keep.append(node)
-                stack.append((node, True))
-                stack.extend((s, False) for s in node[1:])
-                continue
-            done[id(node)] = OpPattern(as_op(node[0]), [done[id(s)] for s in node[1:]])
-        else:
-            done[id(node)] = Var(node) if node.__class__ is str else node
-            keep.append(node)
-    return done[id(p)]
-
-
-def _op_depth(p: Any) -> int:
-    """Nesting depth of op patterns (1 for ``(op, 'x')``)."""
-    best = 0
-    stack = [(p, 0)]
-    while stack:
-        q, d = stack.pop()
-        if q.__class__ is OpPattern:
-            d += 1
-            best = max(best, d)
-        for c in pattern_children(q):
-            if isinstance(c, (Pattern, tuple, list)):
-                stack.append((c, d))
-    return best
-
-
-class PatternNodeRewriter(NodeRewriter):
-    """Replace matches of ``in_pattern`` by ``out_pattern``.
-
-    Patterns are the seed's tuples (``(truediv, (mul, "x", "y"), "y")`` -> ``"x"``) or
-    :mod:`exprgraph.match` patterns (``(V.x * V.y) / V.y``). A repeated variable must bind the
-    same node; constants match by value; commutative ops match in either operand order.
-    ``out_pattern`` may also be a callable ``fn(fgraph, node, bindings)`` returning the
-    replacement (None or False to decline). Unless ``allow_multiple_clients``, a match is
-    rejected when a node matched inside the pattern (not the root) has other clients, because
-    the rewrite would then duplicate it instead of removing it.
+    With ``apply_all_rewrites=True`` the rewriters are tried again on that result, and so on
+    until none applies (at most ``max_steps`` times, then :class:`~exprgraph.errors.RewriteLimitError`);
+    the node is replaced by the last result. A dict result (replacing other nodes too) ends the
+    chain. The rewriter tracks the union of its rewriters' ops. ``profile`` is accepted for
+    upstream's signature (the drivers always count tries and applications).
     """
 
     def __init__(
         self,
-        in_pattern: Any,
-        out_pattern: Any,
-        allow_multiple_clients: bool = False,
+        *rewriters: NodeRewriter,
+        apply_all_rewrites: bool = False,
+        profile: bool = False,
+        max_steps: int = 1000,
         name: str | None = None,
-        tracks: Iterable[Any] | None = None,
     ) -> None:
-        self._slot = _FgraphSlot()
-        self.in_pattern = in_pattern
-        self.out_pattern = out_pattern
-        self.pattern = to_pattern(in_pattern, self._slot)
-        core = self.pattern.pattern if self.pattern.__class__ is Where else self.pattern
-        if core.__class__ is not OpPattern:
-            raise PatternError(f"the input pattern must be an op pattern, not {format_pattern(self.pattern)}")
-        self.root_op: Op = core.op
-        self.compiled = compile_pattern(self.pattern)
-        self.allow_multiple_clients = allow_multiple_clients
-        self._depth = _op_depth(core)
-        self._tracks = [as_op(t) for t in tracks] if tracks is not None else [self.root_op]
-        if callable(out_pattern) and not isinstance(out_pattern, (Pattern, Term, Op, tuple)):
-            self.handler: Callable | None = out_pattern
-            self.template = None
-            shown = getattr(out_pattern, "__name__", "handler")
-        else:
-            from ..rules.ruleset import Template
-
-            self.handler = None
-            tmpl = to_template(out_pattern)
-            self.template = Template(tmpl)
-            shown = format_pattern(tmpl)
-        super().__init__(name or f"{format_pattern(self.pattern)} -> {shown}")
-
-    def tracks(self) -> list[Op]:
-        """The root op of the input pattern (or the ops given)."""
-        return self._tracks
-
-    def match(self, node: Term, fgraph: FunctionGraph | None = None) -> dict[str, Any] | None:
-        """The bindings of a match at ``node`` (client checks included when ``fgraph`` is given), or None."""
-        if node.__class__ is not Term or node.op is not self.root_op:
-            return None
-        self._slot.fgraph = fgraph
-        try:
-            b = self.compiled.first(node)
-        finally:
-            self._slot.fgraph = None
-        if b is None:
-            return None
-        if fgraph is not None and not self.allow_multiple_clients and self._depth > 1:
-            if self._shared_inside(fgraph, node, b):
-                return None
-        return b
-
-    def _shared_inside(self, fgraph: FunctionGraph, node: Term, b: dict) -> bool:
-        bound = {id(v) for v in b.values() if v.__class__ is Term}
-        limit = self._depth - 1
-        stack = [(node, 0)]
-        while stack:
-            t, d = stack.pop()
-            if d >= limit:
+        if len(rewriters) == 1 and isinstance(rewriters[0], (list, tuple)):
+            rewriters = tuple(rewriters[0])
+        for r in rewriters:
+            if not isinstance(r, NodeRewriter):
+                raise TypeError(f"SequentialNodeRewriter takes node rewriters, not {r!r}")
+        super().__init__(name or "SequentialNodeRewriter")
+        self.rewriters: list[NodeRewriter] = list(rewriters)
+        self.apply_all_rewrites = apply_all_rewrites
+        self.max_steps = max_steps
+        tracked: list[Op] = []
+        self._tracks: list[Op] | None = tracked
+        self._by_op: dict[Op, list[NodeRewriter]] = {}
+        self._wild: list[NodeRewriter] = []
+        for r in self.rewriters:
+            ops = r.tracks()
+            if ops is None:
+                self._tracks = None
+                self._wild.append(r)
                 continue
-            for a in t.args:
-                if a.args and id(a) not in bound:
-                    if fgraph.client_count(a) > 1:
-                        return True
-                    stack.append((a, d + 1))
-        return False
+            for op in ops:
+                if op not in tracked:
+                    tracked.append(op)
+        for op in tracked:
+            self._by_op[op] = [r for r in self.rewriters if r in self._wild or op in (r.tracks() or ())]
+
+    def tracks(self) -> list[Op] | None:
+        """Every op one of the rewriters tracks (None when one of them tracks every node)."""
+        return None if self._tracks is None else list(self._tracks)
+
+    def add_requirements(self, fgraph: FunctionGraph) -> None:
+        """Requirements of every rewriter."""
+        for r in self.rewriters:
+            r.add_requirements(fgraph)
+
+    def summary_children(self) -> list[Rewriter]:
+        """The rewriters, in the order they are tried."""
+        return list(self.rewriters)
+
+    def _first(self, fgraph: FunctionGraph, node: Term) -> Any:
+        for r in self._by_op.get(node.op, self._wild):
+            out = r.transform(fgraph, node)
+            if out is not None and out is not False:
+                return out
+        return None
 
     def transform(self, fgraph: FunctionGraph, node: Term) -> Any:
-        """The output pattern filled with the bindings, or False."""
-        b = self.match(node, fgraph)
-        if b is None:
+        """The first result of a rewriter at ``node`` (or, applying all, the end of the chain)."""
+        if node.__class__ is not Term:
             return False
-        if self.handler is not None:
-            out = self.handler(fgraph, node, b)
-            if out is None or out is False:
-                return False
-            return [out]
-        assert self.template is not None
-        return [self.template.fill(b, node)]
+        out = self._first(fgraph, node)
+        if out is None or not self.apply_all_rewrites:
+            return False if out is None else out
+        result = out
+        for _ in range(self.max_steps):
+            if isinstance(result, dict):
+                return result  # it replaces other nodes too: the chain ends here
+            pairs = replacement_pairs(node, result)
+            if not pairs:
+                return result
+            new = pairs[0][1]
+            if not new.args:
+                return [new]
+            nxt = self._first(fgraph, new)
+            if nxt is None:
+                return [new]
+            node, result = new, nxt
+        raise RewriteLimitError(
+            f"{self.name}: the rewriters kept applying to their own results for {self.max_steps} steps",
+            rule=self.name,
+            steps=self.max_steps,
+        )
 
 
 class KanrenRelationSub(NodeRewriter):
-    """A node rewriter from a miniKanren relation ``relation(in, out)``: the node becomes the first ``out``."""
+    """A node rewriter from a miniKanren relation ``relation(in, out)``: the node becomes a related ``out``.
+
+    By default the first ground ``out`` that differs from the node is taken (among the first
+    ``results`` answers). ``results_filter(results)`` instead receives the lazy stream of kanren's
+    answers and returns the one to use (or None); ``node_filter(node)`` returning False skips a
+    node. A result of another dtype or shape than the node is declined.
+    """
 
     def __init__(
-        self, relation: Callable[[Any, Any], Any], name: str | None = None, ops: Iterable[Any] = (), results: int = 4
+        self,
+        relation: Callable[[Any, Any], Any],
+        results_filter: Callable[[Any], Any] | None = None,
+        node_filter: Callable[[Term], Any] | None = None,
+        *,
+        name: str | None = None,
+        ops: Iterable[Any] = (),
+        results: int = 4,
     ) -> None:
         from ..rules.relations import RelationRule
 
+        for label, fn in (("results_filter", results_filter), ("node_filter", node_filter)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"{label} must be a function, not {fn!r}")
         self.rule = RelationRule(relation, name=name, ops=[as_op(o) for o in ops], results=results)
+        self.results_filter = results_filter
+        self.node_filter = node_filter
         super().__init__(name or self.rule.name)
 
     def tracks(self) -> list[Op] | None:
@@ -525,10 +490,35 @@ class KanrenRelationSub(NodeRewriter):
 
     def transform(self, fgraph: FunctionGraph, node: Term) -> Any:
         """Ask kanren for a related term."""
-        out = self.rule.apply(node)
-        if out is None or out.dtype != node.dtype or out.shape != node.shape:
+        if self.node_filter is not None and self.node_filter(node) is False:
             return False
-        return [out]
+        if self.results_filter is None:
+            out = self.rule.apply(node)
+            outs = [] if out is None else [out]
+        else:
+            outs = self._filtered(node)
+        if not outs:
+            return False
+        for out in outs:
+            if out.__class__ is not Term or out.dtype != node.dtype or out.shape != node.shape:
+                return False
+        return outs
+
+    def _filtered(self, node: Term) -> list[Term]:
+        from kanren import run
+
+        from ..match.unify import to_term, var
+
+        q = var()
+        chosen = self.results_filter(run(None, q, self.rule.relation(node, q)))  # type: ignore[misc]
+        if chosen is None or chosen is False:
+            return []
+        try:
+            if isinstance(chosen, list):
+                return [to_term(c) for c in chosen]
+            return [to_term(chosen)]
+        except (ValueError, TypeError):
+            return []  # an answer with unbound logic variables is not a term
 
 
 class RuleNodeRewriter(NodeRewriter):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import Op, Term
 from .features import Feature
 from .profile import RewriterStats, WalkProfile
-from .rewriters import GraphRewriter, NodeRewriter
+from .rewriters import GraphRewriter, NodeRewriter, Rewriter
 from .transaction import RewriteDriver
 
 if TYPE_CHECKING:
@@ -119,6 +119,14 @@ class WalkingGraphRewriter(GraphRewriter):
         for r in self.node_rewriters:
             r.add_requirements(fgraph)
 
+    def summary_line(self) -> str:
+        """Class, name and walk order."""
+        return f"{type(self).__name__} {self.name} ({self.order})"
+
+    def summary_children(self) -> list[Rewriter]:
+        """The node rewriters offered each node."""
+        return list(self.node_rewriters)
+
     def apply(self, fgraph: FunctionGraph) -> WalkProfile:
         """One walk over the graph."""
         start = time.perf_counter()
@@ -140,7 +148,7 @@ class WalkingGraphRewriter(GraphRewriter):
         try:
             while queue:
                 node = follow(pop(), tracker)
-                if node is None or not node.args:
+                if node is None or (not node.args and node.op.notation == "leaf"):
                     continue
                 visited += 1
                 for r in get(node.op):

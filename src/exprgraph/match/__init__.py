@@ -4,12 +4,18 @@
 ``match_all`` enumerates every match lazily, ``is_match`` tests. Patterns are plain values,
 containers, terms, and the pattern nodes :class:`Var`, :data:`Dot`, :class:`Choice`,
 :class:`Not`, :class:`Where`, :class:`Star`, :class:`Plus`, :class:`Segment` and
-:class:`OpPattern` (built with the term operators on ``V.x`` and with ``P.<op>(...)``).
+:class:`OpPattern` (built with the term operators on ``V.x``, with ``P.<op>(...)``, and with a
+variable in the op position, ``V.f(V.x)``).
+
+Importing this package registers terms with logical-unification, etuples and cons
+(:mod:`exprgraph.match.unify`), so ``unify``, ``reify`` and kanren goals work on terms as soon
+as ``exprgraph`` is imported.
 """
 
 from __future__ import annotations
 
 from ..errors import MatchError, PatternError
+from . import unify  # noqa: F401  (registers terms with the unification packages)
 from .compile import CompiledPattern, compile_pattern
 from .matcher import first_match, is_match, match, match_all
 from .patterns import Choice, Dot, Not, OpPattern, P, Pattern, Plus, Segment, Star, V, Var, Where

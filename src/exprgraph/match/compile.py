@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Term, const, get_op
+from ..core import ConstArray, Term, const, get_op
 from .matcher import const_value_equal, cut_points, literal_matches, solve
 from .patterns import OpPattern, Pattern, Var, Where, _DotType
 
@@ -49,7 +49,7 @@ class CompiledPattern:
         self.pattern = pattern
         self.cuts = cut_points(pattern)
         core = pattern.pattern if pattern.__class__ is Where else pattern
-        self.root_op = core.op if core.__class__ is OpPattern else None
+        self.root_op = core.op if core.__class__ is OpPattern and core.op.__class__ is not Var else None
         self.arity = len(core.args) if core.__class__ is OpPattern and not core.has_star else None
         self.fast = _compile_fast(pattern) or _compile_leaf(pattern)
 
@@ -120,7 +120,7 @@ def _supported(p: Any) -> bool:
         cls = node.__class__
         if cls is OpPattern:
             count += 1
-            if count > MAX_STEPS or node.has_star or isinstance(node.attr, Pattern):
+            if count > MAX_STEPS or node.has_star or isinstance(node.attr, Pattern) or node.op.__class__ is Var:
                 return False
             if node.op.commutative and len(node.args) > 2:
                 return False
@@ -128,7 +128,7 @@ def _supported(p: Any) -> bool:
         elif cls is Var or cls is _DotType:
             continue
         elif cls is Term:
-            if node.args:
+            if node.args or node.attr.__class__ is ConstArray:  # array constants compare by value
                 return False
         elif isinstance(node, Pattern) or _literal_set(node) is None:
             return False

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..core import Expression, Term, get_op, tree_children, tree_map
+from ..core.leaves import ConstArray
 from ..errors import MatchError, PatternError
 from .patterns import Choice, Not, OpPattern, Pattern, Star, Var, Where, _DotType, pattern_children
 
@@ -51,9 +52,11 @@ _NUMBERS = (int, float, bool, np.number, np.bool_)
 
 
 def values_equal(a: Any, b: Any) -> bool:
-    """Python ``==`` made total: numpy results are reduced, errors and arrays mean "not equal"."""
+    """Python ``==`` made total: numpy arrays compare whole (shape and values), errors mean "not equal"."""
     if a is b:
         return True
+    if a.__class__ is np.ndarray or b.__class__ is np.ndarray:  # arrays equal arrays only
+        return a.__class__ is b.__class__ and _arrays_equal(a, b, False)
     try:
         r = a == b
     except Exception:
@@ -66,8 +69,25 @@ def values_equal(a: Any, b: Any) -> bool:
         return False
 
 
+def _arrays_equal(a: Any, b: Any, numeric: bool) -> bool:
+    """Same shape and equal values; with ``numeric``, numbers only, and booleans only equal booleans."""
+    try:
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return False
+        if numeric:
+            ka, kb = a.dtype.kind, b.dtype.kind
+            if ka not in "biuf" or kb not in "biuf" or (ka == "b") != (kb == "b"):
+                return False
+        return bool(np.array_equal(a, b))
+    except Exception:
+        return False
+
+
 def const_value_equal(v: Any, c: Any) -> bool:
-    """Whether the plain number ``v`` equals the scalar constant value ``c`` (booleans only equal booleans)."""
+    """Whether the number or array ``v`` equals the constant value ``c`` (booleans only equal booleans)."""
+    if v.__class__ is ConstArray or v.__class__ is np.ndarray or c.__class__ is ConstArray:
+        return _arrays_equal(getattr(v, "array", v), getattr(c, "array", c), True)
     if (v.__class__ in _BOOLS) != (c.__class__ in _BOOLS):
         return False
     if not isinstance(v, _NUMBERS) or not isinstance(c, _NUMBERS):
@@ -225,7 +245,7 @@ def _quick_reject(p: Any, e: Any) -> bool:
     if cls is Var:
         return False
     if cls is OpPattern:
-        return e.__class__ is not Term or e.op is not p.op
+        return e.__class__ is not Term or (e.op is not p.op and p.op.__class__ is not Var)
     if cls is _DotType or isinstance(p, Pattern):
         return False
     if cls is Term:
@@ -392,6 +412,8 @@ def _names_of(p: Any) -> tuple:
     cls = p.__class__
     if cls is Var:
         return (p.name,)
+    if cls is OpPattern:
+        return (p.op.name,) if p.op.__class__ is Var else ()
     if cls is Choice:
         return (p.name,) if p.name else ()
     if isinstance(p, Star):
@@ -441,6 +463,8 @@ def cut_points(pattern: Any) -> Cuts:
             extend(node.args)
             if isinstance(node.attr, Pattern):
                 stack.append(node.attr)
+            if node.op.__class__ is Var:
+                stack.append(node.op)
         elif cls is Term or cls is _DotType:
             continue
         else:
@@ -577,6 +601,12 @@ def solve(pattern: Any, expr: Any, init: dict | None = None, first: bool = False
             # --- op patterns ------------------------------------------------------------------
             if cls is OpPattern:
                 if e.__class__ is not Term or e.op is not p.op:
+                    if p.op.__class__ is Var and e.__class__ is Term:
+                        # a variable op: bind it, then match as the pattern of the term's op
+                        bound = p.for_op(e.op)
+                        if bound is not None:
+                            goals = (p.op, e.op, (bound, e, goals))
+                            continue
                     goals = _FAIL
                     break
                 pargs = p.args

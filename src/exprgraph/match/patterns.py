@@ -140,12 +140,17 @@ class Pattern:
 
 
 def _check_name(name: Any, what: str) -> None:
-    if not isinstance(name, str) or not name.isidentifier():
-        raise PatternError(f"{what} name must be an identifier, not {name!r}")
+    # any string names a variable (PyTensor's tests use "1", "2"); ``V.x`` spells the identifiers
+    if not isinstance(name, str):
+        raise PatternError(f"{what} name must be a string, not {name!r}")
 
 
 class Var(Pattern):
-    """A named hole: matches one value that passes every restriction; a repeated name must match equal values."""
+    """A named hole: matches one value that passes every restriction; a repeated name must match equal values.
+
+    Called, a variable stands for an op: ``V.f(V.x)`` matches a term of any op with one operand
+    and binds ``f`` to the op (``attr=`` matches the op's attribute, as in :class:`OpPattern`).
+    """
 
     __slots__ = ("name", "restrictions")
 
@@ -156,6 +161,10 @@ class Var(Pattern):
         for r in self.restrictions:
             if not callable(r):
                 raise PatternError(f"restrictions of Var({name!r}) must be callables, not {r!r}")
+
+    def __call__(self, *args: Any, attr: Any = None) -> OpPattern:
+        """An op pattern whose op is this variable: ``V.f(V.x)``."""
+        return OpPattern(self, args, attr)
 
 
 class _DotType(Pattern):
@@ -257,6 +266,7 @@ class Segment(Star):
     __slots__ = ()
 
     def __init__(self, name: str, greedy: bool = False) -> None:
+        _check_name(name, "a Segment")
         super().__init__(Dot, name, (), greedy)
 
 
@@ -265,33 +275,47 @@ class OpPattern(Pattern):
 
     Commutative ops match their operands in any order; associative ops regroup or flatten
     operands when the counts differ (see :func:`exprgraph.match.match`).
+
+    ``op`` may be a :class:`Var`: the pattern then matches a term of any op taking that many
+    operands, binds the variable to the op, and matches the operands as that op's pattern would.
     """
 
-    __slots__ = ("op", "args", "attr", "has_star", "branchy", "arg_ops", "_compiled")
+    __slots__ = ("op", "args", "attr", "has_star", "branchy", "arg_ops", "_compiled", "_by_op")
 
-    def __init__(self, op: Op | str, args: Iterable[Any], attr: Any = None) -> None:
+    def __init__(self, op: Op | str | Var, args: Iterable[Any], attr: Any = None) -> None:
         if isinstance(op, str):
             try:
                 op = get_op(op)
             except KeyError:
                 raise PatternError(f"no op named {op!r}") from None
-        if not isinstance(op, Op):
-            raise PatternError(f"OpPattern needs an Op or an op name, not {op!r}")
         args = tuple(args)
-        self.op = op
         self.args = args
-        if attr is not None and not isinstance(attr, Pattern) and op.attr_key is not None:
-            attr = op.attr_key(attr)
-        self.attr = attr
         self.has_star = any(isinstance(a, Star) for a in args)
-        #: whether matching this node can leave alternatives behind
-        self.branchy = op.commutative or op.associative or self.has_star
+        self._compiled = None
         #: per operand, for pruning operand orders: None (a hole: anything goes), the op an op
         #: pattern needs, or False (ask the full test)
         self.arg_ops = tuple(
-            a.op if a.__class__ is OpPattern else (None if a.__class__ is Var or a.__class__ is _DotType else False)
+            (a.op if a.op.__class__ is not Var else None)
+            if a.__class__ is OpPattern
+            else (None if a.__class__ is Var or a.__class__ is _DotType else False)
             for a in args
         )
+        if op.__class__ is Var:
+            # a variable op: the operands are matched by the pattern of the op it binds (see for_op)
+            self.op = op
+            self.attr = attr
+            self.branchy = True
+            self._by_op: dict[Op, OpPattern | None] | None = {}
+            return
+        if not isinstance(op, Op):
+            raise PatternError(f"OpPattern needs an Op, an op name or a Var, not {op!r}")
+        self.op = op
+        self._by_op = None
+        if attr is not None and not isinstance(attr, Pattern) and op.attr_key is not None:
+            attr = op.attr_key(attr)
+        self.attr = attr
+        #: whether matching this node can leave alternatives behind
+        self.branchy = op.commutative or op.associative or self.has_star
         lo, hi = op.arity
         fixed = sum(1 for a in args if not isinstance(a, Star))
         if not self.has_star and (len(args) < lo or (hi is not None and len(args) > hi)):
@@ -299,7 +323,21 @@ class OpPattern(Pattern):
             raise PatternError(f"{op.name} takes {want} operands, the pattern has {len(args)}")
         if hi is not None and fixed > hi:
             raise PatternError(f"{op.name} takes at most {hi} operands, the pattern has {fixed}")
-        self._compiled = None
+
+    def for_op(self, op: Op) -> OpPattern | None:
+        """For a variable op: this pattern with ``op`` in its place (None when ``op`` cannot take the operands)."""
+        cache = self._by_op
+        if cache is None:
+            return self if op is self.op else None
+        if op in cache:
+            return cache[op]
+        try:
+            found: OpPattern | None = OpPattern(op, self.args, self.attr)
+        except (PatternError, TypeError, ValueError):
+            found = None
+        if len(cache) < 256:  # bounded: ops are few, but registering ops in a loop must not leak
+            cache[op] = found
+        return found
 
 
 class _VarFactory:
@@ -370,7 +408,9 @@ def pattern_children(p: Any) -> tuple:
 def _format_leaf(p: Any) -> str | None:
     cls = p.__class__
     if cls is Var:
-        return f"V.{p.name}" if not p.restrictions else f"Var({p.name!r}, restrictions=...)"
+        if p.restrictions:
+            return f"Var({p.name!r}, restrictions=...)"
+        return f"V.{p.name}" if p.name.isidentifier() else f"Var({p.name!r})"
     if cls is _DotType:
         return "Dot"
     if cls is Segment:
@@ -395,10 +435,14 @@ def _pieces(node: Any) -> tuple[str, tuple, str]:
     cls = node.__class__
     kids = pattern_children(node)
     if cls is OpPattern:
+        if node.op.__class__ is Var:  # a variable op prints as its variable: V.f(V.x)
+            head, attr_name = format_pattern(node.op), "attr"
+        else:
+            head, attr_name = node.op.name, node.op.attr_name or "attr"
         if isinstance(node.attr, Pattern):
-            return f"{node.op.name}(", kids[:-1], f", {node.op.attr_name or 'attr'}=" + format_pattern(node.attr) + ")"
-        tail = f", {node.op.attr_name or 'attr'}={node.attr!r})" if node.attr is not None else ")"
-        return f"{node.op.name}(", kids, tail
+            return f"{head}(", kids[:-1], f", {attr_name}=" + format_pattern(node.attr) + ")"
+        tail = f", {attr_name}={node.attr!r})" if node.attr is not None else ")"
+        return f"{head}(", kids, tail
     if cls is Choice:
         return "Choice(", kids, f", name={node.name!r})" if node.name else ")"
     if cls is Not:

@@ -79,7 +79,10 @@ class Template:
                         attr_var = isinstance(node.attr, Pattern)
                         if attr_var and node.attr.__class__ is not Var:
                             raise PatternError("an attr on the right-hand side must be a value or a variable")
-                        program.append(("op", node.op, len(node.args), node.attr if not attr_var else None, attr_var))
+                        op = node.op
+                        if op.__class__ is Var:  # the op a variable bound on the left: V.f(...)
+                            names.add(op.name)
+                        program.append(("op", op, len(node.args), node.attr if not attr_var else None, attr_var))
                     elif cls is dict:
                         program.append(("dict", tuple(node)))
                     else:
@@ -120,6 +123,8 @@ class Template:
                 _, op, n, attr, attr_var = ins
                 if attr_var:
                     attr = vals.pop()
+                if op.__class__ is Var:
+                    op = b[op.name]
                 args = _unsplice(vals[len(vals) - n :])
                 del vals[len(vals) - n :]
                 vals.append(op(*args, attr=attr))
@@ -196,7 +201,7 @@ class Rule:
         self.compiled: CompiledPattern = compile_pattern(Where(pattern, test) if test is not None else pattern)
         root = pattern
         self.root_op: Op | None = None
-        if root.__class__ is OpPattern:
+        if root.__class__ is OpPattern and root.op.__class__ is not Var:
             self.root_op = root.op
         elif root.__class__ is Term and root.args:
             self.root_op = root.op
@@ -355,6 +360,8 @@ class RuleSet:
             from .textual import rule as text_rule
 
             rule = text_rule(rule)
+            if isinstance(rule, tuple):  # "a <-> b": the rule and its reverse
+                return self.extend(rule)
         if not callable(rule):
             raise TypeError(f"a rule must be a Rule, a rule string or a callable, not {rule!r}")
         self._rules.append(rule)

@@ -3,6 +3,7 @@
 Syntax of one rule (one per line in a rule file, ``#`` starts a comment)::
 
     [name:] lhs -> rhs [where condition]
+    [name:] lhs <-> rhs [where condition]     (both directions: two rules, the second named name-rev)
 
 Both sides use the infix syntax of :func:`exprgraph.parse` (same operators, precedences and
 function calls). The *variables* are the names on the left; ``_`` is an anonymous wildcard and
@@ -20,16 +21,19 @@ with the position and a caret line. No string is ever evaluated as Python.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable
+from itertools import product
 from typing import Any
 
 import numpy as np
 
-from ..core import Term, get_op
+from ..core import DTYPES, Symbol, Term, get_op
+from ..core.op import MAX_RANK, any_kind, result_kinds
 from ..core.parsing import _Parser, tokenize
-from ..errors import ParseError, PatternError, RuleSyntaxError
-from ..match import Dot, OpPattern, Segment, Var
+from ..errors import ParseError, PatternError, RuleSyntaxError, ShapeError
+from ..match import Dot, OpPattern, Pattern, Segment, Star, Var
 from ..match.patterns import pattern_children
 from .ruleset import Rule
 
@@ -105,6 +109,8 @@ class _PatternParser(_Parser):
         self.allow_preds = allow_preds
         self.name_pos: dict[str, int] = {}
         self.wild_pos: int | None = None
+        #: source position of each pattern node made (by id), for errors found after parsing
+        self.positions: dict[int, int] = {}
 
     def symbol(self, name: str, pos: int) -> Any:
         if name in _RESERVED:
@@ -114,15 +120,20 @@ class _PatternParser(_Parser):
                 self.wild_pos = pos
             return Dot
         self.name_pos.setdefault(name, pos)
-        return Var(name)
+        var = Var(name)
+        self.positions[id(var)] = pos
+        return var
 
     def build(self, op: Any, args: tuple, attr: Any, pos: int) -> Any:
         if op.__class__ is _Pred:
+            _check_predicate_arity(op, len(args), self, pos)
             return _PredCall(op, args)
         try:
-            return OpPattern(op, args, attr)
+            node = OpPattern(op, args, attr)
         except PatternError as exc:
             raise self.fail(str(exc), pos) from None
+        self.positions[id(node)] = pos
+        return node
 
     def open_call(self, name: str, pos: int) -> None:
         if self.allow_preds:
@@ -143,7 +154,9 @@ class _PatternParser(_Parser):
                     raise self.fail(f"a segment *{nv} must be a whole argument of a function call", pos)
                 self.i += 2
                 self.name_pos.setdefault(nv, pos)
-                self.operands.append(Segment(nv))
+                seg = Segment(nv)
+                self.positions[id(seg)] = pos
+                self.operands.append(seg)
                 return False
         return super().operand(kind, value, pos)
 
@@ -217,10 +230,169 @@ def _find_arrow(tokens: list, line: str, at_depth: int | None) -> tuple[int, int
     return arrow, where
 
 
+# -- validation: what would fail every time the rule fires is refused when it is made ------------------
+
+
+def _check_predicate_arity(pred: _Pred, n: int, parser: _PatternParser, pos: int) -> None:
+    """A condition's predicate called with a count of arguments its function cannot take."""
+    try:
+        signature = inspect.signature(pred.fn)
+    except (TypeError, ValueError):
+        return  # a builtin without a signature: it answers for itself (None, unknown) when called
+    try:
+        signature.bind(*range(n))
+    except TypeError:
+        raise parser.fail(f"{pred.name}() cannot take {n} argument(s)", pos) from None
+
+
+def _pattern_postorder(root: Any) -> list[Any]:
+    """The pattern nodes under ``root`` (operands of op patterns), children first, iteratively."""
+    out: list[Any] = []
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            out.append(node)
+            continue
+        stack.append((node, True))
+        if node.__class__ is OpPattern:
+            stack.extend((a, False) for a in reversed(node.args))
+    return out
+
+
+def _segment_ranges(lhs: Any) -> dict[str, tuple[int, int | None]]:
+    """For each ``*name`` of the left-hand side, how many operands it can hold: ``(least, most or None)``."""
+    ranges: dict[str, tuple[int, int | None]] = {}
+    for node in _pattern_postorder(lhs):
+        if node.__class__ is not OpPattern or node.op.__class__ is Var or not node.has_star:
+            continue
+        lo, hi = node.op.arity
+        stars = [a for a in node.args if isinstance(a, Star)]
+        fixed = len(node.args) - len(stars)
+        for seg in stars:
+            if seg.__class__ is not Segment:
+                continue
+            least = max(0, lo - fixed) if len(stars) == 1 else 0
+            most = None if hi is None else max(0, hi - fixed)
+            if seg.name in ranges:  # a name seen twice is the same run: both bounds hold
+                old_lo, old_hi = ranges[seg.name]
+                least = max(least, old_lo)
+                most = old_hi if most is None else most if old_hi is None else min(most, old_hi)
+            ranges[seg.name] = (least, most)
+    return ranges
+
+
+def _describe_count(least: int, most: int | None) -> str:
+    if most is None:
+        return f"{least} or more"
+    return str(least) if least == most else f"{least} to {most}"
+
+
+def _check_splices(lhs: Any, rhs: Any, rparser: _PatternParser, line: str) -> None:
+    """``*name`` on the right only for a run of the left, a run only spliced, and op arities that always hold."""
+    runs = _segment_ranges(lhs)
+    for node in _pattern_postorder(rhs):
+        cls = node.__class__
+        pos = rparser.positions.get(id(node), 0)
+        if cls is Segment and node.name not in runs:
+            raise ParseError(
+                f"*{node.name} splices a run of operands, but {node.name!r} matches one term on the left-hand side "
+                f"(write {node.name} without '*')",
+                line,
+                pos,
+            )
+        if cls is Var and node.name in runs:
+            raise ParseError(
+                f"{node.name!r} is a run of operands on the left-hand side (*{node.name}): splice it as *{node.name}",
+                line,
+                pos,
+            )
+        if cls is not OpPattern or node.op.__class__ is Var or not node.has_star:
+            continue
+        least = sum(1 for a in node.args if a.__class__ is not Segment)
+        most: int | None = least
+        for a in node.args:
+            if a.__class__ is Segment:
+                lo, hi = runs[a.name]
+                least += lo
+                most = None if most is None or hi is None else most + hi
+        lo, hi = node.op.arity
+        if least < lo or (hi is not None and (most is None or most > hi)):
+            raise ParseError(
+                f"{node.op.name} takes {_describe_count(lo, hi)} operand(s), but here it may get "
+                f"{_describe_count(least, most)}",
+                line,
+                pos,
+            )
+
+
+def _max_rank(*roots: Any) -> int:
+    """A rank high enough for every axis written in the rule (``sum(x, axis=5)`` needs 6)."""
+    rank = 2
+    for root in roots:
+        for node in _pattern_postorder(root):
+            if node.__class__ is OpPattern and node.attr is not None and node.op.attr_name is not None:
+                axes = node.attr if isinstance(node.attr, tuple) else (node.attr,)
+                for a in axes:
+                    if isinstance(a, int) and not isinstance(a, bool):
+                        rank = max(rank, a + 1 if a >= 0 else -a)
+    return min(rank, MAX_RANK)
+
+
+def _constant_kinds(t: Term, rank: int) -> frozenset | None:
+    if t.op is not CONST:
+        return None
+    if t.shape:
+        return frozenset((d, t.shape) for d in DTYPES)  # an array literal matches its values, any dtype
+    return frozenset((d, ()) for d in DTYPES)  # a number matches constants of any dtype by value
+
+
+def _check_kinds(root: Any, parser: _PatternParser, line: str, rank: int) -> None:
+    """Refuse an op pattern that no operands of any dtype and shape could satisfy (``x @ 2``)."""
+    kinds: dict[int, frozenset | None] = {}
+    generic = any_kind(rank)
+    for node in _pattern_postorder(root):
+        cls = node.__class__
+        if cls is Var or node is Dot:
+            kinds[id(node)] = generic
+        elif cls is Term:
+            kinds[id(node)] = _constant_kinds(node, rank)
+        elif cls is OpPattern and node.op.__class__ is not Var and not node.has_star:
+            args = tuple(kinds.get(id(a)) for a in node.args)
+            attr = node.attr
+            if any(a is None for a in args) or isinstance(attr, Pattern):
+                kinds[id(node)] = None
+                continue
+            found = result_kinds(node.op, args, attr)
+            if found is not None and not found:
+                raise ParseError(_why_not(node.op, args, attr), line, parser.positions.get(id(node), 0))
+            kinds[id(node)] = found
+        else:
+            kinds[id(node)] = None
+
+
+def _why_not(op: Any, args: tuple, attr: Any) -> str:
+    """The op's own complaint about the combination of operand kinds of highest rank (all of them fail)."""
+    for combo in sorted(product(*args), key=lambda c: -sum(len(shape) for _, shape in c)):
+        try:
+            op.check(tuple(Symbol("_", d, shape) for d, shape in combo), attr)
+        except (ShapeError, TypeError, ValueError) as exc:
+            return f"{op.name} cannot apply here, whatever the operands' shapes: {exc}"
+    return f"{op.name} cannot apply here, whatever the operands' shapes"  # pragma: no cover
+
+
+def _validate(lhs: Any, rhs: Any, lparser: _PatternParser, rparser: _PatternParser, line: str) -> None:
+    """Check a rule completely when it is made: splices, arities and shapes on both sides."""
+    _check_splices(lhs, rhs, rparser, line)
+    rank = _max_rank(lhs, rhs)
+    _check_kinds(lhs, lparser, line, rank)
+    _check_kinds(rhs, rparser, line, rank)
+
+
 def _parse_line(line: str, functions: dict | None, where: Any, name: str | None) -> Rule:
     rule_name, masked, lhs_t, rhs_t, cond_t, (arrow_pos, where_pos, end) = _split_rule(line)
     start = lhs_t[0][2] if lhs_t else arrow_pos
-    lhs, _lparser = _parse_part(masked, lhs_t, arrow_pos, functions, False, "left-hand side before '->'", start)
+    lhs, lparser = _parse_part(masked, lhs_t, arrow_pos, functions, False, "left-hand side before '->'", start)
     rhs, rparser = _parse_part(masked, rhs_t, where_pos, functions, False, "right-hand side after '->'", arrow_pos + 2)
     if rparser.wild_pos is not None:
         raise ParseError("'_' matches anything; it cannot be used on the right-hand side", line, rparser.wild_pos)
@@ -230,6 +402,7 @@ def _parse_line(line: str, functions: dict | None, where: Any, name: str | None)
     for nm, pos in rparser.name_pos.items():
         if nm not in bound:
             raise ParseError(f"{nm!r} on the right-hand side is not a variable of the left-hand side", line, pos)
+    _validate(lhs, rhs, lparser, rparser, line)
     tests = []
     if cond_t is not None:
         cond, cparser = _parse_part(masked, cond_t, end, functions, True, "condition after 'where'", where_pos + 5)
@@ -271,21 +444,78 @@ def _kw_test(fn: Callable) -> Callable[[dict], bool]:
     return test
 
 
+def _bidirectional_arrow(line: str) -> int:
+    """Position of the ``<`` of a top-level ``<->`` in a rule line, or -1."""
+    m = _NAME_PREFIX.match(line)
+    if m and "->" in line[m.end() :]:
+        line = " " * m.end() + line[m.end() :]
+    try:
+        tokens = tokenize(line)[:-1]
+    except ParseError:
+        return -1
+    depth = 0
+    for t, (_kind, value, pos) in enumerate(tokens):
+        if value in ("(", "["):
+            depth += 1
+        elif value in (")", "]"):
+            depth -= 1
+        elif (
+            value == "<"
+            and depth == 0
+            and t + 2 < len(tokens)
+            and (tokens[t + 1][1], tokens[t + 1][2], tokens[t + 2][1], tokens[t + 2][2]) == ("-", pos + 1, ">", pos + 2)
+        ):
+            return pos
+    return -1
+
+
+def _parse_rule_line(line: str, functions: dict | None, where: Any, name: str | None) -> list[Rule]:
+    """The rule of one line; a bidirectional ``lhs <-> rhs`` gives two rules, one per direction."""
+    at = _bidirectional_arrow(line)
+    if at < 0:
+        return [_parse_line(line, functions, where, name)]
+    forward = _parse_line(line[:at] + " " + line[at + 1 :], functions, where, name)  # same offsets
+    lhs_names, rhs_names = _names(forward.pattern), _names(forward.template.source)
+    if lhs_names != rhs_names:
+        raise ParseError("both sides of a bidirectional rule '<->' must use the same variables", line, at)
+    try:
+        backward = Rule(forward.template.source, forward.pattern, where=forward.where)
+    except PatternError as exc:
+        raise ParseError(f"a bidirectional rule '<->' cannot reverse: {exc}", line, at) from None
+    m = _NAME_PREFIX.match(line)
+    label = name or (m.group(1) if m else None)
+    if label is not None:
+        forward.name, backward.name = label, f"{label}-rev"
+    else:
+        lhs_text = line[:at].strip()
+        rhs_text, _, cond = line[at + 3 :].partition(" where ")
+        cond = f" where {cond.strip()}" if cond.strip() else ""
+        if isinstance(where, str):
+            cond += f"  [where {where}]"
+        forward.name = f"{lhs_text} -> {rhs_text.strip()}{cond}"
+        backward.name = f"{rhs_text.strip()} -> {lhs_text}{cond}"
+    return [forward, backward]
+
+
 def rule(
     text: str,
     *,
     where: str | Callable[..., bool] | None = None,
     name: str | None = None,
     functions: dict[str, Callable] | None = None,
-) -> Rule:
-    """One rule from text: ``rule("x*1 -> x")``, ``rule("(x*y)/y -> x", where="y != 0")``."""
+) -> Rule | tuple[Rule, Rule]:
+    """One rule from text: ``rule("x*1 -> x")``, ``rule("(x*y)/y -> x", where="y != 0")``.
+
+    A bidirectional rule ``rule("a*(b + c) <-> a*b + a*c")`` returns the pair ``(forward, backward)``.
+    """
     if not isinstance(text, str):
         raise TypeError(f"rule() takes a string, not {type(text).__name__}")
     body = text.split("#", 1)[0]
     if "\n" in body.strip():
         raise RuleSyntaxError("rule() takes one rule; use RuleSet.parse for several", text, body.strip().index("\n"))
     try:
-        return _parse_line(body, functions, where, name)
+        found = _parse_rule_line(body, functions, where, name)
+        return found[0] if len(found) == 1 else (found[0], found[1])
     except RuleSyntaxError:
         raise
     except ParseError as exc:
@@ -302,7 +532,7 @@ def parse_rules(text: str, *, functions: dict[str, Callable] | None = None) -> l
         line = raw.split("#", 1)[0]
         if line.strip():
             try:
-                rules.append(_parse_line(line, functions, None, None))
+                rules.extend(_parse_rule_line(line, functions, None, None))
             except ParseError as exc:
                 raise RuleSyntaxError(exc.msg, text, offset + exc.pos) from None
         offset += len(raw) + 1

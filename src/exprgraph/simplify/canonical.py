@@ -26,24 +26,28 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core import Term, as_term, const, get_op
-from ..core.dtypes import FLOAT64
 from ..errors import EvaluationError
 from ..eval import evaluate
 from ..match import P, V
 from ..rules import Rule, make_rule, rule
+from .numbers import fold_value, number
 from .order import sort_key
+from .products import (
+    abs_of_product,
+    cancel_product,
+    collect_product,
+    merge_exp_product,
+    power_of_power,
+    reciprocal_of_product,
+)
+from .sums import cancel_sum, collect_sum, distribute_negation
 
 __all__ = ["GuardedRule", "CANONICAL_RULES", "number"]
 
 CONST = get_op("const")
-ADD, MUL, POW = get_op("add"), get_op("mul"), get_op("pow")
-EXP = get_op("exp")
 MAXIMUM, MINIMUM = get_op("maximum"), get_op("minimum")
 AND, OR = get_op("logical_and"), get_op("logical_or")
 TRANSPOSE, SUM, WHERE = get_op("transpose"), get_op("sum"), get_op("where")
-
-#: exponents up to this size are turned into ints (beyond, floats are not exact integers)
-_EXACT = 2**53
 
 
 class GuardedRule:
@@ -89,39 +93,6 @@ class GuardedRule:
         return f"<rule {self.name}{tag}: {self.doc}>"
 
 
-def number(t: Term) -> int | float | None:
-    """The value of a scalar int or float constant (None for anything else, bools included)."""
-    if t.op is CONST and t.attr.__class__ in (int, float):
-        return t.attr
-    return None
-
-
-def _integral(v: Any) -> bool:
-    return v.__class__ is int or (v.__class__ is float and v.is_integer() and abs(v) < _EXACT)
-
-
-def _fold_value(op: Any, consts: list[Term]) -> Term | None:
-    """One constant for ``op(*consts)`` (numpy semantics), or None if evaluation fails."""
-    if len(consts) == 1:
-        return consts[0]
-    try:
-        value = evaluate(op(*consts), {})
-    except (EvaluationError, ArithmeticError, ValueError, TypeError):
-        return None
-    return const(value)
-
-
-def _same_dtype(result: Term, t: Term) -> Term:
-    """``result``, a lone scalar constant cast to ``t``'s dtype (``x + 2 - x`` is 2.0 for a float x)."""
-    v = number(result)
-    if v is None or result.dtype == t.dtype:
-        return result
-    try:
-        return const(v, dtype=t.dtype)
-    except (OverflowError, ValueError, TypeError):
-        return result
-
-
 # -- constants ------------------------------------------------------------------------------------
 
 
@@ -143,245 +114,6 @@ def fold_constants(t: Term) -> Term | None:
         return None
 
 
-# -- sums -----------------------------------------------------------------------------------------
-
-
-def _split_coefficient(t: Term) -> tuple[Any, Term]:
-    """``c*rest`` as ``(c, rest)`` (a canonical product has its coefficient first); else ``(1, t)``."""
-    if t.op is MUL:
-        c = number(t.args[0])
-        if c is not None:
-            rest = t.args[1:]
-            return c, rest[0] if len(rest) == 1 else MUL(*rest)
-    return 1, t
-
-
-def _scaled(c: Any, rest: Term) -> Term | None:
-    """``c*rest`` in canonical form (``rest`` itself for c == 1)."""
-    if c == 1 and c.__class__ is int:
-        return rest
-    try:
-        k = const(c)
-    except (OverflowError, ValueError):
-        return None
-    if rest.op is MUL:
-        return MUL(k, *rest.args)
-    return MUL(k, rest)
-
-
-def _merge_group(members: list[tuple[Any, Term]], cancel: bool) -> list[Term] | None:
-    """Like terms ``c_i * rest`` summed: ``(sum c_i) * rest`` (same signs; any signs when ``cancel``)."""
-    if len(members) == 1:
-        return [members[0][1]]
-    coefs = [c for c, _ in members]
-    rest = _split_coefficient(members[0][1])[1]
-    if cancel and all(c == c for c in coefs):
-        groups = [members]
-    else:
-        # x + x -> 2*x is exact for inf too; 3*x - x -> 2*x is not (inf - inf is nan): keep signs apart
-        pos = [m for m in members if m[0] > 0]
-        neg = [m for m in members if m[0] < 0]
-        other = [m for m in members if not (m[0] > 0 or m[0] < 0)]
-        groups = [g for g in (pos, neg) if g] + [[m] for m in other]
-    out = []
-    for g in groups:
-        if len(g) == 1:
-            out.append(g[0][1])
-            continue
-        total = sum(c for c, _ in g)
-        if total == 0:
-            continue  # x + (-1)*x -> 0: only with cancel
-        scaled = _scaled(total, rest)
-        if scaled is None:
-            return None
-        out.append(scaled)
-    return out
-
-
-def _canonical_sum(t: Term, cancel: bool) -> Term | None:
-    items: list[Term] = []
-    for a in t.args:
-        items.extend(a.args if a.op is ADD else (a,))
-    consts = [a for a in items if number(a) is not None]
-    groups: dict[Term, list[tuple[Any, Term]]] = {}
-    for a in items:
-        if number(a) is None:
-            c, rest = _split_coefficient(a)
-            groups.setdefault(rest, []).append((c, a))
-    terms: list[Term] = []
-    for members in groups.values():
-        merged = _merge_group(members, cancel)
-        if merged is None:
-            return None
-        terms.extend(merged)
-    terms.sort(key=sort_key)
-    c = _fold_value(ADD, consts) if consts else None
-    if consts and c is None:
-        return None
-    parts = [*terms, c] if c is not None and not (number(c) == 0 and terms) else terms  # x + 0 -> x
-    if not parts:
-        return const(0, dtype=t.dtype)
-    out = parts[0] if len(parts) == 1 else ADD(*parts)
-    if out.dtype != t.dtype and c is not None:
-        # x + 2 - x -> 2.0 for a float x; i + 0.0 keeps its 0.0 (without it, the sum would be an int)
-        out = ADD(*terms, c) if terms else _same_dtype(c, t)
-    return out
-
-
-def collect_sum(t: Term) -> Term | None:
-    # flatten, fold constants, sort; x + x -> 2*x, 2*x + 3*x -> 5*x (coefficients of one sign)
-    return _canonical_sum(t, cancel=False)
-
-
-def cancel_sum(t: Term) -> Term | None:
-    # also 3*x - x -> 2*x and x - x -> 0 (not for infinite x: inf - inf is nan)
-    return _canonical_sum(t, cancel=True)
-
-
-# -- products -------------------------------------------------------------------------------------
-
-
-def _power(base: Term, e: Any) -> Term:
-    """``base**e`` in canonical form (``base`` for e == 1; ints for integral exponents of floats)."""
-    if e == 1:
-        return base
-    if _integral(e) and (base.dtype == FLOAT64 or e > 0):
-        return POW(base, const(int(e)))
-    return POW(base, const(float(e)))
-
-
-def _canonical_product(t: Term, cancel: bool) -> Term | None:
-    items: list[Term] = []
-    for a in t.args:
-        items.extend(a.args if a.op is MUL else (a,))
-    consts = [a for a in items if number(a) is not None]
-    groups: dict[Term, list[tuple[Any, Term]]] = {}
-    for a in items:
-        if number(a) is not None:
-            continue
-        e = number(a.args[1]) if a.op is POW else None
-        base, e = (a.args[0], e) if e is not None else (a, 1)
-        groups.setdefault(base, []).append((e, a))
-    factors: list[Term] = []
-    for base, members in groups.items():
-        if len(members) == 1:
-            factors.append(members[0][1])
-            continue
-        exps = [e for e, _ in members]
-        integral = all(_integral(e) for e in exps)
-        same_sign = all(e > 0 for e in exps) or all(e < 0 for e in exps)
-        if (integral and same_sign) or (cancel and all(e == e for e in exps)):
-            # x*x -> x**2, x**2 * x**-2 -> 1 (cancel: not for x = 0 or inf)
-            total = sum(exps)
-            if total != 0:
-                factors.append(_power(base, total))
-        else:
-            # x*x * x**-1 -> x**2 * x**-1: integer powers merge within each sign (x/x stays, it is nan at 0)
-            for sign in (1, -1):
-                part = [(e, a) for e, a in members if _integral(e) and e * sign > 0]
-                if part:
-                    factors.append(part[0][1] if len(part) == 1 else _power(base, sum(e for e, _ in part)))
-            factors.extend(a for e, a in members if not (_integral(e) and e != 0))
-    factors.sort(key=sort_key)
-    c = _fold_value(MUL, consts) if consts else None
-    if consts and c is None:
-        return None
-    parts = factors
-    if c is not None:
-        v = number(c)
-        if v == 0 and cancel and factors:
-            return const(0, dtype=t.dtype)  # x*0 -> 0 (not for infinite or nan x)
-        if not (v == 1 and factors):  # x*1 -> x
-            parts = [const(-1) if v == -1 else c, *factors]  # -1.0*x -> -1*x: one spelling of the sign
-    if not parts:
-        return const(1, dtype=t.dtype)
-    out = parts[0] if len(parts) == 1 else MUL(*parts)
-    if out.dtype != t.dtype and c is not None:
-        # x*2/x -> 2.0 for a float x; i*1.0 and -1.0*i keep their float constant (else an int product)
-        out = MUL(c, *factors) if factors else _same_dtype(c, t)
-    return out
-
-
-def collect_product(t: Term) -> Term | None:
-    # flatten, fold the coefficient, sort; x*x -> x**2, x**2*x**3 -> x**5 (integer powers of one sign)
-    return _canonical_product(t, cancel=False)
-
-
-def cancel_product(t: Term) -> Term | None:
-    # also x*x**-1 -> 1, (x*y)/y -> x and x*0 -> 0 (not for x or y zero, infinite or nan)
-    return _canonical_product(t, cancel=True)
-
-
-def distribute_negation(t: Term) -> Term | None:
-    # (-1)*(a + b) -> (-1)*a + (-1)*b (no rounding, but an exactly cancelling sum turns -0.0 into 0.0)
-    args = t.args
-    if len(args) != 2 or args[1].op is not ADD or number(args[0]) != -1:
-        return None
-    return ADD(*(MUL(args[0], a) for a in args[1].args))
-
-
-def merge_exp_product(t: Term) -> Term | None:
-    # exp(a)*exp(b) -> exp(a + b) (not when one overflows and the other underflows)
-    exps = [a for a in t.args if a.op is EXP]
-    if len(exps) < 2:
-        return None
-    rest = [a for a in t.args if a.op is not EXP]
-    merged = EXP(ADD(*(e.args[0] for e in exps)))
-    return merged if not rest else MUL(*rest, merged)
-
-
-# -- powers ---------------------------------------------------------------------------------------
-
-
-def power_of_power(t: Term) -> Term | None:
-    # (x**a)**b -> x**(a*b) for integers a, b; exp(a)**n -> exp(n*a); x**2.0 -> x**2 for float x
-    base, ex = t.args
-    e = number(ex)
-    if e is None:
-        return None
-    if base.op is POW:
-        e2 = number(base.args[1])
-        if e2 is not None and _integral(e) and _integral(e2):
-            return _power(base.args[0], e * e2)
-    if base.op is POW and e == -1 and t.dtype == FLOAT64:
-        e2 = number(base.args[1])
-        if e2 is not None:  # (x**a)**-1 -> x**-a for any a (to rounding; the output form writes x**-a as 1/x**a)
-            return _power(base.args[0], -e2)
-    if base.op is EXP and _integral(e):
-        return EXP(MUL(const(int(e)), base.args[0]))
-    if e.__class__ is float and _integral(e) and base.dtype == FLOAT64:
-        return POW(base, const(int(e)))
-    return None
-
-
-def reciprocal_of_product(t: Term) -> Term | None:
-    # (a*b)**-1 -> a**-1 * b**-1 (to rounding): a quotient's denominators are factors like any other
-    base, ex = t.args
-    if base.op is not MUL or number(ex) != -1 or t.dtype != FLOAT64:
-        return None
-    factors = []
-    for a in base.args:
-        if number(a) is not None:
-            a = const(float(a.attr))  # an int constant to the power -1 would not fold
-        factors.append(POW(a, ex if a.dtype == FLOAT64 else const(-1.0)))  # i**-1 is not defined for ints
-    return MUL(*factors)
-
-
-def abs_of_product(t: Term) -> Term | None:
-    # abs((-c)*x) -> abs(c*x), abs(x**(2k)) -> x**(2k)
-    (a,) = t.args
-    if a.op is MUL:
-        c = number(a.args[0])
-        if c is not None and c < 0:
-            scaled = _scaled(-c, a.args[1] if len(a.args) == 2 else MUL(*a.args[1:]))
-            return None if scaled is None else get_op("abs")(scaled)
-    if a.op is POW:
-        e = number(a.args[1])
-        if e is not None and _integral(e) and int(e) % 2 == 0 and a.dtype == FLOAT64:
-            return a
-    return None
-
-
 # -- max/min and logic ----------------------------------------------------------------------------
 
 
@@ -394,7 +126,7 @@ def _flat_idempotent(t: Term, fold: bool) -> Term | None:
     if fold:
         consts = [a for a in items if number(a) is not None]
         if len(consts) > 1:
-            c = _fold_value(op, consts)
+            c = fold_value(op, consts)
             if c is None:
                 return None
             items = [a for a in items if number(a) is None] + [c]

@@ -27,15 +27,24 @@ def _negated(t: Term) -> Term | None:
         return t.args[0]
     c = number(t)
     if c is not None:
-        return const(-c) if c < 0 else None
+        return _negative_of(c) if c < 0 else None
     if t.op is MUL:
         c = number(t.args[0])
         if c is not None and c < 0:
             rest = t.args[1:]
             if c == -1:
                 return rest[0] if len(rest) == 1 else MUL(*rest)
-            return MUL(const(-c), *rest)
+            k = _negative_of(c)
+            return None if k is None else MUL(k, *rest)
     return None
+
+
+def _negative_of(c: int | float) -> Term | None:
+    """The constant ``-c``, or None when it does not fit (-(-2**63) is no int64)."""
+    try:
+        return const(-c)
+    except OverflowError:
+        return None
 
 
 def _split_signs(t: Term) -> tuple[list[Term], list[Term]]:
@@ -90,7 +99,8 @@ def product_to_quotient(t: Term) -> Term | None:
         e = number(a.args[1]) if a.op is POW else None
         if a.op is DIV and number(a.args[0]) == 1:
             den.append(a.args[1])  # a factor 1/b, already in output form (b**-1 is rewritten first)
-        elif e is not None and e < 0:
+        elif e is not None and e < 0 and e != -0.5 and (e == -1 or _negative_of(e) is not None):
+            # x**-(2**63) stays a factor, and so does x**-0.5: 1/x**0.5 is 1/sqrt(x), nan at -inf
             den.append(a.args[0] if e == -1 else POW(a.args[0], const(-e)))
         else:
             num.append(a)

@@ -10,6 +10,8 @@ comes back unchanged, as SymPy's ``simplify`` returns its input when its result 
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from functools import cache
 
 from ..core import Term, as_term, postorder
@@ -17,7 +19,13 @@ from ..rules import RewriteProfile, RuleSet, rewrite
 from .canonical import CANONICAL_RULES, GuardedRule
 from .output import OUTPUT_RULES
 
-__all__ = ["simplify", "canonical", "rules", "canonical_ruleset", "output_ruleset", "cost"]
+__all__ = ["simplify", "canonical", "rules", "canonical_ruleset", "output_ruleset", "cost", "METHODS"]
+
+#: simplification methods other than the rule engine, by name: ``fn(term, *, unsafe) -> term``.
+#: A layer above registers its own (``exprgraph.egraph`` adds "egraph"); :data:`_PROVIDERS` names
+#: the module to import when a method is asked for before its layer was imported.
+METHODS: dict[str, Callable[..., Term]] = {}
+_PROVIDERS = {"egraph": "exprgraph.egraph"}
 
 
 def cost(term: Term) -> int:
@@ -49,7 +57,7 @@ def canonical(term: Term, *, unsafe: bool = True, profile: RewriteProfile | None
     return rewrite(as_term(term), canonical_ruleset(unsafe), profile=profile)
 
 
-def simplify(term: Term, *, unsafe: bool = True, profile: RewriteProfile | None = None) -> Term:
+def simplify(term: Term, *, unsafe: bool = True, profile: RewriteProfile | None = None, method: str = "rules") -> Term:
     """A simplified, deterministic form of ``term`` with the same value.
 
     Constants are folded, sums and products flattened and sorted, like terms collected
@@ -58,6 +66,7 @@ def simplify(term: Term, *, unsafe: bool = True, profile: RewriteProfile | None 
     leaves out the rules that hold only for finite or non-zero values (``x*0 -> 0``, ``x - x -> 0``,
     ``(x*y)/y -> x``, ``log(exp(x)) -> x``, ``-(a + b) -> -a - b``).
     Pass a :class:`~exprgraph.rules.RewriteProfile` to count rule applications.
+    ``method="egraph"`` simplifies by equality saturation instead (see :mod:`exprgraph.egraph`).
 
     >>> from exprgraph import symbols
     >>> x, y = symbols("x y")
@@ -69,6 +78,12 @@ def simplify(term: Term, *, unsafe: bool = True, profile: RewriteProfile | None 
     x*y/y
     """
     term = as_term(term)
+    if method != "rules":
+        if method not in METHODS and method in _PROVIDERS:
+            importlib.import_module(_PROVIDERS[method])  # the layer registers itself in METHODS
+        if method not in METHODS:
+            raise ValueError(f"method must be 'rules' or one of {sorted({*METHODS, *_PROVIDERS})}, not {method!r}")
+        return METHODS[method](term, unsafe=unsafe)
     out = rewrite(canonical(term, unsafe=unsafe, profile=profile), output_ruleset(unsafe), profile=profile)
     if out is term or cost(out) > cost(term):
         return term

@@ -5,7 +5,10 @@
   kernel's C function (for the case's ``grad_to`` unless ``--to`` says otherwise). ``--check``
   builds the forward and gradient kernels, fills inputs from [-10, 10) and compares the forward
   kernel with numpy and the gradient with numpy's reverse mode and with finite differences,
-  printing the worst errors; the exit code is 1 on a mismatch.
+  printing the worst errors; the exit code is 1 on a mismatch (a nan or an infinity on one side
+  only is a mismatch). Inputs are drawn inside the domains of the ops reading them, and a case
+  needing more than ``--max-elements`` tensor elements or ``--max-points`` loop iterations is
+  refused before anything is allocated.
 
 Without ``-o`` the C source goes to standard output (and the check report to standard error).
 """
@@ -17,6 +20,7 @@ import sys
 from typing import Any
 
 from ..errors import CommandError
+from .check import MAX_ELEMENTS, MAX_POINTS
 
 __all__ = ["add_parser", "run_codegen", "run_grad"]
 
@@ -55,9 +59,34 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="build and run the kernels on random inputs in [-10, 10); compare with numpy and finite differences",
     )
     gr.add_argument("--seed", type=int, default=0, help="random seed for --check (default 0)")
+    gr.add_argument(
+        "--max-elements",
+        type=_positive,
+        metavar="N",
+        help=f"--check refuses cases with more tensor elements than N (default {MAX_ELEMENTS:,}, "
+        "or $EXPRGRAPH_CHECK_MAX_ELEMENTS)",
+    )
+    gr.add_argument(
+        "--max-points",
+        type=_positive,
+        metavar="N",
+        help=f"--check refuses cases evaluating more loop iterations than N (default {MAX_POINTS:,}, "
+        "or $EXPRGRAPH_CHECK_MAX_POINTS)",
+    )
     gr.set_defaults(func=run_grad)
     p.set_defaults(func=_need_action)
     return p
+
+
+def _positive(text: str) -> int:
+    """A positive integer option (``1_000_000`` is fine)."""
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
 
 
 def _need_action(args: argparse.Namespace) -> int:
@@ -88,7 +117,7 @@ def run_codegen(args: argparse.Namespace) -> int:
 
 def run_grad(args: argparse.Namespace) -> int:
     """``kernel grad``: the gradient kernel's C function, optionally checked."""
-    from .check import check_grad, check_kernel
+    from .check import check_grad, check_kernel, check_limits
     from .codegen import codegen_c
     from .grad import grad_kernel
     from .parse import load_case
@@ -100,16 +129,19 @@ def run_grad(args: argparse.Namespace) -> int:
         if not grad_to:
             raise CommandError("--to needs at least one input name")
     gk = grad_kernel(kernel, grad_to)
+    limits = {"max_elements": args.max_elements, "max_points": args.max_points}
+    if args.check:  # refuse a case too large to check before writing anything
+        check_limits(kernel, gk, tuple(kernel.grad_to if grad_to is None else grad_to), **limits)
     _write(codegen_c(gk, unroll=args.unroll), args.output)
     if not args.check:
         return 0
     out = sys.stderr if args.output is None else sys.stdout
     ok = True
-    for c in check_kernel(kernel, seed=args.seed):
+    for c in check_kernel(kernel, seed=args.seed, **limits):
         c.what = f"forward {c.what} vs numpy"
         print(c, file=out)
         ok &= c.ok
-    report = check_grad(kernel, grad_to, seed=args.seed)
+    report = check_grad(kernel, grad_to, seed=args.seed, **limits)
     for c in report.comparisons:
         print(c, file=out)
         ok &= c.ok

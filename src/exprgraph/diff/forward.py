@@ -1,0 +1,205 @@
+"""Forward mode: tangents pushed from the variables up to the outputs, one sweep, as terms.
+
+Each node's tangent ``dnode = sum_i (d node / d operand_i) d operand_i`` is built from its
+operands' tangents when the sweep reaches it (children first), so ``jvp`` costs one pass over
+the graph and never builds a Jacobian. The local rules come from the op table:
+
+- an elementwise op (its shape rule is one of the broadcasting ones) has a diagonal Jacobian: a
+  one-operand op's reverse rule fed with the tangent instead of an adjoint gives its forward
+  term; with more operands, the rule at adjoint 1 gives the partials (terms that do not depend
+  on the tangents, so shared), each multiplied by its operand's tangent; ``where(c, a, b)``
+  gives ``where(c, da, db)``;
+- ``sum``, ``transpose``, ``dot`` and ``matmul`` are linear in each operand: the tangent is the
+  op applied with one operand replaced by its tangent, summed over the operands;
+- any other op with a reverse rule is handled by transposing that (linear) rule symbolically.
+
+A tangent may keep a smaller shape that broadcasts to its node's (a scalar tangent of a vector
+sum, say); outputs get their full shape at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..core import Symbol, Term, as_term, const
+from ..core import sum as sum_
+from ..core.stdops import arith, boolean, broadcast_like, negate, product, real, same, sum_to, where_rule
+from ..core.term import REGISTRY
+from ..errors import DifferentiationError, ShapeError
+from .reverse import _ONE, backprop, collector_paused, live_order, resolve_wrt, zeros_like
+
+__all__ = ["forward", "jvp"]
+
+#: shape rules of elementwise ops (each output entry depends on the same entry of each operand)
+_ELEMENTWISE = frozenset({arith, same, real, boolean, where_rule})
+#: ops linear in each operand separately (the tangent is the op with one operand swapped for its tangent)
+_MULTILINEAR = frozenset({"sum", "transpose", "dot", "matmul"})
+
+_ADD = REGISTRY["add"]
+_CONST = REGISTRY["const"]
+_WHERE = REGISTRY["where"]
+_ZERO = const(0.0)
+
+
+def _scale(t: Term, p: Term) -> Term:
+    """``t * p`` for a tangent ``t`` and a partial ``p`` (``p = -1 -> -t``, and the folds of ``product``)."""
+    if p.op is _CONST and p.attr.__class__ is float and p.attr == -1.0 and t.dtype == "float64":
+        return negate(t)
+    return product(t, (p,))
+
+
+def _is_zero(t: Term) -> bool:
+    """Whether ``t`` is a constant whose entries are all zero."""
+    if t.op is not _CONST:
+        return False
+    value = t.attr
+    if value.__class__ in (int, float, bool):
+        return value == 0
+    return not value.array.any()
+
+
+def _total(parts: list[Term]) -> Term | None:
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else Term(_ADD, tuple(parts))
+
+
+def _elementwise(node: Term, moved: list[tuple[int, Term]]) -> Term | None:
+    rule = node.op.grad
+    args = node.args
+    if len(moved) == 1 and all(a.op is _CONST for j, a in enumerate(args) if j != moved[0][0]):
+        # one operand moves, the others are constants (the rule sends them nothing): the reverse
+        # rule with the tangent in place of the adjoint gives (d node/d a) * t, nothing wasted
+        i, t = moved[0]
+        return rule(node, t)[i]
+    if node.op is _WHERE:  # where(c, a, b): where(c, da, db)
+        branches = [_ZERO, _ZERO]
+        for i, t in moved:
+            if i:
+                branches[i - 1] = t
+        return Term(_WHERE, (args[0], *branches)) if branches != [_ZERO, _ZERO] else None
+    # the partials once (the rule at g = 1; they do not depend on the tangents), one product each
+    partials = rule(node, _ONE)
+    return _total([_scale(t, p) for i, t in moved if (p := partials[i]) is not None])
+
+
+def _multilinear(node: Term, moved: list[tuple[int, Term]]) -> Term | None:
+    args = node.args
+    parts = []
+    for i, t in moved:
+        t = broadcast_like(t, args[i])
+        parts.append(Term(node.op, (*args[:i], t, *args[i + 1 :]), node.attr))
+    return _total(parts)
+
+
+def _transposed(node: Term, moved: list[tuple[int, Term]]) -> Term | None:
+    # the reverse rule is linear in its adjoint u: d(<rule(node, u)_i, t_i>)/du is the forward term
+    u = Symbol("_forward_u", node.dtype if node.dtype == "float64" else "float64", node.shape)
+    if any(u in a.free_symbols for a in node.args):
+        raise DifferentiationError(f"forward mode needs the symbol name _forward_u, which {node.op.name} uses")
+    contributions = node.op.grad(node, u)
+    parts = []
+    for i, t in moved:
+        c = contributions[i]
+        if c is None:
+            continue
+        c = sum_to(c, node.args[i])
+        inner = c * broadcast_like(t, node.args[i])
+        found = backprop([sum_(inner) if inner.shape else inner], [_ONE], [u])
+        if u in found:
+            parts.append(found[u])
+    return _total(parts)
+
+
+def _pusher(op: Any) -> Any:
+    """The function that builds the forward term of a node of ``op``."""
+    if op.grad is None:
+        raise DifferentiationError(f"op {op.name!r} has no gradient rule; give it one with the grad= entry of its Op")
+    if op.name in _MULTILINEAR:
+        return _multilinear
+    if op.infer in _ELEMENTWISE:
+        return _elementwise
+    return _transposed
+
+
+@collector_paused
+def forward(outputs: Sequence[Term], tangents: Mapping[Term, Any]) -> list[Term | None]:
+    """The tangent of each output for the given tangents of some of its nodes (None: no dependence).
+
+    ``tangents`` maps variables (or any nodes) to tangent terms or numbers of their shape.
+    """
+    seeds: dict[Term, Term] = {}
+    for var, t in tangents.items():
+        t = as_term(t)
+        if _is_zero(t):
+            continue  # a zero tangent moves nothing (structurally zero, as in every forward mode)
+        if t.shape != var.shape:
+            try:
+                t = broadcast_like(t, var)
+            except ShapeError:
+                pass
+            if t.shape != var.shape:
+                raise DifferentiationError(f"a tangent of shape {t.shape} does not fit {var} of shape {var.shape}")
+        seeds[var] = t
+    order, _ = live_order(outputs, set(seeds))
+    tan: dict[Term, Term] = dict(seeds)
+    get = tan.get
+    pushers: dict[Any, Any] = {}  # op -> how its forward term is built
+    for node in order:  # live nodes only: each depends on a seeded node
+        args = node.args
+        if not args or node in seeds:
+            continue
+        if len(args) == 1:
+            t = get(args[0])
+            if t is None:
+                continue
+            moved = [(0, t)]
+        else:
+            moved = [(i, t) for i, a in enumerate(args) if (t := get(a)) is not None]
+            if not moved:
+                continue
+        op = node.op
+        push = pushers.get(op)
+        if push is None:
+            push = pushers[op] = _pusher(op)
+        t = push(node, moved)
+        if t is not None:
+            tan[node] = t
+    out: list[Term | None] = []
+    for o in outputs:
+        t = tan.get(o)
+        if t is not None and t.shape != o.shape:
+            t = broadcast_like(t, o)
+        out.append(t)
+    return out
+
+
+@collector_paused
+def jvp(f: Any, wrt: Any, v: Any) -> Any:
+    """The Jacobian-vector product ``(df/dwrt) v``: the derivative of ``f`` along the tangent ``v``.
+
+    One forward sweep, no Jacobian. ``f`` is a term (or a list of terms, giving a list); ``wrt``
+    one variable or a list; ``v`` the matching tangent (or list of tangents), each of its
+    variable's shape (numbers and arrays are made constants). Each result has its output's shape.
+
+    >>> from exprgraph import symbols, sin
+    >>> x, y = symbols("x y")
+    >>> print(jvp(x * y, [x, y], [1.0, 2.0]))
+    y + 2.0*x
+    """
+    outputs = [as_term(t) for t in f] if isinstance(f, (list, tuple)) else [as_term(f)]
+    targets, kind = resolve_wrt(outputs, wrt)
+    if kind == "dict":
+        raise TypeError("jvp needs the variables wrt as a term or a list, matching the tangents v")
+    vs = [v] if kind == "one" else list(v)
+    if len(vs) != len(targets):
+        raise ValueError(f"jvp got {len(vs)} tangents for {len(targets)} variables")
+    seeds: dict[Term, Any] = {}
+    for t, tangent in zip(targets, vs, strict=True):
+        if t in seeds:
+            raise ValueError(f"jvp got the variable {t} twice")
+        seeds[t] = tangent
+    found = forward(outputs, seeds)
+    results = [zeros_like(o) if t is None else t for o, t in zip(outputs, found, strict=True)]
+    return results if isinstance(f, (list, tuple)) else results[0]

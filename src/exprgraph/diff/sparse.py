@@ -1,0 +1,190 @@
+"""Sparse Jacobians and Hessians: the structural non-zeros only, as terms in coordinate (COO) form.
+
+The pattern comes from dependency sets (:mod:`exprgraph.diff.pattern`), the rows are coloured so
+that rows of one colour share no variable, and one reverse sweep per colour, seeded with 1 on all
+its rows, gives every non-zero of those rows at once. The dense matrix is never built: the work is
+about (number of colours) x (size of the graph), and a banded Hessian needs a handful of colours
+whatever its size. A Hessian is the sparse Jacobian of the gradient; its sweeps only look for
+the lower triangle, which is mirrored (the same terms) into the upper one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..core import Term, as_term
+from ..errors import DifferentiationError
+from .pattern import DEFAULT_MAX_PATTERN, colour_rows, dependency_sets
+from .reverse import _ONE, backprop, collector_paused, grad, resolve_wrt, zeros_like
+
+__all__ = ["SparseMatrix", "sparse_jacobian", "sparse_hessian"]
+
+
+@dataclass(frozen=True, eq=False)
+class SparseMatrix:
+    """A matrix of terms in coordinate form: entry ``values[k]`` sits at ``(rows[k], cols[k])``.
+
+    Entries are sorted by row, then column; every other entry is structurally zero. ``values``
+    is a list of terms, so ``evaluate(m.values, env)`` gives the numbers and ``compile`` takes
+    them as one packed output.
+    """
+
+    #: row index of each entry
+    rows: list[int]
+    #: column index of each entry
+    cols: list[int]
+    #: the entries, as terms
+    values: list[Term]
+    #: (number of rows, number of columns)
+    shape: tuple[int, int]
+
+    @property
+    def nnz(self) -> int:
+        """Number of stored (structurally non-zero) entries."""
+        return len(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __iter__(self) -> Iterator[tuple[int, int, Term]]:
+        return iter(zip(self.rows, self.cols, self.values, strict=True))
+
+    def __repr__(self) -> str:
+        return f"SparseMatrix(shape={self.shape}, nnz={self.nnz})"
+
+    def to_scipy(self, numbers: Any) -> Any:
+        """A ``scipy.sparse.coo_matrix`` holding ``numbers``, the values of :attr:`values` (same order)."""
+        from scipy.sparse import coo_matrix  # scipy is optional: only this method needs it
+
+        data = self._numbers(numbers)
+        return coo_matrix(
+            (data, (np.asarray(self.rows, dtype=np.int64), np.asarray(self.cols, dtype=np.int64))), self.shape
+        )
+
+    def to_dense(self, numbers: Any = None) -> Any:
+        """The full matrix: a list of rows of terms (zeros filled in), or a numpy array given ``numbers``."""
+        m, n = self.shape
+        if numbers is not None:
+            out = np.zeros(self.shape)
+            out[self.rows, self.cols] = self._numbers(numbers)
+            return out
+        zero = zeros_like(self.values[0]) if self.values else zeros_like(_ONE)
+        dense = [[zero] * n for _ in range(m)]
+        for i, j, v in self:
+            dense[i][j] = v
+        return dense
+
+    def _numbers(self, numbers: Any) -> np.ndarray:
+        data = np.asarray([np.asarray(v, dtype=np.float64) for v in numbers] if isinstance(numbers, list) else numbers)
+        data = np.asarray(data, dtype=np.float64)
+        if data.shape != (self.nnz,):
+            raise ValueError(
+                f"expected {self.nnz} numbers (one per entry, scalars), got an array of shape {data.shape}"
+            )
+        return data
+
+
+def _check_scalars(terms: Sequence[Term], what: str) -> None:
+    for t in terms:
+        if t.shape:
+            raise DifferentiationError(
+                f"a sparse {what} needs scalar terms, but {t} has shape {t.shape}; use the dense form or "
+                "split the tensor into scalars"
+            )
+
+
+def _compressed(
+    outputs: Sequence[Term],
+    columns: dict[Term, int],
+    symmetric: bool,
+    max_pattern: int,
+) -> SparseMatrix:
+    """The non-zeros ``d outputs[i] / d column j``, found by one seeded reverse sweep per colour.
+
+    ``symmetric``: the outputs are a gradient over the same variables; only entries with
+    ``j <= i`` are differentiated and each is mirrored to ``(j, i)``.
+    """
+    patterns = dependency_sets(outputs, columns, max_pattern)
+    by_index = list(columns)
+    entries: list[list[tuple[int, Term]]] = [[] for _ in outputs]
+    for group in colour_rows(patterns):
+        owner: dict[Term, int] = {}  # column variable -> the one row of the group that depends on it
+        for row in group:
+            for j in patterns[row]:
+                if not symmetric or j <= row:
+                    owner[by_index[j]] = row
+        if not owner:
+            continue
+        adjoints = backprop([outputs[r] for r in group], [_ONE] * len(group), owner)
+        for var, value in adjoints.items():
+            entries[owner[var]].append((columns[var], value))
+    if symmetric:
+        mirrored = [(j, i, v) for i, row in enumerate(entries) for j, v in row if j != i]
+        for j, i, v in mirrored:
+            entries[j].append((i, v))
+    rows: list[int] = []
+    cols: list[int] = []
+    values: list[Term] = []
+    for i, row in enumerate(entries):
+        row.sort(key=_first)
+        rows.extend([i] * len(row))
+        cols.extend(j for j, _ in row)
+        values.extend(v for _, v in row)
+    return SparseMatrix(rows, cols, values, (len(outputs), len(columns)))
+
+
+def _first(entry: tuple[int, Term]) -> int:
+    return entry[0]
+
+
+def _columns(targets: Sequence[Term]) -> dict[Term, int]:
+    columns: dict[Term, int] = {}
+    for j, t in enumerate(targets):
+        if t in columns:
+            raise DifferentiationError(f"the variable {t} is listed twice")
+        columns[t] = j
+    return columns
+
+
+@collector_paused
+def sparse_jacobian(fs: Any, wrt: Any = None, *, max_pattern: int = DEFAULT_MAX_PATTERN) -> SparseMatrix:
+    """The structural non-zeros of the Jacobian ``d fs_i / d wrt_j`` of scalar outputs and variables.
+
+    >>> from exprgraph import symbols, sin
+    >>> x, y, z = symbols("x y z")
+    >>> J = sparse_jacobian([x * y, sin(z)], [x, y, z])
+    >>> J.rows, J.cols, [str(v) for v in J.values]
+    ([0, 0, 1], [0, 1, 2], ['y', 'x', 'cos(z)'])
+    """
+    outputs = [as_term(f) for f in fs] if isinstance(fs, (list, tuple)) else [as_term(fs)]
+    targets, _ = resolve_wrt(outputs, wrt)
+    _check_scalars(outputs, "Jacobian")
+    _check_scalars(targets, "Jacobian")
+    return _compressed(outputs, _columns(targets), False, max_pattern)
+
+
+@collector_paused
+def sparse_hessian(f: Any, wrt: Any = None, *, max_pattern: int = DEFAULT_MAX_PATTERN) -> SparseMatrix:
+    """The structural non-zeros of the Hessian ``d2f / (d wrt_i d wrt_j)`` of a scalar ``f``.
+
+    Only the lower triangle is differentiated; each entry above the diagonal is the same term as
+    its mirror image below.
+
+    >>> from exprgraph import symbols
+    >>> x, y, z = symbols("x y z")
+    >>> H = sparse_hessian(x * y + z**3, [x, y, z])
+    >>> list(zip(H.rows, H.cols)), [str(v) for v in H.values]
+    ([(0, 1), (1, 0), (2, 2)], ['1.0', '1.0', '6.0*z'])
+    """
+    f = as_term(f)
+    if f.shape:
+        raise DifferentiationError(f"a Hessian needs a scalar f, but f has shape {f.shape}")
+    targets, _ = resolve_wrt([f], wrt)
+    _check_scalars(targets, "Hessian")
+    columns = _columns(targets)
+    gradient = grad(f, list(targets))
+    return _compressed(gradient, columns, True, max_pattern)

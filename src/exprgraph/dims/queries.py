@@ -1,0 +1,516 @@
+"""Ranges of names, and the questions a compiler asks about dimension expressions.
+
+A :class:`DimEnv` gives names integer ranges (``s0 in [2, 2**31-1]``; names it does not list are
+``>= 0``) and answers, for every value the ranges allow:
+
+- ``bound(e)``: an interval that holds every value of ``e`` (sound, not always the tightest);
+- ``statically_known(rel)``, ``equal(e1, e2)``, ``divisible(e, k)``: ``True`` when it holds for
+  every value, ``False`` when it holds for none, ``None`` when it depends on the values or could
+  not be decided. An answer is never wrong: ``None`` is the price of not knowing;
+- ``compare(e1, e2)``: the strongest of ``"=="``, ``"<"``, ``"<="``, ``">"``, ``">="``, ``"!="``
+  that always holds, or None;
+- ``exact_div(e, d)``: ``e/d`` when ``d`` divides ``e`` for every value, else None;
+- ``simplify(e)``: the canonical form under these ranges (``max(s0, 1)`` is ``s0`` when ``s0 >= 2``).
+
+Every answer is worked out from the simplified polynomial of the expression (or of the difference
+of two), whose terms carry ranges (see :mod:`.ranges`): a floor division, a modulo, a max knows
+its range from its arguments' when it is built. Answers are memoised per environment. The
+module-level functions ask a shared environment where every name is ``>= 0``, or the one given
+as ``ranges=``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from math import gcd
+from typing import Any
+
+from ..core.term import REGISTRY, Term
+from ..errors import DimExpressionError
+from .combine import combine_terms
+from .context import Context, context
+from .division import mod_poly
+from .factored import exact_quotient, expand, has_sums
+from .normal import Poly, mono_div, p_add, p_const_value, p_is_const, p_scale, top_term
+from .parse import parse_expression
+from .polyparse import read_polynomial
+from .ranges import INF, Range
+from .regions import to_poly
+from .relations import (
+    RANGE_TEXT,
+    Relation,
+    as_term,
+    bound_from_text,
+    ceil_bound,
+    constant_powers,
+    floor_bound,
+    meet,
+    open_bound,
+    parse_relation,
+    query_side,
+    sign_known,
+    split_comparison,
+    tight_range,
+)
+from .simplify import CLEAR_HOOKS
+from .terms import dim_name
+from .unparse import unparse
+
+__all__ = [
+    "DimEnv",
+    "bound",
+    "statically_known",
+    "equal",
+    "divisible",
+    "compare_expressions",
+    "exact_div",
+    "ranges_from_expressions",
+]
+
+_SUB, _CONST = REGISTRY["sub"], REGISTRY["const"]
+#: memoised answers kept per environment before the table is cleared
+MEMO_LIMIT = 100_000
+
+
+class DimEnv:
+    """Integer ranges of names, and the queries answered under them (memoised).
+
+    ``ranges`` maps names to ``(lo, hi)`` (None or ``inf`` for an open end) or to text such as
+    ``"[2, 2**31-1]"``; ``constraints`` are ranges (``"s2 in [1, 64]"``) and relations that narrow
+    them (``"s0 >= 2"``, ``"s1 == 2*s0"``); names given no range are in ``default`` (``[0, inf)``).
+
+    >>> env = DimEnv(constraints=["s0 in [2, 2**31-1]", "s1 >= 1"])
+    >>> env.bound("s0//2 + 1"), env.statically_known("s0 - 2 >= 0"), env.equal("s0*s1", "s1*s0")
+    ((2, 1073741824), True, True)
+    """
+
+    def __init__(
+        self,
+        ranges: Mapping[str, Any] | None = None,
+        constraints: Iterable[str | Term] = (),
+        *,
+        default: tuple[int | float | None, int | float | None] = (0, None),
+    ) -> None:
+        self.default: Range = (open_bound(default[0], True), open_bound(default[1], False))
+        self._ranges: dict[str, Range] = {}
+        self._ctx: Context | None = None
+        self._memo: dict[tuple, Any] = {}
+        for name, r in (ranges or {}).items():
+            if r.__class__ is tuple and len(r) == 2 and r[0].__class__ is int and r[1].__class__ is int:
+                self._set_bounds(name, (r[0], r[1]))  # the common case, quickly
+            else:
+                self.set_range(name, r)
+        if constraints:
+            self.declare(*constraints)
+
+    # -- ranges ----------------------------------------------------------------------------------
+
+    @property
+    def ranges(self) -> dict[str, Range]:
+        """The range of every name given a range of its own."""
+        return dict(self._ranges)
+
+    def range_of(self, name: str) -> Range:
+        """The range of a name (its own, or the default)."""
+        return self._ranges.get(name, self.default)
+
+    def set_range(self, name: str, r: Any) -> DimEnv:
+        """Give ``name`` the range ``r``: ``(lo, hi)`` or text ``"[lo, hi]"`` (it replaces the default,
+        and narrows a range given before); returns self."""
+        if isinstance(r, str):
+            m = RANGE_TEXT.match(f"{name} in {r}")
+            if m is None:
+                raise DimExpressionError("expected a range such as [2, 2**31-1]", r, 0)
+            lo, hi = bound_from_text(m.group(2), "lower"), bound_from_text(m.group(3), "upper")
+        else:
+            lo, hi = open_bound(r[0], True), open_bound(r[1], False)
+        self._set_bounds(name, (lo, hi))
+        return self
+
+    def _set_bounds(self, name: str, r: Range) -> None:
+        if name in self._ranges or not r[0] <= r[1]:
+            self._narrow(name, r)
+        else:
+            dim_name(name)  # checks the name
+            self._ranges[name] = r
+            self._ctx = None
+            self._memo.clear()
+
+    def _narrow(self, name: str, r: Range) -> DimEnv:
+        """Narrow the range of ``name`` (its own, or the default) to ``r``."""
+        dim_name(name)  # checks the name
+        old = self.range_of(name)
+        new = meet(old, r)
+        if new[0] > new[1]:
+            raise ValueError(f"the ranges of {name!r} contradict: {old} and {r} have no integer in common")
+        if new != old:
+            self._ranges[name] = new
+            self._ctx = None  # answers change: a new context and a new memo
+            self._memo.clear()
+        return self
+
+    def declare(self, *constraints: str | Term) -> DimEnv:
+        """Narrow ranges by relations (``"s0 >= 2"``, ``"s0 in [2, 64]"``, ``"s1 == 2*s0"``); returns self.
+
+        A relation narrows each name that appears in it once, as ``c*name`` alone in its term
+        (``2*s0 + s1 <= 10`` narrows both, given the range of the other); the relations are
+        gone through again until no range changes (at most 8 times).
+        """
+        relations: list[Relation] = []
+        for c in constraints:
+            if isinstance(c, str):
+                m = RANGE_TEXT.match(constant_powers(c)) if " in " in c else None
+                if m is not None:
+                    lo, hi = bound_from_text(m.group(2), "lower"), bound_from_text(m.group(3), "upper")
+                    self._set_bounds(m.group(1), (lo, hi))
+                    continue
+            relations.append(parse_relation(c))
+        for _ in range(8):
+            before = dict(self._ranges)
+            for rel in relations:
+                self._apply(rel)
+            if self._ranges == before:
+                break
+        return self
+
+    def _apply(self, rel: Relation) -> None:
+        op, left, right = rel
+        if op == "ne":
+            return
+        d = self._poly(Term(_SUB, (left, right)))  # left - right OP 0
+        counts: dict[Term, int] = {}
+        for m in d:
+            for a, _ in m:
+                counts[a] = counts.get(a, 0) + 1
+        narrowed: list[tuple[str, Range]] = []
+        for m, c in d.items():
+            if len(m) != 1 or m[0][1] != 1 or m[0][0].op.name != "symbol" or counts[m[0][0]] != 1:
+                continue
+            # c*x + rest OP 0, so c*x OP -rest, with -rest in [-hi, -lo]
+            rest = dict(d)
+            del rest[m]
+            lo, hi = self._ctx_range(rest)
+            lower: int | float = -INF
+            upper: int | float = INF
+            if op in ("ge", "gt", "eq"):
+                lower = -hi if hi.__class__ is int else -INF  # c*x >= -rest >= -hi
+                if op == "gt" and lower.__class__ is int:
+                    lower += 1
+            if op in ("le", "lt", "eq"):
+                upper = -lo if lo.__class__ is int else INF  # c*x <= -rest <= -lo
+                if op == "lt" and upper.__class__ is int:
+                    upper -= 1
+            if c < 0:
+                lower, upper, c = -upper, -lower, -c  # divided by c < 0, the bounds swap
+            narrowed.append((m[0][0].name, (ceil_bound(lower, c), floor_bound(upper, c))))
+        for name, r in narrowed:
+            self._narrow(name, r)
+
+    # -- the simplifier's state under these ranges -----------------------------------------------
+
+    @property
+    def context(self) -> Context:
+        """The simplifier's state (caches and ranges) for this environment."""
+        ctx = self._ctx
+        if ctx is None:
+            if not self._ranges and self.default == (0, INF):
+                ctx = context(False)  # the default assumption: share its caches
+            else:
+                named = {dim_name(n): r for n, r in self._ranges.items()}
+                ctx = Context(False, named, self.default)
+            self._ctx = ctx
+        return ctx
+
+    def _poly(self, term: Term) -> Poly:
+        ctx = self.context
+        ctx.maybe_trim()
+        return ctx.unwrap(to_poly(term, ctx))
+
+    def _poly_of(self, expr: int | str | Term) -> Poly:
+        """The polynomial of an expression; text is read straight into it (see polyparse), cached per text."""
+        if not isinstance(expr, str):
+            return self._poly(as_term(expr))
+        key = ("poly", expr)
+        p = self._memo.get(key)
+        if p is None:
+            ctx = self.context
+            ctx.maybe_trim()
+            text = constant_powers(expr) if "**" in expr else expr
+            read = read_polynomial(text, ctx)  # None: declined, the general way answers
+            p = self._poly(parse_expression(text)) if read is None else ctx.unwrap(read)
+            if len(self._memo) > MEMO_LIMIT:
+                self._memo.clear()
+            self._memo[key] = p
+        return p  # type: ignore[no-any-return]
+
+    def _sides(self, rel: str | Term) -> tuple[str, Any, Any]:
+        """A relation's op and sides: text sides stay text (read straight into polynomials)."""
+        if isinstance(rel, str):
+            text = constant_powers(rel) if "**" in rel else rel
+            split = split_comparison(text)
+            if split is not None:
+                left, op, right = split
+                return op, left.strip(), right.strip()
+        return parse_relation(rel)
+
+    def _ctx_range(self, p: Poly) -> Range:
+        return tight_range(p, self.context)
+
+    def _memoised(self, key: tuple, compute: Any) -> Any:
+        memo = self._memo
+        if key in memo:
+            return memo[key]
+        if len(memo) > MEMO_LIMIT:
+            memo.clear()
+        value = memo[key] = compute()
+        return value
+
+    # -- queries ------------------------------------------------------------------------------------
+
+    def simplify(self, expr: int | str | Term) -> int | str | Term:
+        """Canonical form under these ranges: an int when constant, text for text, a term for a term."""
+        if expr.__class__ is int:
+            return expr
+        term = as_term(expr)
+        top = self._memoised(("simplify", term), lambda: top_term(self._poly(term)))
+        if top.op is _CONST:
+            return int(top.attr)
+        return unparse(top) if isinstance(expr, str) else top
+
+    def bound(self, expr: int | str | Term) -> tuple[int | float, int | float]:
+        """``(lo, hi)`` with ``lo <= expr <= hi`` for every value (``-inf``/``inf`` for an open end)."""
+        key = expr if isinstance(expr, str) else as_term(expr)
+        return self._memoised(("bound", key), lambda: self._ctx_range(self._poly_of(key)))  # type: ignore[no-any-return]
+
+    def statically_known(self, rel: str | Term) -> bool | None:
+        """True when the relation holds for every value, False when for none, None otherwise."""
+        op, left, right = self._sides(rel)
+        return self._memoised(("rel", op, left, right), lambda: self._decide(op, left, right))  # type: ignore[no-any-return]
+
+    def equal(self, e1: int | str | Term, e2: int | str | Term) -> bool | None:
+        """True when ``e1 == e2`` for every value, False when for none, None otherwise."""
+        left, right = query_side(e1), query_side(e2)
+        return self._memoised(("rel", "eq", left, right), lambda: self._decide("eq", left, right))  # type: ignore[no-any-return]
+
+    def compare(self, e1: int | str | Term, e2: int | str | Term) -> str | None:
+        """The strongest of ``== < <= > >= !=`` that holds between ``e1`` and ``e2`` for every value, or None."""
+        left, right = query_side(e1), query_side(e2)
+        return self._memoised(("compare", left, right), lambda: self._compare(left, right))  # type: ignore[no-any-return]
+
+    def divisible(self, expr: int | str | Term, k: int | str | Term) -> bool | None:
+        """True when ``k`` divides ``expr`` for every value, False when for none, None otherwise."""
+        term, divisor = query_side(expr), query_side(k)
+        return self._memoised(("divisible", term, divisor), lambda: self._divisible(term, divisor))  # type: ignore[no-any-return]
+
+    def exact_div(self, expr: int | str | Term, d: int | str | Term) -> int | str | Term | None:
+        """``expr / d`` when ``d`` divides ``expr`` for every value (an int, text or a term as ``expr``), else None."""
+        term, divisor = as_term(expr), as_term(d)
+        q = self._memoised(("exact_div", term, divisor), lambda: self._exact_div(term, divisor))
+        if q is None:
+            return None
+        if q.op is _CONST:
+            return int(q.attr)
+        return unparse(q) if isinstance(expr, str) else q
+
+    # -- how they are answered ----------------------------------------------------------------------
+
+    def _difference(self, left: Any, right: Any) -> Poly:
+        if left.__class__ is Term and right.__class__ is Term:
+            return self._poly(Term(_SUB, (left, right)))
+        # text sides: left - right from their polynomials, then the rules across terms of a sum
+        ctx = self.context
+        d = p_add(self._poly_of(left), p_scale(self._poly_of(right), -1))
+        return ctx.unwrap(combine_terms(d, ctx))
+
+    def _is_zero(self, d: Poly) -> bool:
+        if not d:
+            return True
+        if has_sums(d, self.context):
+            e = expand(d, self.context, 1 << 16)  # products of sums: their expansions cancel
+            return e is not None and not e
+        return False
+
+    def _never_zero(self, d: Poly) -> bool:
+        lo, hi = self.context.range_of(d)
+        if lo <= 0 <= hi:
+            lo, hi = self._ctx_range(d)
+        if lo > 0 or hi < 0:
+            return True
+        # the non-constant terms are multiples of g: a constant that g does not divide is never cancelled
+        g = 0
+        for m, c in d.items():
+            if m:
+                g = gcd(g, c)
+        c0 = p_const_value(d)
+        return g > 1 and c0 % g != 0
+
+    def _decide(self, op: str, left: Any, right: Any) -> bool | None:
+        d = self._difference(left, right)
+        if op in ("eq", "ne"):
+            if self._is_zero(d):
+                return op == "eq"
+            if self._never_zero(d):
+                return op == "ne"
+            return None
+        if op in ("le", "lt"):
+            d = p_scale(d, -1)  # left <= right is right - left >= 0
+            op = "ge" if op == "le" else "gt"
+        answer = sign_known(op, self.context.range_of(d))  # the quick range first, the tighter one if needed
+        return sign_known(op, self._ctx_range(d)) if answer is None else answer
+
+    def _compare(self, left: Any, right: Any) -> str | None:
+        d = self._difference(left, right)
+        if self._is_zero(d):
+            return "=="
+        lo, hi = self._ctx_range(d)
+        if lo > 0:
+            return ">"
+        if hi < 0:
+            return "<"
+        if lo >= 0:
+            return ">="
+        if hi <= 0:
+            return "<="
+        if self._never_zero(d):
+            return "!="
+        return None
+
+    def _divisible(self, term: Any, divisor: Any) -> bool | None:
+        ctx = self.context
+        p, q = self._poly_of(term), self._poly_of(divisor)
+        if not q:
+            return None  # x % 0 is undefined
+        r = ctx.unwrap(mod_poly(p, q, ctx))
+        if self._is_zero(r):
+            return True
+        if self._never_zero(r):
+            return False
+        return None
+
+    def _exact_div(self, term: Term, divisor: Term) -> Term | None:
+        ctx = self.context
+        p, q = self._poly(term), self._poly(divisor)
+        if not q:
+            return None
+        if p_is_const(q):
+            k = p_const_value(q)
+            if any(c % k for c in p.values()):
+                return None
+            return top_term({m: c // k for m, c in p.items()})
+        if len(q) == 1:
+            ((mq, cq),) = q.items()
+            out: Poly = {}
+            for m, c in p.items():
+                x = mono_div(m, mq)
+                if x is None or c % cq:
+                    return None
+                out[x] = c // cq
+            return top_term(ctx.unwrap(out))
+        r = exact_quotient(p, q, ctx)
+        if r is None or any(c.__class__ is not int for c in r.values()):
+            return None
+        return top_term(ctx.unwrap(r))
+
+
+# -- the module-level functions -----------------------------------------------------------------------
+
+_DEFAULT = DimEnv()
+_envs: dict[tuple, DimEnv] = {}
+
+
+def _clear() -> None:
+    _DEFAULT._memo.clear()
+    _envs.clear()
+
+
+CLEAR_HOOKS.append(_clear)
+
+
+def _env(ranges: DimEnv | Mapping[str, Any] | Iterable[str] | None) -> DimEnv:
+    if ranges is None:
+        return _DEFAULT
+    if isinstance(ranges, DimEnv):
+        return ranges
+    if isinstance(ranges, Mapping):
+        key: tuple = ("map", *sorted((k, str(v)) for k, v in ranges.items()))
+        env = _envs.get(key)
+        if env is None:
+            env = DimEnv(ranges)
+    else:
+        items = tuple(ranges)
+        key = ("constraints", *[str(c) for c in items])
+        env = _envs.get(key)
+        if env is None:
+            env = DimEnv(constraints=items)
+    if len(_envs) > 256:
+        _envs.clear()
+    _envs[key] = env
+    return env
+
+
+Ranges = DimEnv | Mapping[str, Any] | Iterable[str] | None
+
+
+def bound(expr: int | str | Term, ranges: Ranges = None) -> tuple[int | float, int | float]:
+    """``(lo, hi)`` holding every value of ``expr`` (names ``>= 0`` unless ``ranges`` says otherwise).
+
+    >>> bound("x%8 + 1"), bound("s0//2", {"s0": (2, 100)})
+    ((1, 8), (1, 50))
+    """
+    return _env(ranges).bound(expr)
+
+
+def statically_known(rel: str | Term, ranges: Ranges = None) -> bool | None:
+    """True when ``rel`` holds for every value, False when for none, None otherwise.
+
+    >>> statically_known("x%8 < 8"), statically_known("2*x == 2*y + 1"), statically_known("x >= y")
+    (True, False, None)
+    """
+    return _env(ranges).statically_known(rel)
+
+
+def equal(e1: int | str | Term, e2: int | str | Term, ranges: Ranges = None) -> bool | None:
+    """True when ``e1 == e2`` for every value, False when for none, None otherwise.
+
+    >>> equal("(a+b)*c", "a*c + b*c"), equal("x + 1", "x"), equal("x", "y")
+    (True, False, None)
+    """
+    return _env(ranges).equal(e1, e2)
+
+
+def divisible(expr: int | str | Term, k: int | str | Term, ranges: Ranges = None) -> bool | None:
+    """True when ``k`` divides ``expr`` for every value, False when for none, None otherwise.
+
+    >>> divisible("4*x + 8*y", 4), divisible("4*x + 2", 4), divisible("x", 4)
+    (True, False, None)
+    """
+    return _env(ranges).divisible(expr, k)
+
+
+def compare_expressions(e1: int | str | Term, e2: int | str | Term, ranges: Ranges = None) -> str | None:
+    """The strongest of ``== < <= > >= !=`` that always holds between ``e1`` and ``e2``, or None.
+
+    >>> compare_expressions("x + 1", "x"), compare_expressions("x//2", "x"), compare_expressions("x", "y")
+    ('>', '<=', None)
+    """
+    return _env(ranges).compare(e1, e2)
+
+
+def exact_div(expr: int | str | Term, d: int | str | Term, ranges: Ranges = None) -> int | str | Term | None:
+    """``expr / d`` when ``d`` divides ``expr`` for every value, else None.
+
+    >>> exact_div("6*x*y + 3*y", "3*y"), exact_div("x*x - 1", "x - 1"), exact_div("x + 1", 2)
+    ('2*x+1', 'x+1', None)
+    """
+    return _env(ranges).exact_div(expr, d)
+
+
+def ranges_from_expressions(
+    constraints: Iterable[str | Term], ranges: Mapping[str, Any] | None = None
+) -> dict[str, Range]:
+    """The ranges of names that relations imply (``["s0 >= 2", "s1 == 2*s0"]`` -> s0 in [2, inf), s1 in [4, inf)).
+
+    >>> ranges_from_expressions(["s0 >= 2", "s0 <= 2**10", "s1 == 2*s0 + 1"])
+    {'s0': (2, 1024), 's1': (5, 2049)}
+    """
+    return DimEnv(ranges, constraints).ranges

@@ -1,0 +1,229 @@
+"""Relations and ranges written as text, and a tight cheap bound of a polynomial (for :mod:`.queries`).
+
+A relation is ``(op, left, right)`` with op one of lt, le, gt, ge, eq, ne: text such as
+``"s0 + 1 >= 2**4"`` or torch's ``"Eq(s0, 1)"``, or a core relational term. Bounds of ranges may
+be written with powers of integer literals (``2**31-1``) and infinities (``inf``, ``oo``, ``int_oo``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..core.term import REGISTRY, Term
+from ..errors import DimExpressionError
+from .context import Context
+from .normal import Poly, mono_div, p_add, p_mono_gcd, p_scale
+from .parse import parse_expression
+from .ranges import INF, Range, r_add, r_mul
+from .simplify import simplify_term
+from .terms import FN, dim_const, is_dim_term
+
+__all__ = [
+    "Relation",
+    "RANGE_TEXT",
+    "parse_relation",
+    "split_comparison",
+    "constant_powers",
+    "as_term",
+    "int_term",
+    "query_side",
+    "bound_from_text",
+    "open_bound",
+    "meet",
+    "ceil_bound",
+    "floor_bound",
+    "sign_known",
+    "tight_range",
+]
+
+#: a relation: (op name, left side, right side); op names: lt, le, gt, ge, eq, ne
+Relation = tuple[str, Term, Term]
+
+_SUB, _CONST, _MOD = REGISTRY["sub"], REGISTRY["const"], REGISTRY["mod"]
+_RELATIONS = ("lt", "le", "gt", "ge", "eq", "ne")
+#: comparison operators of relation text, longest first
+_COMPARATORS = (("<=", "le"), (">=", "ge"), ("==", "eq"), ("!=", "ne"), ("<", "lt"), (">", "gt"))
+#: sympy's and torch's relation calls: Eq(a, b) ...
+_RELATION_CALLS = {"Eq": "eq", "Ne": "ne", "Lt": "lt", "Le": "le", "Gt": "gt", "Ge": "ge"}
+_POWER = re.compile(r"(\d+)\s*\*\*\s*(\d+)")
+RANGE_TEXT = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s+in\s*[\[(](.*),(.*)[\])]\s*\Z", re.S)
+_INFINITE = frozenset(["inf", "oo", "int_oo", "+inf", "+oo", "+int_oo", "-inf", "-oo", "-int_oo", "None", ""])
+
+
+def constant_powers(text: str) -> str:
+    """``2**31`` -> ``2147483648`` (integer literals only): the bounds torch and users write."""
+
+    def power(m: re.Match) -> str:
+        base, exponent = int(m.group(1)), int(m.group(2))
+        if exponent > 256:
+            raise DimExpressionError("a power beyond 2**256 in a bound", text, m.start())
+        return str(base**exponent)
+
+    return _POWER.sub(power, text)
+
+
+def split_comparison(text: str) -> tuple[str, str, str] | None:
+    """``(left, op name, right)`` at the comparison operator outside brackets, or None if there is none."""
+    depth = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif depth == 0 and ch in "<>=!":
+            for symbol, name in _COMPARATORS:
+                if text.startswith(symbol, i):
+                    return text[:i], name, text[i + len(symbol) :]
+        i += 1
+    return None
+
+
+def parse_relation(rel: str | Term) -> Relation:
+    """A relation as ``(op, left, right)``: text ``"a >= b"``, ``"Eq(a, b)"``, or a core relational term.
+
+    >>> op, left, right = parse_relation("s0 + 1 >= 2**4")
+    >>> op, unparse(left), unparse(right)
+    ('ge', 's0+1', '16')
+    """
+    if rel.__class__ is Term:
+        term: Term = rel  # type: ignore[assignment]
+        if term.op.name in _RELATIONS:
+            left, right = term.args
+            return term.op.name, int_term(left), int_term(right)
+        if term.op is FN and term.attr in _RELATION_CALLS and len(term.args) == 2:
+            return _RELATION_CALLS[term.attr], term.args[0], term.args[1]
+        raise ValueError(f"not a relation: {term!r} (use <, <=, >, >=, eq() or ne())")
+    if not isinstance(rel, str):
+        raise TypeError(f"a relation is a string or a relational term, not {type(rel).__name__}")
+    text = constant_powers(rel)
+    split = split_comparison(text)
+    if split is None:
+        return parse_relation(parse_expression(text))
+    left_text, op, right_text = split
+    try:
+        return op, parse_expression(left_text), parse_expression(right_text)
+    except DimExpressionError as err:
+        offset = 0 if err.text == left_text else len(text) - len(right_text)
+        raise DimExpressionError(str(err.msg), text, offset + err.pos) from None
+
+
+def int_term(t: Any) -> Term:
+    """``t`` as an int64 dimension term (an int constant of another dtype is made int64); TypeError otherwise."""
+    if t.__class__ is Term and t.op is _CONST and t.shape == () and t.attr.__class__ is int:
+        return dim_const(t.attr)
+    if not is_dim_term(t):
+        raise TypeError(f"a dimension expression must be an int64 scalar term, not {t!r}")
+    return t
+
+
+def as_term(expr: int | str | Term) -> Term:
+    """The term of an int, a text (powers of literals allowed) or a term."""
+    if expr.__class__ is Term:
+        return int_term(expr)
+    if isinstance(expr, str):
+        return parse_expression(constant_powers(expr) if "**" in expr else expr)
+    if isinstance(expr, int) and not isinstance(expr, bool):
+        return dim_const(int(expr))
+    raise TypeError(f"expected an int, a string or a term, not {type(expr).__name__}")
+
+
+def sign_known(op: str, r: Range) -> bool | None:
+    """Whether ``d >= 0`` (op ``ge``) or ``d > 0`` (``gt``) for every ``d`` in ``r``: True, False (for none) or None."""
+    lo, hi = r
+    if op == "ge":
+        return True if lo >= 0 else False if hi < 0 else None
+    return True if lo > 0 else False if hi <= 0 else None
+
+
+def query_side(expr: int | str | Term) -> str | Term:
+    """A side of a query as its memo key: text as it is (read into a polynomial later), else a term."""
+    return expr if isinstance(expr, str) else as_term(expr)
+
+
+def bound_from_text(text: str, where: str) -> int | float:
+    """A bound of a range written as text: a constant expression or an infinity."""
+    t = text.strip()
+    if t in _INFINITE:
+        return -INF if t.startswith("-") else INF
+    value = simplify_term(parse_expression(constant_powers(t)))
+    if value.op is not _CONST:
+        raise DimExpressionError(f"the {where} bound of a range must be a constant", text, 0)
+    return int(value.attr)
+
+
+def open_bound(x: int | float | None, lower: bool) -> int | float:
+    """A bound given as a number: None and the infinities are open ends."""
+    if x is None:
+        return -INF if lower else INF
+    if isinstance(x, float):
+        if x in (INF, -INF):
+            return x
+        raise ValueError(f"a bound must be an integer or infinite, not {x}")
+    return int(x)
+
+
+def meet(r1: Range, r2: Range) -> Range:
+    """The intersection of two ranges."""
+    return (max(r1[0], r2[0]), min(r1[1], r2[1]))
+
+
+def ceil_bound(a: int | float, b: int) -> int | float:
+    """``ceil(a / b)`` for a bound ``a`` and ``b > 0`` (an infinity stays)."""
+    return a if a.__class__ is float else -((-a) // b)
+
+
+def floor_bound(a: int | float, b: int) -> int | float:
+    """``floor(a / b)`` for a bound ``a`` and ``b > 0`` (an infinity stays)."""
+    return a if a.__class__ is float else a // b
+
+
+def tight_range(p: Poly, ctx: Context) -> Range:
+    """A range of ``p``'s value, the tightest of a few sound ways to bound it.
+
+    The terms one by one (Context.range_of); with the common monomial factored out
+    (``s0*s1 - s0 = s0*(s1-1)``); and grouped by the atom in most terms (``x*(a+b) + c``).
+    """
+    r = ctx.range_of(p)
+    if len(p) < 2 or len(p) > 64:
+        return r
+    g = p_mono_gcd(p)
+    if g:
+        # p == g * (p/g)
+        rest = {mono_div(m, g): c for m, c in p.items()}
+        r = meet(r, r_mul(ctx.range_of({g: 1}), ctx.range_of(rest)))  # type: ignore[dict-item]
+    counts: dict[Term, int] = {}
+    for m in p:
+        for a, _ in m:
+            counts[a] = counts.get(a, 0) + 1
+    if counts:
+        atom = max(counts, key=lambda a: counts[a])
+        if counts[atom] >= 2:
+            inside: Poly = {}
+            outside: Poly = {}
+            one = ((atom, 1),)
+            for m, c in p.items():
+                x = mono_div(m, one)
+                if x is None:
+                    outside[m] = c
+                else:
+                    inside[x] = c
+            # p == atom*inside + outside
+            grouped = r_add(r_mul(ctx.atom_range(atom), ctx.range_of(inside)), ctx.range_of(outside))
+            r = meet(r, grouped)
+    for m, c in p.items():
+        if len(m) != 1 or m[0][1] != 1 or m[0][0].op is not _MOD:
+            continue
+        args = ctx.atom_args.get(m[0][0])
+        if args is None or ctx.range_of(args[1])[0] < 1:
+            continue
+        # 0 <= x%q <= q - 1 for q >= 1: p == rest + c*(x%q) lies above rest + c*(q - 1) when c < 0,
+        # below it when c > 0 (s1 - s0%s1 >= 1)
+        rest = dict(p)
+        del rest[m]
+        lo, hi = ctx.range_of(p_add(rest, p_scale(args[1], c), {(): -c}))
+        r = meet(r, (lo, INF) if c < 0 else (-INF, hi))
+    return r

@@ -1,0 +1,56 @@
+"""Algebra rules for equality saturation: each law written once, both ways where both help.
+
+Unlike the term rewriter's canonical rules, these need no orientation or guard against looping:
+the e-graph keeps every form and extraction picks the cheapest. :data:`SAFE` holds laws that keep
+every value up to rounding and the sign of a zero result: commutativity, associativity, units,
+negation, doubling and squaring, division as a product. :data:`UNSAFE` adds the ones exact only
+for finite or non-zero values, as ``simplify`` does: distributivity (``0*(x - 2x)`` is ``-0.0``
+but ``0*x - 0*2x`` is ``+0.0``, and a division by it flips the sign of infinity), ``a**b * a**c
+-> a**(b + c)`` (nan for a negative base and fractional exponents), ``x*0 -> 0``, ``x - x -> 0``,
+``x/x -> 1``, ``log(exp(x)) -> x`` and ``exp(log(x)) -> x``.
+"""
+
+from __future__ import annotations
+
+from ..rules import Rule, parse_rules
+from .conditions import FUNCTIONS
+
+__all__ = ["SAFE", "UNSAFE", "SAFE_TEXT", "UNSAFE_TEXT", "algebra_rules"]
+
+SAFE_TEXT = """
+comm_add: a + b -> b + a                      # a + b = b + a
+comm_mul: a * b -> b * a                      # a*b = b*a
+assoc_add: a + (b + c) <-> (a + b) + c        # regroup sums
+assoc_mul: a * (b * c) <-> (a * b) * c        # regroup products
+zero_add: a + 0 -> a                          # a + 0 = a
+one_mul: a * 1 -> a                           # a*1 = a
+sub_add: a - b <-> a + -b                     # subtraction is adding the negation
+neg_mul: -a <-> -1*a                          # negation is a product
+neg_neg: -(-a) -> a                           # --a = a
+double: a + a <-> 2*a                         # a + a = 2a
+square: a * a <-> a**2                        # a*a = a**2
+pow_one: a**1 -> a                            # a**1 = a
+div_mul: a / b <-> a * b**-1 where is_float(b)  # a/b = a * b**-1 (float b: an int power -1 is not an int)
+"""
+
+UNSAFE_TEXT = """
+distribute: a*(b + c) <-> a*b + a*c           # distributivity, both ways (not for signed zeros, overflow)
+pow_mul: a**b * a**c -> a**(b + c)            # a**b * a**c = a**(b + c) (not for a < 0)
+zero_mul: a * 0 -> 0                          # a*0 = 0 (not for inf or nan)
+sub_self: a - a -> 0                          # a - a = 0 (not for inf or nan)
+div_self: a / a -> 1 where not_zero(a)        # a/a = 1 (not for 0, inf or nan)
+log_exp: log(exp(a)) -> a                     # log(exp(a)) = a (not where exp overflows)
+exp_log: exp(log(a)) -> a                     # exp(log(a)) = a (for a > 0 only)
+"""
+
+
+def algebra_rules(unsafe: bool = True) -> list[Rule]:
+    """The rules as Rule objects, parsed afresh (without the unsafe ones when ``unsafe`` is False)."""
+    text = SAFE_TEXT + (UNSAFE_TEXT if unsafe else "")
+    return parse_rules(text, functions=FUNCTIONS)
+
+
+#: the safe rules
+SAFE: list[Rule] = algebra_rules(unsafe=False)
+#: the safe and the unsafe rules
+UNSAFE: list[Rule] = SAFE + parse_rules(UNSAFE_TEXT, functions=FUNCTIONS)

@@ -1,0 +1,243 @@
+"""The runner: ``saturate(term_or_egraph, rules, ...)`` grows an e-graph to saturation or a limit.
+
+Each iteration (egg's loop): every rule searches the rebuilt e-graph (the scheduler decides which
+rules and how many matches), then every match is applied, then the e-graph is rebuilt. The run
+stops with a :class:`StopReason`: saturated (an iteration changed nothing and no rule is banned),
+the iteration, node or time limit, or *goal reached* when every ``goals`` pair has been proved
+equal. The :class:`Report` keeps one :class:`Iteration` row per iteration (e-nodes, e-classes,
+matches and applications per rule, seconds in search, apply and rebuild) and prints as a table.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from ..core import Term, as_term
+from .egraph import EGraph
+from .extract import Extracted, extract
+from .rewrite import ERule, compile_rules
+from .scheduler import Scheduler, make_scheduler
+
+__all__ = ["saturate", "Report", "Iteration", "StopReason"]
+
+
+class StopReason(StrEnum):
+    """Why a run stopped."""
+
+    SATURATED = "saturated"
+    ITERATION_LIMIT = "iteration limit"
+    NODE_LIMIT = "node limit"
+    TIME_LIMIT = "time limit"
+    GOAL_REACHED = "goal reached"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass
+class Iteration:
+    """One iteration of a run: sizes after it, matches and applications per rule, seconds per phase."""
+
+    index: int
+    nodes: int = 0
+    classes: int = 0
+    matches: dict[str, int] = field(default_factory=dict)
+    applied: dict[str, int] = field(default_factory=dict)
+    search_time: float = 0.0
+    apply_time: float = 0.0
+    rebuild_time: float = 0.0
+    rebuild_unions: int = 0
+
+    @property
+    def total_time(self) -> float:
+        """Seconds in the three phases."""
+        return self.search_time + self.apply_time + self.rebuild_time
+
+    @property
+    def n_matches(self) -> int:
+        """Matches found in this iteration, all rules together."""
+        return sum(self.matches.values())
+
+    @property
+    def n_applied(self) -> int:
+        """Applications that changed the e-graph, all rules together."""
+        return sum(self.applied.values())
+
+
+@dataclass
+class Report:
+    """What :func:`saturate` did: the e-graph, its root classes, why it stopped, one row per iteration."""
+
+    egraph: EGraph
+    roots: list[int]
+    stop_reason: StopReason
+    iterations: list[Iteration]
+    time: float = 0.0
+
+    @property
+    def root(self) -> int:
+        """The class of the first term saturated (an e-graph given to :func:`saturate` has no roots)."""
+        if not self.roots:
+            raise ValueError("this run started from an e-graph, not a term: extract from report.egraph by class id")
+        return self.egraph.find(self.roots[0])
+
+    def best(self, cost: Any = "size", *, exact: bool = False) -> Term:
+        """The cheapest term of the first root class (see :func:`~exprgraph.egraph.extract`)."""
+        return self.extract(cost, exact=exact).term
+
+    def extract(self, cost: Any = "size", *, exact: bool = False) -> Extracted:
+        """``(cost, term)`` of the cheapest term of the first root class."""
+        return extract(self.egraph, self.root, cost, exact=exact)
+
+    def rule_totals(self) -> dict[str, tuple[int, int]]:
+        """``{rule: (matches, applications)}`` over the whole run."""
+        out: dict[str, list[int]] = {}
+        for it in self.iterations:
+            for name, n in it.matches.items():
+                out.setdefault(name, [0, 0])[0] += n
+            for name, n in it.applied.items():
+                out.setdefault(name, [0, 0])[1] += n
+        return {k: (v[0], v[1]) for k, v in out.items()}
+
+    def table(self, *, times: bool = True) -> str:
+        """The per-iteration rows as a markdown table (``times=False`` leaves out the seconds)."""
+        head = "| iter | e-nodes | e-classes | matches | applied |"
+        rule = "|---:|---:|---:|---:|---:|"
+        if times:
+            head += " search s | apply s | rebuild s |"
+            rule += "---:|---:|---:|"
+        lines = [head, rule]
+        for it in self.iterations:
+            row = f"| {it.index} | {it.nodes} | {it.classes} | {it.n_matches} | {it.n_applied} |"
+            if times:
+                row += f" {it.search_time:.4f} | {it.apply_time:.4f} | {it.rebuild_time:.4f} |"
+            lines.append(row)
+        return "\n".join(lines)
+
+    def summary(self) -> str:
+        """One line: stop reason, iterations, sizes, time."""
+        eg = self.egraph
+        return (
+            f"stop: {self.stop_reason}; {len(self.iterations)} iterations; "
+            f"{eg.number_of_nodes()} e-nodes in {eg.number_of_classes()} e-classes; {self.time:.3f} s"
+        )
+
+    def __str__(self) -> str:
+        return self.summary() + "\n" + self.table()
+
+
+def _goals_reached(egraph: EGraph, goals: list[tuple[Term, Term]]) -> bool:
+    return bool(goals) and all(egraph.equivalent(a, b) for a, b in goals)
+
+
+@dataclass(frozen=True)
+class _Limits:
+    nodes: int
+    deadline: float
+
+
+def _iterate(
+    egraph: EGraph, rules: list[ERule], sched: Scheduler, i: int, limits: _Limits
+) -> tuple[Iteration, StopReason | None]:
+    """One iteration: search every rule, apply every match, rebuild (a limit may cut it short)."""
+    clock = time.perf_counter
+    it = Iteration(i + 1)
+    stop: StopReason | None = None
+    t0 = clock()
+    found: list[tuple[ERule, list]] = []
+    for r in rules:
+        ms = sched.search(i, r, egraph)
+        found.append((r, ms))
+        if ms:
+            it.matches[r.name] = it.matches.get(r.name, 0) + len(ms)
+        if clock() > limits.deadline:
+            stop = StopReason.TIME_LIMIT
+            break
+    t1 = clock()
+    it.search_time = t1 - t0
+    if stop is None:
+        for r, ms in found:
+            n = r.apply(egraph, ms) if ms else 0
+            if n:
+                it.applied[r.name] = it.applied.get(r.name, 0) + n
+            if egraph.total_size() > limits.nodes:
+                stop = StopReason.NODE_LIMIT
+                break
+            if clock() > limits.deadline:
+                stop = StopReason.TIME_LIMIT
+                break
+    t2 = clock()
+    it.apply_time = t2 - t1
+    it.rebuild_unions = egraph.rebuild()
+    it.rebuild_time = clock() - t2
+    it.nodes = egraph.number_of_nodes()
+    it.classes = egraph.number_of_classes()
+    return it, stop
+
+
+def saturate(
+    term_or_egraph: Any,
+    rules: Any,
+    *,
+    iter_limit: int = 30,
+    node_limit: int = 10_000,
+    time_limit: float = 5.0,
+    scheduler: str | Scheduler = "backoff",
+    goals: Iterable[tuple[Any, Any]] = (),
+    machine: str = "compiled",
+    fold: bool = True,
+    explanations: bool = False,
+) -> Report:
+    """Apply ``rules`` to an e-graph (a new one holding ``term_or_egraph``, or that e-graph) until a stop reason.
+
+    ``term_or_egraph`` is a term, a list of terms, or an :class:`EGraph` (grown in place; ``fold`` and
+    ``explanations`` configure a new one). Limits are egg's defaults: 30 iterations, 10,000 e-nodes,
+    5 seconds. ``goals`` are pairs of terms: the run stops as soon as each pair is proved equal.
+    """
+    if isinstance(term_or_egraph, EGraph):
+        egraph = term_or_egraph
+        roots: list[int] = []
+    else:
+        egraph = EGraph(fold=fold, explanations=explanations)
+        terms = term_or_egraph if isinstance(term_or_egraph, (list, tuple)) else [term_or_egraph]
+        roots = [egraph.add(as_term(t)) for t in terms]
+    if iter_limit < 0 or node_limit < 0 or time_limit < 0:
+        raise ValueError("limits must not be negative")
+    compiled = compile_rules(rules, machine)
+    sched = make_scheduler(scheduler)
+    goal_pairs = [(as_term(a), as_term(b)) for a, b in goals]
+    start = time.perf_counter()
+    egraph.rebuild()
+    iterations: list[Iteration] = []
+    stop: StopReason | None = StopReason.GOAL_REACHED if _goals_reached(egraph, goal_pairs) else None
+    clock = time.perf_counter
+    limits = _Limits(node_limit, start + time_limit)
+    while stop is None:
+        if len(iterations) >= iter_limit:
+            stop = StopReason.ITERATION_LIMIT
+            break
+        if egraph.total_size() > node_limit:
+            stop = StopReason.NODE_LIMIT
+            break
+        if clock() > limits.deadline:
+            stop = StopReason.TIME_LIMIT
+            break
+        nodes_before, classes_before = egraph.total_size(), egraph.number_of_classes()
+        it, stop = _iterate(egraph, compiled, sched, len(iterations), limits)
+        iterations.append(it)
+        if stop is not None:
+            break
+        if _goals_reached(egraph, goal_pairs):
+            stop = StopReason.GOAL_REACHED
+        elif (
+            not it.applied
+            and egraph.total_size() == nodes_before
+            and egraph.number_of_classes() == classes_before
+            and sched.can_stop(len(iterations) - 1)
+        ):
+            stop = StopReason.SATURATED
+    return Report(egraph, roots, stop, iterations, clock() - start)

@@ -1,0 +1,64 @@
+"""``simplify(term, method="egraph")``: simplification by equality saturation.
+
+The term (with variadic sums and products split into binary ones, which the rules match) is
+saturated with the :mod:`.algebra` rules under small limits, then the cheapest equal term is
+extracted, costing each distinct node once and scalar constants nothing (the measure of
+:func:`exprgraph.simplify.cost`). Like the rule-engine method, the result never costs more than
+the input: when it would, the input comes back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core import Term, as_term, postorder
+from ..simplify.simplify import METHODS, cost
+from .algebra import SAFE, UNSAFE
+from .runner import saturate
+
+__all__ = ["saturation_simplify", "binarize", "SIMPLIFY_COSTS"]
+
+#: extraction costs of the simplifier: scalar constants are free, every other node costs one
+SIMPLIFY_COSTS = {"const": 0.0}
+
+
+def binarize(term: Term) -> Term:
+    """``term`` with every sum or product of more than two operands nested into binary ones (left first)."""
+    done: dict[Term, Term] = {}
+    for node in postorder(term):
+        args = tuple(done[a] for a in node.args)
+        if len(args) > 2 and node.op.associative and node.attr is None:
+            out = Term(node.op, args[:2])
+            for a in args[2:]:
+                out = Term(node.op, (out, a))
+            done[node] = out
+        else:
+            done[node] = node if args == node.args else Term(node.op, args, node.attr)
+    return done[term]
+
+
+def saturation_simplify(
+    term: Any,
+    *,
+    unsafe: bool = True,
+    rules: Any = None,
+    iter_limit: int = 8,
+    node_limit: int = 5_000,
+    time_limit: float = 2.0,
+) -> Term:
+    """The cheapest term equal to ``term`` found by saturating ``rules`` (the algebra rules by default)."""
+    term = as_term(term)
+    report = saturate(
+        binarize(term),
+        (UNSAFE if unsafe else SAFE) if rules is None else rules,
+        iter_limit=iter_limit,
+        node_limit=node_limit,
+        time_limit=time_limit,
+    )
+    out = report.extract(SIMPLIFY_COSTS, exact=False).term
+    if out.dtype != term.dtype or cost(out) > cost(term) or (cost(out) == cost(term) and out.size >= term.size):
+        return term
+    return out
+
+
+METHODS["egraph"] = saturation_simplify

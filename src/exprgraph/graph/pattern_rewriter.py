@@ -1,0 +1,294 @@
+"""PatternNodeRewriter: replace matches of an input pattern by an output pattern.
+
+Patterns come in the seed's tuple form or as :mod:`exprgraph.match` patterns:
+
+- ``(op, sub, ...)`` is an op pattern; ``op`` is an Op, an op name, or a :class:`~exprgraph.match.Var`
+  (which binds the op of the matched term);
+- a string is a variable (any string: ``"x"``, ``"1"``); the same name must bind the same node;
+- numbers, numpy arrays and constant terms match constants of equal value;
+- ``{"pattern": sub, "constraint": fn}`` adds a test ``fn(expr)`` or ``fn(fgraph, expr)``;
+- our own pattern objects and terms pass through unchanged.
+
+An op pattern with an operand count its op cannot take never matches (as with unification in
+the seed), where :class:`~exprgraph.match.OpPattern` itself refuses it at construction.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..core import Op, Term
+from ..errors import PatternError
+from ..match import Choice, Dot, Not, OpPattern, Pattern, Star, Var, Where, compile_pattern
+from ..match.patterns import format_pattern, pattern_children
+from ..rules.ruleset import Template
+from .fgraph import _as_term_like
+from .rewriters import NodeRewriter, as_op
+
+if TYPE_CHECKING:
+    from .fgraph import FunctionGraph
+
+__all__ = ["PatternNodeRewriter", "to_pattern", "to_template"]
+
+_NUMBERS = (int, float, bool)
+
+#: the pattern that matches nothing (a tuple pattern whose op cannot take its operand count)
+NEVER = Not(Dot)
+
+
+class _FgraphSlot:
+    """Holds the graph being matched, for constraints written ``lambda fgraph, expr: ...``."""
+
+    __slots__ = ("fgraph",)
+
+    def __init__(self) -> None:
+        self.fgraph: Any = None
+
+
+def _constraint(fn: Callable, slot: _FgraphSlot) -> Callable[[Any], bool]:
+    try:
+        nparams = len(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        nparams = 1
+    if nparams >= 2:
+        return lambda e: bool(fn(slot.fgraph, e))
+    return lambda e: bool(fn(e))
+
+
+def _head(head: Any) -> Op | Var:
+    """The op of a tuple pattern: an Op, an op name, or a variable standing for the op."""
+    if head.__class__ is Var:
+        return head
+    try:
+        return as_op(head)
+    except (TypeError, KeyError):
+        raise PatternError(f"a tuple pattern starts with an op, not {head!r}") from None
+
+
+def _takes(op: Op | Var, args: Iterable[Any]) -> bool:
+    """Whether ``op`` can take that many operands (runs and variable ops can always try)."""
+    if op.__class__ is Var:
+        return True
+    args = tuple(args)
+    if any(isinstance(a, Star) for a in args):
+        return True
+    lo, hi = op.arity
+    return lo <= len(args) and (hi is None or len(args) <= hi)
+
+
+def to_pattern(p: Any, _slot: _FgraphSlot | None = None) -> Any:
+    """An :mod:`exprgraph.match` pattern from the seed's form (see the module docstring)."""
+    slot = _slot if _slot is not None else _FgraphSlot()
+    done: dict[int, Any] = {}
+    keep: list[Any] = []
+    stack: list[tuple[Any, bool]] = [(p, False)]
+    hidden = 0
+    while stack:
+        node, expanded = stack.pop()
+        cls = node.__class__
+        if cls is tuple:
+            if not node:
+                raise PatternError("an empty tuple is not a pattern")
+            if not expanded:
+                keep.append(node)
+                stack.append((node, True))
+                stack.extend((s, False) for s in node[1:])
+                continue
+            op = _head(node[0])
+            args = [done[id(s)] for s in node[1:]]
+            done[id(node)] = OpPattern(op, args) if _takes(op, args) else NEVER
+        elif cls is dict:
+            if set(node) - {"pattern", "constraint"} or "pattern" not in node:
+                raise PatternError(f"a dict pattern has the keys 'pattern' and 'constraint', not {sorted(node)}")
+            if not expanded:
+                keep.append(node)
+                stack.append((node, True))
+                stack.append((node["pattern"], False))
+                continue
+            inner = done[id(node["pattern"])]
+            test = node.get("constraint")
+            if test is None:
+                done[id(node)] = inner
+            elif inner.__class__ is Var:
+                done[id(node)] = Var(inner.name, (*inner.restrictions, _constraint(test, slot)))
+            else:
+                hidden += 1
+                label = f"_constrained_{hidden}"
+                check = _constraint(test, slot)
+                done[id(node)] = Where(Choice(inner, name=label), lambda b, _l=label, _c=check: _c(b[_l]))
+        elif cls is str:
+            done[id(node)] = Var(node)
+            keep.append(node)
+        elif cls is Term and node.op.name == "const" and node.attr.__class__ in _NUMBERS:
+            done[id(node)] = node.attr  # constants match by value
+            keep.append(node)
+        else:  # numbers, numpy arrays (matched by value), terms and our own pattern objects
+            done[id(node)] = node
+            keep.append(node)
+    return done[id(p)]
+
+
+def to_template(p: Any) -> Any:
+    """A right-hand side from the seed's form: tuples build op patterns, strings are variables."""
+    if p.__class__ is str:
+        return Var(p)
+    if p.__class__ is not tuple:
+        return p
+    done: dict[int, Any] = {}
+    keep: list[Any] = []
+    stack: list[tuple[Any, bool]] = [(p, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node.__class__ is tuple:
+            if not expanded:
+                keep.append(node)
+                stack.append((node, True))
+                stack.extend((s, False) for s in node[1:])
+                continue
+            done[id(node)] = OpPattern(_head(node[0]), [done[id(s)] for s in node[1:]])
+        else:
+            done[id(node)] = Var(node) if node.__class__ is str else node
+            keep.append(node)
+    return done[id(p)]
+
+
+def _op_depth(p: Any) -> int:
+    """Nesting depth of op patterns (1 for ``(op, 'x')``)."""
+    best = 0
+    stack = [(p, 0)]
+    while stack:
+        q, d = stack.pop()
+        if q.__class__ is OpPattern:
+            d += 1
+            best = max(best, d)
+        for c in pattern_children(q):
+            if isinstance(c, (Pattern, tuple, list)):
+                stack.append((c, d))
+    return best
+
+
+def _root_constraints(p: Any, slot: _FgraphSlot) -> tuple[Any, list[Callable[[Any], bool]]]:
+    """Peel ``{"pattern": ..., "constraint": fn}`` layers off the root: (the inner pattern, the tests)."""
+    tests = []
+    while p.__class__ is dict and set(p) <= {"pattern", "constraint"} and "pattern" in p:
+        if p.get("constraint") is not None:
+            tests.append(_constraint(p["constraint"], slot))
+        p = p["pattern"]
+    return p, tests
+
+
+class PatternNodeRewriter(NodeRewriter):
+    """Replace matches of ``in_pattern`` by ``out_pattern``.
+
+    Patterns are the seed's tuples (``(truediv, (mul, "x", "y"), "y")`` -> ``"x"``) or
+    :mod:`exprgraph.match` patterns (``(V.x * V.y) / V.y``). A repeated variable must bind the
+    same node; constants match by value; commutative ops match in either operand order.
+    ``out_pattern`` may also be a callable ``fn(fgraph, node, bindings)`` returning the
+    replacement (None or False to decline). A replacement of another dtype or shape than the
+    node is declined. Unless ``allow_multiple_clients``, a match is rejected when a node matched
+    inside the pattern (not the root) has other clients, because the rewrite would then
+    duplicate it instead of removing it.
+    """
+
+    def __init__(
+        self,
+        in_pattern: Any,
+        out_pattern: Any,
+        allow_multiple_clients: bool = False,
+        name: str | None = None,
+        tracks: Iterable[Any] | None = None,
+    ) -> None:
+        self._slot = _FgraphSlot()
+        self.in_pattern = in_pattern
+        self.out_pattern = out_pattern
+        root, self._root_tests = _root_constraints(in_pattern, self._slot)
+        self.pattern = to_pattern(root, self._slot)
+        core = self.pattern.pattern if self.pattern.__class__ is Where else self.pattern
+        if core is NEVER and root.__class__ is tuple:
+            # the root op cannot take that many operands: a rewriter that never applies
+            head = _head(root[0])
+            self.root_op: Op | None = head if head.__class__ is not Var else None
+            self.compiled = None
+            self._depth = 0
+        elif core.__class__ is not OpPattern:
+            raise PatternError(f"the input pattern must be an op pattern, not {format_pattern(self.pattern)}")
+        else:
+            self.root_op = core.op if core.op.__class__ is not Var else None
+            self.compiled = compile_pattern(self.pattern)
+            self._depth = _op_depth(core)
+        self.allow_multiple_clients = allow_multiple_clients
+        if tracks:
+            self._tracks: list[Op] | None = [as_op(t) for t in tracks]
+        else:
+            self._tracks = [self.root_op] if self.root_op is not None else None
+        if callable(out_pattern) and not isinstance(out_pattern, (Pattern, Term, Op, tuple)):
+            self.handler: Callable | None = out_pattern
+            self.template = None
+            shown = getattr(out_pattern, "__name__", "handler")
+        else:
+            self.handler = None
+            tmpl = to_template(out_pattern)
+            self.template = Template(tmpl)
+            shown = format_pattern(tmpl)
+        super().__init__(name or f"{format_pattern(self.pattern)} -> {shown}")
+
+    def tracks(self) -> list[Op] | None:
+        """The root op of the input pattern (or the ops given; None for a variable root op)."""
+        return self._tracks
+
+    def match(self, node: Term, fgraph: FunctionGraph | None = None) -> dict[str, Any] | None:
+        """The bindings of a match at ``node`` (client checks included when ``fgraph`` is given), or None."""
+        compiled = self.compiled
+        if compiled is None or node.__class__ is not Term:
+            return None
+        root_op = self.root_op
+        if root_op is not None and node.op is not root_op:
+            return None
+        self._slot.fgraph = fgraph
+        try:
+            b = compiled.first(node)
+            if b is not None and self._root_tests and not all(t(node) for t in self._root_tests):
+                b = None
+        finally:
+            self._slot.fgraph = None
+        if b is None:
+            return None
+        if fgraph is not None and not self.allow_multiple_clients and self._depth > 1:
+            if self._shared_inside(fgraph, node, b):
+                return None
+        return b
+
+    def _shared_inside(self, fgraph: FunctionGraph, node: Term, b: dict) -> bool:
+        bound = {id(v) for v in b.values() if v.__class__ is Term}
+        limit = self._depth - 1
+        stack = [(node, 0)]
+        while stack:
+            t, d = stack.pop()
+            if d >= limit:
+                continue
+            for a in t.args:
+                if a.args and id(a) not in bound:
+                    if fgraph.client_count(a) > 1:
+                        return True
+                    stack.append((a, d + 1))
+        return False
+
+    def transform(self, fgraph: FunctionGraph, node: Term) -> Any:
+        """The output pattern filled with the bindings, or False (no match, or another dtype or shape)."""
+        b = self.match(node, fgraph)
+        if b is None:
+            return False
+        if self.handler is not None:
+            out = self.handler(fgraph, node, b)
+            if out is None or out is False:
+                return False
+        else:
+            assert self.template is not None
+            out = self.template.fill(b, node)
+        if out.__class__ is not Term:
+            out = _as_term_like(out, node)
+        if out.dtype != node.dtype or out.shape != node.shape:
+            return False  # as the seed does: a replacement must have the node's type
+        return [out]

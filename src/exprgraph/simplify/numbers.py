@@ -1,0 +1,158 @@
+"""Numbers in canonical forms: constant coefficients and exponents, kept exact or left alone.
+
+A sum's coefficients and a product's exponents are combined in exact arithmetic (Python ints,
+fractions for floats); a combination that is not exactly a constant of the term's dtype (an
+exponent beyond int64, ``0.1 + 0.2``, a coefficient that overflows) is not made, and the terms
+stay as they were. Constants folded out of their evaluation order must not overflow or underflow
+where the unfolded form would not.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from ..core import Term, const, get_op
+from ..core.dtypes import FLOAT64
+from ..errors import EvaluationError
+from ..eval import evaluate
+
+__all__ = [
+    "number",
+    "integral",
+    "exact_total",
+    "fold_value",
+    "same_dtype",
+    "split_coefficient",
+    "scaled",
+    "power",
+    "base_exponent",
+    "one_base",
+    "INT_MIN",
+    "INT_MAX",
+]
+
+CONST = get_op("const")
+MUL, POW = get_op("mul"), get_op("pow")
+
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+#: the smallest normal float: a folded product below it has lost precision (or underflowed)
+TINY = 2.0**-1022
+
+
+def number(t: Term) -> int | float | None:
+    """The value of a scalar int or float constant (None for anything else, bools included)."""
+    if t.op is CONST and t.attr.__class__ in (int, float):
+        return t.attr
+    return None
+
+
+def integral(v: Any) -> bool:
+    """Whether ``v`` is an integer: an int, or a float with an integer value (every float from 2**53 up)."""
+    return v.__class__ is int or (v.__class__ is float and v.is_integer())
+
+
+def exact_total(values: list) -> int | float | None:
+    """The exact sum of exponents: an int for integers, a float when the sum is exactly one, else None."""
+    if all(integral(v) for v in values):
+        return sum(int(v) for v in values)
+    if not all(math.isfinite(v) for v in values):
+        return None
+    total = sum(Fraction(v) for v in values)
+    return float(total) if Fraction(float(total)) == total else None
+
+
+def fold_value(op: Any, consts: list[Term]) -> Term | None:
+    """One constant for ``op(*consts)`` (numpy semantics), or None if evaluation fails.
+
+    The constants of a sum or product are folded out of their evaluation order (``x*1e200*1e200``
+    folds ``1e200*1e200``), so a fold that overflows, or a product that underflows, from finite
+    non-zero operands is declined: the unfolded form may well stay finite (``x = 1e-300``).
+    """
+    if len(consts) == 1:
+        return consts[0]
+    try:
+        value = evaluate(op(*consts), {})
+    except (EvaluationError, ArithmeticError, ValueError, TypeError):
+        return None
+    folded = const(value)
+    v = number(folded)
+    if v.__class__ is float:
+        given = [float(c.attr) for c in consts if number(c) is not None]
+        if not math.isfinite(v) and all(math.isfinite(g) for g in given):
+            return None  # 1e308 + 1e308 -> inf: keep the constants apart
+        if op is MUL and abs(v) < TINY and all(g != 0 and abs(g) >= TINY for g in given):
+            return None  # 1e-200 * 1e-200 -> 0.0: keep the constants apart
+    return folded
+
+
+def same_dtype(result: Term, t: Term) -> Term:
+    """``result``, a lone scalar constant cast to ``t``'s dtype (``x + 2 - x`` is 2.0 for a float x)."""
+    v = number(result)
+    if v is None or result.dtype == t.dtype:
+        return result
+    try:
+        return const(v, dtype=t.dtype)
+    except (OverflowError, ValueError, TypeError):
+        return result
+
+
+def split_coefficient(t: Term) -> tuple[Any, Term]:
+    """``c*rest`` as ``(c, rest)`` (a canonical product has its coefficient first); else ``(1, t)``."""
+    if t.op is MUL:
+        c = number(t.args[0])
+        if c is not None:
+            rest = t.args[1:]
+            return c, rest[0] if len(rest) == 1 else MUL(*rest)
+    return 1, t
+
+
+def scaled(c: Any, rest: Term) -> Term | None:
+    """``c*rest`` in canonical form (``rest`` itself for c == 1)."""
+    if c == 1 and c.__class__ is int:
+        return rest
+    try:
+        k = const(c)
+    except (OverflowError, ValueError):
+        return None
+    if rest.op is MUL and not one_base(rest.args):
+        return MUL(k, *rest.args)
+    return MUL(k, rest)  # a plain factor, or a unit of powers of one base (x * x**-1) kept whole
+
+
+def base_exponent(a: Term) -> tuple[Term, Any]:
+    """``a`` as ``(base, exponent)``: ``x**3`` gives ``(x, 3)``, anything else ``(a, 1)``."""
+    if a.op is POW:
+        e = number(a.args[1])
+        if e is not None:
+            return a.args[0], e
+    return a, 1
+
+
+def one_base(factors: tuple[Term, ...]) -> bool:
+    """Whether ``factors`` are powers of one base (a product unit such as ``x * x**-1``)."""
+    first = None
+    for f in factors:
+        if number(f) is not None:
+            return False
+        base = base_exponent(f)[0]
+        if first is None:
+            first = base
+        elif base is not first:
+            return False
+    return True
+
+
+def power(base: Term, e: Any) -> Term | None:
+    """``base**e`` in canonical form (``base`` for e == 1; ints for integral exponents of floats).
+
+    None when an integer exponent does not fit in int64 (``x**(2**62) * x**(2**62)`` keeps its two
+    factors).
+    """
+    if e == 1:
+        return base
+    if integral(e) and (base.dtype == FLOAT64 or e > 0):
+        k = int(e)
+        return POW(base, const(k)) if INT_MIN <= k <= INT_MAX else None
+    return POW(base, const(float(e)))

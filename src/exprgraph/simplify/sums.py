@@ -1,0 +1,165 @@
+"""Canonical sums: flattened, constants folded, like terms collected, cancelling before reordering."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from ..core import Term, const, get_op
+from .numbers import fold_value, number, same_dtype, scaled, split_coefficient
+from .order import sort_key
+
+__all__ = ["collect_sum", "cancel_sum", "distribute_negation"]
+
+ADD, MUL = get_op("add"), get_op("mul")
+
+
+def _merge_group(members: list[tuple[Any, Term]], cancel: bool) -> list[Term] | None:
+    """Like terms ``c_i * rest`` summed: ``(sum c_i) * rest``, cancelling before anything is reordered.
+
+    With ``cancel``, ``3*x - x -> 2*x`` and ``x - x -> 0``. Without it (inf - inf is nan), the
+    terms of opposite signs cancel into their total and a *zero unit* ``rest - rest``, an inner sum
+    that is exactly +0.0 for a finite ``rest`` and nan for an infinite one: ``3*x - x -> 2*x + (x - x)``
+    and ``y - y - z`` stays ``(y - y) - z``. The cancellation is exact and comes first; never
+    ``y - z - y``, which loses everything to rounding at ``y = 1e16``. Flattening takes the unit
+    apart and regrouping builds the same unit again, so the form is a fixpoint.
+    """
+    if len(members) == 1:
+        return [members[0][1]]
+    coefs = [c for c, _ in members]
+    rest = split_coefficient(members[0][1])[1]
+    if cancel and all(c == c for c in coefs):
+        groups = [members]
+    else:
+        pos = [m for m in members if m[0] > 0]
+        neg = [m for m in members if m[0] < 0]
+        other = [[m] for m in members if not (m[0] > 0 or m[0] < 0)]
+        if pos and neg:
+            # x + 2*x - x -> 2*x + (x - x): the total, and a zero that is nan where rest is infinite
+            total = sum(c for c, _ in pos) + sum(c for c, _ in neg)
+            if math.isfinite(total):
+                negated = scaled(-1, rest)
+                if negated is None:
+                    return None
+                zero = ADD(*sorted((rest, negated), key=sort_key))
+                out = [zero] if total == 0 else [scaled(total, rest), zero]
+                if None in out:
+                    return None
+                return out + [g[0][1] for g in other]
+        groups = [g for g in (pos, neg) if g] + other
+    out = []
+    for g in groups:
+        if len(g) == 1:
+            out.append(g[0][1])
+            continue
+        total = sum(c for c, _ in g)
+        if total.__class__ is float and not math.isfinite(total) and all(math.isfinite(c) for c, _ in g):
+            out.extend(a for _, a in g)  # 1e308*x + 1e308*x: the merged coefficient overflows
+            continue
+        if total == 0:
+            continue  # x + (-1)*x -> 0: only with cancel
+        merged = scaled(total, rest)
+        if merged is None:
+            return None
+        out.append(merged)
+    return out
+
+
+def _expose_negated_sums(items: list[Term]) -> list[Term]:
+    """Distribute ``c*s`` (c < 0, ``s`` a sum) over ``s`` when a term of ``s`` cancels against the others.
+
+    ``x + 2*y + z - (x + y)`` hides its cancellations inside the negated sum; spelled
+    ``x + 2*y + z + (-1)*x + (-1)*y`` the like terms meet and cancel exactly (``z + y + (x - x) + (y - y)``)
+    instead of rounding ``x + 2*y + z`` and ``x + y`` apart. Only exact coefficient products are
+    used; a negated sum sharing no term with the others stays whole (``y - (x + z)``).
+    """
+    found = False
+    for a in items:
+        c, rest = split_coefficient(a)
+        if rest.op is ADD and c.__class__ in (int, float) and c < 0:
+            found = True
+            break
+    if not found:
+        return items
+    out: list[Term] = []
+    rests = [split_coefficient(a)[1] for a in items]
+    for i, a in enumerate(items):
+        c, s = split_coefficient(a)
+        if not (s.op is ADD and c.__class__ in (int, float) and c < 0):
+            out.append(a)
+            continue
+        others = {r for j, r in enumerate(rests) if j != i}
+        parts = [split_coefficient(b) for b in s.args]
+        if not any(r in others for _, r in parts) or any(number(b) is not None for b in s.args):
+            out.append(a)
+            continue
+        spread = []
+        for k, r in parts:
+            ck = _exact_coefficient(c, k)
+            term = None if ck is None else scaled(ck, r)
+            if term is None:
+                spread = None
+                break
+            spread.append(term)
+        out.extend([a] if spread is None else spread)
+    return out
+
+
+def _exact_coefficient(c: Any, k: Any) -> Any:
+    """``c*k`` when it is exact (ints, or floats whose product rounds nothing), else None."""
+    if c.__class__ is int and k.__class__ is int:
+        return c * k
+    if not (math.isfinite(c) and math.isfinite(k)):
+        return None
+    p = Fraction(c) * Fraction(k)
+    return float(p) if Fraction(float(p)) == p else None
+
+
+def _canonical_sum(t: Term, cancel: bool) -> Term | None:
+    items: list[Term] = []
+    for a in t.args:
+        items.extend(a.args if a.op is ADD else (a,))
+    items = _expose_negated_sums(items)
+    consts = [a for a in items if number(a) is not None]
+    groups: dict[Term, list[tuple[Any, Term]]] = {}
+    for a in items:
+        if number(a) is None:
+            c, rest = split_coefficient(a)
+            groups.setdefault(rest, []).append((c, a))
+    terms: list[Term] = []
+    for members in groups.values():
+        merged = _merge_group(members, cancel)
+        if merged is None:
+            return None
+        terms.extend(merged)
+    terms.sort(key=sort_key)
+    c = fold_value(ADD, consts) if consts else None
+    if consts and c is None:
+        return None
+    parts = [*terms, c] if c is not None and not (number(c) == 0 and terms) else terms  # x + 0 -> x
+    if not parts:
+        return const(0, dtype=t.dtype)
+    out = parts[0] if len(parts) == 1 else ADD(*parts)
+    if out.dtype != t.dtype and c is not None:
+        # x + 2 - x -> 2.0 for a float x; i + 0.0 keeps its 0.0 (without it, the sum would be an int)
+        out = ADD(*terms, c) if terms else same_dtype(c, t)
+    return out
+
+
+def collect_sum(t: Term) -> Term | None:
+    # flatten, fold constants, sort; x + x -> 2*x, 2*x + 3*x -> 5*x (coefficients of one sign)
+    return _canonical_sum(t, cancel=False)
+
+
+def cancel_sum(t: Term) -> Term | None:
+    # also 3*x - x -> 2*x and x - x -> 0 (not for infinite x: inf - inf is nan)
+    return _canonical_sum(t, cancel=True)
+
+
+def distribute_negation(t: Term) -> Term | None:
+    # (-1)*(a + b) -> (-1)*a + (-1)*b (no rounding, but an exactly cancelling sum turns -0.0 into 0.0)
+    args = t.args
+    if len(args) != 2 or args[1].op is not ADD or number(args[0]) != -1:
+        return None
+    return ADD(*(MUL(args[0], a) for a in args[1].args))

@@ -1,0 +1,193 @@
+"""Every op of the table gives one value on every path: evaluate, the numpy backend and the C backend.
+
+The operands run over the edges of each dtype (nan, +-inf, -0.0, subnormals, huge values, the
+int64 extremes, odd exponents above 2**53) in every combination of dtypes, and the three paths
+must agree exactly, down to the sign of a zero (a nan's sign is not compared). One C library
+holds every elementwise op for every dtype combination, so the test builds once.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import exprgraph.dims  # noqa: F401 - completes the op table (ceil_div)
+from exprgraph.compile import compile as compile_terms
+from exprgraph.compile.cbuild import find_compiler
+from exprgraph.core import Symbol, Term, get_op, ops
+from exprgraph.errors import CompilerNotFoundError
+from exprgraph.eval import evaluate
+
+FLOATS = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e308, -5e-324, 2.0**60, -7.0, 1e-310, -3.0]
+INTS = [0, 1, -1, 2, -3, 7, 2**63 - 1, -(2**63), 5, -7, 2**53 + 1, -(2**53 + 1), 2**62]
+#: int64 exponents must not be negative (an int to a negative int power is an error, on every path)
+EXPONENTS = [0, 1, 2, 3, 7, 2**53 + 1, 2**62 + 1, 2**63 - 1]
+BOOLS = [False, True]
+VALUES = {"float64": FLOATS, "int64": INTS, "bool": BOOLS}
+NP_DTYPES = {"float64": np.float64, "int64": np.int64, "bool": np.bool_}
+DTYPES = tuple(VALUES)
+SIDE = max(len(v) for v in VALUES.values())
+#: positions 0..2 enumerate every combination of operand values: position p steps every SIDE**p points
+POINTS = SIDE**3
+#: ops that are not elementwise (the C backend compiles scalar-shaped terms only)
+TENSOR_OPS = {"dot", "matmul", "sum", "transpose"}
+#: ops defined on integers only (their dtype rule accepts more, but they are dimension arithmetic)
+INT_ONLY = {"ceil_div"}
+
+
+def _symbol(position: int, dtype: str, exponent: bool = False) -> Term:
+    return Symbol(f"{'e' if exponent else 'p'}{position}_{dtype[0]}", dtype)
+
+
+def _values(position: int, dtype: str, exponent: bool = False) -> np.ndarray:
+    pool = EXPONENTS if exponent and dtype == "int64" else VALUES[dtype]
+    index = (np.arange(POINTS) // SIDE**position) % SIDE % len(pool)
+    return np.array(pool, dtype=NP_DTYPES[dtype])[index]
+
+
+def _elementwise_ops() -> list:
+    out = []
+    for op in ops():
+        if op.notation in ("leaf", "index") or op.name in TENSOR_OPS:  # reads of tensors are not elementwise
+            continue
+        if op.impl is None and op.ufunc is None:
+            continue  # an uninterpreted function: nothing to evaluate
+        out.append(op)
+    return out
+
+
+def _cases() -> list[tuple[Term, tuple[Term, ...]]]:
+    """``(term, its operand symbols)`` for every op and dtype combination its dtype rule accepts."""
+    cases = []
+    for op in ELEMENTWISE:
+        lo, hi = op.arity
+        for n in range(lo, min(hi if hi is not None else 3, 3) + 1):
+            for dts in itertools.product(DTYPES, repeat=n):
+                if op.name in INT_ONLY and set(dts) != {"int64"}:
+                    continue
+                syms = tuple(_symbol(p, d, exponent=op.name == "pow" and p == 1) for p, d in enumerate(dts))
+                try:
+                    term = op(*syms)
+                except (TypeError, ValueError):
+                    continue  # a dtype combination the op refuses when built
+                cases.append((term, syms))
+    return cases
+
+
+ELEMENTWISE = _elementwise_ops()  # the table as this module found it (tests may register more later)
+CASES = _cases()
+TERMS = [t for t, _ in CASES]
+INPUTS = tuple(dict.fromkeys(s for _, syms in CASES for s in syms))
+ARGS = [_values(int(s.name[1]), s.dtype, exponent=s.name[0] == "e") for s in INPUTS]
+ENV = dict(zip(INPUTS, ARGS, strict=True))
+
+
+def _same(a: object, b: object) -> np.ndarray:
+    """Elementwise: equal values of equal dtype, zeros with the same sign, nan against nan."""
+    x, y = np.asarray(a), np.asarray(b)
+    assert x.dtype == y.dtype and x.shape == y.shape
+    if x.dtype.kind != "f":
+        return x == y
+    both_nan = np.isnan(x) & np.isnan(y)
+    return both_nan | ((x == y) & (np.signbit(x) == np.signbit(y)))
+
+
+def _mismatches(term: Term, got: object, want: object) -> list:
+    ok = _same(got, want)
+    if ok.all():
+        return []
+    bad = np.flatnonzero(~ok.reshape(-1))[:3]
+    syms = [a for a in term.args]
+    return [
+        (str(term), tuple(ENV[s].reshape(-1)[i].item() for s in syms), np.ravel(want)[i], np.ravel(got)[i]) for i in bad
+    ]
+
+
+@pytest.fixture(scope="module")
+def reference() -> list:
+    with np.errstate(all="ignore"):
+        return evaluate(TERMS, ENV)
+
+
+def test_the_edges_are_covered() -> None:
+    # every op of the table with a numpy implementation is tested, on nan, both infinities and -0.0
+    names = {t.op.name for t in TERMS}
+    assert {"add", "mul", "pow", "truediv", "floordiv", "mod", "maximum", "where", "sigmoid", "ceil_div"} <= names
+    assert {op.name for op in ELEMENTWISE} == names
+    floats = ENV[_symbol(0, "float64")]
+    assert np.isnan(floats).any() and np.isposinf(floats).any() and np.isneginf(floats).any()
+    assert (np.signbit(floats) & (floats == 0)).any()
+
+
+def test_c_backend_agrees_with_evaluate(reference: list) -> None:
+    try:
+        find_compiler()
+    except CompilerNotFoundError:
+        pytest.skip("no C compiler")
+    got = compile_terms(TERMS, list(INPUTS), backend="c")(*ARGS)
+    bad = [m for t, g, w in zip(TERMS, got, reference, strict=True) for m in _mismatches(t, g, w)]
+    assert not bad, bad[:10]
+
+
+def _numpy_pow_gap(term: Term) -> bool:
+    # numpy's power gives C's pow for an array of exponents (see the change request in issue 12)
+    return term.op.name == "pow" and term.args[0].dtype == "float64" and term.args[1].dtype != "bool"
+
+
+def test_numpy_backend_agrees_with_evaluate(reference: list) -> None:
+    keep = [i for i, t in enumerate(TERMS) if not _numpy_pow_gap(t)]
+    got = compile_terms([TERMS[i] for i in keep], list(INPUTS), backend="numpy")(*ARGS)
+    bad = [m for i, g in zip(keep, got, strict=True) for m in _mismatches(TERMS[i], g, reference[i])]
+    assert not bad, bad[:10]
+
+
+def test_numpy_backend_power_agrees_with_evaluate(reference: list) -> None:
+    keep = [i for i, t in enumerate(TERMS) if _numpy_pow_gap(t)]
+    got = compile_terms([TERMS[i] for i in keep], list(INPUTS), backend="numpy")(*ARGS)
+    bad = [m for i, g in zip(keep, got, strict=True) for m in _mismatches(TERMS[i], g, reference[i])]
+    assert not bad, bad[:10]
+
+
+def test_power_edges_in_evaluate() -> None:
+    # a**0.5 is sqrt(a) whatever the exponent's shape; odd int powers keep the sign above 2**53
+    x, y = Symbol("x"), Symbol("y")
+    i = Symbol("i", "int64")
+    base = np.array([-np.inf, -0.0, 4.0])
+    half = evaluate(x**y, {x: base, y: np.full(3, 0.5)})
+    assert np.isnan(half[0]) and half[1] == 0.0 and np.signbit(half[1]) and half[2] == 2.0
+    assert np.array_equal(evaluate(x**y, {x: base, y: 0.5}), half, equal_nan=True)
+    odd = evaluate(x**i, {x: np.array([-1.0, -2.0, -0.0, 3.0]), i: 2**53 + 1})
+    assert odd.tolist() == [-1.0, -np.inf, -0.0, np.inf] and np.signbit(odd[2])
+    assert evaluate(x ** (2**62), {x: -1.0}) == 1.0
+
+
+def test_c_fold_follows_numpy_steps() -> None:
+    # add(i, j, x) adds the ints in int64 first (wrapping), as numpy's left fold does
+    try:
+        find_compiler()
+    except CompilerNotFoundError:
+        pytest.skip("no C compiler")
+    i, j = Symbol("i", "int64"), Symbol("j", "int64")
+    x = Symbol("x")
+    terms = [get_op("add")(i, j, x), get_op("mul")(i, j, x)]
+    args = (np.array([1, 0]), np.array([2**63 - 1, -1]), np.array([0.5, -0.0]))
+    want = evaluate(terms, dict(zip((i, j, x), args, strict=True)))
+    got = compile_terms(terms, [i, j, x], backend="c")(*args)
+    for g, w in zip(got, want, strict=True):
+        assert _same(g, w).all(), (g, w)
+
+
+@pytest.mark.parametrize("name", sorted(TENSOR_OPS))
+def test_tensor_ops_agree_on_special_values(name: str) -> None:
+    a = Symbol("A", shape=(3, 3))
+    b = Symbol("B", shape=(3, 3))
+    op = get_op(name)
+    term = op(a, b) if op.arity[0] == 2 else op(a)
+    rng = np.random.default_rng(0)
+    values = {a: rng.choice(FLOATS, (3, 3)), b: rng.choice(FLOATS, (3, 3))}
+    with np.errstate(all="ignore"):
+        want = evaluate(term, values)
+    got = compile_terms(term, [a, b], backend="numpy")(values[a], values[b])
+    assert _same(got, want).all()

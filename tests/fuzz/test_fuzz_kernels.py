@@ -1,0 +1,77 @@
+"""Fuzzing the kernel language and case files: a kernel, or a KernelError with a position."""
+
+from __future__ import annotations
+
+from fuzz_support import FUZZ, inputs, kernels, mutated
+from hypothesis import given
+from hypothesis import strategies as st
+
+from exprgraph.errors import KernelError
+from exprgraph.tensor import codegen_c, load_case, parse_kernel
+
+KERNEL_TOKENS = [
+    "A<2, 3>",
+    "B<3>",
+    "C<2>",
+    "A",
+    "B",
+    "alpha<1>",
+    "[i, j]",
+    "[i]",
+    "[j]",
+    "[i + 1]",
+    "[2*i]",
+    "[i // 2]",
+    "[k]",
+    "=",
+    ";",
+    *"+-*/%(),<>[]",
+    "//",
+    "exp(",
+    "log(",
+    "max(",
+    "1.5",
+    "2",
+    "0",
+    "99999999999",
+    "i",
+    "j",
+]
+
+
+@FUZZ
+@given(
+    st.one_of(mutated(kernels(), KERNEL_TOKENS), mutated(kernels(), KERNEL_TOKENS), inputs(KERNEL_TOKENS)),
+    st.sampled_from(["float", "int"]),
+)
+def test_parse_kernel_raises_only_kernel_errors(text: str, data_type: str) -> None:
+    try:
+        kernel = parse_kernel(text, data_type=data_type)
+    except KernelError as exc:
+        assert exc.pos is None or 0 <= exc.pos <= len(text)
+        return
+    assert codegen_c(kernel)
+
+
+VALUES = st.one_of(
+    st.text(max_size=12),
+    st.integers(),
+    st.none(),
+    st.lists(st.sampled_from(["A", "B", "C", "", "1x"]), max_size=3),
+    st.sampled_from(["float", "int", "double"]),
+)
+
+
+@FUZZ
+@given(
+    st.dictionaries(
+        st.sampled_from(["name", "ins", "outs", "data_type", "kernel", "grad_to", "extra"]), VALUES, max_size=7
+    ),
+    mutated(kernels(), KERNEL_TOKENS),
+)
+def test_load_case_raises_only_kernel_errors(case: dict, kernel_text: str) -> None:
+    case = {"name": "k", "ins": ["B"], "outs": ["A"], "data_type": "float", "kernel": kernel_text, **case}
+    try:
+        load_case(case)
+    except KernelError:
+        pass
