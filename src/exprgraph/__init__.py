@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import dims, egraph, errors, graph, match, rules
+from . import dims, egraph, errors, graph, interop, match, rules
 from .core import *  # noqa: F403
 from .core import __all__ as _core_all
 from .diff import check_grad, grad, hessian, jacobian, numeric_gradient
@@ -32,6 +32,7 @@ __all__ = [
     "rules",
     "graph",
     "egraph",
+    "interop",
     "V",
     "Var",
     "rule",

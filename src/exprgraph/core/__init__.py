@@ -6,6 +6,7 @@ from . import stdops as _stdops  # noqa: F401 - registers the standard op table
 from .builders import *  # noqa: F403
 from .builders import __all__ as _builders_all
 from .dtypes import BOOL, DTYPES, FLOAT64, INT64, as_dtype, promote
+from .latex import latex
 from .leaves import ConstArray, Symbol, as_dim, as_shape, const, symbols
 from .op import Op, as_term, get_op, ops, register_op
 from .parsing import parse, tokenize
@@ -48,6 +49,7 @@ __all__ = [
     "dprint",
     "dformat",
     "to_dot",
+    "latex",
     "intern_table_size",
     *_builders_all,
 ]

@@ -199,36 +199,46 @@ def _label(node: Term) -> str:
     return f"{text} {node.dtype}{shape}"
 
 
-def dformat(terms: Term | Iterable[Term], *, max_indent: int = 32) -> str:
+def dformat(terms: Term | Iterable[Term], *, max_indent: int = 32, depth: int | None = None, ids: str = "CHAR") -> str:
     """A DAG listing: one line per node, a shared node expanded once and then cited by id.
 
     Indentation stops growing after ``max_indent`` levels (deeper lines show their depth as
-    ``[depth]``), so the listing of a deep chain stays linear in its size.
+    ``[depth]``), so the listing of a deep chain stays linear in its size. As PyTensor's
+    ``debugprint``: ``depth`` lists that many levels only (None or -1: all), and ``ids`` names
+    the shared nodes ``"CHAR"`` (A, B, ..., AA), ``"int"`` (0, 1, ...), ``"id"`` (Python's id)
+    or ``""`` (no ids: a node met again shows its label and ···).
     """
+    if ids not in ("CHAR", "int", "id", ""):
+        raise ValueError(f"ids must be 'CHAR', 'int', 'id' or '', not {ids!r}")
     roots = [terms] if isinstance(terms, Term) else list(terms)
-    ids: dict[Term, str] = {}
+    limit = None if depth is None or depth < 0 else depth
+    names: dict[Term, str] = {}
     shared = _shared(roots)
     lines: list[str] = []
     stack: list[tuple[Term, str, str, int]] = [(r, "", "", 0) for r in reversed(roots)]
     while stack:
-        node, lead, cont, depth = stack.pop()
-        if depth > max_indent:
-            lead = f"{cont}[{depth}] "
-        if node in ids:
-            lines.append(f"{lead}[id {ids[node]}] ···")
+        node, lead, cont, level = stack.pop()
+        if level > max_indent:
+            lead = f"{cont}[{level}] "
+        if node in names:
+            cited = f"[id {names[node]}]" if ids else _label(node)
+            lines.append(f"{lead}{cited} ···")
             continue
         tag = ""
         if node in shared:
-            ids[node] = _ident(len(ids))
-            tag = f" [id {ids[node]}]"
+            n = len(names)
+            names[node] = _ident(n) if ids == "CHAR" else str(n) if ids == "int" else str(id(node))
+            tag = f" [id {names[node]}]" if ids else ""
         lines.append(f"{lead}{_label(node)}{tag}")
         args = node.args
+        if limit is not None and level + 1 >= limit:
+            continue  # the levels below are not listed
         for i in range(len(args) - 1, -1, -1):
             last = i == len(args) - 1
-            if depth >= max_indent:
-                stack.append((args[i], cont, cont, depth + 1))
+            if level >= max_indent:
+                stack.append((args[i], cont, cont, level + 1))
             else:
-                stack.append((args[i], cont + ("└─ " if last else "├─ "), cont + ("   " if last else "│  "), depth + 1))
+                stack.append((args[i], cont + ("└─ " if last else "├─ "), cont + ("   " if last else "│  "), level + 1))
     return "\n".join(lines)
 
 
@@ -242,9 +252,9 @@ def _shared(roots: list[Term]) -> set[Term]:
     return {n for n, c in count.items() if c > 1 and n.args}
 
 
-def dprint(terms: Term | Iterable[Term], file: TextIO | None = None) -> None:
-    """Print :func:`dformat` of ``terms`` (to stdout by default)."""
-    print(dformat(terms), file=file if file is not None else sys.stdout)
+def dprint(terms: Term | Iterable[Term], file: TextIO | None = None, **options: Any) -> None:
+    """Print :func:`dformat` of ``terms`` (to stdout by default); ``options`` are dformat's (depth, ids)."""
+    print(dformat(terms, **options), file=file if file is not None else sys.stdout)
 
 
 def _dot_escape(text: str) -> str:

@@ -78,22 +78,25 @@ class Term:
         if args.__class__ is not tuple:
             return cls(op, tuple(args), attr)
         dtype, shape = op.check(args, attr)  # validates arity and operand types
-        with _lock:
+        term = _new(cls)
+        _put_op(term, op)
+        _put_args(term, args)
+        _put_attr(term, attr)
+        _put_dtype(term, dtype)
+        _put_shape(term, shape)
+        made = _Ref(term, _forget)
+        made.key = key
+        made.table = table
+        # insert-if-absent is atomic without the lock; replacing an entry and _forget's delete take it
+        if ref is None and table.setdefault(key, made) is made:
+            return term
+        with _lock:  # a dead entry to replace, or another thread interned an equal term first
             ref = table.get(key)
             if ref is not None:
-                term = ref()
-                if term is not None:
-                    return term
-            term = _new(cls)
-            _set(term, "op", op)
-            _set(term, "args", args)
-            _set(term, "attr", attr)
-            _set(term, "dtype", dtype)
-            _set(term, "shape", shape)
-            ref = _Ref(term, _forget)
-            ref.key = key
-            ref.table = table
-            table[key] = ref
+                other = ref()
+                if other is not None:
+                    return other
+            table[key] = made
         return term
 
     # -- immutability, copying, pickling -------------------------------------------------------
@@ -224,9 +227,111 @@ class Term:
     def __invert__(self) -> Term:
         return Term(REGISTRY["logical_not"], (self,))
 
+    # -- numpy protocol and notebook display (docs/interop.md, docs/notebook.md) ----------------------
+
+    #: above ndarray's, so ``ndarray + term`` builds a term instead of an object array
+    __array_priority__ = 100.0
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """numpy ufuncs on terms build terms: ``np.sin(x)`` is ``sin(x)``, arrays become constants."""
+        import numpy as np
+
+        name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+        if kwargs.get("out") is not None:
+            raise TypeError(f"numpy.{name}(..., out=...) cannot write into a term: terms are immutable")
+        if any(v.__class__ is np.ndarray and v.dtype == object for v in inputs):
+            # an array of terms: numpy's object loop applies the operator element by element
+            boxed = []
+            for v in inputs:
+                if v.__class__ is Term:
+                    box = np.empty((), dtype=object)
+                    box[()] = v
+                    v = box
+                boxed.append(v)
+            return getattr(ufunc, method)(*boxed, **kwargs)
+        extra = sorted(k for k in kwargs if k != "out" and not (k == "axis" and method == "reduce"))
+        if extra:
+            raise TypeError(f"numpy.{name} on terms takes no keyword arguments {extra}")
+        args = []
+        for value in inputs:
+            if value.__class__ is not Term:
+                if hasattr(value, "__array_ufunc__") and not isinstance(value, (np.ndarray, np.generic)):
+                    return NotImplemented  # a foreign array type: let it decide
+                term = _wrap(value)
+                if term is NotImplemented:
+                    raise TypeError(f"numpy.{name}: cannot use a {type(value).__name__} as a term")
+                value = term
+            args.append(value)
+        if method == "reduce" and ufunc is np.add:
+            # np.add.reduce(x, axis) -> sum(x, axis=axis); numpy's default axis is 0
+            axis = kwargs.get("axis", 0)
+            return REGISTRY["sum"](*args, axis=axis)
+        build = Term.ufunc_builders().get(ufunc) if method == "__call__" else None
+        if build is None:
+            raise TypeError(f"numpy.{name} has no exprgraph op (Term.ufunc_builders() lists those that do)")
+        return build(*args)
+
+    @staticmethod
+    def ufunc_builders() -> dict[Any, Any]:
+        """numpy ufunc -> term builder: each op's own ``ufunc`` entry, plus ufuncs spelled with other ops."""
+        import numpy as np
+
+        table: dict[Any, Any] = {}
+        for op in REGISTRY.values():
+            if op.ufunc is not None:
+                table.setdefault(op.ufunc, op)
+        op = REGISTRY.__getitem__
+
+        def on_bools(name: str) -> Any:
+            def build(*args: Term) -> Term:
+                if any(a.dtype != "bool" for a in args):
+                    raise TypeError(f"numpy's bitwise ufuncs build {name} terms, for bool operands only")
+                return Term(op(name), args)
+
+            return build
+
+        extras = {
+            np.positive: lambda x: x,  # +x -> x
+            np.square: lambda x: Term(op("pow"), (x, Term(op("const"), (), 2))),  # square(x) -> x**2
+            np.reciprocal: lambda x: Term(op("truediv"), (Term(op("const"), (), 1.0), x)),  # reciprocal(x) -> 1.0/x
+            np.bitwise_and: on_bools("logical_and"),  # a & b on bools -> a and b
+            np.bitwise_or: on_bools("logical_or"),  # a | b on bools -> a or b
+            np.invert: on_bools("logical_not"),  # ~a on bools -> not a
+            np.logical_xor: on_bools("ne"),  # xor(a, b) on bools -> a != b
+        }
+        for ufunc, build in extras.items():
+            table.setdefault(ufunc, build)
+        return table
+
+    def _repr_latex_(self) -> str | None:
+        """LaTeX for notebooks (None for very large terms, which then show as text)."""
+        from .latex import repr_latex
+
+        return repr_latex(self)
+
+    def _repr_svg_(self) -> str | None:
+        """The DAG drawn by Graphviz ``dot`` as SVG (None when ``dot`` is not installed)."""
+        from .latex import repr_svg
+
+        return repr_svg(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython's pretty printer: the infix text (a summary when that text would be huge)."""
+        from .latex import pretty_text
+
+        printer.text(pretty_text(self))
+
     __hash__ = object.__hash__
     __eq__ = object.__eq__
     __ne__ = object.__ne__
+
+
+# slot setters of the immutable Term (quicker than object.__setattr__ by name)
+_put_op = Term.op.__set__  # type: ignore[attr-defined]
+_put_args = Term.args.__set__  # type: ignore[attr-defined]
+_put_attr = Term.attr.__set__  # type: ignore[attr-defined]
+_put_dtype = Term.dtype.__set__  # type: ignore[attr-defined]
+_put_shape = Term.shape.__set__  # type: ignore[attr-defined]
 
 
 def _wrap(value: Any) -> Any:

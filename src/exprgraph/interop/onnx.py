@@ -1,0 +1,235 @@
+"""Export terms as an ONNX model (needs ``exprgraph[onnx]``).
+
+``to_onnx(outputs, inputs)`` writes one ONNX node (or a few) per distinct term, children first,
+with the symbols as graph inputs (symbolic dimensions become ``dim_param`` text) and the constants
+as initializers. The model passes ``onnx.checker`` and computes what ``exprgraph.evaluate``
+computes, bit for bit on the same numpy operations: ONNX wants operands of one dtype, so operands
+are cast the way our dtype rules promote them, and Python's floor semantics of ``//`` and ``%``
+are spelled out with ONNX's truncating ops exactly as numpy computes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core import BOOL, FLOAT64, INT64, Term, promote
+from ..core.stdops import ARITHMETIC, FLOAT_FUNCS
+from ..core.walk import postorder
+from ..errors import ConversionError
+from ._optional import require
+
+__all__ = ["to_onnx", "OPSET"]
+
+#: the ONNX operator set the exported models use
+OPSET = 18
+
+#: ops that are one ONNX operator of the same meaning (variadic ones are folded pairwise)
+SIMPLE = {
+    "add": "Add",
+    "sub": "Sub",
+    "mul": "Mul",
+    "truediv": "Div",
+    "pow": "Pow",
+    "neg": "Neg",
+    "abs": "Abs",
+    "exp": "Exp",
+    "log": "Log",
+    "sqrt": "Sqrt",
+    "sin": "Sin",
+    "cos": "Cos",
+    "tan": "Tan",
+    "tanh": "Tanh",
+    "sigmoid": "Sigmoid",
+    "maximum": "Max",
+    "minimum": "Min",
+    "lt": "Less",
+    "le": "LessOrEqual",
+    "gt": "Greater",
+    "ge": "GreaterOrEqual",
+    "eq": "Equal",
+    "logical_and": "And",
+    "logical_or": "Or",
+    "logical_not": "Not",
+    "matmul": "MatMul",
+}
+
+
+class _Builder:
+    """Collects ONNX nodes and initializers; names values ``v0``, ``v1``... (symbols keep their names)."""
+
+    def __init__(self) -> None:
+        self.onnx = require("onnx", "onnx")
+        self.helper = self.onnx.helper
+        self.nodes: list[Any] = []
+        self.initializers: list[Any] = []
+        self.count = 0
+        self.consts: dict[tuple, str] = {}
+
+    def fresh(self) -> str:
+        self.count += 1
+        return f"v{self.count}"
+
+    def op(self, op_type: str, inputs: Sequence[str], **attrs: Any) -> str:
+        out = self.fresh()
+        self.nodes.append(self.helper.make_node(op_type, list(inputs), [out], **attrs))
+        return out
+
+    def const(self, value: Any, dtype: str) -> str:
+        array = np.asarray(value, dtype=_NUMPY[dtype])
+        key = (dtype, array.shape, array.tobytes())
+        name = self.consts.get(key)
+        if name is None:
+            name = self.consts[key] = self.fresh()
+            self.initializers.append(self.onnx.numpy_helper.from_array(array, name))
+        return name
+
+    def cast(self, name: str, have: str, want: str) -> str:
+        if have == want:
+            return name
+        return self.op("Cast", [name], to=_ONNX_TYPE(self.onnx, want))
+
+
+_NUMPY = {FLOAT64: np.float64, INT64: np.int64, BOOL: np.bool_}
+
+
+def _ONNX_TYPE(onnx: Any, dtype: str) -> int:  # noqa: N802 - reads as the ONNX enum it returns
+    return {FLOAT64: onnx.TensorProto.DOUBLE, INT64: onnx.TensorProto.INT64, BOOL: onnx.TensorProto.BOOL}[dtype]
+
+
+def _operand_dtype(node: Term) -> str:
+    """The dtype every operand of ``node`` is cast to before its ONNX operator runs."""
+    name = node.op.name
+    dtypes = [a.dtype for a in node.args]
+    if name in FLOAT_FUNCS:
+        return FLOAT64
+    if name in ARITHMETIC:
+        return promote(INT64, *dtypes) if BOOL in dtypes else promote(*dtypes)
+    if name in ("logical_and", "logical_or", "logical_not"):
+        return BOOL
+    if name in ("lt", "le", "gt", "ge"):
+        return promote(INT64, *dtypes)  # ONNX orders numbers, not bools
+    return promote(*dtypes)
+
+
+def _floor_parts(b: _Builder, x: str, y: str, dtype: str) -> tuple[str, str]:
+    """Names of ``x // y`` and ``x % y`` with Python's floor semantics, computed as numpy does."""
+    if dtype == INT64:
+        # Mod with fmod=0 is Python's integer modulo; x - x % y is a multiple of y, so Div is exact
+        mod = b.op("Mod", [x, y], fmod=0)
+        return b.op("Div", [b.op("Sub", [x, mod]), y]), mod
+    # floats, as numpy's divmod: m = fmod(x, y); shift m (and the quotient) by y when their signs differ
+    zero, one, half = b.const(0.0, FLOAT64), b.const(1.0, FLOAT64), b.const(0.5, FLOAT64)
+    m = b.op("Mod", [x, y], fmod=1)
+    differ = b.op("Xor", [b.op("Less", [y, zero]), b.op("Less", [m, zero])])
+    shift = b.op("And", [b.op("Not", [b.op("Equal", [m, zero])]), differ])
+    mod = b.op("Where", [shift, b.op("Add", [m, y]), m])
+    div = b.op("Div", [b.op("Sub", [x, m]), y])
+    div = b.op("Where", [shift, b.op("Sub", [div, one]), div])
+    floor = b.op("Floor", [div])
+    floor = b.op("Where", [b.op("Greater", [b.op("Sub", [div, floor]), half]), b.op("Add", [floor, one]), floor])
+    # a zero divisor gives x / 0 (inf or nan), as numpy does
+    floor = b.op("Where", [b.op("Equal", [y, zero]), b.op("Div", [x, y]), floor])
+    return floor, mod
+
+
+def _lower(b: _Builder, node: Term, args: list[str]) -> str:
+    """ONNX nodes computing ``node`` from its operands' value names; returns the result's name."""
+    name = node.op.name
+    if name == "where":
+        out = node.dtype
+        cond = b.cast(args[0], node.args[0].dtype, BOOL)
+        return b.op("Where", [cond, b.cast(args[1], node.args[1].dtype, out), b.cast(args[2], node.args[2].dtype, out)])
+    want = _operand_dtype(node)
+    args = [b.cast(v, a.dtype, want) for v, a in zip(args, node.args, strict=True)]
+    if name in ("maximum", "minimum") and want == BOOL:
+        name = "logical_or" if name == "maximum" else "logical_and"  # max/min of bools
+    if name in SIMPLE:
+        op_type = SIMPLE[name]
+        out = b.op(op_type, args[:2]) if len(args) > 1 else b.op(op_type, args)
+        for extra in args[2:]:
+            out = b.op(op_type, [out, extra])
+        return out
+    if name == "ne":
+        return b.op("Not", [b.op("Equal", args)])
+    if name in ("floordiv", "mod"):
+        floor, mod = _floor_parts(b, args[0], args[1], want)
+        return floor if name == "floordiv" else mod
+    if name == "ceil_div":  # ceil(a/b) = -((-a) // b)
+        floor, _ = _floor_parts(b, b.op("Neg", [args[0]]), args[1], want)
+        return b.op("Neg", [floor])
+    if name == "dot":
+        a, c = node.args
+        return b.op("Mul" if not a.ndim or not c.ndim else "MatMul", args)
+    if name == "sum":
+        x = node.args[0]
+        if not x.ndim:
+            return b.op("Identity", args)
+        if node.attr is None:
+            return b.op("ReduceSum", args, keepdims=0)
+        axes = [node.attr] if isinstance(node.attr, int) else list(node.attr)
+        return b.op("ReduceSum", [args[0], b.const(axes, INT64)], keepdims=0)
+    if name == "transpose":
+        perm = list(range(node.ndim))[::-1] if node.attr is None else [a % node.ndim for a in node.attr]
+        return b.op("Transpose", args, perm=perm)
+    raise ConversionError(f"to_onnx: the op {name!r} has no ONNX counterpart")
+
+
+def _value_info(b: _Builder, name: str, term: Term) -> Any:
+    dims = [d if d.__class__ is int else str(d) for d in term.shape]
+    return b.helper.make_tensor_value_info(name, _ONNX_TYPE(b.onnx, term.dtype), dims)
+
+
+def to_onnx(
+    outputs: Term | Sequence[Term],
+    inputs: Iterable[Any] | None = None,
+    *,
+    output_names: Sequence[str] | None = None,
+    name: str = "exprgraph",
+) -> Any:
+    """An ONNX ``ModelProto`` computing ``outputs`` from ``inputs`` (symbols or names).
+
+    ``inputs`` defaults to the outputs' free symbols sorted by name; graph inputs take the
+    symbols' names, outputs are ``output_0``, ``output_1``... unless ``output_names`` says.
+    """
+    b = _Builder()
+    single = outputs.__class__ is Term
+    outs = [outputs] if single else list(outputs)
+    order = postorder(outs)
+    symbols = {n.name: n for n in order if n.op.name == "symbol"}
+    if inputs is None:
+        ins = [symbols[k] for k in sorted(symbols)]
+    else:
+        ins = [s if s.__class__ is Term else symbols.get(s) for s in inputs]
+        if any(s is None or s.op.name != "symbol" for s in ins):
+            raise ConversionError("to_onnx: every input must be a symbol of the outputs (or its name)")
+    missing = sorted(set(symbols) - {s.name for s in ins})
+    if missing:
+        raise ConversionError(f"to_onnx: the outputs use symbols not in inputs: {missing}")
+    names = list(output_names) if output_names is not None else [f"output_{i}" for i in range(len(outs))]
+    if len(names) != len(outs) or len(set(names)) != len(names) or set(names) & set(symbols):
+        raise ConversionError("to_onnx: output_names must be distinct names, one per output, unlike the inputs")
+    value: dict[Term, str] = {}
+    for node in order:
+        if node.op.name == "symbol":
+            value[node] = node.name
+        elif node.op.name == "const":
+            data = node.attr.array if hasattr(node.attr, "array") else node.attr
+            value[node] = b.const(data, node.dtype)
+        else:
+            value[node] = _lower(b, node, [value[a] for a in node.args])
+    for term, out in zip(outs, names, strict=True):
+        b.nodes.append(b.helper.make_node("Identity", [value[term]], [out]))
+    graph = b.helper.make_graph(
+        b.nodes,
+        name,
+        [_value_info(b, s.name, s) for s in ins],
+        [_value_info(b, out, term) for term, out in zip(outs, names, strict=True)],
+        initializer=b.initializers,
+    )
+    opset = [b.helper.make_opsetid("", OPSET)]
+    model = b.helper.make_model(graph, opset_imports=opset, producer_name="exprgraph")
+    model.ir_version = b.helper.find_min_ir_version_for(opset)
+    return model

@@ -1,0 +1,106 @@
+"""to_onnx: models the ONNX checker accepts and the reference evaluator runs to our values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from interop_strategies import B, M, N, X, Y, Z, float_env, float_terms, int_env, int_terms, seed_examples
+
+from exprgraph import Symbol, dot, evaluate, get_op, maximum, minimum, transpose, where
+from exprgraph import sum as sum_
+from exprgraph.errors import ConversionError
+from exprgraph.interop import to_onnx
+
+onnx = pytest.importorskip("onnx")
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+
+def _run(model, env):
+    feeds = {i.name: np.asarray(env[i.name]) for i in model.graph.input}
+    with np.errstate(all="ignore"):
+        return ReferenceEvaluator(model).run(None, feeds)
+
+
+def _check(outputs, inputs, env, exact=False):
+    model = to_onnx(outputs, inputs)
+    onnx.checker.check_model(model, full_check=True)
+    got = _run(model, env)
+    with np.errstate(all="ignore"):
+        want = evaluate(list(outputs), env)
+    for g, w in zip(got, want, strict=True):
+        w = np.broadcast_to(w, g.shape)
+        assert g.dtype == w.dtype
+        if exact:
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-300, equal_nan=True)
+    return model
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(float_terms())
+def test_random_float_terms(t):
+    _check([t], [X, Y, Z], float_env(32))
+
+
+@settings(max_examples=100, deadline=None)
+@given(int_terms())
+def test_random_int_terms_exactly(t):
+    _check([t], [N, M], int_env(32), exact=True)
+
+
+def test_floor_semantics_and_dtypes_match_numpy_exactly():
+    rng = np.random.default_rng(2)
+    env = {
+        "x": np.concatenate([rng.normal(size=20) * 4, [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 7.5]]),
+        "y": np.concatenate([rng.normal(size=20) * 2, [0.5, -0.5, 0.0, np.inf, 2.0, -3.0, 1.0, -0.0]]),
+        "n": rng.integers(-20, 20, 28),
+        "m": np.concatenate([rng.integers(1, 9, 14), -rng.integers(1, 9, 14)]),
+        "b": rng.random(28) > 0.5,
+    }
+    outs = [X // Y, X % Y, N // M, N % M, B + B, -B, abs(N), maximum(B, B), minimum(B, ~B), where(B, X, N),
+            (B | (X < N)) & ~(N >= M), X / N, get_op("exp")(N), get_op("ne")(X, Y), get_op("eq")(B, B)]  # fmt: skip
+    _check(outs, [X, Y, N, M, B], env, exact=True)
+
+
+def test_tensor_ops_with_symbolic_dimensions():
+    A = Symbol("A", shape=("batch", 3))
+    v = Symbol("v", shape=(3,))
+    W = Symbol("W", shape=(3, "k"))
+    outs = [A @ W, dot(A, v), dot(v, v), sum_(A, axis=0), sum_(A), sum_(A * 2, axis=(0, 1)), transpose(A) * 2, A + v]
+    model = to_onnx(outs, [A, v, W])
+    dims = [[d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in model.graph.input]
+    assert dims == [["batch", 3], [3], [3, "k"]]
+    out_dims = [[d.dim_param or d.dim_value for d in o.type.tensor_type.shape.dim] for o in model.graph.output]
+    assert out_dims[0] == ["batch", "k"] and out_dims[2] == [] and out_dims[6] == [3, "batch"]
+    rng = np.random.default_rng(3)
+    env = {"A": rng.normal(size=(4, 3)), "v": rng.normal(size=3), "W": rng.normal(size=(3, 5))}
+    _check(outs, [A, v, W], env)
+
+
+def test_seed_examples_and_names():
+    model = _check(seed_examples(), [X, Y, Z], float_env(8, seed=5))
+    assert [o.name for o in model.graph.output] == [f"output_{i}" for i in range(len(seed_examples()))]
+    f = seed_examples()[0]
+    named = to_onnx(f, output_names=["f"])
+    assert [i.name for i in named.graph.input] == ["x", "y", "z"]
+    assert _run(named, {"x": 2.0, "y": 3.0, "z": 3.0})[0] == 9.0  # the seed's value
+    # an output that is an input, and one output twice
+    _check([X, X, X + 1], [X], {"x": np.arange(3.0)})
+
+
+def test_errors():
+    with pytest.raises(ConversionError, match="not in inputs"):
+        to_onnx(X + Y, [X])
+    with pytest.raises(ConversionError, match="output_names"):
+        to_onnx([X, Y], output_names=["a"])
+
+
+def test_long_chain_exports_without_recursion():
+    chain = X
+    for _ in range(100_000):
+        chain = chain + 1.0
+    model = to_onnx(chain)
+    assert len(model.graph.node) == 100_001
+    onnx.checker.check_model(model)
