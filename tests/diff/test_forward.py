@@ -16,6 +16,9 @@ from exprgraph.diff import DifferentiationError, forward, grad, hessian, hvp, ja
 
 x, y, z = X, Y, Z
 tangent_values = st.lists(st.floats(-2.0, 2.0, allow_nan=False), min_size=3, max_size=3)
+#: points without subnormal-scale values: there x*y/y and its derivatives under- and overflow in
+#: whatever order each side happens to compute them, and the comparison says nothing
+sane_points = points.filter(lambda p: all(v == 0 or abs(v) > 1e-100 for v in p.values()))
 
 
 def number(t: eg.Term, env: dict) -> float:
@@ -31,7 +34,7 @@ def close(got: float, want: float) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(f=terms(smooth=True), point=points, v=tangent_values)
+@given(f=terms(smooth=True), point=sane_points, v=tangent_values)
 def test_jvp_equals_gradient_dot_tangent(f: eg.Term, point: dict, v: list) -> None:
     d = grad(f, list(SYMBOLS))
     want = sum(number(t, point) * vi for t, vi in zip(d, v, strict=True) if vi != 0)  # zero tangents move nothing
@@ -39,7 +42,7 @@ def test_jvp_equals_gradient_dot_tangent(f: eg.Term, point: dict, v: list) -> No
 
 
 @settings(max_examples=40, deadline=None)
-@given(fs=st.lists(terms(kind="continuous", max_depth=3), min_size=1, max_size=3), point=points, v=tangent_values)
+@given(fs=st.lists(terms(kind="continuous", max_depth=3), min_size=1, max_size=3), point=sane_points, v=tangent_values)
 def test_jvp_of_several_outputs_equals_jacobian_times_v(fs: list, point: dict, v: list) -> None:
     rows = jacobian(fs, list(SYMBOLS))
     got = jvp(fs, list(SYMBOLS), v)
@@ -51,7 +54,7 @@ def test_jvp_of_several_outputs_equals_jacobian_times_v(fs: list, point: dict, v
 
 
 @settings(max_examples=40, deadline=None)
-@given(f=terms(smooth=True, max_depth=3), point=points, v=tangent_values)
+@given(f=terms(smooth=True, max_depth=3), point=sane_points, v=tangent_values)
 def test_hvp_equals_hessian_times_v(f: eg.Term, point: dict, v: list) -> None:
     h = np.array([[number(t, point) for t in row] for row in hessian(f, list(SYMBOLS))])
     got = [number(t, point) for t in hvp(f, list(SYMBOLS), v)]
