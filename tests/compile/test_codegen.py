@@ -16,13 +16,16 @@ import exprgraph as eg
 from exprgraph.compile import cbuild, lower
 from exprgraph.compile import compile as eg_compile
 from exprgraph.compile.c_emit import emit_c
+from exprgraph.compile.llvm_backend import llvm_available
 from exprgraph.compile.lower import plan_rows
 from exprgraph.diff import grad
-from exprgraph.errors import EvaluationError
+from exprgraph.errors import CompileError, EvaluationError
 
 x, y, z = X, Y, Z
 HAVE_CC = any(cbuild.shutil.which(c) for c in ("cc", "gcc", "clang"))
 needs_cc = pytest.mark.skipif(not HAVE_CC, reason="no C compiler")
+needs_llvm = pytest.mark.skipif(not llvm_available(), reason="llvmlite is not installed")
+NATIVE = [pytest.param("c", marks=needs_cc), pytest.param("llvm", marks=needs_llvm)]
 
 
 @pytest.fixture(autouse=True)
@@ -131,11 +134,11 @@ def test_big_programs_are_cut_into_parts_and_units() -> None:
     np.testing.assert_allclose(fn(point), want, rtol=1e-12, atol=1e-14)
 
 
-@needs_cc
+@pytest.mark.parametrize("backend", NATIVE)
 @settings(max_examples=15, deadline=None)
-@given(st.lists(terms(smooth=False), min_size=1, max_size=4), st.integers(0, 2**16))
-def test_random_terms_agree_with_evaluate_on_special_points(outs: list[eg.Term], seed: int) -> None:
-    fn = eg_compile(outs, SYMBOLS, backend="c")
+@given(outs=st.lists(terms(smooth=False), min_size=1, max_size=4), seed=st.integers(0, 2**16))
+def test_random_terms_agree_with_evaluate_on_special_points(backend: str, outs: list[eg.Term], seed: int) -> None:
+    fn = eg_compile(outs, SYMBOLS, backend=backend)
     values = special_points(24, seed=seed)
     env = dict(zip(SYMBOLS, values, strict=True))
     for t, a, b in zip(outs, fn(*values), eg.evaluate(outs, env), strict=True):
@@ -145,7 +148,7 @@ def test_random_terms_agree_with_evaluate_on_special_points(outs: list[eg.Term],
 # -- packed calls ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("backend", ["numpy", pytest.param("c", marks=needs_cc)])
+@pytest.mark.parametrize("backend", ["numpy", *NATIVE])
 def test_packed_calls(backend: str) -> None:
     i = eg.Symbol("i", "int64")
     outs = [x * y + eg.sin(z), eg.const(2.5), y, (x < y) & (i > 0), i * 3]
@@ -169,10 +172,10 @@ def test_packed_calls(backend: str) -> None:
     assert fn(np.zeros((0, 4))).shape == (0, 5)
 
 
-@needs_cc
-def test_packed_negative_integer_power_raises() -> None:
+@pytest.mark.parametrize("backend", NATIVE)
+def test_packed_negative_integer_power_raises(backend: str) -> None:
     i, j = eg.symbols("i j", dtype="int64")
-    fn = eg_compile(i**j, [i, j], backend="c", packed=True)
+    fn = eg_compile(i**j, [i, j], backend=backend, packed=True)
     assert fn(np.array([2.0, 3.0])).tolist() == [8.0]
     with pytest.raises(EvaluationError, match="negative"):
         fn(np.array([2.0, -1.0]))
@@ -207,7 +210,7 @@ def test_packed_calls_from_threads_use_their_own_workspace() -> None:
 # -- pickling -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("backend", ["numpy", pytest.param("c", marks=needs_cc)])
+@pytest.mark.parametrize("backend", ["numpy", *NATIVE])
 @pytest.mark.parametrize("packed", [False, True])
 def test_compiled_functions_pickle_as_terms_and_options(backend: str, packed: bool) -> None:
     outs = random_terms(6, seed=9)
@@ -221,3 +224,40 @@ def test_compiled_functions_pickle_as_terms_and_options(backend: str, packed: bo
     else:
         for a, b in zip(again(*values), fn(*values), strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+# -- the LLVM backend ------------------------------------------------------------------------------------
+
+
+@needs_llvm
+def test_llvm_gradients_agree_with_the_c_backend_and_evaluate() -> None:
+    f, xs = chain_sum(50)
+    outs = [f, *grad(f, xs)]
+    fn = eg_compile(outs, xs, backend="llvm", packed=True)
+    assert "define i32 @eg_run" in fn.source and "@llvm.sin.f64" in fn.source
+    point = np.random.default_rng(2).uniform(-1.5, 1.5, (19, len(xs)))
+    want = np.array(eg.evaluate(outs, {s: point[:, k] for k, s in enumerate(xs)})).T
+    np.testing.assert_allclose(fn(point), want, rtol=1e-12, atol=1e-14)
+    if HAVE_CC:
+        np.testing.assert_allclose(fn(point), eg_compile(outs, xs, backend="c", packed=True)(point), rtol=1e-12)
+
+
+@needs_llvm
+def test_llvm_broadcasts_like_numpy_and_refuses_tensors() -> None:
+    fn = eg_compile([x * y + z, x < y], [x, y, z], backend="llvm")
+    got = fn(np.array([[1.0], [2.0]]), np.array([10.0, 20.0]), 0.5)
+    assert got[0].tolist() == [[10.5, 20.5], [20.5, 40.5]] and got[1].dtype == np.bool_
+    a = eg.Symbol("A", shape=(2, 2))
+    with pytest.raises(CompileError, match="scalar shape"):
+        eg_compile(eg.sum(a), [a], backend="llvm")
+
+
+def test_an_op_without_an_llvm_rendering_is_a_clear_error() -> None:
+    op = eg.register_op(
+        eg.Op("twice_t", 1, lambda args, attr: (args[0].dtype, ()), impl=lambda v: 2 * v, c_render="(2 * {0})"),
+        replace=True,
+    )
+    if not llvm_available():
+        pytest.skip("llvmlite is not installed")
+    with pytest.raises(CompileError, match="no LLVM rendering"):
+        eg_compile(op(x), [x], backend="llvm")

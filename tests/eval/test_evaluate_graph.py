@@ -14,8 +14,8 @@ from hypothesis import given, settings
 
 import exprgraph as eg
 from exprgraph import Op, Symbol, Term, get_op, register_op, symbols
-from exprgraph.eval import evaluate
 from exprgraph.core.traversal import schedule
+from exprgraph.eval import evaluate
 
 x, y, z = symbols("x y z")
 

@@ -7,9 +7,11 @@ keyword). Every backend consumes one lowering (:func:`lower`: schedule, folded c
 counts, buffer plan): the ``"numpy"`` backend writes Python source of numpy calls; the ``"c"``
 backend writes C in bounded-size parts over blocks of points (:mod:`.c_emit`, rendered by the one
 C renderer :mod:`.crender`), builds it with the system C compiler into a shared library kept in
-the build cache (:mod:`.cache`) and loads it with ctypes. ``packed=True`` returns a function of
-one float64 array of shape ``(n_inputs,)`` or ``(points, n_inputs)`` giving ``(n_outputs,)`` or
-``(points, n_outputs)``, with no per-argument Python work. Every backend agrees with
+the build cache (:mod:`.cache`) and loads it with ctypes; the ``"llvm"`` backend writes LLVM IR
+from the op table's ``llvm`` templates and compiles it in process with llvmlite, in milliseconds.
+``packed=True`` returns a function of one float64 array of shape ``(n_inputs,)`` or
+``(points, n_inputs)`` giving ``(n_outputs,)`` or ``(points, n_outputs)``, with no per-argument
+Python work. Every backend agrees with
 :func:`exprgraph.evaluate`; the generated code is in ``.source``.
 """
 
@@ -26,7 +28,7 @@ from .numpy_backend import build_numpy
 __all__ = ["compile", "CompiledFunction", "CompileError", "CompilerNotFoundError", "BACKENDS", "lower", "Program"]
 
 #: the backends ``compile`` knows
-BACKENDS = ("numpy", "c")
+BACKENDS = ("numpy", "c", "llvm")
 
 
 def compile(  # noqa: A001
@@ -68,6 +70,13 @@ def compile(  # noqa: A001
         library = runner.library
         if build_timeout is not None:
             options["build_timeout"] = build_timeout
+    elif backend == "llvm":
+        from .llvm_backend import build_llvm
+
+        llvm_runner = build_llvm(program)
+        run, source = llvm_runner.run, llvm_runner.ir
+        pack = llvm_runner.packed if packed else None
+        library = llvm_runner
     else:
         raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
     return CompiledFunction(

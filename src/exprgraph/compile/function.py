@@ -105,7 +105,7 @@ class CompiledFunction:
         self._single = single
         self._options = dict(options or {})
         self._factory = factory  # what rebuilds the function from its terms when unpickled
-        #: the loaded C library (C backend; its handle stays open while the function lives)
+        #: what owns the native code (the C library, the LLVM engine), kept alive with the function
         self.library = library
 
     def __call__(self, *args: Any, out: np.ndarray | None = None) -> Any:

@@ -19,7 +19,7 @@ import re
 import struct
 from typing import Any
 
-from ..core import Term
+from ..core import Symbol, Term
 from ..core.dtypes import BOOL, FLOAT64, INT64, promote
 from ..errors import CompileError
 from .lower import Program
@@ -140,14 +140,14 @@ go:
   ret i64 %res
 }""",
     "eg_max_d": """define internal double @eg_max_d(double %a, double %b) {
-  %ge = fcmp oge double %a, %b
+  %ge = fcmp ogt double %a, %b
   %nan = fcmp uno double %a, %a
   %pick = or i1 %ge, %nan
   %r = select i1 %pick, double %a, double %b
   ret double %r
 }""",
     "eg_min_d": """define internal double @eg_min_d(double %a, double %b) {
-  %le = fcmp ole double %a, %b
+  %le = fcmp olt double %a, %b
   %nan = fcmp uno double %a, %a
   %pick = or i1 %le, %nan
   %r = select i1 %pick, double %a, double %b
@@ -177,6 +177,78 @@ step:
 exit:
   ret i64 %r
 }""",
+    "eg_truncdiv_d": """define internal double @eg_truncdiv_d(double %a, double %b) {
+  %q = fdiv double %a, %b
+  %t = call double @llvm.trunc.f64(double %q)
+  ret double %t
+}""",
+    "eg_truncdiv_i": """define internal i64 @eg_truncdiv_i(i64 %a, i64 %b) {
+  %bz = icmp eq i64 %b, 0
+  br i1 %bz, label %zero, label %nz
+zero:
+  ret i64 0
+nz:
+  %bm1 = icmp eq i64 %b, -1
+  br i1 %bm1, label %negate, label %div
+negate:
+  %n = sub i64 0, %a
+  ret i64 %n
+div:
+  %q = sdiv i64 %a, %b
+  ret i64 %q
+}""",
+    "eg_fmod_i": """define internal i64 @eg_fmod_i(i64 %a, i64 %b) {
+  %bz = icmp eq i64 %b, 0
+  %bm1 = icmp eq i64 %b, -1
+  %trivial = or i1 %bz, %bm1
+  br i1 %trivial, label %zero, label %go
+zero:
+  ret i64 0
+go:
+  %r = srem i64 %a, %b
+  ret i64 %r
+}""",
+    "eg_pow_dd": """define internal double @eg_pow_dd(double %a, double %b) {
+  %half = fcmp oeq double %b, 0.5
+  br i1 %half, label %root, label %general
+root:
+  %s = call double @llvm.sqrt.f64(double %a)
+  ret double %s
+general:
+  %p = call double @llvm.pow.f64(double %a, double %b)
+  ret double %p
+}""",
+    "eg_pow_di": """define internal double @eg_pow_di(double %a, i64 %b) {
+  %bf = sitofp i64 %b to double
+  %p = call double @llvm.pow.f64(double %a, double %bf)
+  %odd = and i64 %b, 1
+  %isodd = icmp ne i64 %odd, 0
+  %signed = call double @llvm.copysign.f64(double %p, double %a)
+  %r = select i1 %isodd, double %signed, double %p
+  ret double %r
+}""",
+    "eg_ceil_div_i": """define internal i64 @eg_ceil_div_i(i64 %a, i64 %b) {
+  %na = sub i64 0, %a
+  %q = call i64 @eg_floordiv_i(i64 %na, i64 %b)
+  %r = sub i64 0, %q
+  ret i64 %r
+}""",
+    "eg_ceil_div_d": """define internal double @eg_ceil_div_d(double %a, double %b) {
+  %na = fneg double %a
+  %q = call double @eg_floordiv_d(double %na, double %b)
+  %r = fneg double %q
+  ret double %r
+}""",
+    "eg_broadcast_i": """define internal i64 @eg_broadcast_i(i64 %a, i64 %b) {
+  %one = icmp eq i64 %b, 1
+  %r = select i1 %one, i64 %a, i64 %b
+  ret i64 %r
+}""",
+    "eg_broadcast_d": """define internal double @eg_broadcast_d(double %a, double %b) {
+  %one = fcmp oeq double %b, 1.0
+  %r = select i1 %one, double %a, double %b
+  ret double %r
+}""",
     "eg_sigmoid_d": """define internal double @eg_sigmoid_d(double %x) {
   %ax = call double @llvm.fabs.f64(double %x)
   %nax = fneg double %ax
@@ -197,7 +269,7 @@ _DECLARE = {
     },
     "llvm.copysign.f64": "declare double @llvm.copysign.f64(double, double)",
     "llvm.pow.f64": "declare double @llvm.pow.f64(double, double)",
-    **{f: f"declare double @{f}(double)" for f in ("tan", "tanh", "expm1", "log1p", "erf", "trunc")},
+    **{f: f"declare double @{f}(double)" for f in ("tan", "tanh", "expm1", "log1p", "erf")},
     "fmod": "declare double @fmod(double, double)",
     "llvm.abs.i64": "declare i64 @llvm.abs.i64(i64, i1)",
     "llvm.smax.i64": "declare i64 @llvm.smax.i64(i64, i64)",
@@ -254,47 +326,58 @@ class _Body:
         return self.emit(f"fcmp une double {value}, 0.0")
 
 
-def _compute_dtype(node: Term) -> str:
-    """The dtype an op computes in: comparisons in their operands' common dtype, logic in bool."""
+def _operand_dtypes(node: Term) -> tuple[str, ...]:
+    """The dtype each operand is converted to before the op applies (numpy's promotion, made explicit).
+
+    Comparisons compare in their operands' common dtype, logic works on bools, ``where`` takes a
+    bool condition, a float raised to an integer power keeps the exponent an integer; everything
+    else converts to the result's dtype.
+    """
     op = node.op
+    args = node.args
     if op.relational:
-        return promote(*(a.dtype for a in node.args))
+        return (promote(*(a.dtype for a in args)),) * len(args)
     if op.name in _LOGICAL:
-        return BOOL
-    return node.dtype
+        return (BOOL,) * len(args)
+    if op.name == "where":
+        return (BOOL, node.dtype, node.dtype)
+    if op.name == "pow" and node.dtype == FLOAT64 and args[1].dtype != FLOAT64:
+        return (FLOAT64, INT64)
+    return (node.dtype,) * len(args)
+
+
+#: a scalar symbol of each dtype, to ask an op's dtype rule about one step of a fold
+_SCALAR = {d: Symbol("s", d) for d in (FLOAT64, INT64, BOOL)}
+
+
+def _template(node: Term, dtypes: tuple[str, ...]) -> str:
+    op = node.op
+    templates = op.llvm
+    if templates is None:
+        raise CompileError(f"op {op.name!r} has no LLVM rendering (llvm in the op table); use backend='c'")
+    template = templates.get(",".join(dtypes)) or templates.get(dtypes[0] if op.name != "where" else dtypes[1])
+    if template is None:
+        raise CompileError(f"op {op.name!r} has no LLVM rendering for {', '.join(dtypes)}; use backend='c'")
+    return template
 
 
 def _step(body: _Body, node: Term, operands: list[str]) -> str:
     """The instructions computing ``node``; returns its value's name."""
     op = node.op
-    templates = op.llvm
-    if templates is None:
-        raise CompileError(f"op {op.name!r} has no LLVM rendering (llvm in the op table); use backend='c'")
-    compute = _compute_dtype(node)
-    template = templates.get(compute)
-    if template is None:
-        raise CompileError(f"op {op.name!r} has no LLVM rendering for {compute}; use backend='c'")
-    if op.name == "where":
-        cond = body.cast(operands[0], node.args[0].dtype, BOOL)
-        a = body.cast(operands[1], node.args[1].dtype, compute)
-        b = body.cast(operands[2], node.args[2].dtype, compute)
-        values = [cond, a, b]
-    else:
-        values = [body.cast(v, a.dtype, compute) for v, a in zip(operands, node.args, strict=True)]
-    fill = {"t": LLVM_TYPES[compute]}
-    if len(values) > 2 and op.arity[1] is None and op.associative:
-        acc = values[0]
-        for v in values[1:]:
-            acc = body.emit(template.format(acc, v, **fill))
-        result = acc
-    else:
-        result = body.emit(template.format(*values, **fill))
-    # comparisons and logic give bool; the rest give the compute dtype, which is the node's
-    return (
-        result
-        if compute == node.dtype or op.relational or op.name in _LOGICAL
-        else body.cast(result, compute, node.dtype)
-    )
+    args = node.args
+    if len(args) > 2 and op.arity[1] is None and op.associative:
+        # a fold, each step in its own dtype as numpy's fold computes it (add(i, j, x) adds the ints first)
+        have, acc = args[0].dtype, operands[0]
+        for a, v in zip(args[1:], operands[1:], strict=True):
+            pair = _operand_dtypes(op(_SCALAR[have], _SCALAR[a.dtype]))
+            step = op.infer((_SCALAR[have], _SCALAR[a.dtype]), None)[0]
+            values = [body.cast(acc, have, pair[0]), body.cast(v, a.dtype, pair[1])]
+            acc = body.emit(_template(op(_SCALAR[have], _SCALAR[a.dtype]), pair).format(*values))
+            have = step
+        return acc
+    dtypes = _operand_dtypes(node)
+    values = [body.cast(v, a.dtype, d) for v, a, d in zip(operands, args, dtypes, strict=True)]
+    return body.emit(_template(node, dtypes).format(*values))
 
 
 def _compute(body: _Body, program: Program, load: dict[Term, str]) -> dict[Term, str]:

@@ -612,6 +612,36 @@ def _grad_transpose(node: Any, g: Any) -> tuple:
     return (_O.transpose(g, axes=inverse),)
 
 
+# -- LLVM IR templates (exprgraph.compile.llvm_emit puts the operands, cast to the compute dtype, in) ---
+
+
+def _ir_arith(float_op: str, int_op: str) -> dict[str, str]:
+    """``a OP b`` on doubles and on int64 (bools are counted as integers, as ``arith`` types them)."""
+    return {FLOAT64: f"{float_op} double {{0}}, {{1}}", INT64: f"{int_op} i64 {{0}}, {{1}}"}
+
+
+def _ir_compare(ordered: str, signed: str, unsigned: str) -> dict[str, str]:
+    """A comparison of doubles (ordered: false with nan, but ``ne``), int64s and bools."""
+    return {
+        FLOAT64: f"fcmp {ordered} double {{0}}, {{1}}",
+        INT64: f"icmp {signed} i64 {{0}}, {{1}}",
+        BOOL: f"icmp {unsigned} i1 {{0}}, {{1}}",
+    }
+
+
+def _ir_call2(float_fn: str, int_fn: str) -> dict[str, str]:
+    """A call of a two-operand helper or libm function, for doubles and for int64s."""
+    return {
+        FLOAT64: f"call double @{float_fn}(double {{0}}, double {{1}})",
+        INT64: f"call i64 @{int_fn}(i64 {{0}}, i64 {{1}})",
+    }
+
+
+def _ir_math(fn: str) -> dict[str, str]:
+    """A call of a one-operand function of a double."""
+    return {FLOAT64: f"call double @{fn}(double {{0}})"}
+
+
 # -- the table -------------------------------------------------------------------------------------
 
 register_op(Op("symbol", 0, symbol_infer, notation="leaf", doc="A named input."))
@@ -651,9 +681,20 @@ _infix(
     associative=True,
     identity=0,
     grad=_grad_add,
+    llvm=_ir_arith("fadd", "add"),
     doc="Sum; variadic (prints as add(...) with >2 operands).",
 )
-_infix("sub", "-", PREC_ADD, arith, np.subtract, "({0} - {1})", grad=_grad_sub, doc="Difference.")
+_infix(
+    "sub",
+    "-",
+    PREC_ADD,
+    arith,
+    np.subtract,
+    "({0} - {1})",
+    grad=_grad_sub,
+    llvm=_ir_arith("fsub", "sub"),
+    doc="Difference.",
+)
 _infix(
     "mul",
     "*",
@@ -667,6 +708,7 @@ _infix(
     identity=1,
     absorbing=0,
     grad=_grad_mul,
+    llvm=_ir_arith("fmul", "mul"),
     doc="Product; variadic like add.",
 )
 _infix(
@@ -678,6 +720,7 @@ _infix(
     "({0} / {1})",
     domain=(ALL_REALS, NONZERO),
     grad=_grad_truediv,
+    llvm={FLOAT64: "fdiv double {0}, {1}"},
     doc="True division (float result).",
 )
 _infix(
@@ -689,6 +732,7 @@ _infix(
     "eg_floordiv({0}, {1})",
     domain=(ALL_REALS, NONZERO),
     grad=_no_grad,
+    llvm=_ir_call2("eg_floordiv_d", "eg_floordiv_i"),
     doc="Floor division (Python semantics).",
 )
 _infix(
@@ -700,6 +744,7 @@ _infix(
     "eg_mod({0}, {1})",
     domain=(ALL_REALS, NONZERO),
     grad=_grad_mod,
+    llvm=_ir_call2("eg_mod_d", "eg_mod_i"),
     doc="Modulo with the divisor's sign (Python semantics).",
 )
 
@@ -758,6 +803,7 @@ register_op(
         c_render=_c_truncdiv,
         domain=(ALL_REALS, NONZERO),
         grad=_no_grad,
+        llvm=_ir_call2("eg_truncdiv_d", "eg_truncdiv_i"),
         doc="Quotient rounded toward zero (C's integer /): 0 for a zero integer divisor, trunc(a/b) for floats.",
     )
 )
@@ -770,6 +816,7 @@ register_op(
         c_render=_c_fmod,
         domain=(ALL_REALS, NONZERO),
         grad=_grad_fmod,
+        llvm=_ir_call2("fmod", "eg_fmod_i"),
         doc="Remainder with the dividend's sign (C's % and fmod): 0 for a zero integer divisor.",
     )
 )
@@ -828,10 +875,27 @@ _infix(
     impl=_power,
     domain=(POSITIVE, ALL_REALS),
     grad=_grad_pow,
+    llvm={
+        FLOAT64: "call double @eg_pow_dd(double {0}, double {1})",
+        "float64,int64": "call double @eg_pow_di(double {0}, i64 {1})",
+        INT64: "call i64 @eg_pow_i(i64 {0}, i64 {1}, ptr %errp)",
+    },
     doc="Power (a**0.5 is sqrt(a); a float to an odd integer power keeps its sign).",
 )
 
-_infix("lt", "<", PREC_CMP, boolean, np.less, "({0} < {1})", assoc=None, relational=True, grad=_no_grad, doc="a < b.")
+_infix(
+    "lt",
+    "<",
+    PREC_CMP,
+    boolean,
+    np.less,
+    "({0} < {1})",
+    assoc=None,
+    relational=True,
+    grad=_no_grad,
+    llvm=_ir_compare("olt", "slt", "ult"),
+    doc="a < b.",
+)
 _infix(
     "le",
     "<=",
@@ -842,10 +906,21 @@ _infix(
     assoc=None,
     relational=True,
     grad=_no_grad,
+    llvm=_ir_compare("ole", "sle", "ule"),
     doc="a <= b.",
 )
 _infix(
-    "gt", ">", PREC_CMP, boolean, np.greater, "({0} > {1})", assoc=None, relational=True, grad=_no_grad, doc="a > b."
+    "gt",
+    ">",
+    PREC_CMP,
+    boolean,
+    np.greater,
+    "({0} > {1})",
+    assoc=None,
+    relational=True,
+    grad=_no_grad,
+    llvm=_ir_compare("ogt", "sgt", "ugt"),
+    doc="a > b.",
 )
 _infix(
     "ge",
@@ -857,6 +932,7 @@ _infix(
     assoc=None,
     relational=True,
     grad=_no_grad,
+    llvm=_ir_compare("oge", "sge", "uge"),
     doc="a >= b.",
 )
 _infix(
@@ -870,6 +946,7 @@ _infix(
     relational=True,
     commutative=True,
     grad=_no_grad,
+    llvm=_ir_compare("oeq", "eq", "eq"),
     doc="a == b as a term (Python == on terms is identity).",
 )
 _infix(
@@ -883,6 +960,7 @@ _infix(
     relational=True,
     commutative=True,
     grad=_no_grad,
+    llvm=_ir_compare("une", "ne", "ne"),
     doc="a != b as a term.",
 )
 
@@ -899,6 +977,7 @@ _infix(
     identity=True,
     absorbing=False,
     grad=_no_grad,
+    llvm={BOOL: "and i1 {0}, {1}"},
     doc="Logical and.",
 )
 _infix(
@@ -914,6 +993,7 @@ _infix(
     identity=False,
     absorbing=True,
     grad=_no_grad,
+    llvm={BOOL: "or i1 {0}, {1}"},
     doc="Logical or.",
 )
 
@@ -928,6 +1008,7 @@ register_op(
         precedence=PREC_UNARY,
         c_render="(-{0})",
         grad=_grad_neg,
+        llvm={FLOAT64: "fneg double {0}", INT64: "sub i64 0, {0}"},
         doc="Negation.",
     )
 )
@@ -942,6 +1023,7 @@ register_op(
         precedence=PREC_NOT,
         c_render="(!{0})",
         grad=_no_grad,
+        llvm={BOOL: "xor i1 {0}, true"},
         doc="Logical not.",
     )
 )
@@ -951,8 +1033,18 @@ def _call(name: str, arity: Any, infer: Any, c: str | None = None, ufunc: Any = 
     return register_op(Op(name, arity, infer, ufunc=ufunc, notation="call", c_render=c, **kw))
 
 
-_call("abs", 1, arith, "eg_abs({0})", np.absolute, domain=(NONZERO,), grad=_grad_abs, doc="Absolute value.")
-_call("exp", 1, real, "exp({0})", np.exp, grad=_grad_exp, doc="Exponential.")
+_call(
+    "abs",
+    1,
+    arith,
+    "eg_abs({0})",
+    np.absolute,
+    domain=(NONZERO,),
+    grad=_grad_abs,
+    llvm={FLOAT64: "call double @llvm.fabs.f64(double {0})", INT64: "call i64 @llvm.abs.i64(i64 {0}, i1 false)"},
+    doc="Absolute value.",
+)
+_call("exp", 1, real, "exp({0})", np.exp, grad=_grad_exp, llvm=_ir_math("llvm.exp.f64"), doc="Exponential.")
 _call(
     "log",
     1,
@@ -961,14 +1053,44 @@ _call(
     np.log,
     domain=(POSITIVE,),
     grad=_grad_log,
+    llvm=_ir_math("llvm.log.f64"),
     doc="Natural logarithm (nan below 0, -inf at 0).",
 )
-_call("sqrt", 1, real, "sqrt({0})", np.sqrt, domain=(POSITIVE,), grad=_grad_sqrt, doc="Square root (nan below 0).")
-_call("sin", 1, real, "sin({0})", np.sin, grad=_grad_sin, doc="Sine.")
-_call("cos", 1, real, "cos({0})", np.cos, grad=_grad_cos, doc="Cosine.")
-_call("tan", 1, real, "tan({0})", np.tan, domain=(((-np.pi / 2, np.pi / 2),),), grad=_grad_tan, doc="Tangent.")
-_call("tanh", 1, real, "tanh({0})", np.tanh, grad=_grad_tanh, doc="Hyperbolic tangent.")
-_call("sigmoid", 1, real, "eg_sigmoid({0})", impl=_sigmoid, grad=_grad_sigmoid, doc="Logistic function 1/(1+exp(-x)).")
+_call(
+    "sqrt",
+    1,
+    real,
+    "sqrt({0})",
+    np.sqrt,
+    domain=(POSITIVE,),
+    grad=_grad_sqrt,
+    llvm=_ir_math("llvm.sqrt.f64"),
+    doc="Square root (nan below 0).",
+)
+_call("sin", 1, real, "sin({0})", np.sin, grad=_grad_sin, llvm=_ir_math("llvm.sin.f64"), doc="Sine.")
+_call("cos", 1, real, "cos({0})", np.cos, grad=_grad_cos, llvm=_ir_math("llvm.cos.f64"), doc="Cosine.")
+_call(
+    "tan",
+    1,
+    real,
+    "tan({0})",
+    np.tan,
+    domain=(((-np.pi / 2, np.pi / 2),),),
+    grad=_grad_tan,
+    llvm=_ir_math("tan"),
+    doc="Tangent.",
+)
+_call("tanh", 1, real, "tanh({0})", np.tanh, grad=_grad_tanh, llvm=_ir_math("tanh"), doc="Hyperbolic tangent.")
+_call(
+    "sigmoid",
+    1,
+    real,
+    "eg_sigmoid({0})",
+    impl=_sigmoid,
+    grad=_grad_sigmoid,
+    llvm=_ir_math("eg_sigmoid_d"),
+    doc="Logistic function 1/(1+exp(-x)).",
+)
 _call(
     "maximum",
     (2, None),
@@ -981,6 +1103,11 @@ _call(
     associative=True,
     idempotent=True,
     aliases=("max",),
+    llvm={
+        FLOAT64: "call double @eg_max_d(double {0}, double {1})",
+        INT64: "call i64 @llvm.smax.i64(i64 {0}, i64 {1})",
+        BOOL: "or i1 {0}, {1}",
+    },
     doc="Elementwise maximum (nan propagates).",
 )
 _call(
@@ -995,6 +1122,11 @@ _call(
     associative=True,
     idempotent=True,
     aliases=("min",),
+    llvm={
+        FLOAT64: "call double @eg_min_d(double {0}, double {1})",
+        INT64: "call i64 @llvm.smin.i64(i64 {0}, i64 {1})",
+        BOOL: "and i1 {0}, {1}",
+    },
     doc="Elementwise minimum (nan propagates).",
 )
 _call(
@@ -1004,6 +1136,10 @@ _call(
     "({0} ? {1} : {2})",
     impl=np.where,
     grad=_grad_where,
+    llvm={
+        d: f"select i1 {{0}}, {t} {{1}}, {t} {{2}}"
+        for d, t in (("float64", "double"), ("int64", "i64"), ("bool", "i1"))
+    },
     doc="where(cond, a, b): a where cond holds, else b.",
 )
 _call("dot", 2, dot_rule, impl=np.dot, grad=_grad_dot, doc="numpy dot for operands of up to 2 dimensions.")
@@ -1046,4 +1182,15 @@ def _grad_identity(node: Any, g: Any) -> tuple:
     return (g,)
 
 
-_call("identity", 1, same, "({0})", impl=_identity, grad=_grad_identity, doc="The operand itself (rewrites remove it).")
+_call(
+    "identity",
+    1,
+    same,
+    "({0})",
+    impl=_identity,
+    grad=_grad_identity,
+    llvm={
+        d: f"select i1 true, {t} {{0}}, {t} {{0}}" for d, t in (("float64", "double"), ("int64", "i64"), ("bool", "i1"))
+    },
+    doc="The operand itself (rewrites remove it).",
+)

@@ -126,10 +126,15 @@ def _floor_parts(b: _Builder, x: str, y: str, dtype: str) -> tuple[str, str]:
     differ = b.op("Xor", [b.op("Less", [y, zero]), b.op("Less", [m, zero])])
     shift = b.op("And", [b.op("Not", [b.op("Equal", [m, zero])]), differ])
     mod = b.op("Where", [shift, b.op("Add", [m, y]), m])
+    # a zero remainder takes the divisor's sign (copysign(0, y); y == 0 is handled below)
+    signed_zero = b.op("Where", [b.op("Less", [y, zero]), b.const(-0.0, FLOAT64), zero])
+    mod = b.op("Where", [b.op("Equal", [m, zero]), signed_zero, mod])
     div = b.op("Div", [b.op("Sub", [x, m]), y])
     div = b.op("Where", [shift, b.op("Sub", [div, one]), div])
     floor = b.op("Floor", [div])
     floor = b.op("Where", [b.op("Greater", [b.op("Sub", [div, floor]), half]), b.op("Add", [floor, one]), floor])
+    # a zero quotient takes the sign of x / y (copysign(0, x/y); 0 * q keeps the sign for finite q)
+    floor = b.op("Where", [b.op("Equal", [div, zero]), b.op("Mul", [zero, b.op("Div", [x, y])]), floor])
     # a zero divisor gives x / 0 (inf or nan), as numpy does
     floor = b.op("Where", [b.op("Equal", [y, zero]), b.op("Div", [x, y]), floor])
     return floor, mod
