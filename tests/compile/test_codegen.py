@@ -261,3 +261,19 @@ def test_an_op_without_an_llvm_rendering_is_a_clear_error() -> None:
         pytest.skip("llvmlite is not installed")
     with pytest.raises(CompileError, match="no LLVM rendering"):
         eg_compile(op(x), [x], backend="llvm")
+
+
+@pytest.mark.parametrize("backend", ["numpy", *NATIVE])
+def test_a_sparse_hessian_compiles_to_one_packed_output(backend: str) -> None:
+    from exprgraph.diff import hessian
+
+    f, xs = chain_sum(12)
+    h = hessian(f, xs, sparse=True)
+    fn = eg_compile(h, xs, backend=backend, packed=True)
+    point = np.random.default_rng(5).uniform(-1, 1, len(xs))
+    got = fn(point)
+    assert got.shape == (h.nnz,)
+    dense = np.array(
+        [[float(eg.evaluate(t, dict(zip(xs, point, strict=True)))) for t in row] for row in hessian(f, xs)]
+    )
+    np.testing.assert_allclose(h.to_dense(got), dense, rtol=1e-12, atol=1e-14)

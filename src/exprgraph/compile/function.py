@@ -16,7 +16,14 @@ __all__ = ["CompiledFunction", "check_signature", "bind_inputs"]
 
 
 def check_signature(outputs: Any, inputs: Any) -> tuple[tuple[Term, ...], bool, tuple[Term, ...]]:
-    """Validate ``outputs`` and ``inputs``: ``(outputs, single output?, inputs)``."""
+    """Validate ``outputs`` and ``inputs``: ``(outputs, single output?, inputs)``.
+
+    ``outputs`` is a term, a list of terms, or a sparse matrix of terms (anything with ``rows``,
+    ``cols`` and a list of ``values``, such as :class:`exprgraph.diff.SparseMatrix`), whose
+    values are then the outputs, in its coordinate order.
+    """
+    if hasattr(outputs, "rows") and hasattr(outputs, "cols") and isinstance(getattr(outputs, "values", None), list):
+        outputs = list(outputs.values)
     single = outputs.__class__ is Term
     outs = (outputs,) if single else tuple(outputs)
     for t in outs:
