@@ -1,5 +1,7 @@
 """Every elementwise op of the op table in a one-line kernel: the compiled C agrees with ``evaluate``, and
-the gradient kernel with ``exprgraph.grad`` of the same scalar expression. A new op needs no other file.
+the gradient kernel with ``exprgraph.grad`` of the same scalar expression; on the edges (nan, the
+infinities, signed zeros, huge and subnormal values) both agree with the op table's numpy evaluation
+of the same terms, nan for nan, inf for inf and zero sign for zero sign. A new op needs no other file.
 
 One kernel holds a statement per op (``Y_op<8>[i] = op(X0_op<8>[i], X1_op<8>[i]);``), so the whole table
 compiles once; each op is still its own test. Ops that cannot appear in a kernel are skipped, with
@@ -17,7 +19,7 @@ from exprgraph.core.dtypes import BOOL
 from exprgraph.diff import grad
 from exprgraph.errors import KernelError
 from exprgraph.eval import evaluate
-from exprgraph.tensor import build, grad_kernel, parse_kernel, reference
+from exprgraph.tensor import build, grad_kernel, parse_kernel, reference, reference_grad
 from exprgraph.tensor.terms import function, read
 
 N = 8
@@ -233,3 +235,84 @@ def test_a_newly_registered_op_is_callable_and_differentiable_in_kernels():
     np.testing.assert_allclose(build(k)(X=x, W=w)["Y"], np.logaddexp(0, x / 4) * w, rtol=1e-5)
     report = check_grad(k)
     assert report.ok, str(report)
+
+
+# -- the edges: nan, the infinities, signed zeros, huge and tiny values ------------------------------------
+
+#: float32 edge values; a binary op meets every pair of them (EDGE_N lanes)
+EDGES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3e38, -3e38, 1e-40, 7.0], np.float32)
+EDGE_N = len(EDGES) ** 2
+
+
+def _edge_text(names: list[str]) -> str:
+    lines = []
+    for name in names:
+        args = ", ".join(f"X{k}_{name}<{EDGE_N}>[i]" for k in range(_arity(get_op(name))))
+        lines.append(f"Y_{name}<{EDGE_N}>[i] = {name}({args});")
+    return "\n".join(lines)
+
+
+def _edge_inputs(kernel) -> dict[str, np.ndarray]:
+    first, second = np.meshgrid(EDGES, EDGES, indexing="ij")
+    columns = [first.ravel(), second.ravel(), EDGES[np.arange(EDGE_N) % len(EDGES)]]
+    return {n: columns[int(n[1])].copy() for n in kernel.ins}
+
+
+def _same_special(got: np.ndarray, want: np.ndarray, what: str, rtol: float = 4e-6) -> None:
+    """nan where the reference has nan, the same infinities and zero signs, finite values to ``rtol``."""
+    assert np.array_equal(np.isnan(got), np.isnan(want)), (
+        f"{what}: nan at {np.flatnonzero(np.isnan(got) != np.isnan(want))}"
+    )
+    known = ~np.isnan(want)
+    g, w = got[known], want[known]
+    assert np.array_equal(np.isinf(g), np.isinf(w)) and np.array_equal(g[np.isinf(g)], w[np.isinf(w)]), what
+    zero = w == 0
+    assert np.array_equal(np.signbit(g[zero]), np.signbit(w[zero])), f"{what}: the sign of a zero"
+    finite = np.isfinite(w)
+    np.testing.assert_allclose(g[finite], w[finite], rtol=rtol, atol=1e-37, err_msg=what)
+
+
+@pytest.fixture(scope="module")
+def edge_run():
+    names = [n for n in NAMES if get_op(n).ufunc is not None or get_op(n).impl is not None]
+    kernel = parse_kernel(_edge_text(names), name="every_op_edges")
+    values = _edge_inputs(kernel)
+    with np.errstate(all="ignore"):
+        outputs = build(kernel)(**values)
+        ref = reference(kernel, **values)
+    smooth = [x for x in kernel.ins if get_op(x.split("_", 1)[1]).grad is not None]
+    gkernel = grad_kernel(kernel, smooth)
+    upstream = {f"d{o}": np.full(EDGE_N, 0.75, np.float32) for o in kernel.outs}
+    gvalues = {**values, **upstream}
+    with np.errstate(all="ignore"):
+        grads = build(gkernel)(**{p: gvalues[p] for p in gkernel.params if p in gvalues})
+        ref_grads = reference_grad(kernel, smooth, **values, **upstream)
+    # lanes whose inputs float32 and float64 treat alike (no value near float32's overflow or underflow)
+    extreme = np.zeros(EDGE_N, bool)
+    for v in values.values():
+        extreme |= np.isfinite(v) & ((np.abs(v) > 1e30) | ((v != 0) & (np.abs(v) < 1e-30)))
+    return names, outputs, ref, grads, ref_grads, ~extreme
+
+
+@pytest.mark.parametrize("name", PARAMS)
+def test_float_kernel_agrees_with_the_op_table_on_edge_values(name, edge_run):
+    names, outputs, ref, _, _, _ = edge_run
+    if name not in names:
+        pytest.skip(f"{name} has no numpy evaluation")
+    _same_special(outputs[f"Y_{name}"], ref[f"Y_{name}"], f"{name}: C kernel vs reference on edges")
+
+
+@pytest.mark.parametrize("name", PARAMS)
+def test_gradient_kernel_agrees_with_the_op_table_on_edge_values(name, edge_run):
+    names, _, _, grads, ref_grads, lanes = edge_run
+    if name not in names or get_op(name).grad is None:
+        pytest.skip(f"{name} has no gradient rule or no numpy evaluation")
+    for k in range(_arity(get_op(name))):
+        key = f"dX{k}_{name}"
+        if key in grads:
+            # the reference works in float64, so lanes with values near float32's overflow or underflow
+            # are left out (x**-1 of 1e-40 is finite in one, inf in the other); finite values may differ
+            # by float32 cancellation (1 - tanh(7)**2), hence the tolerance
+            want = ref_grads[key][lanes].astype(np.float32)
+            what = f"{name}: gradient kernel d/dx{k} vs reference on edges"
+            _same_special(grads[key][lanes], want, what, rtol=1e-2)

@@ -212,7 +212,11 @@ def _run_statement(kernel: Kernel, st: Statement, arrays: dict[str, np.ndarray],
     target = arrays[st.name]
     ranges = {lp.var: (lp.lo, lp.hi) for lp in st.loops}
     box_shape = tuple(ranges[v][1] - ranges[v][0] for v in st.out_vars)
-    total = np.zeros(box_shape, np.int64 if is_int else np.float64)
+    # a statement without summed indices assigns its one value: start from -0.0, which every addition
+    # leaves unchanged (-0.0 + v is v, -0.0 included), so a computed -0.0 is kept as the C code keeps
+    # it; a sum starts from +0.0 as the C accumulator does
+    start = 0.0 if is_int or st.reduction_vars else -0.0
+    total = np.full(box_shape, start, np.int64 if is_int else np.float64)
     with np.errstate(all="ignore"):
         for env in _chunks(st):
             shape = _tail_shape(st, env)
