@@ -39,6 +39,8 @@ __all__ = ["CSource", "emit_c", "PART_SIZE", "UNIT_SIZE", "WORK_TARGET"]
 PART_SIZE = 64
 #: statements per translation unit before a program is split over several
 UNIT_SIZE = 2500
+#: most statements in one translation unit (the compiler's memory and stack grow with a unit)
+MAX_UNIT = 20_000
 #: workspace bytes a superblock may use (about half of a core's L2 cache)
 WORK_TARGET = 256 * 1024
 #: most blocks in a superblock
@@ -140,7 +142,9 @@ def _part(p: int, chunk: list[Term], program: Program, row: dict[Term, int]) -> 
 
 
 def _unit_count(statements: int) -> int:
-    return max(1, min(max(2, os.cpu_count() or 1), statements // UNIT_SIZE))
+    """As many units as CPUs once a program is big, more when a unit would pass MAX_UNIT statements."""
+    parallel = min(max(2, os.cpu_count() or 1), statements // UNIT_SIZE)
+    return max(1, parallel, -(-statements // MAX_UNIT))
 
 
 def _units(parts: list[str], driver: str, head: str, n_units: int) -> list[str]:
@@ -187,7 +191,13 @@ def _driver(
         "        const int64_t m = total - s < EG_B * EG_SUPER ? total - s : EG_B * EG_SUPER;",
         "        const int nb = (int)((m + EG_B - 1) / EG_B);",
     ]
-    calls = [f"        eg_part{p}(nb, wd, wi, wb);" for p in range(n_parts)]
+    # the parts are called through a table, so the driver's size does not grow with the program
+    lines.append(f"static void (*const eg_parts[{max(n_parts, 1)}])({_PARAMS}) = {{")
+    lines.extend(f"    eg_part{p}," for p in range(n_parts))
+    if not n_parts:
+        lines.append("    0,")
+    lines.append("};")
+    calls = [f"        for (int k = 0; k < {n_parts}; k++) eg_parts[k](nb, wd, wi, wb);"]
     n_in, n_out = len(program.inputs), len(program.outputs)
     positions = {s: k for k, s in enumerate(program.inputs)}
     out_position: dict[Term, list[int]] = {}
