@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError
-from .dtypes import BOOL, FLOAT64, INT64, promote
+from .dtypes import BOOL, DTYPES, FLOAT32, FLOAT64, INT64, is_float, promote
 from .leaves import const, const_infer, const_key, symbol_infer
 from .op import (
     ALL_REALS,
@@ -46,7 +46,12 @@ def _shape(args: tuple) -> tuple:
     return broadcast_shapes(*(a.shape for a in args))
 
 
-_ARITH2 = {(a, b): promote(INT64, a, b) for a in (BOOL, INT64, FLOAT64) for b in (BOOL, INT64, FLOAT64)}
+def _numeric(dtype: str) -> str:
+    """Arithmetic counts bools as integers: a bool result is an int64 one."""
+    return INT64 if dtype == BOOL else dtype
+
+
+_ARITH2 = {(a, b): _numeric(promote(a, b)) for a in DTYPES for b in DTYPES}
 
 
 def arith(args: tuple, attr: Any) -> tuple[str, tuple]:
@@ -55,14 +60,11 @@ def arith(args: tuple, attr: Any) -> tuple[str, tuple]:
         a, b = args
         sa, sb = a.shape, b.shape
         return _ARITH2[a.dtype, b.dtype], (sb if not sa else sa if not sb or sa is sb else _shape(args))
-    dtype = INT64
     scalar = True
     for a in args:
-        if a.dtype == FLOAT64:
-            dtype = FLOAT64
         if a.shape:
             scalar = False
-    return dtype, (() if scalar else _shape(args))
+    return _numeric(promote(*(a.dtype for a in args))), (() if scalar else _shape(args))
 
 
 def same(args: tuple, attr: Any) -> tuple[str, tuple]:
@@ -71,8 +73,9 @@ def same(args: tuple, attr: Any) -> tuple[str, tuple]:
 
 
 def real(args: tuple, attr: Any) -> tuple[str, tuple]:
-    """Elementwise with a float64 result (division, transcendental functions)."""
-    return FLOAT64, _shape(args)
+    """Elementwise with a float result (division, transcendental functions): float32 for float32
+    operands (with bools), float64 otherwise."""
+    return (FLOAT32 if promote(*(a.dtype for a in args)) == FLOAT32 else FLOAT64), _shape(args)
 
 
 def boolean(args: tuple, attr: Any) -> tuple[str, tuple]:
@@ -93,7 +96,7 @@ def _contract(a: Any, b: Any, what: str) -> None:
 def dot_rule(args: tuple, attr: Any) -> tuple[str, tuple]:
     """numpy ``dot`` for operands of at most two dimensions."""
     a, b = args
-    dtype = promote(INT64, a.dtype, b.dtype)
+    dtype = _numeric(promote(a.dtype, b.dtype))
     sa, sb = a.shape, b.shape
     if not sa or not sb:
         return dtype, sa or sb
@@ -106,7 +109,7 @@ def dot_rule(args: tuple, attr: Any) -> tuple[str, tuple]:
 def matmul_rule(args: tuple, attr: Any) -> tuple[str, tuple]:
     """numpy ``matmul``: matrix product over the last two axes, leading axes broadcast."""
     a, b = args
-    dtype = promote(INT64, a.dtype, b.dtype)
+    dtype = _numeric(promote(a.dtype, b.dtype))
     sa, sb = a.shape, b.shape
     if not sa or not sb:
         raise ShapeError("matmul operands must have at least one dimension; use * for scalars")
@@ -124,8 +127,7 @@ def sum_rule(args: tuple, attr: Any) -> tuple[str, tuple]:
     """``sum(x, axis=...)``: the summed axes disappear (all of them for ``axis=None``)."""
     (x,) = args
     axes = normalize_axes(attr, x.ndim, "sum")
-    dtype = FLOAT64 if x.dtype == FLOAT64 else INT64
-    return dtype, tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    return _numeric(x.dtype), tuple(d for i, d in enumerate(x.shape) if i not in axes)
 
 
 def transpose_rule(args: tuple, attr: Any) -> tuple[str, tuple]:
@@ -150,9 +152,15 @@ def _axis_key(attr: Any) -> Any:
 # -- numpy implementations needing more than one ufunc ----------------------------------------------
 
 
+def _floats(x: Any) -> Any:
+    """``x`` as a float array: float32 stays float32, anything else is float64."""
+    x = np.asarray(x)
+    return x if x.dtype == np.float32 else x.astype(np.float64)
+
+
 def _sigmoid(x: Any) -> Any:
     # 1/(1+exp(-x)) = e/(1+e) with e = exp(x) for x < 0: no overflow, full relative precision
-    x = np.asarray(x, dtype=np.float64)
+    x = _floats(x)
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
@@ -228,7 +236,17 @@ def _nary(ufunc: Any) -> Any:
 # node in second and later sweeps share it.
 
 
-_NUMBERS = {"one": 1.0, "one_int": 1, "zero": 0.0, "zero_int": 0, "two": 2.0, "two_int": 2}
+_NUMBERS = {
+    "one": 1.0,
+    "one_int": 1,
+    "zero": 0.0,
+    "zero_int": 0,
+    "two": 2.0,
+    "two_int": 2,
+    "one32": np.float32(1.0),
+    "zero32": np.float32(0.0),
+    "two32": np.float32(2.0),
+}
 
 
 class _Lazy:
@@ -243,6 +261,21 @@ class _Lazy:
 _O = _Lazy()
 
 
+def _one(like: Any) -> Any:
+    """1.0 in ``like``'s float dtype (float32 terms keep their gradients float32), else float64."""
+    return _O.one32 if like.dtype == FLOAT32 else _O.one
+
+
+def _zero(like: Any) -> Any:
+    """0.0 in ``like``'s float dtype (float32 for float32 terms, else float64)."""
+    return _O.zero32 if like.dtype == FLOAT32 else _O.zero
+
+
+def _two(like: Any) -> Any:
+    """2.0 in ``like``'s float dtype (float32 for float32 terms, else float64)."""
+    return _O.two32 if like.dtype == FLOAT32 else _O.two
+
+
 def product(g: Any, factors: Any) -> Any:
     """``g * factors[0] * ...`` as one mul; folds ``c1*c2``, ``1*t``, ``t*1.0`` and ``(1/b)*t -> t/b`` when float."""
     first = factors[0]
@@ -255,19 +288,18 @@ def product(g: Any, factors: Any) -> Any:
             if not factors:
                 return g
             first = factors[0]
-    one = _O.one
-    if one in factors and g.dtype == FLOAT64:  # t*1.0 -> t: exact for a float product
+    one = _one(g)
+    if one in factors and is_float(g.dtype):  # t*1.0 -> t: exact for a float product of g's dtype
         factors = tuple(f for f in factors if f is not one)
         if not factors:
             return g
         first = factors[0]
-    if g is one or g is _O.one_int:  # 1*t -> t (g decides the dtype only when no factor is float)
-        if len(factors) == 1:
-            if first.dtype == FLOAT64:
-                return first
-        elif any(f.dtype == FLOAT64 for f in factors):
-            return Term(_O.mul, tuple(factors))
-    elif len(factors) == 1 and FLOAT64 == g.dtype == first.dtype:
+    if g is _O.one or g is _O.one_int or g is _O.one32:
+        # 1*t -> t when the product of the factors is a float that g does not widen (else g decides the dtype)
+        dt = first.dtype if len(factors) == 1 else _numeric(promote(*(f.dtype for f in factors)))
+        if is_float(dt) and _ARITH2[g.dtype, dt] == dt:
+            return first if len(factors) == 1 else Term(_O.mul, tuple(factors))
+    elif len(factors) == 1 and is_float(g.dtype) and g.dtype == first.dtype:
         if g.op is _O.truediv and g.args[0] is one:
             return Term(_O.truediv, (first, g.args[1]))  # (1/b)*t -> t/b: one rounding fewer
         if first.op is _O.truediv and first.args[0] is one:
@@ -283,7 +315,8 @@ def times(g: Any, t: Any) -> Any:
 def negate(g: Any) -> Any:
     """``-g``: a constant for a scalar number, ``-(-t) -> t``, ``-(c*t) -> (-c)*t``, else a neg term."""
     op = g.op
-    if op is _O.const and (g.attr.__class__ is float or (g.attr.__class__ is int and g.attr != -(2**63))):
+    cls = g.attr.__class__
+    if op is _O.const and (cls is float or cls is np.float32 or (cls is int and g.attr != -(2**63))):
         return const(-g.attr)
     if op is _O.neg:
         return g.args[0]
@@ -292,6 +325,10 @@ def negate(g: Any) -> Any:
         if first.op is _O.const and first.attr.__class__ is float:  # -(c*t) -> (-c)*t: exact
             return Term(_O.mul, (const(-first.attr), *g.args[1:]))
     return Term(_O.neg, (g,))
+
+
+#: numpy type of the ones that widen a term of each dtype (multiplying by them changes no value or dtype)
+_ONES = {FLOAT64: np.float64, FLOAT32: np.float32}
 
 
 def _same_shape(a: tuple, b: tuple) -> bool:
@@ -306,7 +343,7 @@ def insert_axes(t: Any, positions: Any) -> Any:
     if not k:
         return t
     r = t.ndim + k
-    ones = const(np.ones((1,) * r, dtype=np.float64 if t.dtype == FLOAT64 else np.int64))
+    ones = const(np.ones((1,) * r, dtype=_ONES.get(t.dtype, np.int64)))
     widened = Term(_O.mul, (ones, t))  # shape (1,)*k + t.shape: multiplying by 1 changes no value
     perm, next_one, next_t = [], 0, k
     for j in range(r):
@@ -330,7 +367,7 @@ def broadcast_like(t: Any, like: Any) -> Any:
     if lead >= 0 and all(d.__class__ is int for d in target):
         # multiply by ones of shape (1, .., d, .., 1) for each axis to widen: small constants, no values
         out = t
-        dtype = np.float64 if t.dtype == FLOAT64 else np.int64
+        dtype = _ONES.get(t.dtype, np.int64)
         for i, d in enumerate(target):
             have = out.shape[i - len(target) + out.ndim] if i - len(target) + out.ndim >= 0 else 1
             if have != d:
@@ -450,7 +487,7 @@ def _grad_pow(node: Any, g: Any) -> tuple:
     c = _O.const
     da = db = None
     if a.op is not c:
-        if b.op is c and b.attr.__class__ in (bool, int, float):
+        if b.op is c and b.attr.__class__ in (bool, int, float, np.float32):
             e = b.attr
             if e != 0:  # a**0 is the constant 1
                 e = e - 1
@@ -461,7 +498,7 @@ def _grad_pow(node: Any, g: Any) -> tuple:
                         e = float(e)  # an int base to a negative int power is not an int64
                     da = product(g, (b, a if e == 1 else Term(_O.pow, (a, const(e)))))
         else:
-            da = product(g, (b, Term(_O.pow, (a, Term(_O.sub, (b, _O.one))))))
+            da = product(g, (b, Term(_O.pow, (a, Term(_O.sub, (b, _one(b)))))))
     if b.op is not c:
         db = product(g, (node, Term(_O.log, (a,))))
     return da, db
@@ -490,7 +527,7 @@ def _grad_log(node: Any, g: Any) -> tuple:
 
 def _grad_sqrt(node: Any, g: Any) -> tuple:
     # d sqrt(a) = da / (2 sqrt(a))
-    return (Term(_O.truediv, (g, Term(_O.mul, (_O.two, node)))),)
+    return (Term(_O.truediv, (g, Term(_O.mul, (_two(node), node)))),)
 
 
 def _grad_sin(node: Any, g: Any) -> tuple:
@@ -506,28 +543,28 @@ def _grad_cos(node: Any, g: Any) -> tuple:
 
 
 def _square(t: Any) -> Any:
-    return Term(_O.pow, (t, _O.two_int))
+    return Term(_O.pow, (t, _O.two32 if t.dtype == FLOAT32 else _O.two_int))
 
 
 def _grad_tan(node: Any, g: Any) -> tuple:
     # d tan(a) = (1 + tan(a)**2) da
-    return (times(g, Term(_O.add, (_O.one, _square(node)))),)
+    return (times(g, Term(_O.add, (_one(node), _square(node)))),)
 
 
 def _grad_tanh(node: Any, g: Any) -> tuple:
     # d tanh(a) = (1 - tanh(a)**2) da
-    return (times(g, Term(_O.sub, (_O.one, _square(node)))),)
+    return (times(g, Term(_O.sub, (_one(node), _square(node)))),)
 
 
 def _grad_sigmoid(node: Any, g: Any) -> tuple:
     # d s(a) = s(a) (1 - s(a)) da
-    return (times(g, Term(_O.mul, (node, Term(_O.sub, (_O.one, node))))),)
+    return (times(g, Term(_O.mul, (node, Term(_O.sub, (_one(node), node))))),)
 
 
 def _grad_extremum(node: Any, g: Any) -> tuple:
     # d max(a, b, ...) flows to the first operand equal to the result (ties: the leftmost one)
     where, eq = _O.where, _O.eq
-    zero = _O.zero
+    zero = _zero(node)
     args = node.args
     out = []
     taken = None  # "an earlier operand was the extremum"
@@ -550,7 +587,7 @@ def _grad_extremum(node: Any, g: Any) -> tuple:
 def _grad_where(node: Any, g: Any) -> tuple:
     # where(c, a, b): the gradient goes to a where c holds, to b elsewhere (none to c)
     c, a, b = node.args
-    where, zero, k = _O.where, _O.zero, _O.const
+    where, zero, k = _O.where, _zero(node), _O.const
     return (None, None if a.op is k else Term(where, (c, g, zero)), None if b.op is k else Term(where, (c, zero, g)))
 
 
