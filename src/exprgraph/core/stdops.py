@@ -181,7 +181,7 @@ def _power(base: Any, exponent: Any) -> Any:
     if exponent.dtype.kind == "f":
         half = exponent == 0.5
         if half.any():
-            out = np.where(half, np.sqrt(base), out)
+            out = np.where(half, np.sqrt(base.astype(out.dtype)), out)  # a float32 base of a float64 power: in float64
     elif exponent.dtype.kind in "iu" and base.dtype.kind == "f":
         odd = (exponent & 1).astype(bool)
         if odd.any():
@@ -652,31 +652,60 @@ def _grad_transpose(node: Any, g: Any) -> tuple:
 # -- LLVM IR templates (exprgraph.compile.llvm_emit puts the operands, cast to the compute dtype, in) ---
 
 
+def _ir_single(fn: str) -> str:
+    """The single precision name of a double function: ``llvm.exp.f32``, ``eg_mod_f``, ``eg_pow_ff``, ``tanf``."""
+    if fn.endswith(".f64"):
+        return fn[:-4] + ".f32"
+    if fn.startswith("eg_"):
+        return re.sub(r"_d(d?)$", lambda m: "_f" + ("f" if m.group(1) else ""), fn)
+    return fn + "f"
+
+
 def _ir_arith(float_op: str, int_op: str) -> dict[str, str]:
-    """``a OP b`` on doubles and on int64 (bools are counted as integers, as ``arith`` types them)."""
-    return {FLOAT64: f"{float_op} double {{0}}, {{1}}", INT64: f"{int_op} i64 {{0}}, {{1}}"}
+    """``a OP b`` on doubles, floats and int64 (bools are counted as integers, as ``arith`` types them)."""
+    return {
+        FLOAT64: f"{float_op} double {{0}}, {{1}}",
+        FLOAT32: f"{float_op} float {{0}}, {{1}}",
+        INT64: f"{int_op} i64 {{0}}, {{1}}",
+    }
 
 
 def _ir_compare(ordered: str, signed: str, unsigned: str) -> dict[str, str]:
-    """A comparison of doubles (ordered: false with nan, but ``ne``), int64s and bools."""
+    """A comparison of doubles or floats (ordered: false with nan, but ``ne``), int64s and bools."""
     return {
         FLOAT64: f"fcmp {ordered} double {{0}}, {{1}}",
+        FLOAT32: f"fcmp {ordered} float {{0}}, {{1}}",
         INT64: f"icmp {signed} i64 {{0}}, {{1}}",
         BOOL: f"icmp {unsigned} i1 {{0}}, {{1}}",
     }
 
 
 def _ir_call2(float_fn: str, int_fn: str) -> dict[str, str]:
-    """A call of a two-operand helper or libm function, for doubles and for int64s."""
+    """A call of a two-operand helper or libm function, for doubles, floats and int64s."""
     return {
         FLOAT64: f"call double @{float_fn}(double {{0}}, double {{1}})",
+        FLOAT32: f"call float @{_ir_single(float_fn)}(float {{0}}, float {{1}})",
         INT64: f"call i64 @{int_fn}(i64 {{0}}, i64 {{1}})",
     }
 
 
 def _ir_math(fn: str) -> dict[str, str]:
-    """A call of a one-operand function of a double."""
-    return {FLOAT64: f"call double @{fn}(double {{0}})"}
+    """A call of a one-operand function of a double, and of its single precision twin for a float."""
+    return {FLOAT64: f"call double @{fn}(double {{0}})", FLOAT32: f"call float @{_ir_single(fn)}(float {{0}})"}
+
+
+def _ir_math2(fn: str) -> dict[str, str]:
+    """A call of a two-operand function of doubles, and of its single precision twin for floats."""
+    return {
+        FLOAT64: f"call double @{fn}(double {{0}}, double {{1}})",
+        FLOAT32: f"call float @{_ir_single(fn)}(float {{0}}, float {{1}})",
+    }
+
+
+def _ir_each(template: str) -> dict[str, str]:
+    """One template for every dtype, ``{t}`` standing for the LLVM type."""
+    types = ((FLOAT64, "double"), (FLOAT32, "float"), (INT64, "i64"), (BOOL, "i1"))
+    return {d: template.replace("{t}", t) for d, t in types}
 
 
 # -- the table -------------------------------------------------------------------------------------
@@ -757,7 +786,7 @@ _infix(
     "({0} / {1})",
     domain=(ALL_REALS, NONZERO),
     grad=_grad_truediv,
-    llvm={FLOAT64: "fdiv double {0}, {1}"},
+    llvm={FLOAT64: "fdiv double {0}, {1}", FLOAT32: "fdiv float {0}, {1}"},
     doc="True division (float result).",
 )
 _infix(
@@ -914,6 +943,7 @@ _infix(
     grad=_grad_pow,
     llvm={
         FLOAT64: "call double @eg_pow_dd(double {0}, double {1})",
+        FLOAT32: "call float @eg_pow_ff(float {0}, float {1})",
         "float64,int64": "call double @eg_pow_di(double {0}, i64 {1})",
         INT64: "call i64 @eg_pow_i(i64 {0}, i64 {1}, ptr %errp)",
     },
@@ -1045,7 +1075,7 @@ register_op(
         precedence=PREC_UNARY,
         c_render="(-{0})",
         grad=_grad_neg,
-        llvm={FLOAT64: "fneg double {0}", INT64: "sub i64 0, {0}"},
+        llvm={FLOAT64: "fneg double {0}", FLOAT32: "fneg float {0}", INT64: "sub i64 0, {0}"},
         doc="Negation.",
     )
 )
@@ -1078,7 +1108,10 @@ _call(
     np.absolute,
     domain=(NONZERO,),
     grad=_grad_abs,
-    llvm={FLOAT64: "call double @llvm.fabs.f64(double {0})", INT64: "call i64 @llvm.abs.i64(i64 {0}, i1 false)"},
+    llvm={
+        **_ir_math("llvm.fabs.f64"),
+        INT64: "call i64 @llvm.abs.i64(i64 {0}, i1 false)",
+    },
     doc="Absolute value.",
 )
 _call("exp", 1, real, "exp({0})", np.exp, grad=_grad_exp, llvm=_ir_math("llvm.exp.f64"), doc="Exponential.")
@@ -1141,7 +1174,7 @@ _call(
     idempotent=True,
     aliases=("max",),
     llvm={
-        FLOAT64: "call double @eg_max_d(double {0}, double {1})",
+        **_ir_math2("eg_max_d"),
         INT64: "call i64 @llvm.smax.i64(i64 {0}, i64 {1})",
         BOOL: "or i1 {0}, {1}",
     },
@@ -1160,7 +1193,7 @@ _call(
     idempotent=True,
     aliases=("min",),
     llvm={
-        FLOAT64: "call double @eg_min_d(double {0}, double {1})",
+        **_ir_math2("eg_min_d"),
         INT64: "call i64 @llvm.smin.i64(i64 {0}, i64 {1})",
         BOOL: "and i1 {0}, {1}",
     },
@@ -1173,10 +1206,7 @@ _call(
     "({0} ? {1} : {2})",
     impl=np.where,
     grad=_grad_where,
-    llvm={
-        d: f"select i1 {{0}}, {t} {{1}}, {t} {{2}}"
-        for d, t in (("float64", "double"), ("int64", "i64"), ("bool", "i1"))
-    },
+    llvm=_ir_each("select i1 {0}, {t} {1}, {t} {2}"),
     doc="where(cond, a, b): a where cond holds, else b.",
 )
 _call("dot", 2, dot_rule, impl=np.dot, grad=_grad_dot, doc="numpy dot for operands of up to 2 dimensions.")
@@ -1205,8 +1235,38 @@ _call(
 
 #: ops whose bool operands are counted as integers when evaluated
 ARITHMETIC = frozenset({"add", "sub", "mul", "floordiv", "mod", "pow", "neg", "abs", "dot", "matmul", "sum"})
-#: ops with a float64 result whatever their operand dtypes
+#: ops with a float result whatever their operand dtypes (float32 for float32 operands, else float64)
 FLOAT_FUNCS = frozenset({"truediv", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid"})
+
+
+def bool_casts(node: Term) -> tuple[str | None, ...]:
+    """The dtype each bool operand of ``node`` is evaluated as (None for other operands).
+
+    Arithmetic counts a bool as an int64, or as a float32 where it meets a float32 (numpy's
+    ``float32 + bool`` is a float32); a variadic op is a left fold, so each bool is counted as the
+    step that meets it computes (``add(x32, b, i)`` adds ``b`` to ``x32`` in float32). Float
+    functions read a bool as their result's float dtype (numpy would compute them in float16).
+    """
+    args = node.args
+    name = node.op.name
+    if name in FLOAT_FUNCS:
+        return tuple(node.dtype if a.dtype == BOOL else None for a in args)
+    if name not in ARITHMETIC:
+        return (None,) * len(args)
+    if len(args) <= 2 or node.dtype == FLOAT32:  # a float32 result: no int64 operand, every step is float32
+        cast = FLOAT32 if node.dtype == FLOAT32 else INT64
+        return tuple(cast if a.dtype == BOOL else None for a in args)
+    out: list[str | None] = [None] * len(args)
+    have = args[0].dtype
+    for k in range(1, len(args)):
+        step = _ARITH2[have, args[k].dtype]
+        cast = FLOAT32 if step == FLOAT32 else INT64
+        if args[k].dtype == BOOL:
+            out[k] = cast
+        if k == 1 and have == BOOL:
+            out[0] = cast
+        have = step
+    return tuple(out)
 
 
 def _identity(x: Any) -> Any:
@@ -1226,8 +1286,6 @@ _call(
     "({0})",
     impl=_identity,
     grad=_grad_identity,
-    llvm={
-        d: f"select i1 true, {t} {{0}}, {t} {{0}}" for d, t in (("float64", "double"), ("int64", "i64"), ("bool", "i1"))
-    },
+    llvm=_ir_each("select i1 true, {t} {0}, {t} {0}"),
     doc="The operand itself (rewrites remove it).",
 )
