@@ -21,6 +21,7 @@ def _functions(x: eg.Term, y: eg.Term) -> list[eg.Term]:
         eg.log(y) + eg.sqrt(y) + eg.tanh(x) + eg.sigmoid(x - y),
         abs(x) + eg.maximum(x, y, 0.5) + eg.minimum(x, y) + eg.where(x > y, x * y, y**2) + x % y,
         -x * (1 + x**2) ** -1,
+        eg.log1p(y) + eg.expm1(x / 4) + eg.softplus(x) + eg.log_sigmoid(y - x) + eg.logaddexp(x, y),
     ]
 
 

@@ -350,6 +350,35 @@ static inline float eg_sigmoid_f(float x) {
 #define eg_sigmoid(x) EG_PICK((x), eg_sigmoid_d, eg_sigmoid_f, eg_sigmoid_d)(x)""",
         ("EG_PICK",),
     ),
+    "eg_logaddexp": (
+        r"""/* log(exp(a) + exp(b)) without overflow, as numpy's logaddexp computes it */
+static inline double eg_logaddexp_d(double a, double b) {
+    if (a == b) return a + 0x1.62e42fefa39efp-1;  /* + log(2); infinities of one sign stay */
+    double d = a - b;
+    if (d > 0) return a + log1p(exp(-d));
+    if (d <= 0) return b + log1p(exp(d));
+    return d;  /* nan */
+}
+static inline float eg_logaddexp_f(float a, float b) {
+    if (a == b) return a + 0x1.62e430p-1f;
+    float d = a - b;
+    if (d > 0) return a + log1pf(expf(-d));
+    if (d <= 0) return b + log1pf(expf(d));
+    return d;
+}
+#define eg_logaddexp(a, b) EG_PICK((a) + (b), eg_logaddexp_d, eg_logaddexp_f, eg_logaddexp_d)((a), (b))""",
+        ("EG_PICK",),
+    ),
+    "eg_softplus": (
+        r"""/* log(1 + exp(x)) = logaddexp(0, x): no overflow */
+#define eg_softplus(x) EG_PICK((x), eg_logaddexp_d, eg_logaddexp_f, eg_logaddexp_d)(0, (x))""",
+        ("EG_PICK", "eg_logaddexp"),
+    ),
+    "eg_log_sigmoid": (
+        r"""/* log(sigmoid(x)) = -logaddexp(0, -x): no overflow, no log(0) */
+#define eg_log_sigmoid(x) (-EG_PICK((x), eg_logaddexp_d, eg_logaddexp_f, eg_logaddexp_d)(0, -(x)))""",
+        ("EG_PICK", "eg_logaddexp"),
+    ),
     "EG_PICK": (_PICK, ()),
 }
 

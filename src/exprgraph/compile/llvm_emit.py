@@ -263,6 +263,44 @@ general:
   %r = select i1 %ge, double %pos, double %neg
   ret double %r
 }""",
+    "eg_logaddexp_d": """define internal double @eg_logaddexp_d(double %a, double %b) {
+entry:
+  %same = fcmp oeq double %a, %b
+  br i1 %same, label %equal, label %apart
+equal:
+  %r0 = fadd double %a, 0x3FE62E42FEFA39EF
+  ret double %r0
+apart:
+  %d = fsub double %a, %b
+  %pos = fcmp ogt double %d, 0.0
+  br i1 %pos, label %abig, label %notpos
+abig:
+  %nd = fneg double %d
+  %e = call double @llvm.exp.f64(double %nd)
+  %l = call double @log1p(double %e)
+  %r1 = fadd double %a, %l
+  ret double %r1
+notpos:
+  %le = fcmp ole double %d, 0.0
+  br i1 %le, label %bbig, label %nan
+bbig:
+  %e2 = call double @llvm.exp.f64(double %d)
+  %l2 = call double @log1p(double %e2)
+  %r2 = fadd double %b, %l2
+  ret double %r2
+nan:
+  ret double %d
+}""",
+    "eg_softplus_d": """define internal double @eg_softplus_d(double %x) {
+  %r = call double @eg_logaddexp_d(double 0.0, double %x)
+  ret double %r
+}""",
+    "eg_log_sigmoid_d": """define internal double @eg_log_sigmoid_d(double %x) {
+  %nx = fneg double %x
+  %s = call double @eg_logaddexp_d(double 0.0, double %nx)
+  %r = fneg double %s
+  ret double %r
+}""",
 }
 #: helpers with a single precision twin: the same IR with ``float`` for ``double`` (names ``_d`` -> ``_f``)
 _SINGLE_TWINS = {
@@ -275,13 +313,21 @@ _SINGLE_TWINS = {
     "eg_sigmoid_d": "eg_sigmoid_f",
     "eg_ceil_div_d": "eg_ceil_div_f",
     "eg_broadcast_d": "eg_broadcast_f",
+    "eg_logaddexp_d": "eg_logaddexp_f",
+    "eg_softplus_d": "eg_softplus_f",
+    "eg_log_sigmoid_d": "eg_log_sigmoid_f",
 }
+#: double constants of the helpers that a float cannot hold exactly, and their float roundings (log 2)
+_SINGLE_CONSTANTS = {"0x3FE62E42FEFA39EF": "0x3FE62E4300000000"}
 
 
 def _single_twin(text: str) -> str:
     """The float version of a double helper's IR (decimal constants such as 0.5 read as floats too)."""
     for double, single in _SINGLE_TWINS.items():
         text = re.sub(rf"@{double}\b", f"@{single}", text)
+    for double, single in _SINGLE_CONSTANTS.items():
+        text = text.replace(double, single)
+    text = re.sub(r"@(log1p|expm1|tanh|tan|fmod)\(", r"@\1f(", text)  # libm's float functions
     return text.replace("double", "float").replace(".f64", ".f32")
 
 

@@ -165,6 +165,18 @@ def _sigmoid(x: Any) -> Any:
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
+def _softplus(x: Any) -> Any:
+    # log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): numpy's logaddexp(0, x), no overflow
+    x = _floats(x)
+    return np.logaddexp(x.dtype.type(0), x)
+
+
+def _log_sigmoid(x: Any) -> Any:
+    # log(sigmoid(x)) = log(1/(1 + exp(-x))) = -softplus(-x)
+    x = _floats(x)
+    return -np.logaddexp(x.dtype.type(0), -x)
+
+
 def _power(base: Any, exponent: Any) -> Any:
     """numpy's power, with one value for every exponent shape and size.
 
@@ -559,6 +571,36 @@ def _grad_tanh(node: Any, g: Any) -> tuple:
 def _grad_sigmoid(node: Any, g: Any) -> tuple:
     # d s(a) = s(a) (1 - s(a)) da
     return (times(g, Term(_O.mul, (node, Term(_O.sub, (_one(node), node))))),)
+
+
+def _grad_log1p(node: Any, g: Any) -> tuple:
+    # d log1p(a) = da / (1 + a)
+    (a,) = node.args
+    return (Term(_O.truediv, (g, Term(_O.add, (_one(node), a)))),)
+
+
+def _grad_expm1(node: Any, g: Any) -> tuple:
+    # d expm1(a) = exp(a) da
+    return (times(g, Term(_O.exp, node.args)),)
+
+
+def _grad_softplus(node: Any, g: Any) -> tuple:
+    # d log(1 + exp(a)) = exp(a)/(1 + exp(a)) da = sigmoid(a) da
+    return (times(g, Term(_O.sigmoid, node.args)),)
+
+
+def _grad_log_sigmoid(node: Any, g: Any) -> tuple:
+    # d log(sigmoid(a)) = (1 - sigmoid(a)) da = sigmoid(-a) da
+    return (times(g, Term(_O.sigmoid, (Term(_O.neg, node.args),))),)
+
+
+def _grad_logaddexp(node: Any, g: Any) -> tuple:
+    # d log(exp(a) + exp(b)) = (exp(a) da + exp(b) db)/(exp(a) + exp(b)) = sigmoid(a - b) da + sigmoid(b - a) db
+    a, b = node.args
+    c, sig, sub = _O.const, _O.sigmoid, _O.sub
+    da = None if a.op is c else times(g, Term(sig, (Term(sub, (a, b)),)))
+    db = None if b.op is c else times(g, Term(sig, (Term(sub, (b, a)),)))
+    return da, db
 
 
 def _grad_extremum(node: Any, g: Any) -> tuple:
@@ -1161,6 +1203,59 @@ _call(
     llvm=_ir_math("eg_sigmoid_d"),
     doc="Logistic function 1/(1+exp(-x)).",
 )
+# -- numerically stable forms (simplify rewrites the naive spellings into them: see simplify/stable.py)
+_call(
+    "log1p",
+    1,
+    real,
+    "log1p({0})",
+    np.log1p,
+    domain=(((-1.0, np.inf),),),
+    grad=_grad_log1p,
+    llvm=_ir_math("log1p"),
+    doc="log(1 + x), accurate for small x (nan below -1, -inf at -1).",
+)
+_call(
+    "expm1",
+    1,
+    real,
+    "expm1({0})",
+    np.expm1,
+    grad=_grad_expm1,
+    llvm=_ir_math("expm1"),
+    doc="exp(x) - 1, accurate for small x.",
+)
+_call(
+    "softplus",
+    1,
+    real,
+    "eg_softplus({0})",
+    impl=_softplus,
+    grad=_grad_softplus,
+    llvm=_ir_math("eg_softplus_d"),
+    doc="log(1 + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|)).",
+)
+_call(
+    "log_sigmoid",
+    1,
+    real,
+    "eg_log_sigmoid({0})",
+    impl=_log_sigmoid,
+    grad=_grad_log_sigmoid,
+    llvm=_ir_math("eg_log_sigmoid_d"),
+    doc="log(sigmoid(x)) = -softplus(-x), without overflow or log(0).",
+)
+_call(
+    "logaddexp",
+    2,
+    real,
+    "eg_logaddexp({0}, {1})",
+    np.logaddexp,
+    commutative=True,
+    grad=_grad_logaddexp,
+    llvm=_ir_math2("eg_logaddexp_d"),
+    doc="log(exp(a) + exp(b)) without overflow: max(a, b) + log1p(exp(-|a - b|)) (numpy's logaddexp).",
+)
 _call(
     "maximum",
     (2, None),
@@ -1236,7 +1331,10 @@ _call(
 #: ops whose bool operands are counted as integers when evaluated
 ARITHMETIC = frozenset({"add", "sub", "mul", "floordiv", "mod", "pow", "neg", "abs", "dot", "matmul", "sum"})
 #: ops with a float result whatever their operand dtypes (float32 for float32 operands, else float64)
-FLOAT_FUNCS = frozenset({"truediv", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid"})
+FLOAT_FUNCS = frozenset(
+    {"truediv", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid"}
+    | {"log1p", "expm1", "softplus", "log_sigmoid", "logaddexp"}
+)
 
 
 def bool_casts(node: Term) -> tuple[str | None, ...]:
