@@ -106,6 +106,7 @@ FORMS: dict[str, Form] = {
     "tan": _call("\\tan"),
     "tanh": _call("\\tanh"),
     "sigmoid": _call("\\sigma"),
+    "log_sigmoid": _call("\\log\\sigma"),
     "maximum": _call("\\max"),
     "minimum": _call("\\min"),
     # a brace of cases reads as one block in a sum; inside a product it gets parentheses

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from ..core import Term, get_op
 from ..core.dtypes import is_float
 from .numbers import number
+from .order import sort_key
 
 __all__ = ["STABLE_REWRITES"]
 
@@ -125,6 +126,12 @@ def log_of_exp_sum(t: Term) -> Term | None:
     return out
 
 
+def order_logaddexp(t: Term) -> Term | None:
+    # logaddexp(b, a) -> logaddexp(a, b) in the canonical order: numpy's formula gives the same bits both ways
+    a, b = t.args
+    return LOGADDEXP(b, a) if sort_key(b) < sort_key(a) else None
+
+
 def exp_minus_one(t: Term) -> Term | None:
     # exp(x) - 1 -> expm1(x), and c*exp(x) - c -> c*expm1(x): the difference cancels near x = 0
     args = t.args
@@ -193,6 +200,7 @@ STABLE_REWRITES: list[tuple[str, Callable[[Term], Term | None], tuple[str, ...],
     ("log_sigmoid", log_of_sigmoid, ("log",), "log(sigmoid(x)) -> log_sigmoid(x)"),
     ("log_one_minus_sigmoid", log1p_of_negated_sigmoid, ("log1p",), "log(1 - sigmoid(x)) -> log_sigmoid(-x)"),
     ("log_exp_sum", log_of_exp_sum, ("log",), "log(exp(a) + exp(b)) -> logaddexp(a, b) (more exps: nested)"),
+    ("order_logaddexp", order_logaddexp, ("logaddexp",), "logaddexp(b, a) -> logaddexp(a, b) (sorted operands)"),
     ("exp_minus_one", exp_minus_one, ("add",), "exp(x) - 1 -> expm1(x); c*exp(x) - c -> c*expm1(x)"),
     ("exp_minus_one_sub", exp_minus_one_as_written, ("sub",), "exp(x) - 1 -> expm1(x); 1 - exp(x) -> -expm1(x)"),
     ("reciprocal_one_plus_exp", reciprocal_of_one_plus_exp, ("pow",), "1/(1 + exp(-x)) -> sigmoid(x)"),
