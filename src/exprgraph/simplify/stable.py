@@ -9,10 +9,9 @@ applies them by default, with or without the unsafe rules.
 
 The rules read the canonical form: a sum's constant is its last operand (``1 + x`` is
 ``x + 1``), a difference is a sum with a negated term (``exp(x) - 1`` is ``exp(x) + -1``), a
-negation a product with -1 and a quotient a product with a power -1. Where the canonical rules
-leave a term as it is (they decline to change a float32 term's dtype, so ``x32 - 1`` stays a
-subtraction), the rules read differences, negations and quotients as written too. Each declines
-when the stable op would change the dtype (``log(x32 + 1.0)`` with a float64 1.0 stays).
+negation a product with -1 and a quotient a product with a power -1 (float32 terms alike, their
+numbers float32). Each declines when the stable op would change the dtype (``log(x32 + 1.0)``
+with a float64 1.0 stays).
 """
 
 from __future__ import annotations
@@ -26,19 +25,10 @@ from .order import sort_key
 
 __all__ = ["STABLE_REWRITES"]
 
-ADD, SUB, MUL, POW = get_op("add"), get_op("sub"), get_op("mul"), get_op("pow")
-NEG, DIV = get_op("neg"), get_op("truediv")
+ADD, MUL, POW = get_op("add"), get_op("mul"), get_op("pow")
 EXP, LOG, SIGMOID = get_op("exp"), get_op("log"), get_op("sigmoid")
 LOG1P, EXPM1, SOFTPLUS = get_op("log1p"), get_op("expm1"), get_op("softplus")
 LOG_SIGMOID, LOGADDEXP = get_op("log_sigmoid"), get_op("logaddexp")
-
-
-def _value(t: Term) -> float | None:
-    """The value of a scalar number constant (float32 ones too), else None."""
-    v = number(t)
-    if v is None and t.op.name == "const" and t.dtype == "float32" and not t.shape:
-        v = float(t.attr)
-    return v
 
 
 def _without(args: tuple[Term, ...], k: int) -> Term:
@@ -48,14 +38,13 @@ def _without(args: tuple[Term, ...], k: int) -> Term:
 
 
 def _negate(u: Term) -> Term:
-    """``-u`` in canonical form: ``(-1)*u``, or the coefficient negated (``-(-1*x) -> x``); float32: ``neg(u)``."""
-    if u.op is NEG:
-        return u.args[0]
-    if u.dtype == "float32":
-        return NEG(u)  # the canonical form is float64's: (-1)*u would need a float32 -1
+    """``-u`` in canonical form: ``(-1)*u``, or the coefficient negated (``-(-1*x) -> x``).
+
+    The numbers are Python numbers, weak next to a float32 ``u`` (float32 constants there).
+    """
     if u.op is MUL:
         c = number(u.args[0])
-        if c is not None and c.__class__ is int and c != -(2**63):
+        if c is not None and c != -(2**63):
             rest = u.args[1:]
             if c == -1:
                 return rest[0] if len(rest) == 1 else MUL(*rest)
@@ -68,7 +57,7 @@ def _coefficient_exp(t: Term) -> tuple[float, Term] | None:
     if t.op is EXP:
         return 1, t.args[0]
     if t.op is MUL and len(t.args) == 2 and t.args[1].op is EXP:
-        c = _value(t.args[0])
+        c = number(t.args[0])
         if c is not None:
             return c, t.args[1].args[0]
     return None
@@ -77,14 +66,11 @@ def _coefficient_exp(t: Term) -> tuple[float, Term] | None:
 def log_of_one_plus(t: Term) -> Term | None:
     # log(1 + x) -> log1p(x): log of 1 + x rounds x away below 1e-16; log1p keeps it
     # log(1 + exp(x)) -> softplus(x): exp overflows above 709; softplus(x) = max(x, 0) + log1p(exp(-|x|))
-    # log(1 - x) -> log1p(-x), as written (float64's canonical form has it as log(1 + (-1)*x))
     (s,) = t.args
-    if s.op is SUB and _value(s.args[0]) == 1 and is_float(s.args[1].dtype):
-        return LOG1P(_negate(s.args[1]))
     if s.op is not ADD:
         return None
     for k, a in enumerate(s.args):
-        if _value(a) == 1:
+        if number(a) == 1:
             rest = _without(s.args, k)
             if not is_float(rest.dtype):
                 return None  # log(i + 1) of an int i wraps at 2**63 - 1; log1p would not
@@ -101,10 +87,8 @@ def log1p_of_exp(t: Term) -> Term | None:
 def log1p_of_negated_sigmoid(t: Term) -> Term | None:
     # log(1 - sigmoid(x)) = log1p(-sigmoid(x)) -> log_sigmoid(-x), as 1 - sigmoid(x) = sigmoid(-x)
     (a,) = t.args
-    if a.op is MUL and len(a.args) == 2 and _value(a.args[0]) == -1:
-        a = NEG(a.args[1])
-    if a.op is NEG and a.args[0].op is SIGMOID:
-        return LOG_SIGMOID(_negate(a.args[0].args[0]))
+    if a.op is MUL and len(a.args) == 2 and number(a.args[0]) == -1 and a.args[1].op is SIGMOID:
+        return LOG_SIGMOID(_negate(a.args[1].args[0]))
     return None
 
 
@@ -141,55 +125,29 @@ def exp_minus_one(t: Term) -> Term | None:
             continue
         c, u = found
         for j, b in enumerate(args):
-            if j != k and _value(b) == -c and c != 0:
+            if j != k and number(b) == -c and c != 0:
                 term = EXPM1(u) if c == 1 else MUL(a.args[0], EXPM1(u))
                 rest = [x for i, x in enumerate(args) if i not in (j, k)]
                 return ADD(*rest, term) if rest else term
     return None
 
 
-def exp_minus_one_as_written(t: Term) -> Term | None:
-    # exp(x) - 1 -> expm1(x), c*exp(x) - c -> c*expm1(x) and 1 - exp(x) -> -expm1(x), as subtractions
-    a, b = t.args
-    found = _coefficient_exp(a)
-    if found is not None and found[0] != 0 and _value(b) == found[0]:
-        return EXPM1(found[1]) if found[0] == 1 else MUL(a.args[0], EXPM1(found[1]))
-    if b.op is EXP and _value(a) == 1:
-        return NEG(EXPM1(b.args[0]))
-    return None
-
-
 def reciprocal_of_one_plus_exp(t: Term) -> Term | None:
     # 1/(1 + exp(-x)) -> sigmoid(x): exp(-x) overflows for x below -709, where sigmoid(x) is exp(x)
     base, e = t.args
-    if _value(e) != -1 or base.op is not ADD or len(base.args) != 2:
+    if number(e) != -1 or base.op is not ADD or len(base.args) != 2:
         return None
     a, one = base.args
-    if _value(one) != 1 or a.op is not EXP:
+    if number(one) != 1 or a.op is not EXP:
         return None
     return SIGMOID(_negate(a.args[0]))
 
 
-def quotient_of_one_plus_exp(t: Term) -> Term | None:
-    # 1/(1 + exp(-x)) -> sigmoid(x), as written (float64's canonical form has it as a power -1)
-    a, b = t.args
-    if _value(a) != 1 or b.op is not ADD or len(b.args) != 2:
-        return None
-    for e, one in (b.args, b.args[::-1]):
-        if e.op is EXP and _value(one) == 1:
-            return SIGMOID(_negate(e.args[0]))
-    return None
-
-
 def negated_softplus(t: Term) -> Term | None:
     # -softplus(-x) -> log_sigmoid(x): log(sigmoid(x)) = -log(1 + exp(-x))
-    if t.op is NEG:
-        inner = t.args[0]
-    elif len(t.args) == 2 and _value(t.args[0]) == -1:
-        inner = t.args[1]
-    else:
+    if len(t.args) != 2 or number(t.args[0]) != -1 or t.args[1].op is not SOFTPLUS:
         return None
-    return LOG_SIGMOID(_negate(inner.args[0])) if inner.op is SOFTPLUS else None
+    return LOG_SIGMOID(_negate(t.args[1].args[0]))
 
 
 #: ``(name, handler, root ops, algebra)`` of each stable rewrite: safe (each only gains accuracy), so
@@ -202,8 +160,6 @@ STABLE_REWRITES: list[tuple[str, Callable[[Term], Term | None], tuple[str, ...],
     ("log_exp_sum", log_of_exp_sum, ("log",), "log(exp(a) + exp(b)) -> logaddexp(a, b) (more exps: nested)"),
     ("order_logaddexp", order_logaddexp, ("logaddexp",), "logaddexp(b, a) -> logaddexp(a, b) (sorted operands)"),
     ("exp_minus_one", exp_minus_one, ("add",), "exp(x) - 1 -> expm1(x); c*exp(x) - c -> c*expm1(x)"),
-    ("exp_minus_one_sub", exp_minus_one_as_written, ("sub",), "exp(x) - 1 -> expm1(x); 1 - exp(x) -> -expm1(x)"),
     ("reciprocal_one_plus_exp", reciprocal_of_one_plus_exp, ("pow",), "1/(1 + exp(-x)) -> sigmoid(x)"),
-    ("quotient_one_plus_exp", quotient_of_one_plus_exp, ("truediv",), "1/(1 + exp(-x)) -> sigmoid(x)"),
-    ("negated_softplus", negated_softplus, ("mul", "neg"), "-softplus(-x) -> log_sigmoid(x)"),
+    ("negated_softplus", negated_softplus, ("mul",), "-softplus(-x) -> log_sigmoid(x)"),
 ]
