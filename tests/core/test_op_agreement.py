@@ -1,15 +1,15 @@
 """Every op of the table gives one value on every path: evaluate, the numpy, C and LLVM backends.
 
-The operands run over the edges of each dtype (nan, +-inf, -0.0, subnormals, huge values, the
-int64 extremes, odd exponents above 2**53; float32's own subnormals and largest values) in every
+The operands run over the edges of each dtype (nan, +-inf, -0.0, subnormals, huge values, the int64
+extremes, odd exponents above 2**53; float32's own subnormals and largest values) in every
 combination of dtypes, and the three paths must agree exactly, down to the sign of a zero (a nan's
-sign is not compared). Only a libm function (sin, exp, pow...) of float32 operands may differ, by
-at most :data:`ULPS` units in the last place: numpy, glibc's scalar and its vector math library
-each round those in their own way (numpy's float64 power of a float32 subnormal, for one, is a
-unit off where C's pow is correctly rounded). So may the stable functions (log1p, expm1 and the
-functions made of them) at every dtype: numpy computes them with its own vector code on this CPU
-(``log1p(2.0)`` and ``expm1(1.0)`` are a unit off glibc's correctly rounded values). One C library holds every elementwise op for every dtype
-combination, so the test builds once.
+sign is not compared). Only a libm function (sin, exp, pow...) of float32 operands may differ, by at
+most :data:`ULPS` units in the last place: numpy, glibc's scalar and its vector math library each
+round those in their own way (numpy's float64 power of a float32 subnormal, for one, is a unit off
+where C's pow is correctly rounded). So may the stable functions (log1p, expm1 and the functions
+made of them) at every dtype: numpy computes them with its own vector code on this CPU
+(``log1p(2.0)`` and ``expm1(1.0)`` are a unit off glibc's correctly rounded values). One C library
+holds every elementwise op for every dtype combination, so the test builds once.
 """
 
 from __future__ import annotations
