@@ -119,7 +119,11 @@ def test_tensor_terms_are_refused() -> None:
 
 def test_literals_are_exact() -> None:
     assert c_literal(0.1, "float64") == f"({(0.1).hex()})"
-    assert c_literal(float("-inf"), "float64") == "(-INFINITY)"
+    # typed like the value, so type-generic helpers pick the double version (x**inf in double, not float)
+    assert c_literal(float("-inf"), "float64") == "(-(double)INFINITY)"
+    assert c_literal(float("nan"), "float64") == "((double)NAN)"
+    assert c_literal(float("-inf"), "float32") == "(-INFINITY)"
+    assert c_literal(0.5, "float32") == "(0x1.0000000000000p-1f)"
     assert c_literal(-(2**63), "int64").startswith("(-INT64_C")
     assert c_literal(True, "bool") == "1"
     weird = eg.Symbol("system")

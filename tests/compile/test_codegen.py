@@ -277,3 +277,18 @@ def test_a_sparse_hessian_compiles_to_one_packed_output(backend: str) -> None:
         [[float(eg.evaluate(t, dict(zip(xs, point, strict=True)))) for t in row] for row in hessian(f, xs)]
     )
     np.testing.assert_allclose(h.to_dense(got), dense, rtol=1e-12, atol=1e-14)
+
+
+@needs_cc
+def test_a_long_fold_is_written_a_few_operands_per_statement() -> None:
+    # one expression nesting 10^5 folds deep crashed the C compiler's parser; numpy's fold order is kept
+    xs = [eg.Symbol(f"s{i}") for i in range(3000)]
+    ints = [eg.Symbol(f"n{i}", "int64") for i in range(3)]
+    total = eg.add(*ints, *xs)  # the ints are added first, in int64, as numpy's left fold does
+    fn = eg_compile(total, [*ints, *xs], backend="c", packed=True)
+    assert max(len(line) for line in fn.source.splitlines()) < 400
+    row = np.concatenate([[2.0**62, 2.0**62, 1.0], np.linspace(0.0, 1.0, 3000)])
+    want = eg.evaluate(
+        total, {**{s: int(v) for s, v in zip(ints, row, strict=False)}, **dict(zip(xs, row[3:], strict=True))}
+    )
+    assert fn(row)[0] == float(want)

@@ -44,6 +44,12 @@ SCALAR_CASES = [
     ("tan", lambda: eg.tan(x), lambda p: abs(np.cos(p[x])) > 0.2),
     ("tanh", lambda: eg.tanh(x * y), None),
     ("sigmoid", lambda: eg.sigmoid(x - y), None),
+    ("log1p", lambda: eg.log1p(x * x + y * 0.5), lambda p: p[x] ** 2 + 0.5 * p[y] > -0.9),
+    ("expm1", lambda: eg.expm1(x * y), None),
+    ("softplus", lambda: eg.softplus(x * y), None),
+    ("log_sigmoid", lambda: eg.log_sigmoid(x - y), None),
+    ("logaddexp", lambda: eg.logaddexp(x * y, z), None),
+    ("logaddexp_const", lambda: eg.logaddexp(2.0, x), None),
     ("maximum", lambda: eg.maximum(x, y), lambda p: abs(p[x] - p[y]) > 1e-3),
     ("maximum3", lambda: eg.maximum(x, y, z * 0.5), lambda p: _distinct(p[x], p[y], 0.5 * p[z])),
     ("minimum", lambda: eg.minimum(x, y * 2.0), lambda p: abs(p[x] - 2 * p[y]) > 1e-3),
@@ -73,6 +79,7 @@ def test_every_standard_op_has_a_gradient_rule() -> None:
         "add", "sub", "mul", "truediv", "floordiv", "mod", "matmul", "pow", "lt", "le", "gt", "ge", "eq", "ne",
         "logical_and", "logical_or", "neg", "logical_not", "abs", "exp", "log", "sqrt", "sin", "cos", "tan",
         "tanh", "sigmoid", "maximum", "minimum", "where", "dot", "sum", "transpose",
+        "log1p", "expm1", "softplus", "log_sigmoid", "logaddexp",
     }  # fmt: skip
     for name in names:
         assert eg.get_op(name).grad is not None, name

@@ -215,6 +215,8 @@ def test_every_rule_fires_on_the_corpus_and_keeps_values() -> None:
         for s in (
             "log(sqrt(x))", "abs(exp(y))", "abs(sqrt(x))", "not (not (x < y))", "x > x", "(x**2)**3",
             "exp(x)**2", "where(True, x, y)", "where(False, x, y)", "x**2.0", "abs(x**2)", "(x + y)**0",
+            "log(1 + x*y)", "log(1 + exp(x))", "log1p(exp(y))", "log(sigmoid(x))", "log(1 - sigmoid(z))",
+            "log(exp(x) + exp(y))", "exp(x) - 1", "y - 2*exp(z) + 2", "1/(1 + exp(-x))", "-softplus(-x)",
         )
     ]  # fmt: skip
     for t in corpus:
@@ -232,6 +234,16 @@ def test_every_rule_fires_on_the_corpus_and_keeps_values() -> None:
         np.testing.assert_array_equal(
             eg.evaluate(simplify(t, profile=profile), {a: av, x: 1.5}), eg.evaluate(t, {a: av, x: 1.5})
         )
+    # the stable rewrites on float32 terms, whose subtractions and quotients the canonical rules leave be
+    doubles = {v.name: v for v in SYMBOLS}
+    singles = {v.name: eg.Symbol(v.name, "float32") for v in SYMBOLS}
+    for text in ("exp(x) - float32(1)", "float32(1) - exp(y)", "float32(1)/(float32(1) + exp(-z))"):
+        t = eg.parse(text, singles)
+        s = simplify(t, profile=profile)
+        assert s.dtype == "float32" and s is not t
+        at = {k.name: v.astype(np.float32) for k, v in env.items()}
+        want = eg.evaluate(eg.parse(text.replace("float32", ""), doubles), at)
+        np.testing.assert_allclose(eg.evaluate(s, at), want, rtol=2e-6, atol=1e-6)
     # sum of a scalar term: one point (evaluate sums a vectorised scalar over its points)
     assert float(eg.evaluate(simplify(eg.sum(x * 2.0), profile=profile), {x: 1.5})) == 3.0
     fired = {name for name, st in profile.rules.items() if st.rewrites}

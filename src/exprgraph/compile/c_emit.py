@@ -1,26 +1,29 @@
 """C source for a pointwise program: bounded-size parts over blocks of points, and their drivers.
 
 Points are processed in blocks of ``EG_B`` lanes (the CPU's vector width in doubles: 8 with
-AVX-512, else 4), and blocks in *superblocks* of up to ``EG_SUPER`` blocks, as many as keep the
-workspace within :data:`WORK_TARGET` bytes (so small programs amortise the per-call overhead over
-hundreds of points, and a single point costs one block).
+AVX-512, else 4; twice that, in floats, for programs whose float values are all float32), and
+blocks in *superblocks* of up to ``EG_SUPER`` blocks, as many as keep the workspace within
+:data:`WORK_TARGET` bytes (so small programs amortise the per-call overhead over hundreds of
+points, and a single point costs one block).
 
-The program's steps are cut into *parts* of at most :data:`PART_SIZE` statements. Each part is
-one C function looping over the blocks of a superblock; its loop over the ``EG_B`` lanes of a block
+The program's steps are cut into *parts* of at most :data:`PART_SIZE` statements. Each part is one C
+function looping over the blocks of a superblock; its loop over the ``EG_B`` lanes of a block
 becomes straight-line vector code. Within a part every value is a local; a value read by a later
-part lives in a row of the workspace (``wd[block][row][lane]`` for doubles, ``wi`` for int64,
-``wb`` for bools), and rows are reused once their last reader has run (the buffer plan of
+part lives in a row of the workspace (``wd[block][row][lane]`` for doubles, ``wf`` for floats,
+``wi`` for int64, ``wb`` for bools; ``wf`` only in programs with float32 values), and rows are
+reused once their last reader has run (the buffer plan of
 :func:`~exprgraph.compile.lower.plan_rows`). Inputs are copied into rows at the start of a
-superblock, outputs out of rows at its end, by loops over tables, so the driver's size does not
-grow with the program. Small functions keep the C compiler's time linear in the size of the
-program (one huge loop body takes it superlinear time), and the parts are spread over several
-translation units that are compiled in parallel.
+superblock, outputs out of rows at its end, by loops over tables, so the driver's size does not grow
+with the program. Small functions keep the C compiler's time linear in the size of the program (one
+huge loop body takes it superlinear time), and the parts are spread over several translation units
+that are compiled in parallel.
 
 Two entry points: ``eg_run(n, in, step, out, work)`` reads each input as an array with stride 1
 or 0 (a broadcast scalar) and writes each run-time output as an array; ``eg_packed(npts, x, o,
 work)`` reads ``npts`` rows of all inputs packed as doubles and writes ``npts`` rows of all
-outputs (constants and inputs among them) as doubles. Both return nonzero when an integer power
-had a negative exponent.
+outputs (constants and inputs among them) as doubles, whatever the dtypes of the terms (float32
+inputs are rounded from the packed doubles, float32 outputs widened exactly). Both return nonzero
+when an integer power had a negative exponent.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import os
 from dataclasses import dataclass
 
 from ..core import Term
-from ..core.dtypes import BOOL, FLOAT64, INT64
+from ..core.dtypes import BOOL, FLOAT32, FLOAT64, INT64
 from . import crender
 from .lower import Program, plan_rows
 
@@ -37,6 +40,8 @@ __all__ = ["CSource", "emit_c", "PART_SIZE", "UNIT_SIZE", "WORK_TARGET"]
 
 #: statements per part (C function)
 PART_SIZE = 64
+#: most operands in one C statement of a variadic op (a longer fold becomes several statements)
+FOLD_WIDTH = 8
 #: statements per translation unit before a program is split over several
 UNIT_SIZE = 2500
 #: most statements in one translation unit (the compiler's memory and stack grow with a unit)
@@ -48,10 +53,26 @@ MAX_SUPER = 64
 
 #: (workspace array, its row-count macro, bytes per value) of each dtype
 _SPACE = {FLOAT64: ("wd", "EG_ND", 8), INT64: ("wi", "EG_NI", 8), BOOL: ("wb", "EG_NB", 4)}
+#: the float workspace, present only in programs with float32 values (the others' C stays as it was)
+_SINGLE_SPACE = {FLOAT32: ("wf", "EG_NF", 4)}
 _HIDDEN = '__attribute__((visibility("hidden")))'
-_PARAMS = (
-    "int nb, double (*restrict wd)[EG_ND][EG_B], int64_t (*restrict wi)[EG_NI][EG_B], int (*restrict wb)[EG_NB][EG_B]"
-)
+
+
+def _spaces(single: bool) -> dict[str, tuple[str, str, int]]:
+    """The workspace arrays of a program: ``wd``, ``wi``, ``wb``, and ``wf`` when it has float32 values."""
+    return {**_SPACE, **_SINGLE_SPACE} if single else _SPACE
+
+
+def _params(single: bool) -> str:
+    """The parameters of a part: the block count and a pointer to each workspace array."""
+    return "int nb, " + ", ".join(
+        f"{crender.HOST.ctype[d]} (*restrict {name})[{macro}][EG_B]" for d, (name, macro, _) in _spaces(single).items()
+    )
+
+
+def _uses_single(program: Program) -> bool:
+    """Whether any value of ``program`` (input, step, output or constant) is a float32."""
+    return any(t.dtype == FLOAT32 for t in (*program.inputs, *program.steps, *program.outputs, *program.values))
 
 
 @dataclass
@@ -75,7 +96,7 @@ class CSource:
 
 
 def _cell(t: Term, rows: dict[Term, int], block: str = "b", lane: str = "i") -> str:
-    return f"{_SPACE[t.dtype][0]}[{block}][{rows[t]}][{lane}]"
+    return f"{(_SPACE.get(t.dtype) or _SINGLE_SPACE[t.dtype])[0]}[{block}][{rows[t]}][{lane}]"
 
 
 def emit_c(program: Program, *, part_size: int = PART_SIZE, units: int | None = None) -> CSource:
@@ -84,38 +105,69 @@ def emit_c(program: Program, *, part_size: int = PART_SIZE, units: int | None = 
     input_index = list(program.used_inputs)
     read_inputs = [program.inputs[i] for i in input_index]
     loop_outputs = list(dict.fromkeys(t for t in program.outputs if t.free_symbols))
-    part_of = {node: k // part_size for k, node in enumerate(steps)}
-    n_parts = (len(steps) + part_size - 1) // part_size
+    chunks = _cut(steps, part_size)
+    part_of = {node: p for p, chunk in enumerate(chunks) for node in chunk}
+    n_parts = len(chunks)
     plan = plan_rows(program, part_of, fixed=[*read_inputs, *(t for t in loop_outputs if t not in part_of)])
     row = plan.row
-    parts = [_part(p, steps[p * part_size : (p + 1) * part_size], program, row) for p in range(n_parts)]
-    counts = {d: plan.count.get(d, 0) for d in _SPACE}
-    per_block = 8 * sum(max(1, counts[d]) * size for d, (_, _, size) in _SPACE.items())
+    single = _uses_single(program)
+    spaces = _spaces(single)
+    params = _params(single)
+    parts = [_part(p, chunk, program, row, params) for p, chunk in enumerate(chunks)]
+    counts = {d: plan.count.get(d, 0) for d in spaces}
+    # lanes: the vector width in doubles, or in floats when every float value is a float32
+    wide = 2 if single and not any(t.dtype == FLOAT64 for t in (*program.steps, *program.inputs)) else 1
+    per_block = 8 * wide * sum(max(1, counts[d]) * size for d, (_, _, size) in spaces.items())
     superblock = max(1, min(MAX_SUPER, WORK_TARGET // per_block))
     head = "\n".join(
         [
             "#if defined(__AVX512F__)",
-            "#define EG_B 8",
+            f"#define EG_B {8 * wide}",
             "#else",
-            "#define EG_B 4",
+            f"#define EG_B {4 * wide}",
             "#endif",
-            *(f"#define {macro} {max(1, counts[d])}" for d, (_, macro, _) in _SPACE.items()),
+            *(f"#define {macro} {max(1, counts[d])}" for d, (_, macro, _) in spaces.items()),
             f"#define EG_SUPER {superblock}",
             "",
         ]
     )
-    driver = _driver(program, read_inputs, input_index, loop_outputs, row, n_parts)
-    n_units = units if units is not None else _unit_count(len(steps))
-    texts = _units(parts, driver, head, n_units)
-    return CSource(texts, loop_outputs, input_index, counts, len(steps))
+    driver = _driver(program, read_inputs, input_index, loop_outputs, row, n_parts, single)
+    statements = sum(map(_weight, steps))
+    n_units = units if units is not None else _unit_count(statements)
+    texts = _units(parts, driver, head, n_units, single)
+    return CSource(texts, loop_outputs, input_index, counts, statements)
 
 
-def _part(p: int, chunk: list[Term], program: Program, row: dict[Term, int]) -> str:
+def _weight(node: Term) -> int:
+    """The statements a node becomes: a fold over many operands is written FOLD_WIDTH operands at a time."""
+    n = len(node.args)
+    return 1 if n <= FOLD_WIDTH else 1 + (n - 2) // (FOLD_WIDTH - 1)
+
+
+def _cut(steps: list[Term], part_size: int) -> list[list[Term]]:
+    """The steps cut into parts of at most ``part_size`` statements (a bigger node gets a part of its own)."""
+    chunks: list[list[Term]] = []
+    current: list[Term] = []
+    weight = 0
+    for node in steps:
+        w = _weight(node)
+        if current and weight + w > part_size:
+            chunks.append(current)
+            current, weight = [], 0
+        current.append(node)
+        weight += w
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _part(p: int, chunk: list[Term], program: Program, row: dict[Term, int], params: str) -> str:
     """One part: its statements over every lane of every block of a superblock."""
     dialect = crender.HOST
     values = program.values
     names: dict[Term, str] = {}
     body: list[str] = []
+    count = 0
     for node in chunk:
         operands = []
         for a in node.args:
@@ -123,14 +175,29 @@ def _part(p: int, chunk: list[Term], program: Program, row: dict[Term, int]) -> 
             if text is None:
                 text = crender.literal(values[a], a.dtype, dialect) if a in values else _cell(a, row)
             operands.append(text)
-        local = f"v{len(names)}"
+        args = node.args
+        # a long fold, FOLD_WIDTH operands per statement, in numpy's left-to-right order (one huge
+        # expression would nest as deep as it is long, which no C compiler's parser survives)
+        while len(args) > FOLD_WIDTH:
+            head = Term(node.op, args[:FOLD_WIDTH], node.attr)
+            local = f"v{count}"
+            count += 1
+            text = crender.render(head, operands[:FOLD_WIDTH], dialect)
+            body.append(f"        const {dialect.ctype[head.dtype]} {local} = {text};")
+            args, operands = (head, *args[FOLD_WIDTH:]), [local, *operands[FOLD_WIDTH:]]
+        if args is not node.args:
+            node_text = crender.render(Term(node.op, args, node.attr), operands, dialect)
+        else:
+            node_text = crender.render(node, operands, dialect)
+        local = f"v{count}"
+        count += 1
         names[node] = local
-        body.append(f"        const {dialect.ctype[node.dtype]} {local} = {crender.render(node, operands, dialect)};")
+        body.append(f"        const {dialect.ctype[node.dtype]} {local} = {node_text};")
         if node in row:
             body.append(f"        {_cell(node, row)} = {local};")
     return "\n".join(
         [
-            f"{_HIDDEN} void eg_part{p}({_PARAMS})",
+            f"{_HIDDEN} void eg_part{p}({params})",
             "{",
             "    for (int b = 0; b < nb; b++)",
             '    _Pragma("omp simd") for (int i = 0; i < EG_B; i++) {',
@@ -147,7 +214,7 @@ def _unit_count(statements: int) -> int:
     return max(1, parallel, -(-statements // MAX_UNIT))
 
 
-def _units(parts: list[str], driver: str, head: str, n_units: int) -> list[str]:
+def _units(parts: list[str], driver: str, head: str, n_units: int, single: bool) -> list[str]:
     """Spread the parts over ``n_units`` texts (balanced by size); the driver goes with the last."""
     buckets: list[list[str]] = [[] for _ in range(n_units)]
     sizes = [0] * n_units
@@ -159,13 +226,14 @@ def _units(parts: list[str], driver: str, head: str, n_units: int) -> list[str]:
     texts = []
     for bucket in buckets:
         body = "\n\n".join(bucket)
-        texts.append(crender.prelude(body) + head + "\n" + body + "\n")
+        texts.append(crender.prelude(body, single=single) + head + "\n" + body + "\n")
     return texts
 
 
 def _table(name: str, ctype: str, items: list) -> str:
     """A static C array (the driver loops over tables, so its size does not grow with the program)."""
-    return f"static const {ctype} {name}[{len(items)}] = {{{', '.join(map(str, items))}}};"
+    rows = [", ".join(map(str, items[k : k + 16])) for k in range(0, len(items), 16)]
+    return f"static const {ctype} {name}[{len(items)}] = {{\n    " + ",\n    ".join(rows) + "\n};"
 
 
 def _driver(
@@ -175,36 +243,41 @@ def _driver(
     loop_outputs: list[Term],
     row: dict[Term, int],
     n_parts: int,
+    single: bool,
 ) -> str:
     dialect = crender.HOST
-    lines = [crender.ERROR_DEFINITION, *(f"{_HIDDEN} void eg_part{p}({_PARAMS});" for p in range(n_parts)), ""]
+    spaces = _spaces(single)
+    params = _params(single)
+    lines = [crender.ERROR_DEFINITION, *(f"{_HIDDEN} void eg_part{p}({params});" for p in range(n_parts)), ""]
     lines.append("int eg_block(void) { return EG_B; }")
-    lines.append(
-        "int64_t eg_work_bytes(void) { return (int64_t)EG_SUPER * EG_B * (EG_ND * 8 + EG_NI * 8 + EG_NB * 4); }"
-    )
+    sizes = " + ".join(f"{macro} * {size}" for _, macro, size in spaces.values())
+    lines.append(f"int64_t eg_work_bytes(void) {{ return (int64_t)EG_SUPER * EG_B * ({sizes}); }}")
     setup = [
         "    double (*wd)[EG_ND][EG_B] = (double (*)[EG_ND][EG_B])work;",
         "    int64_t (*wi)[EG_NI][EG_B] = (int64_t (*)[EG_NI][EG_B])(wd + EG_SUPER);",
         "    int (*wb)[EG_NB][EG_B] = (int (*)[EG_NB][EG_B])(wi + EG_SUPER);",
     ]
+    if single:
+        setup.append("    float (*wf)[EG_NF][EG_B] = (float (*)[EG_NF][EG_B])(wb + EG_SUPER);")
+    calls_args = ", ".join(["nb", *(name for name, _, _ in spaces.values())])
     start = [
         "        const int64_t m = total - s < EG_B * EG_SUPER ? total - s : EG_B * EG_SUPER;",
         "        const int nb = (int)((m + EG_B - 1) / EG_B);",
     ]
     # the parts are called through a table, so the driver's size does not grow with the program
-    lines.append(f"static void (*const eg_parts[{max(n_parts, 1)}])({_PARAMS}) = {{")
+    lines.append(f"static void (*const eg_parts[{max(n_parts, 1)}])({params}) = {{")
     lines.extend(f"    eg_part{p}," for p in range(n_parts))
     if not n_parts:
         lines.append("    0,")
     lines.append("};")
-    calls = [f"        for (int k = 0; k < {n_parts}; k++) eg_parts[k](nb, wd, wi, wb);"]
+    calls = [f"        for (int k = 0; k < {n_parts}; k++) eg_parts[k]({calls_args});"]
     n_in, n_out = len(program.inputs), len(program.outputs)
     positions = {s: k for k, s in enumerate(program.inputs)}
     out_position: dict[Term, list[int]] = {}
     for j, t in enumerate(program.outputs):
         out_position.setdefault(t, []).append(j)
     run_in, run_out, pk_in, pk_out = [], [], [], []
-    for dtype, (space, _, _) in _SPACE.items():
+    for dtype, (space, _, _) in spaces.items():
         store, ctype = dialect.store[dtype], dialect.ctype[dtype]
         tag = space[1]
         ins = [(k, t) for k, t in enumerate(read_inputs) if t.dtype == dtype]

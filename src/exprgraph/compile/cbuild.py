@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BuildTimeoutError, CompileError, CompilerNotFoundError
+from ..progress import Progress
 from . import cache
 from .cache import cache_dir
 
@@ -110,11 +111,19 @@ def _wait(proc: subprocess.Popen, timeout: float) -> int:
     return proc.wait(timeout=timeout)
 
 
-def run_compilers(jobs: Sequence[list[str]], timeout: float, workdir: Path) -> list[tuple[int, str]]:
+#: seconds between two looks at a running compiler (for progress reports and the time limit)
+_TICK = 0.25
+
+
+def run_compilers(
+    jobs: Sequence[list[str]], timeout: float, workdir: Path, report: Progress | None = None, note: str = ""
+) -> list[tuple[int, str]]:
     """Run each command of ``jobs`` in its own process group, at most one per CPU at a time.
 
     Returns ``(exit code, stderr)`` per job. On the time limit (shared by all jobs), an interrupt
-    or any other error every group still running is killed before the error propagates.
+    or any other error every group still running is killed before the error propagates. While a
+    compiler runs, ``report`` hears ``note`` and how many of several jobs have finished (a line on
+    stderr after a second).
     """
     deadline = time.monotonic() + timeout
     width = max(1, min(len(jobs), os.cpu_count() or 1))
@@ -141,10 +150,17 @@ def run_compilers(jobs: Sequence[list[str]], timeout: float, workdir: Path) -> l
                         raise CompilerNotFoundError(f"cannot run the C compiler {argv[0]!r}: {exc}") from None
                 running.append((k, proc, err_path))
             k, proc, err_path = running[0]
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise subprocess.TimeoutExpired(proc.args, timeout)
-            code = _wait(proc, remaining)
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise subprocess.TimeoutExpired(proc.args, timeout)
+                try:
+                    code = _wait(proc, min(remaining, _TICK) if report is not None else remaining)
+                    break
+                except subprocess.TimeoutExpired:
+                    if report is None or deadline - time.monotonic() <= 0:
+                        raise
+                    report.update(sum(r is not None for r in results) if len(jobs) > 1 else None, note)
             running.pop(0)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)  # the driver is done; nothing of its group stays
@@ -335,6 +351,8 @@ def _compile(
     cflags = [f for f in flags if not f.startswith("-l")]
     libs = [f for f in flags if f.startswith("-l")]
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=directory))
+    units = f"{len(sources)} unit{'s' if len(sources) > 1 else ''}"
+    report = Progress(f"building C ({units}, {sum(len(t) for t in sources) // 1024} KiB)", total=len(sources))
     try:
         c_files = []
         for k, text in enumerate(sources):
@@ -342,16 +360,17 @@ def _compile(
             c_path.write_text(text)
             c_files.append(c_path)
         out = work / "lib.so"
-        if len(c_files) == 1:
-            argv = [*cmd, *cflags, "-shared", "-o", str(out), str(c_files[0]), *libs, "-lm"]
-            _check(run_compilers([argv], timeout, work)[0])
-        else:
-            objects = [c.with_suffix(".o") for c in c_files]
-            jobs = [[*cmd, *cflags, "-c", "-o", str(o), str(c)] for c, o in zip(c_files, objects, strict=True)]
-            for result in run_compilers(jobs, timeout, work):
-                _check(result)
-            link = [*cmd, *[f for f in cflags if f.startswith("-march")], "-shared", "-o", str(out)]
-            _check(run_compilers([[*link, *map(str, objects), *libs, "-lm"]], timeout, work)[0])
+        with report:
+            if len(c_files) == 1:
+                argv = [*cmd, *cflags, "-shared", "-o", str(out), str(c_files[0]), *libs, "-lm"]
+                _check(run_compilers([argv], timeout, work, report, "compiling")[0])
+            else:
+                objects = [c.with_suffix(".o") for c in c_files]
+                jobs = [[*cmd, *cflags, "-c", "-o", str(o), str(c)] for c, o in zip(c_files, objects, strict=True)]
+                for result in run_compilers(jobs, timeout, work, report, "compiling units in parallel"):
+                    _check(result)
+                link = [*cmd, *[f for f in cflags if f.startswith("-march")], "-shared", "-o", str(out)]
+                _check(run_compilers([[*link, *map(str, objects), *libs, "-lm"]], timeout, work, report, "linking")[0])
         cache.publish(out, so_path)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -5,10 +5,11 @@ scalar nodes here, from the op table's ``c_render`` template: operands are cast 
 promotes them, constants are exact literals, and the helper functions the text needs (floor
 division and modulo with Python's signs, C's truncating division and remainder, nan-propagating
 max/min, integer power and abs, the stable sigmoid) are emitted with it, only those used. A
-:class:`Dialect` names the C type of each dtype: the host dialect uses ``double``/``int64_t``
-(numpy's float64 and int64), the kernel dialects ``float``/``int`` (the course's ``data_type``,
-numpy's float32 and int32); in a ``float`` dialect math functions resolve to their single
-precision versions (``<tgmath.h>``).
+:class:`Dialect` names the C type of each dtype: the host dialect uses ``double``/``float``/
+``int64_t`` (numpy's float64, float32 and int64), the kernel dialects ``float``/``int`` (the
+course's ``data_type``, numpy's float32 and int32). Wherever ``float`` values occur, math functions
+resolve to their single precision versions by type (``<tgmath.h>``: ``sin`` of a ``float`` is
+``sinf``) and float literals carry the ``f`` suffix, so float32 terms compute in single precision.
 
 Helpers are type-generic (``_Generic``), so one template serves every C type. With glibc's vector
 math library (``-DEG_MVEC -lmvec``), the libm functions it vectorises are declared with their
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core import Symbol, Term
-from ..core.dtypes import BOOL, FLOAT64, INT64
+from ..core.dtypes import BOOL, DTYPES, FLOAT32, FLOAT64, INT64, is_float
 from ..errors import CompileError
 
 __all__ = [
@@ -62,17 +63,23 @@ class Dialect:
         return self.ctype[FLOAT64] == "float"
 
 
-#: numpy's float64/int64/bool as double/int64_t/int (stored as uint8_t)
+#: numpy's float64/float32/int64/bool as double/float/int64_t/int (stored as uint8_t)
 HOST = Dialect(
-    "host", {FLOAT64: "double", INT64: "int64_t", BOOL: "int"}, {FLOAT64: "double", INT64: "int64_t", BOOL: "uint8_t"}
+    "host",
+    {FLOAT64: "double", FLOAT32: "float", INT64: "int64_t", BOOL: "int"},
+    {FLOAT64: "double", FLOAT32: "float", INT64: "int64_t", BOOL: "uint8_t"},
 )
 #: tensor kernels: ``float`` values (single precision) and ``int`` values and indices (32-bit, wrapping)
 KERNEL = Dialect(
-    "kernel", {FLOAT64: "float", INT64: "int", BOOL: "int"}, {FLOAT64: "float", INT64: "int", BOOL: "int"}, "f", True
+    "kernel",
+    {FLOAT64: "float", FLOAT32: "float", INT64: "int", BOOL: "int"},
+    {FLOAT64: "float", FLOAT32: "float", INT64: "int", BOOL: "int"},
+    "f",
+    True,
 )
 
 #: libm functions glibc's libmvec has SIMD variants of (double and float)
-LIBMVEC = ("sin", "cos", "tan", "tanh", "exp", "log", "pow")
+LIBMVEC = ("sin", "cos", "tan", "tanh", "exp", "log", "pow", "expm1", "log1p")
 
 _INT_LIMITS = {"int64_t": (-(2**63), 2**63 - 1), "int": (-(2**31), 2**31 - 1)}
 
@@ -80,16 +87,17 @@ _INT_LIMITS = {"int64_t": (-(2**63), 2**63 - 1), "int": (-(2**31), 2**31 - 1)}
 def literal(value: Any, dtype: str, dialect: Dialect = HOST) -> str:
     """An exact C literal of a scalar constant of ``dtype`` in ``dialect``'s C type."""
     ctype = dialect.ctype[dtype]
-    if dtype == FLOAT64:
+    if is_float(dtype):
         v = float(value)
-        if math.isnan(v):
-            return "NAN"
-        if math.isinf(v):
-            return "INFINITY" if v > 0 else "(-INFINITY)"
+        if math.isnan(v) or math.isinf(v):
+            # NAN and INFINITY are floats: typed as the value is, so type-generic code picks its version
+            text = "NAN" if math.isnan(v) else "INFINITY"
+            text = text if ctype == "float" else f"(double){text}"
+            return f"(-{text})" if v < 0 else (text if ctype == "float" else f"({text})")
         if dialect.decimal:
             return _decimal(v, dialect)
-        if dialect.single:
-            return f"({v.hex()}{dialect.float_suffix})" if v == float(_to_single(v)) else f"((float){v.hex()})"
+        if ctype == "float":
+            return f"({v.hex()}f)" if v == float(_to_single(v)) else f"((float){v.hex()})"
         return f"({v.hex()})"
     if dtype == INT64:
         v = int(value)
@@ -132,16 +140,21 @@ def operand_dtypes(node: Term) -> tuple[str, ...]:
     """
     op = node.op
     if op.relational or op.name in _UNCAST:
-        return tuple(a.dtype for a in node.args)
+        have = tuple(a.dtype for a in node.args)
+        values = have[1:] if op.name == "where" else have  # where's condition is not a value
+        if FLOAT32 in values and INT64 in values:
+            # C would convert an int64 to float next to a float; numpy compares and selects in float64
+            return have[: len(have) - len(values)] + tuple(FLOAT64 if d in (FLOAT32, INT64) else d for d in values)
+        return have
     want = node.dtype
-    out = tuple(want if (want == FLOAT64 or (want == INT64 and a.dtype == BOOL)) else a.dtype for a in node.args)
-    if op.name == "pow" and want == FLOAT64 and node.args[1].dtype != FLOAT64:
+    out = tuple(want if (is_float(want) or (want == INT64 and a.dtype == BOOL)) else a.dtype for a in node.args)
+    if op.name == "pow" and want == FLOAT64 and not is_float(node.args[1].dtype):
         return (out[0], INT64)
     return out
 
 
 #: a scalar symbol of each dtype, to ask an op's dtype rule about one step of a fold
-_SCALAR = {d: Symbol("s", d) for d in (FLOAT64, INT64, BOOL)}
+_SCALAR = {d: Symbol("s", d) for d in DTYPES}
 
 
 def render(node: Term, operands: Sequence[str], dialect: Dialect = HOST) -> str:
@@ -337,6 +350,35 @@ static inline float eg_sigmoid_f(float x) {
 #define eg_sigmoid(x) EG_PICK((x), eg_sigmoid_d, eg_sigmoid_f, eg_sigmoid_d)(x)""",
         ("EG_PICK",),
     ),
+    "eg_logaddexp": (
+        r"""/* log(exp(a) + exp(b)) without overflow, as numpy's logaddexp computes it */
+static inline double eg_logaddexp_d(double a, double b) {
+    if (a == b) return a + 0x1.62e42fefa39efp-1;  /* + log(2); infinities of one sign stay */
+    double d = a - b;
+    if (d > 0) return a + log1p(exp(-d));
+    if (d <= 0) return b + log1p(exp(d));
+    return d;  /* nan */
+}
+static inline float eg_logaddexp_f(float a, float b) {
+    if (a == b) return a + 0x1.62e430p-1f;
+    float d = a - b;
+    if (d > 0) return a + log1pf(expf(-d));
+    if (d <= 0) return b + log1pf(expf(d));
+    return d;
+}
+#define eg_logaddexp(a, b) EG_PICK((a) + (b), eg_logaddexp_d, eg_logaddexp_f, eg_logaddexp_d)((a), (b))""",
+        ("EG_PICK",),
+    ),
+    "eg_softplus": (
+        r"""/* log(1 + exp(x)) = logaddexp(0, x): no overflow */
+#define eg_softplus(x) EG_PICK((x), eg_logaddexp_d, eg_logaddexp_f, eg_logaddexp_d)(0, (x))""",
+        ("EG_PICK", "eg_logaddexp"),
+    ),
+    "eg_log_sigmoid": (
+        r"""/* log(sigmoid(x)) = -logaddexp(0, -x): no overflow, no log(0) */
+#define eg_log_sigmoid(x) (-EG_PICK((x), eg_logaddexp_d, eg_logaddexp_f, eg_logaddexp_d)(0, -(x)))""",
+        ("EG_PICK", "eg_logaddexp"),
+    ),
     "EG_PICK": (_PICK, ()),
 }
 
@@ -374,10 +416,14 @@ def _vector_declarations(dialect: Dialect) -> str:
     return "\n".join(lines)
 
 
-def prelude(text: str, dialect: Dialect = HOST) -> str:
-    """Includes, vector math declarations and the helpers that the C ``text`` uses."""
+def prelude(text: str, dialect: Dialect = HOST, *, single: bool = False) -> str:
+    """Includes, vector math declarations and the helpers that the C ``text`` uses.
+
+    ``single``: the text computes with ``float`` values (float32 terms), so math functions resolve
+    by type (``<tgmath.h>``), as they always do in a single precision dialect.
+    """
     parts = ["#include <math.h>", "#include <stdint.h>", _vector_declarations(dialect)]
-    if dialect.single:
+    if dialect.single or single:
         parts.append("#include <tgmath.h>  /* sin(float) is sinf(float), and so on */")
     parts.extend(_HELPERS[name][0] for name in helpers_for(text))
     return "\n".join(parts) + "\n"

@@ -7,10 +7,12 @@ which the operand values (already cast the way numpy promotes them) are put. Hel
 templates call (``@eg_floordiv_d``...) are defined here once, in IR, with the same semantics as
 the C helpers, and emitted only when used; libm functions are declared on use.
 
-Values: ``double`` for float64, ``i64`` for int64, ``i1`` for bool (bytes in memory). Pointers are
-opaque (``ptr``). ``@eg_run(n, in, step, out)`` reads input arrays with strides 1 or 0 and writes
-output arrays; ``@eg_packed(npts, x, o)`` reads rows of packed doubles and writes rows of doubles.
-Both return nonzero when an integer power had a negative exponent (helpers set ``%errp``).
+Values: ``double`` for float64, ``float`` for float32, ``i64`` for int64, ``i1`` for bool (bytes in
+memory). The single precision helpers (``@eg_floordiv_f``...) are the double ones with every
+``double`` read as ``float``. Pointers are opaque (``ptr``). ``@eg_run(n, in, step, out)`` reads
+input arrays with strides 1 or 0 and writes output arrays; ``@eg_packed(npts, x, o)`` reads rows of
+packed doubles and writes rows of doubles. Both return nonzero when an integer power had a negative
+exponent (helpers set ``%errp``).
 """
 
 from __future__ import annotations
@@ -20,15 +22,15 @@ import struct
 from typing import Any
 
 from ..core import Symbol, Term
-from ..core.dtypes import BOOL, FLOAT64, INT64, promote
+from ..core.dtypes import BOOL, DTYPES, FLOAT32, FLOAT64, INT64, is_float, promote
 from ..errors import CompileError
 from .lower import Program
 
 __all__ = ["emit_llvm", "LLVM_TYPES", "ir_literal"]
 
 #: LLVM types of values of each dtype, and in memory
-LLVM_TYPES = {FLOAT64: "double", INT64: "i64", BOOL: "i1"}
-_MEMORY = {FLOAT64: "double", INT64: "i64", BOOL: "i8"}
+LLVM_TYPES = {FLOAT64: "double", FLOAT32: "float", INT64: "i64", BOOL: "i1"}
+_MEMORY = {FLOAT64: "double", FLOAT32: "float", INT64: "i64", BOOL: "i8"}
 
 #: ops whose operands are compared in their common dtype (the result is bool)
 _LOGICAL = frozenset({"logical_and", "logical_or", "logical_not"})
@@ -36,7 +38,8 @@ _LOGICAL = frozenset({"logical_and", "logical_or", "logical_not"})
 
 def ir_literal(value: Any, dtype: str) -> str:
     """An exact LLVM constant of ``dtype``."""
-    if dtype == FLOAT64:
+    if is_float(dtype):
+        # a float constant is written as the double of the same value (LLVM's spelling for both types)
         bits = struct.unpack("<Q", struct.pack("<d", float(value)))[0]
         return f"0x{bits:016X}"
     if dtype == INT64:
@@ -260,17 +263,91 @@ general:
   %r = select i1 %ge, double %pos, double %neg
   ret double %r
 }""",
+    "eg_logaddexp_d": """define internal double @eg_logaddexp_d(double %a, double %b) {
+entry:
+  %same = fcmp oeq double %a, %b
+  br i1 %same, label %equal, label %apart
+equal:
+  %r0 = fadd double %a, 0x3FE62E42FEFA39EF
+  ret double %r0
+apart:
+  %d = fsub double %a, %b
+  %pos = fcmp ogt double %d, 0.0
+  br i1 %pos, label %abig, label %notpos
+abig:
+  %nd = fneg double %d
+  %e = call double @llvm.exp.f64(double %nd)
+  %l = call double @log1p(double %e)
+  %r1 = fadd double %a, %l
+  ret double %r1
+notpos:
+  %le = fcmp ole double %d, 0.0
+  br i1 %le, label %bbig, label %nan
+bbig:
+  %e2 = call double @llvm.exp.f64(double %d)
+  %l2 = call double @log1p(double %e2)
+  %r2 = fadd double %b, %l2
+  ret double %r2
+nan:
+  ret double %d
+}""",
+    "eg_softplus_d": """define internal double @eg_softplus_d(double %x) {
+  %r = call double @eg_logaddexp_d(double 0.0, double %x)
+  ret double %r
+}""",
+    "eg_log_sigmoid_d": """define internal double @eg_log_sigmoid_d(double %x) {
+  %nx = fneg double %x
+  %s = call double @eg_logaddexp_d(double 0.0, double %nx)
+  %r = fneg double %s
+  ret double %r
+}""",
 }
+#: helpers with a single precision twin: the same IR with ``float`` for ``double`` (names ``_d`` -> ``_f``)
+_SINGLE_TWINS = {
+    "eg_floordiv_d": "eg_floordiv_f",
+    "eg_mod_d": "eg_mod_f",
+    "eg_max_d": "eg_max_f",
+    "eg_min_d": "eg_min_f",
+    "eg_truncdiv_d": "eg_truncdiv_f",
+    "eg_pow_dd": "eg_pow_ff",
+    "eg_sigmoid_d": "eg_sigmoid_f",
+    "eg_ceil_div_d": "eg_ceil_div_f",
+    "eg_broadcast_d": "eg_broadcast_f",
+    "eg_logaddexp_d": "eg_logaddexp_f",
+    "eg_softplus_d": "eg_softplus_f",
+    "eg_log_sigmoid_d": "eg_log_sigmoid_f",
+}
+#: double constants of the helpers that a float cannot hold exactly, and their float roundings (log 2)
+_SINGLE_CONSTANTS = {"0x3FE62E42FEFA39EF": "0x3FE62E4300000000"}
+
+
+def _single_twin(text: str) -> str:
+    """The float version of a double helper's IR (decimal constants such as 0.5 read as floats too)."""
+    for double, single in _SINGLE_TWINS.items():
+        text = re.sub(rf"@{double}\b", f"@{single}", text)
+    for double, single in _SINGLE_CONSTANTS.items():
+        text = text.replace(double, single)
+    text = re.sub(r"@(log1p|expm1|tanh|tan|fmod)\(", r"@\1f(", text)  # libm's float functions
+    return text.replace("double", "float").replace(".f64", ".f32")
+
+
+_HELPERS.update({single: _single_twin(_HELPERS[double]) for double, single in _SINGLE_TWINS.items()})
+
 #: libm functions and intrinsics the templates may call, by name: their declarations
 _DECLARE = {
     **{
-        f"llvm.{f}.f64": f"declare double @llvm.{f}.f64(double)"
+        f"llvm.{f}.{w}": f"declare {t} @llvm.{f}.{w}({t})"
         for f in ("floor", "fabs", "sqrt", "exp", "log", "sin", "cos")
+        for w, t in (("f64", "double"), ("f32", "float"))
     },
     "llvm.copysign.f64": "declare double @llvm.copysign.f64(double, double)",
+    "llvm.copysign.f32": "declare float @llvm.copysign.f32(float, float)",
     "llvm.pow.f64": "declare double @llvm.pow.f64(double, double)",
+    "llvm.pow.f32": "declare float @llvm.pow.f32(float, float)",
     **{f: f"declare double @{f}(double)" for f in ("tan", "tanh", "expm1", "log1p", "erf")},
+    **{f"{f}f": f"declare float @{f}f(float)" for f in ("tan", "tanh", "expm1", "log1p", "erf")},
     "fmod": "declare double @fmod(double, double)",
+    "fmodf": "declare float @fmodf(float, float)",
     "llvm.abs.i64": "declare i64 @llvm.abs.i64(i64, i1)",
     "llvm.smax.i64": "declare i64 @llvm.smax.i64(i64, i64)",
     "llvm.smin.i64": "declare i64 @llvm.smin.i64(i64, i64)",
@@ -314,16 +391,20 @@ class _Body:
         """``value`` of dtype ``have`` converted as numpy's astype converts it."""
         if have == want:
             return value
-        if want == FLOAT64:
-            op = "uitofp i1" if have == BOOL else "sitofp i64"
-            return self.emit(f"{op} {value} to double")
+        to = LLVM_TYPES[want]
+        if is_float(want):
+            if is_float(have):  # float32 <-> float64: exact widening, or rounding to nearest
+                op = "fpext float" if want == FLOAT64 else "fptrunc double"
+            else:
+                op = "uitofp i1" if have == BOOL else "sitofp i64"
+            return self.emit(f"{op} {value} to {to}")
         if want == INT64:
             if have == BOOL:
                 return self.emit(f"zext i1 {value} to i64")
-            return self.emit(f"fptosi double {value} to i64")
+            return self.emit(f"fptosi {LLVM_TYPES[have]} {value} to i64")
         if have == INT64:
             return self.emit(f"icmp ne i64 {value}, 0")
-        return self.emit(f"fcmp une double {value}, 0.0")
+        return self.emit(f"fcmp une {LLVM_TYPES[have]} {value}, 0.0")
 
 
 def _operand_dtypes(node: Term) -> tuple[str, ...]:
@@ -341,13 +422,13 @@ def _operand_dtypes(node: Term) -> tuple[str, ...]:
         return (BOOL,) * len(args)
     if op.name == "where":
         return (BOOL, node.dtype, node.dtype)
-    if op.name == "pow" and node.dtype == FLOAT64 and args[1].dtype != FLOAT64:
+    if op.name == "pow" and node.dtype == FLOAT64 and not is_float(args[1].dtype):
         return (FLOAT64, INT64)
     return (node.dtype,) * len(args)
 
 
 #: a scalar symbol of each dtype, to ask an op's dtype rule about one step of a fold
-_SCALAR = {d: Symbol("s", d) for d in (FLOAT64, INT64, BOOL)}
+_SCALAR = {d: Symbol("s", d) for d in DTYPES}
 
 
 def _template(node: Term, dtypes: tuple[str, ...]) -> str:
@@ -374,7 +455,7 @@ def _step(body: _Body, node: Term, operands: list[str]) -> str:
             values = [body.cast(acc, have, pair[0]), body.cast(v, a.dtype, pair[1])]
             acc = body.emit(_template(op(_SCALAR[have], _SCALAR[a.dtype]), pair).format(*values))
             have = step
-        return acc
+        return body.cast(acc, have, node.dtype)  # add(b, b, x32): the int64 + float32 step is a float64
     dtypes = _operand_dtypes(node)
     values = [body.cast(v, a.dtype, d) for v, a, d in zip(operands, args, dtypes, strict=True)]
     return body.emit(_template(node, dtypes).format(*values))

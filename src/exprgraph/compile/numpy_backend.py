@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Term
-from ..core.dtypes import BOOL, DTYPES, FLOAT64, INT64
-from ..core.stdops import ARITHMETIC, FLOAT_FUNCS
+from ..core import Symbol, Term
+from ..core.dtypes import BOOL, DTYPES, INT64, is_float
+from ..core.stdops import ARITHMETIC, FLOAT_FUNCS, bool_casts
 from ..errors import CompileError, EvaluationError
 from ..eval.bind import NUMPY_DTYPES
 from .function import bind_inputs
@@ -37,8 +37,10 @@ from .lower import Program
 __all__ = ["build_numpy"]
 
 _counter = itertools.count()
-#: promotion rank of each dtype (bool < int64 < float64)
-DTYPE_RANK = {d: i for i, d in enumerate(DTYPES)}
+#: a scalar symbol of each dtype, to ask an op's dtype rule about one step of a fold
+_SCALAR = {d: Symbol("s", d) for d in DTYPES}
+#: ops whose bool operands are cast before numpy sees them (see :func:`~exprgraph.core.stdops.bool_casts`)
+_CASTS = ARITHMETIC | FLOAT_FUNCS
 
 
 def _finish(value: Any, dtype: np.dtype) -> Any:
@@ -80,14 +82,13 @@ class _Writer:
     def name(self, t: Term) -> str:
         return self.gen.names[t]
 
-    def operand(self, t: Term, node: Term) -> str:
-        """The text of operand ``t`` of ``node``, cast the way evaluate casts bools."""
+    def operand(self, t: Term, node: Term, position: int) -> str:
+        """The text of operand ``t`` (at ``position``) of ``node``, cast the way evaluate casts bools."""
         text = self.name(t)
-        if t.dtype == BOOL:
-            if node.op.name in ARITHMETIC:
-                return f"{text}.astype(np.int64)"
-            if node.op.name in FLOAT_FUNCS:
-                return f"{text}.astype(np.float64)"
+        if t.dtype == BOOL and node.op.name in _CASTS:
+            cast = bool_casts(node)[position]
+            if cast is not None:
+                return f"{text}.astype(np.{cast})"
         return text
 
     def can_overwrite(self, a: Term, dtype: str, slots: int) -> bool:
@@ -108,19 +109,19 @@ class _Writer:
             fn = gen.bind(op.impl, op.name)
             dtype = gen.constant(NUMPY_DTYPES[node.dtype])
             self.lines.append(
-                f"{target} = _finish({fn}({self.operand(args[0], node)}, {self.operand(args[1], node)}), {dtype})"
+                f"{target} = _finish({fn}({self.operand(args[0], node, 0)}, {self.operand(args[1], node, 1)}), {dtype})"
             )
         elif _elementwise(op, len(args)) and not (op.name == "pow" and gen.int_pow_needs_check(node)):
             self.elementwise(node, target)
         elif op.name == "pow":
             base, exponent = args
             self.lines.append(f"_check_int_pow({self.name(exponent)})")
-            self.lines.append(f"{target} = np.power({self.operand(base, node)}, {self.operand(exponent, node)})")
+            self.lines.append(f"{target} = np.power({self.operand(base, node, 0)}, {self.operand(exponent, node, 1)})")
         else:
             fn = gen.bind(op.impl if op.impl is not None else op.ufunc, op.name)
             if fn is None:
                 raise CompileError(f"op {op.name!r} has no numpy implementation (neither impl nor ufunc)")
-            operands = ", ".join(self.operand(a, node) for a in args)
+            operands = ", ".join(self.operand(a, node, k) for k, a in enumerate(args))
             if op.attr_name is not None:
                 operands += f", attr={gen.constant(node.attr)}"
             dtype = gen.constant(NUMPY_DTYPES[node.dtype])
@@ -137,7 +138,7 @@ class _Writer:
         counts = Counter(args)
         if n <= 2:
             out = next((a for a in args if self.can_overwrite(a, node.dtype, counts[a])), None)
-            text = ", ".join(self.operand(a, node) for a in args)
+            text = ", ".join(self.operand(a, node, k) for k, a in enumerate(args))
             if out is not None:
                 text += f", out={self.name(out)}"
             self.lines.append(f"{target} = {fn}({text})")
@@ -145,28 +146,25 @@ class _Writer:
                 self.owned.add(node)
             return
         # a fold of a binary ufunc over three or more operands, left to right; the dtype of each
-        # partial result comes from the operand of highest dtype so far (linear in the operands)
+        # partial result comes from the dtype rule on the partial so far and the next operand
         first = args[:2]
         step_dtype = op.infer(first, node.attr)[0]
-        widest = first[0] if DTYPE_RANK[first[0].dtype] >= DTYPE_RANK[first[1].dtype] else first[1]
         partial_free = bool(first[0].free_symbols or first[1].free_symbols)
         later = counts.copy()
         later.subtract(first)
         out = next((a for a in first if not later[a] and self.can_overwrite(a, step_dtype, counts[a])), None)
-        text = f"{self.operand(first[0], node)}, {self.operand(first[1], node)}"
+        text = f"{self.operand(first[0], node, 0)}, {self.operand(first[1], node, 1)}"
         if out is not None:
             text += f", out={self.name(out)}"
         self.lines.append(f"{target} = {fn}({text})")
         for k in range(2, n):
             a = args[k]
-            new_dtype = op.infer((widest, a), node.attr)[0]
-            if DTYPE_RANK[a.dtype] > DTYPE_RANK[widest.dtype]:
-                widest = a
+            new_dtype = op.infer((_SCALAR[step_dtype], _SCALAR[a.dtype]), node.attr)[0]
             new_free = partial_free or bool(a.free_symbols)
             if self.inplace and new_dtype == step_dtype and partial_free:
-                self.lines.append(f"{target} = {fn}({target}, {self.operand(a, node)}, out={target})")
+                self.lines.append(f"{target} = {fn}({target}, {self.operand(a, node, k)}, out={target})")
             else:
-                self.lines.append(f"{target} = {fn}({target}, {self.operand(a, node)})")
+                self.lines.append(f"{target} = {fn}({target}, {self.operand(a, node, k)})")
             step_dtype, partial_free = new_dtype, new_free
         if self.inplace and node.free_symbols:
             self.owned.add(node)
@@ -236,7 +234,7 @@ class _Gen:
         base, exponent = node.args
         return (
             exponent.op.name == "const"
-            and exponent.attr.__class__ in (int, float)
+            and exponent.attr.__class__ in (int, float, np.float32)
             and exponent.attr == 2
             and base.dtype == node.dtype
         )
@@ -248,7 +246,7 @@ class _Gen:
         integer beyond 2**53 (an odd one keeps the base's sign only in the impl).
         """
         exponent = node.args[1]
-        if node.dtype != FLOAT64 or node.op.impl is None:
+        if not is_float(node.dtype) or node.op.impl is None:
             return False
         if exponent in self.computed or exponent.op.name == "symbol":
             return True
@@ -257,7 +255,7 @@ class _Gen:
 
     def int_pow_needs_check(self, node: Term) -> bool:
         base, exponent = node.args
-        if base.dtype == FLOAT64 or exponent.dtype == FLOAT64:
+        if is_float(base.dtype) or is_float(exponent.dtype):
             return False
         if exponent not in self.computed and exponent.op.name != "symbol":
             # known at compile time: only a negative exponent fails (at run time, where it belongs)

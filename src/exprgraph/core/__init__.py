@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import stdops as _stdops  # noqa: F401 - registers the standard op table
 from .builders import *  # noqa: F403
 from .builders import __all__ as _builders_all
-from .dtypes import BOOL, DTYPES, FLOAT64, INT64, as_dtype, promote
+from .dtypes import BOOL, DTYPES, FLOAT32, FLOAT64, INT64, as_dtype, promote
 from .latex import latex
 from .leaves import ConstArray, Symbol, as_dim, as_shape, const, symbols
 from .op import Op, as_term, get_op, ops, register_op
@@ -31,6 +31,7 @@ __all__ = [
     "BOOL",
     "INT64",
     "FLOAT64",
+    "FLOAT32",
     "DTYPES",
     "as_dtype",
     "promote",

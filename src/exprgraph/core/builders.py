@@ -13,6 +13,7 @@ __all__ = [
     "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg", "abs", "exp", "log", "sqrt",
     "sin", "cos", "tan", "tanh", "sigmoid", "maximum", "minimum", "where", "lt", "le", "gt", "ge",
     "eq", "ne", "logical_and", "logical_or", "logical_not", "dot", "matmul", "sum", "transpose",
+    "log1p", "expm1", "softplus", "log_sigmoid", "logaddexp",
 ]  # fmt: skip
 
 add = get_op("add")
@@ -48,3 +49,8 @@ dot = get_op("dot")
 matmul = get_op("matmul")
 sum = get_op("sum")  # noqa: A001
 transpose = get_op("transpose")
+log1p = get_op("log1p")
+expm1 = get_op("expm1")
+softplus = get_op("softplus")
+log_sigmoid = get_op("log_sigmoid")
+logaddexp = get_op("logaddexp")

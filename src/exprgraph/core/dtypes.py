@@ -1,23 +1,60 @@
-"""Dtypes: the three element types terms carry, and how they combine."""
+"""Dtypes: the element types terms carry, and how they combine.
+
+Promotion follows numpy 2 for arrays: ``bool`` meets anything as that thing; ``int64`` with
+``int64`` stays ``int64``; ``float32`` with ``float32`` or ``bool`` stays ``float32``; ``float32``
+with ``float64`` is ``float64``, and so is ``float32`` with ``int64`` (a float32 cannot hold every
+int64, so numpy takes the float type that can hold both well). Python numbers met by an operator
+on a term are *weak*, as numpy 2 treats Python scalars: they take the term's float type
+(``x32 + 1.5`` stays float32; see :func:`weak_dtype`).
+"""
 
 from __future__ import annotations
 
 from ..errors import DTypeError
 
-__all__ = ["FLOAT64", "INT64", "BOOL", "DTYPES", "as_dtype", "promote", "dtype_of_value"]
+__all__ = [
+    "FLOAT64",
+    "FLOAT32",
+    "INT64",
+    "BOOL",
+    "DTYPES",
+    "FLOATS",
+    "is_float",
+    "as_dtype",
+    "promote",
+    "weak_dtype",
+    "dtype_of_value",
+]
 
 FLOAT64 = "float64"
+FLOAT32 = "float32"
 INT64 = "int64"
 BOOL = "bool"
 
-#: dtypes ordered by promotion rank (bool < int64 < float64)
-DTYPES = (BOOL, INT64, FLOAT64)
+#: every dtype, from the narrowest (bool < int64 < float32 < float64, but int64 with float32 is float64)
+DTYPES = (BOOL, INT64, FLOAT32, FLOAT64)
+#: the floating dtypes
+FLOATS = frozenset({FLOAT32, FLOAT64})
 _RANK = {d: i for i, d in enumerate(DTYPES)}
-_ALIASES = {"float": FLOAT64, "f8": FLOAT64, "double": FLOAT64, "int": INT64, "i8": INT64, "bool_": BOOL}
+_ALIASES = {
+    "float": FLOAT64,
+    "f8": FLOAT64,
+    "double": FLOAT64,
+    "f4": FLOAT32,
+    "single": FLOAT32,
+    "int": INT64,
+    "i8": INT64,
+    "bool_": BOOL,
+}
+
+
+def is_float(dtype: str) -> bool:
+    """Whether ``dtype`` is a floating dtype (float32 or float64)."""
+    return dtype in FLOATS
 
 
 def as_dtype(dtype: object) -> str:
-    """Normalise a dtype spelling (``"float"``, ``float``, ``numpy.int64``...) to one of DTYPES."""
+    """Normalise a dtype spelling (``"float"``, ``float``, ``numpy.float32``...) to one of DTYPES."""
     if isinstance(dtype, str):
         name = _ALIASES.get(dtype, dtype)
         if name in _RANK:
@@ -36,29 +73,47 @@ def as_dtype(dtype: object) -> str:
 
 
 def promote(*dtypes: str) -> str:
-    """The smallest dtype that holds every argument's values (bool < int64 < float64)."""
+    """The dtype numpy 2 gives arrays of these dtypes combined (bool < int64 < float64; float32 see above)."""
     best = BOOL
     rank = 0
+    has_int = False
     for d in dtypes:
         r = _RANK[d]
+        if r == 1:
+            has_int = True
         if r > rank:
             best, rank = d, r
+    if best == FLOAT32 and has_int:
+        return FLOAT64  # float32 with int64: numpy 2 takes float64
     return best
 
 
+def weak_dtype(value: object, context: str) -> str | None:
+    """The dtype a Python number ``value`` takes next to operands of dtype ``context`` (numpy 2's weak scalars).
+
+    A Python int or float met with float32 operands becomes a float32 constant (``x32 * 2`` and
+    ``x32 + 0.1`` stay float32, the constant rounded to float32 as numpy rounds it); None means the
+    value keeps its own dtype (a bool, or any number met with other dtypes).
+    """
+    if context == FLOAT32 and value.__class__ in (int, float):
+        return FLOAT32
+    return None
+
+
 def dtype_of_value(value: object) -> str:
-    """The dtype of a Python or numpy scalar/array value."""
+    """The dtype of a Python or numpy scalar/array value (float32 values stay float32)."""
     if isinstance(value, bool):
         return BOOL
     if isinstance(value, int):
         return INT64
     if isinstance(value, float):
         return FLOAT64
-    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    dtype = getattr(value, "dtype", None)
+    kind = getattr(dtype, "kind", None)
     if kind == "b":
         return BOOL
     if kind in ("i", "u"):
         return INT64
     if kind == "f":
-        return FLOAT64
+        return FLOAT32 if dtype.itemsize == 4 else FLOAT64
     raise DTypeError(f"cannot make a constant of {type(value).__name__} {value!r}")

@@ -22,9 +22,11 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..errors import TermTooLargeError
 from .op import PREC_ADD, PREC_ATOM, PREC_CMP, PREC_MUL, PREC_POW, PREC_UNARY
-from .printing import MAX_PRINT_NODES, to_dot, to_infix
+from .printing import MAX_PRINT_NODES, single_text, to_dot, to_infix
 from .term import Term
 from .walk import postorder
 
@@ -104,6 +106,7 @@ FORMS: dict[str, Form] = {
     "tan": _call("\\tan"),
     "tanh": _call("\\tanh"),
     "sigmoid": _call("\\sigma"),
+    "log_sigmoid": _call("\\log\\sigma"),
     "maximum": _call("\\max"),
     "minimum": _call("\\min"),
     # a brace of cases reads as one block in a sum; inside a product it gets parentheses
@@ -152,7 +155,7 @@ def _float(value: float) -> str:
         return "\\mathrm{NaN}"
     if math.isinf(value):
         return "\\infty" if value > 0 else "-\\infty"
-    text = repr(value)
+    text = single_text(value) if value.__class__ is np.float32 else repr(value)
     if "e" in text:
         mantissa, exponent = text.split("e")
         power = f"10^{{{int(exponent)}}}"
@@ -164,7 +167,7 @@ def _scalar(value: Any) -> str:
     cls = value.__class__
     if cls is bool:
         return "\\mathrm{" + str(value) + "}"
-    if cls is float:
+    if cls is float or cls is np.float32:
         return _float(value)
     return str(value)
 
@@ -186,7 +189,7 @@ def _negative(node: Term) -> bool:
         return node.op.name == "neg"
     value = node.attr
     cls = value.__class__
-    if cls is float:
+    if cls is float or cls is np.float32:
         return math.copysign(1.0, value) < 0 and value == value
     return cls is int and value < 0
 

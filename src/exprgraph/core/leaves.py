@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError
-from .dtypes import BOOL, FLOAT64, INT64, as_dtype, dtype_of_value
+from .dtypes import BOOL, FLOAT32, FLOAT64, INT64, as_dtype, dtype_of_value
 from .term import REGISTRY, Term
 
 __all__ = ["Symbol", "symbols", "const", "ConstArray", "as_dim", "as_shape", "RESERVED_NAMES", "NAME", "check_name"]
@@ -72,12 +72,22 @@ def const_key(value: Any) -> tuple:
         return ("i", value)
     if cls is bool:
         return ("b", value)
+    if cls is _F32:
+        return ("f32", float(value).hex())
     return ("a", value)
+
+
+_F32 = np.float32
+#: our dtype names -> numpy scalar types of array constants
+_ARRAY_TYPES = {FLOAT64: np.float64, FLOAT32: np.float32, INT64: np.int64, BOOL: np.bool_}
 
 
 def _scalar(value: Any, dtype: str) -> Any:
     if dtype == FLOAT64:
         return float(value)
+    if dtype == FLOAT32:
+        with np.errstate(over="ignore"):  # 1e300 as a float32 is inf, as numpy casts it
+            return _F32(value)
     if dtype == BOOL:
         return bool(value)
     v = int(value)
@@ -87,7 +97,11 @@ def _scalar(value: Any, dtype: str) -> Any:
 
 
 def const(value: Any, dtype: Any = None) -> Term:
-    """A constant term; Python and numpy scalars and arrays are accepted (``dtype`` casts)."""
+    """A constant term; Python and numpy scalars and arrays are accepted (``dtype`` casts).
+
+    A float32 constant (``const(np.float32(1.5))`` or ``const(1.5, "float32")``) holds a
+    ``numpy.float32`` value; other scalars hold Python numbers.
+    """
     if value.__class__ is Term:
         if value.is_const and (dtype is None or as_dtype(dtype) == value.dtype):
             return value
@@ -95,10 +109,11 @@ def const(value: Any, dtype: Any = None) -> Term:
     if isinstance(value, (list, tuple, np.ndarray)) and np.ndim(value) > 0:
         arr = np.asarray(value)
         kind = as_dtype(dtype) if dtype is not None else dtype_of_value(arr)
-        arr = arr.astype({FLOAT64: np.float64, INT64: np.int64, BOOL: np.bool_}[kind])
+        with np.errstate(over="ignore"):
+            arr = arr.astype(_ARRAY_TYPES[kind])
         return Term(REGISTRY["const"], (), ConstArray(arr))
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
-        value = value.item()
+        value = value[()] if value.dtype == _F32 else value.item()
     kind = as_dtype(dtype) if dtype is not None else dtype_of_value(value)
     return Term(REGISTRY["const"], (), _scalar(value, kind))
 

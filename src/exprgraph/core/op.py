@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import DTypeError, ShapeError
-from .dtypes import DTYPES, INT64
+from .dtypes import DTYPES, INT64, promote, weak_dtype
 from .leaves import Symbol
 from .term import REGISTRY, Term
 
@@ -203,7 +203,9 @@ class Op:
             attr = self.attr_key(attr)
         for a in args:
             if a.__class__ is not Term:
-                args = tuple(a if a.__class__ is Term else as_term(a) for a in args)
+                # Python numbers are weak (numpy 2): next to float32 operands they are float32 constants
+                context = promote(*(b.dtype for b in args if b.__class__ is Term))
+                args = tuple(a if a.__class__ is Term else as_term(a, context) for a in args)
                 break
         return Term(self, args, attr)
 
@@ -242,14 +244,18 @@ def ops() -> list[Op]:
     return list(seen.values())
 
 
-def as_term(value: Any) -> Term:
-    """A term for ``value``: terms pass through, numbers and arrays become constants."""
+def as_term(value: Any, context: str = "") -> Term:
+    """A term for ``value``: terms pass through, numbers and arrays become constants.
+
+    ``context`` is the dtype of the operands ``value`` meets: a Python number next to float32
+    operands becomes a float32 constant, as numpy 2 treats Python scalars (:func:`weak_dtype`).
+    """
     if value.__class__ is Term:
         return value
     from .leaves import const
 
     try:
-        return const(value)
+        return const(value, weak_dtype(value, context) if context else None)
     except DTypeError:
         raise TypeError(f"cannot use {type(value).__name__} {value!r} as a term") from None
 

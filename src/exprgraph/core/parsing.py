@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParseError
-from .dtypes import FLOAT64, as_dtype
+from .dtypes import FLOAT32, FLOAT64, as_dtype
 from .leaves import Symbol, const
 from .op import Op
 from .term import REGISTRY, Term
@@ -208,6 +208,9 @@ class _Parser:
                         raise self.fail("expected ')' after the array literal", self.peek()[2])
                     self.i += 1
                     return False
+                if value == "float32" and value not in REGISTRY:
+                    self.operands.append(self.single_literal(pos))
+                    return False
                 self.open_call(value, pos)
                 return self.peek()[1] != ")" or self.empty_call()
             if value in _LITERAL_NAMES:
@@ -238,6 +241,29 @@ class _Parser:
         if kind == "end":
             raise self.fail("unexpected end of input: expected an operand", pos)
         raise self.fail(f"expected an operand, got {value!r}", pos)
+
+    def single_literal(self, pos: int) -> Term:
+        """``float32(1.5)``, ``float32(-inf)``, ``float32(array([...]))``: a float32 constant (after ``float32(``)."""
+        kind, value, tpos = self.peek()
+        if value == "array" and self.peek(1)[1] == "(":
+            self.i += 2
+            found = self.array_literal(tpos)
+            if self.peek()[1] != ")":
+                raise self.fail("expected ')' after the array literal", self.peek()[2])
+            self.i += 1
+            arr = found.attr.array
+        else:
+            nxt = self.peek(1) if value in ("-", "+") else (kind, value, tpos)
+            if self.operand_literal(nxt[0], nxt[1]) is None:
+                raise self.fail("float32(...) takes a number literal or an array literal", nxt[2])
+            self.i += 1
+            arr = np.asarray(self.array_number(kind, value, tpos))
+        if arr.dtype.kind not in "iuf":
+            raise self.fail("float32(...) takes a number or an array of numbers", tpos)
+        if self.peek()[1] != ")":
+            raise self.fail("float32(...) takes one number literal: expected ')'", self.peek()[2])
+        self.i += 1
+        return const(arr if arr.ndim else arr[()], FLOAT32)
 
     def open_call(self, name: str, pos: int) -> None:
         op = REGISTRY.get(name)

@@ -12,7 +12,10 @@ import sys
 from collections.abc import Iterable
 from typing import Any, TextIO
 
+import numpy as np
+
 from ..errors import TermTooLargeError
+from .leaves import ConstArray
 from .op import PREC_ATOM, PREC_UNARY
 from .term import Term
 from .walk import postorder
@@ -24,13 +27,26 @@ MAX_PRINT_NODES = 20_000_000
 
 
 def format_const(value: Any) -> str:
-    """Text of a constant's value as the parser reads it back."""
+    """Text of a constant's value as the parser reads it back (float32 ones as ``float32(0.1)``)."""
     cls = value.__class__
     if cls is float:
         return repr(value)  # 1.0, -0.0, 1e-10, inf, nan
     if cls is bool or cls is int:
         return repr(value)
-    return f"array({value.array.tolist()!r})"
+    if cls is np.float32:
+        return f"float32({single_text(value)})"
+    text = f"array({value.array.tolist()!r})"
+    return f"float32({text})" if value.array.dtype == np.float32 else text
+
+
+def single_text(value: Any) -> str:
+    """The shortest decimal text that reads back (through a double) as exactly the float32 ``value``."""
+    text = str(value)  # numpy's shortest unique digits for a float32: 0.1, not 0.10000000149011612
+    if text.lstrip("-") in ("inf", "nan"):
+        return text
+    if np.float32(float(text)).tobytes() != value.tobytes():
+        text = repr(float(value))  # exact: every float32 is a double
+    return text
 
 
 def _negative(value: Any) -> bool:
@@ -165,7 +181,12 @@ def _repr_parts(node: Term) -> list:
             extra += ",)" if len(shape) == 1 else ")"
         return [f"Symbol({name!r}{extra})"]
     if op.name == "const":
-        return [f"const({format_const(node.attr)})"]
+        attr = node.attr
+        if attr.__class__ is np.float32:
+            return [f"const({single_text(attr)}, 'float32')"]
+        if attr.__class__ is not ConstArray or attr.array.dtype != np.float32:
+            return [f"const({format_const(attr)})"]
+        return [f"const(array({attr.array.tolist()!r}), 'float32')"]
     return _call_parts(node)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError
-from .dtypes import BOOL, FLOAT64, INT64, promote
+from .dtypes import BOOL, DTYPES, FLOAT32, FLOAT64, INT64, is_float, promote
 from .leaves import const, const_infer, const_key, symbol_infer
 from .op import (
     ALL_REALS,
@@ -46,7 +46,12 @@ def _shape(args: tuple) -> tuple:
     return broadcast_shapes(*(a.shape for a in args))
 
 
-_ARITH2 = {(a, b): promote(INT64, a, b) for a in (BOOL, INT64, FLOAT64) for b in (BOOL, INT64, FLOAT64)}
+def _numeric(dtype: str) -> str:
+    """Arithmetic counts bools as integers: a bool result is an int64 one."""
+    return INT64 if dtype == BOOL else dtype
+
+
+_ARITH2 = {(a, b): _numeric(promote(a, b)) for a in DTYPES for b in DTYPES}
 
 
 def arith(args: tuple, attr: Any) -> tuple[str, tuple]:
@@ -55,14 +60,11 @@ def arith(args: tuple, attr: Any) -> tuple[str, tuple]:
         a, b = args
         sa, sb = a.shape, b.shape
         return _ARITH2[a.dtype, b.dtype], (sb if not sa else sa if not sb or sa is sb else _shape(args))
-    dtype = INT64
     scalar = True
     for a in args:
-        if a.dtype == FLOAT64:
-            dtype = FLOAT64
         if a.shape:
             scalar = False
-    return dtype, (() if scalar else _shape(args))
+    return _numeric(promote(*(a.dtype for a in args))), (() if scalar else _shape(args))
 
 
 def same(args: tuple, attr: Any) -> tuple[str, tuple]:
@@ -71,8 +73,9 @@ def same(args: tuple, attr: Any) -> tuple[str, tuple]:
 
 
 def real(args: tuple, attr: Any) -> tuple[str, tuple]:
-    """Elementwise with a float64 result (division, transcendental functions)."""
-    return FLOAT64, _shape(args)
+    """Elementwise with a float result (division, transcendental functions): float32 for float32
+    operands (with bools), float64 otherwise."""
+    return (FLOAT32 if promote(*(a.dtype for a in args)) == FLOAT32 else FLOAT64), _shape(args)
 
 
 def boolean(args: tuple, attr: Any) -> tuple[str, tuple]:
@@ -93,7 +96,7 @@ def _contract(a: Any, b: Any, what: str) -> None:
 def dot_rule(args: tuple, attr: Any) -> tuple[str, tuple]:
     """numpy ``dot`` for operands of at most two dimensions."""
     a, b = args
-    dtype = promote(INT64, a.dtype, b.dtype)
+    dtype = _numeric(promote(a.dtype, b.dtype))
     sa, sb = a.shape, b.shape
     if not sa or not sb:
         return dtype, sa or sb
@@ -106,7 +109,7 @@ def dot_rule(args: tuple, attr: Any) -> tuple[str, tuple]:
 def matmul_rule(args: tuple, attr: Any) -> tuple[str, tuple]:
     """numpy ``matmul``: matrix product over the last two axes, leading axes broadcast."""
     a, b = args
-    dtype = promote(INT64, a.dtype, b.dtype)
+    dtype = _numeric(promote(a.dtype, b.dtype))
     sa, sb = a.shape, b.shape
     if not sa or not sb:
         raise ShapeError("matmul operands must have at least one dimension; use * for scalars")
@@ -124,8 +127,7 @@ def sum_rule(args: tuple, attr: Any) -> tuple[str, tuple]:
     """``sum(x, axis=...)``: the summed axes disappear (all of them for ``axis=None``)."""
     (x,) = args
     axes = normalize_axes(attr, x.ndim, "sum")
-    dtype = FLOAT64 if x.dtype == FLOAT64 else INT64
-    return dtype, tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    return _numeric(x.dtype), tuple(d for i, d in enumerate(x.shape) if i not in axes)
 
 
 def transpose_rule(args: tuple, attr: Any) -> tuple[str, tuple]:
@@ -150,11 +152,29 @@ def _axis_key(attr: Any) -> Any:
 # -- numpy implementations needing more than one ufunc ----------------------------------------------
 
 
+def _floats(x: Any) -> Any:
+    """``x`` as a float array: float32 stays float32, anything else is float64."""
+    x = np.asarray(x)
+    return x if x.dtype == np.float32 else x.astype(np.float64)
+
+
 def _sigmoid(x: Any) -> Any:
     # 1/(1+exp(-x)) = e/(1+e) with e = exp(x) for x < 0: no overflow, full relative precision
-    x = np.asarray(x, dtype=np.float64)
+    x = _floats(x)
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def _softplus(x: Any) -> Any:
+    # log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): numpy's logaddexp(0, x), no overflow
+    x = _floats(x)
+    return np.logaddexp(x.dtype.type(0), x)
+
+
+def _log_sigmoid(x: Any) -> Any:
+    # log(sigmoid(x)) = log(1/(1 + exp(-x))) = -softplus(-x)
+    x = _floats(x)
+    return -np.logaddexp(x.dtype.type(0), -x)
 
 
 def _power(base: Any, exponent: Any) -> Any:
@@ -173,7 +193,7 @@ def _power(base: Any, exponent: Any) -> Any:
     if exponent.dtype.kind == "f":
         half = exponent == 0.5
         if half.any():
-            out = np.where(half, np.sqrt(base), out)
+            out = np.where(half, np.sqrt(base.astype(out.dtype)), out)  # a float32 base of a float64 power: in float64
     elif exponent.dtype.kind in "iu" and base.dtype.kind == "f":
         odd = (exponent & 1).astype(bool)
         if odd.any():
@@ -228,7 +248,17 @@ def _nary(ufunc: Any) -> Any:
 # node in second and later sweeps share it.
 
 
-_NUMBERS = {"one": 1.0, "one_int": 1, "zero": 0.0, "zero_int": 0, "two": 2.0, "two_int": 2}
+_NUMBERS = {
+    "one": 1.0,
+    "one_int": 1,
+    "zero": 0.0,
+    "zero_int": 0,
+    "two": 2.0,
+    "two_int": 2,
+    "one32": np.float32(1.0),
+    "zero32": np.float32(0.0),
+    "two32": np.float32(2.0),
+}
 
 
 class _Lazy:
@@ -243,6 +273,21 @@ class _Lazy:
 _O = _Lazy()
 
 
+def _one(like: Any) -> Any:
+    """1.0 in ``like``'s float dtype (float32 terms keep their gradients float32), else float64."""
+    return _O.one32 if like.dtype == FLOAT32 else _O.one
+
+
+def _zero(like: Any) -> Any:
+    """0.0 in ``like``'s float dtype (float32 for float32 terms, else float64)."""
+    return _O.zero32 if like.dtype == FLOAT32 else _O.zero
+
+
+def _two(like: Any) -> Any:
+    """2.0 in ``like``'s float dtype (float32 for float32 terms, else float64)."""
+    return _O.two32 if like.dtype == FLOAT32 else _O.two
+
+
 def product(g: Any, factors: Any) -> Any:
     """``g * factors[0] * ...`` as one mul; folds ``c1*c2``, ``1*t``, ``t*1.0`` and ``(1/b)*t -> t/b`` when float."""
     first = factors[0]
@@ -255,19 +300,18 @@ def product(g: Any, factors: Any) -> Any:
             if not factors:
                 return g
             first = factors[0]
-    one = _O.one
-    if one in factors and g.dtype == FLOAT64:  # t*1.0 -> t: exact for a float product
+    one = _one(g)
+    if one in factors and is_float(g.dtype):  # t*1.0 -> t: exact for a float product of g's dtype
         factors = tuple(f for f in factors if f is not one)
         if not factors:
             return g
         first = factors[0]
-    if g is one or g is _O.one_int:  # 1*t -> t (g decides the dtype only when no factor is float)
-        if len(factors) == 1:
-            if first.dtype == FLOAT64:
-                return first
-        elif any(f.dtype == FLOAT64 for f in factors):
-            return Term(_O.mul, tuple(factors))
-    elif len(factors) == 1 and FLOAT64 == g.dtype == first.dtype:
+    if g is _O.one or g is _O.one_int or g is _O.one32:
+        # 1*t -> t when the product of the factors is a float that g does not widen (else g decides the dtype)
+        dt = first.dtype if len(factors) == 1 else _numeric(promote(*(f.dtype for f in factors)))
+        if is_float(dt) and _ARITH2[g.dtype, dt] == dt:
+            return first if len(factors) == 1 else Term(_O.mul, tuple(factors))
+    elif len(factors) == 1 and is_float(g.dtype) and g.dtype == first.dtype:
         if g.op is _O.truediv and g.args[0] is one:
             return Term(_O.truediv, (first, g.args[1]))  # (1/b)*t -> t/b: one rounding fewer
         if first.op is _O.truediv and first.args[0] is one:
@@ -283,7 +327,8 @@ def times(g: Any, t: Any) -> Any:
 def negate(g: Any) -> Any:
     """``-g``: a constant for a scalar number, ``-(-t) -> t``, ``-(c*t) -> (-c)*t``, else a neg term."""
     op = g.op
-    if op is _O.const and (g.attr.__class__ is float or (g.attr.__class__ is int and g.attr != -(2**63))):
+    cls = g.attr.__class__
+    if op is _O.const and (cls is float or cls is np.float32 or (cls is int and g.attr != -(2**63))):
         return const(-g.attr)
     if op is _O.neg:
         return g.args[0]
@@ -292,6 +337,10 @@ def negate(g: Any) -> Any:
         if first.op is _O.const and first.attr.__class__ is float:  # -(c*t) -> (-c)*t: exact
             return Term(_O.mul, (const(-first.attr), *g.args[1:]))
     return Term(_O.neg, (g,))
+
+
+#: numpy type of the ones that widen a term of each dtype (multiplying by them changes no value or dtype)
+_ONES = {FLOAT64: np.float64, FLOAT32: np.float32}
 
 
 def _same_shape(a: tuple, b: tuple) -> bool:
@@ -306,7 +355,7 @@ def insert_axes(t: Any, positions: Any) -> Any:
     if not k:
         return t
     r = t.ndim + k
-    ones = const(np.ones((1,) * r, dtype=np.float64 if t.dtype == FLOAT64 else np.int64))
+    ones = const(np.ones((1,) * r, dtype=_ONES.get(t.dtype, np.int64)))
     widened = Term(_O.mul, (ones, t))  # shape (1,)*k + t.shape: multiplying by 1 changes no value
     perm, next_one, next_t = [], 0, k
     for j in range(r):
@@ -330,7 +379,7 @@ def broadcast_like(t: Any, like: Any) -> Any:
     if lead >= 0 and all(d.__class__ is int for d in target):
         # multiply by ones of shape (1, .., d, .., 1) for each axis to widen: small constants, no values
         out = t
-        dtype = np.float64 if t.dtype == FLOAT64 else np.int64
+        dtype = _ONES.get(t.dtype, np.int64)
         for i, d in enumerate(target):
             have = out.shape[i - len(target) + out.ndim] if i - len(target) + out.ndim >= 0 else 1
             if have != d:
@@ -450,7 +499,7 @@ def _grad_pow(node: Any, g: Any) -> tuple:
     c = _O.const
     da = db = None
     if a.op is not c:
-        if b.op is c and b.attr.__class__ in (bool, int, float):
+        if b.op is c and b.attr.__class__ in (bool, int, float, np.float32):
             e = b.attr
             if e != 0:  # a**0 is the constant 1
                 e = e - 1
@@ -461,7 +510,7 @@ def _grad_pow(node: Any, g: Any) -> tuple:
                         e = float(e)  # an int base to a negative int power is not an int64
                     da = product(g, (b, a if e == 1 else Term(_O.pow, (a, const(e)))))
         else:
-            da = product(g, (b, Term(_O.pow, (a, Term(_O.sub, (b, _O.one))))))
+            da = product(g, (b, Term(_O.pow, (a, Term(_O.sub, (b, _one(b)))))))
     if b.op is not c:
         db = product(g, (node, Term(_O.log, (a,))))
     return da, db
@@ -490,7 +539,7 @@ def _grad_log(node: Any, g: Any) -> tuple:
 
 def _grad_sqrt(node: Any, g: Any) -> tuple:
     # d sqrt(a) = da / (2 sqrt(a))
-    return (Term(_O.truediv, (g, Term(_O.mul, (_O.two, node)))),)
+    return (Term(_O.truediv, (g, Term(_O.mul, (_two(node), node)))),)
 
 
 def _grad_sin(node: Any, g: Any) -> tuple:
@@ -506,28 +555,58 @@ def _grad_cos(node: Any, g: Any) -> tuple:
 
 
 def _square(t: Any) -> Any:
-    return Term(_O.pow, (t, _O.two_int))
+    return Term(_O.pow, (t, _O.two32 if t.dtype == FLOAT32 else _O.two_int))
 
 
 def _grad_tan(node: Any, g: Any) -> tuple:
     # d tan(a) = (1 + tan(a)**2) da
-    return (times(g, Term(_O.add, (_O.one, _square(node)))),)
+    return (times(g, Term(_O.add, (_one(node), _square(node)))),)
 
 
 def _grad_tanh(node: Any, g: Any) -> tuple:
     # d tanh(a) = (1 - tanh(a)**2) da
-    return (times(g, Term(_O.sub, (_O.one, _square(node)))),)
+    return (times(g, Term(_O.sub, (_one(node), _square(node)))),)
 
 
 def _grad_sigmoid(node: Any, g: Any) -> tuple:
     # d s(a) = s(a) (1 - s(a)) da
-    return (times(g, Term(_O.mul, (node, Term(_O.sub, (_O.one, node))))),)
+    return (times(g, Term(_O.mul, (node, Term(_O.sub, (_one(node), node))))),)
+
+
+def _grad_log1p(node: Any, g: Any) -> tuple:
+    # d log1p(a) = da / (1 + a)
+    (a,) = node.args
+    return (Term(_O.truediv, (g, Term(_O.add, (_one(node), a)))),)
+
+
+def _grad_expm1(node: Any, g: Any) -> tuple:
+    # d expm1(a) = exp(a) da
+    return (times(g, Term(_O.exp, node.args)),)
+
+
+def _grad_softplus(node: Any, g: Any) -> tuple:
+    # d log(1 + exp(a)) = exp(a)/(1 + exp(a)) da = sigmoid(a) da
+    return (times(g, Term(_O.sigmoid, node.args)),)
+
+
+def _grad_log_sigmoid(node: Any, g: Any) -> tuple:
+    # d log(sigmoid(a)) = (1 - sigmoid(a)) da = sigmoid(-a) da
+    return (times(g, Term(_O.sigmoid, (Term(_O.neg, node.args),))),)
+
+
+def _grad_logaddexp(node: Any, g: Any) -> tuple:
+    # d log(exp(a) + exp(b)) = (exp(a) da + exp(b) db)/(exp(a) + exp(b)) = sigmoid(a - b) da + sigmoid(b - a) db
+    a, b = node.args
+    c, sig, sub = _O.const, _O.sigmoid, _O.sub
+    da = None if a.op is c else times(g, Term(sig, (Term(sub, (a, b)),)))
+    db = None if b.op is c else times(g, Term(sig, (Term(sub, (b, a)),)))
+    return da, db
 
 
 def _grad_extremum(node: Any, g: Any) -> tuple:
     # d max(a, b, ...) flows to the first operand equal to the result (ties: the leftmost one)
     where, eq = _O.where, _O.eq
-    zero = _O.zero
+    zero = _zero(node)
     args = node.args
     out = []
     taken = None  # "an earlier operand was the extremum"
@@ -550,7 +629,7 @@ def _grad_extremum(node: Any, g: Any) -> tuple:
 def _grad_where(node: Any, g: Any) -> tuple:
     # where(c, a, b): the gradient goes to a where c holds, to b elsewhere (none to c)
     c, a, b = node.args
-    where, zero, k = _O.where, _O.zero, _O.const
+    where, zero, k = _O.where, _zero(node), _O.const
     return (None, None if a.op is k else Term(where, (c, g, zero)), None if b.op is k else Term(where, (c, zero, g)))
 
 
@@ -615,31 +694,60 @@ def _grad_transpose(node: Any, g: Any) -> tuple:
 # -- LLVM IR templates (exprgraph.compile.llvm_emit puts the operands, cast to the compute dtype, in) ---
 
 
+def _ir_single(fn: str) -> str:
+    """The single precision name of a double function: ``llvm.exp.f32``, ``eg_mod_f``, ``eg_pow_ff``, ``tanf``."""
+    if fn.endswith(".f64"):
+        return fn[:-4] + ".f32"
+    if fn.startswith("eg_"):
+        return re.sub(r"_d(d?)$", lambda m: "_f" + ("f" if m.group(1) else ""), fn)
+    return fn + "f"
+
+
 def _ir_arith(float_op: str, int_op: str) -> dict[str, str]:
-    """``a OP b`` on doubles and on int64 (bools are counted as integers, as ``arith`` types them)."""
-    return {FLOAT64: f"{float_op} double {{0}}, {{1}}", INT64: f"{int_op} i64 {{0}}, {{1}}"}
+    """``a OP b`` on doubles, floats and int64 (bools are counted as integers, as ``arith`` types them)."""
+    return {
+        FLOAT64: f"{float_op} double {{0}}, {{1}}",
+        FLOAT32: f"{float_op} float {{0}}, {{1}}",
+        INT64: f"{int_op} i64 {{0}}, {{1}}",
+    }
 
 
 def _ir_compare(ordered: str, signed: str, unsigned: str) -> dict[str, str]:
-    """A comparison of doubles (ordered: false with nan, but ``ne``), int64s and bools."""
+    """A comparison of doubles or floats (ordered: false with nan, but ``ne``), int64s and bools."""
     return {
         FLOAT64: f"fcmp {ordered} double {{0}}, {{1}}",
+        FLOAT32: f"fcmp {ordered} float {{0}}, {{1}}",
         INT64: f"icmp {signed} i64 {{0}}, {{1}}",
         BOOL: f"icmp {unsigned} i1 {{0}}, {{1}}",
     }
 
 
 def _ir_call2(float_fn: str, int_fn: str) -> dict[str, str]:
-    """A call of a two-operand helper or libm function, for doubles and for int64s."""
+    """A call of a two-operand helper or libm function, for doubles, floats and int64s."""
     return {
         FLOAT64: f"call double @{float_fn}(double {{0}}, double {{1}})",
+        FLOAT32: f"call float @{_ir_single(float_fn)}(float {{0}}, float {{1}})",
         INT64: f"call i64 @{int_fn}(i64 {{0}}, i64 {{1}})",
     }
 
 
 def _ir_math(fn: str) -> dict[str, str]:
-    """A call of a one-operand function of a double."""
-    return {FLOAT64: f"call double @{fn}(double {{0}})"}
+    """A call of a one-operand function of a double, and of its single precision twin for a float."""
+    return {FLOAT64: f"call double @{fn}(double {{0}})", FLOAT32: f"call float @{_ir_single(fn)}(float {{0}})"}
+
+
+def _ir_math2(fn: str) -> dict[str, str]:
+    """A call of a two-operand function of doubles, and of its single precision twin for floats."""
+    return {
+        FLOAT64: f"call double @{fn}(double {{0}}, double {{1}})",
+        FLOAT32: f"call float @{_ir_single(fn)}(float {{0}}, float {{1}})",
+    }
+
+
+def _ir_each(template: str) -> dict[str, str]:
+    """One template for every dtype, ``{t}`` standing for the LLVM type."""
+    types = ((FLOAT64, "double"), (FLOAT32, "float"), (INT64, "i64"), (BOOL, "i1"))
+    return {d: template.replace("{t}", t) for d, t in types}
 
 
 # -- the table -------------------------------------------------------------------------------------
@@ -720,7 +828,7 @@ _infix(
     "({0} / {1})",
     domain=(ALL_REALS, NONZERO),
     grad=_grad_truediv,
-    llvm={FLOAT64: "fdiv double {0}, {1}"},
+    llvm={FLOAT64: "fdiv double {0}, {1}", FLOAT32: "fdiv float {0}, {1}"},
     doc="True division (float result).",
 )
 _infix(
@@ -877,6 +985,7 @@ _infix(
     grad=_grad_pow,
     llvm={
         FLOAT64: "call double @eg_pow_dd(double {0}, double {1})",
+        FLOAT32: "call float @eg_pow_ff(float {0}, float {1})",
         "float64,int64": "call double @eg_pow_di(double {0}, i64 {1})",
         INT64: "call i64 @eg_pow_i(i64 {0}, i64 {1}, ptr %errp)",
     },
@@ -1008,7 +1117,7 @@ register_op(
         precedence=PREC_UNARY,
         c_render="(-{0})",
         grad=_grad_neg,
-        llvm={FLOAT64: "fneg double {0}", INT64: "sub i64 0, {0}"},
+        llvm={FLOAT64: "fneg double {0}", FLOAT32: "fneg float {0}", INT64: "sub i64 0, {0}"},
         doc="Negation.",
     )
 )
@@ -1041,7 +1150,10 @@ _call(
     np.absolute,
     domain=(NONZERO,),
     grad=_grad_abs,
-    llvm={FLOAT64: "call double @llvm.fabs.f64(double {0})", INT64: "call i64 @llvm.abs.i64(i64 {0}, i1 false)"},
+    llvm={
+        **_ir_math("llvm.fabs.f64"),
+        INT64: "call i64 @llvm.abs.i64(i64 {0}, i1 false)",
+    },
     doc="Absolute value.",
 )
 _call("exp", 1, real, "exp({0})", np.exp, grad=_grad_exp, llvm=_ir_math("llvm.exp.f64"), doc="Exponential.")
@@ -1091,6 +1203,59 @@ _call(
     llvm=_ir_math("eg_sigmoid_d"),
     doc="Logistic function 1/(1+exp(-x)).",
 )
+# -- numerically stable forms (simplify rewrites the naive spellings into them: see simplify/stable.py)
+_call(
+    "log1p",
+    1,
+    real,
+    "log1p({0})",
+    np.log1p,
+    domain=(((-1.0, np.inf),),),
+    grad=_grad_log1p,
+    llvm=_ir_math("log1p"),
+    doc="log(1 + x), accurate for small x (nan below -1, -inf at -1).",
+)
+_call(
+    "expm1",
+    1,
+    real,
+    "expm1({0})",
+    np.expm1,
+    grad=_grad_expm1,
+    llvm=_ir_math("expm1"),
+    doc="exp(x) - 1, accurate for small x.",
+)
+_call(
+    "softplus",
+    1,
+    real,
+    "eg_softplus({0})",
+    impl=_softplus,
+    grad=_grad_softplus,
+    llvm=_ir_math("eg_softplus_d"),
+    doc="log(1 + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|)).",
+)
+_call(
+    "log_sigmoid",
+    1,
+    real,
+    "eg_log_sigmoid({0})",
+    impl=_log_sigmoid,
+    grad=_grad_log_sigmoid,
+    llvm=_ir_math("eg_log_sigmoid_d"),
+    doc="log(sigmoid(x)) = -softplus(-x), without overflow or log(0).",
+)
+_call(
+    "logaddexp",
+    2,
+    real,
+    "eg_logaddexp({0}, {1})",
+    np.logaddexp,
+    commutative=True,
+    grad=_grad_logaddexp,
+    llvm=_ir_math2("eg_logaddexp_d"),
+    doc="log(exp(a) + exp(b)) without overflow: max(a, b) + log1p(exp(-|a - b|)) (numpy's logaddexp).",
+)
 _call(
     "maximum",
     (2, None),
@@ -1104,7 +1269,7 @@ _call(
     idempotent=True,
     aliases=("max",),
     llvm={
-        FLOAT64: "call double @eg_max_d(double {0}, double {1})",
+        **_ir_math2("eg_max_d"),
         INT64: "call i64 @llvm.smax.i64(i64 {0}, i64 {1})",
         BOOL: "or i1 {0}, {1}",
     },
@@ -1123,7 +1288,7 @@ _call(
     idempotent=True,
     aliases=("min",),
     llvm={
-        FLOAT64: "call double @eg_min_d(double {0}, double {1})",
+        **_ir_math2("eg_min_d"),
         INT64: "call i64 @llvm.smin.i64(i64 {0}, i64 {1})",
         BOOL: "and i1 {0}, {1}",
     },
@@ -1136,10 +1301,7 @@ _call(
     "({0} ? {1} : {2})",
     impl=np.where,
     grad=_grad_where,
-    llvm={
-        d: f"select i1 {{0}}, {t} {{1}}, {t} {{2}}"
-        for d, t in (("float64", "double"), ("int64", "i64"), ("bool", "i1"))
-    },
+    llvm=_ir_each("select i1 {0}, {t} {1}, {t} {2}"),
     doc="where(cond, a, b): a where cond holds, else b.",
 )
 _call("dot", 2, dot_rule, impl=np.dot, grad=_grad_dot, doc="numpy dot for operands of up to 2 dimensions.")
@@ -1168,8 +1330,41 @@ _call(
 
 #: ops whose bool operands are counted as integers when evaluated
 ARITHMETIC = frozenset({"add", "sub", "mul", "floordiv", "mod", "pow", "neg", "abs", "dot", "matmul", "sum"})
-#: ops with a float64 result whatever their operand dtypes
-FLOAT_FUNCS = frozenset({"truediv", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid"})
+#: ops with a float result whatever their operand dtypes (float32 for float32 operands, else float64)
+FLOAT_FUNCS = frozenset(
+    {"truediv", "exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid"}
+    | {"log1p", "expm1", "softplus", "log_sigmoid", "logaddexp"}
+)
+
+
+def bool_casts(node: Term) -> tuple[str | None, ...]:
+    """The dtype each bool operand of ``node`` is evaluated as (None for other operands).
+
+    Arithmetic counts a bool as an int64, or as a float32 where it meets a float32 (numpy's
+    ``float32 + bool`` is a float32); a variadic op is a left fold, so each bool is counted as the
+    step that meets it computes (``add(x32, b, i)`` adds ``b`` to ``x32`` in float32). Float
+    functions read a bool as their result's float dtype (numpy would compute them in float16).
+    """
+    args = node.args
+    name = node.op.name
+    if name in FLOAT_FUNCS:
+        return tuple(node.dtype if a.dtype == BOOL else None for a in args)
+    if name not in ARITHMETIC:
+        return (None,) * len(args)
+    if len(args) <= 2 or node.dtype == FLOAT32:  # a float32 result: no int64 operand, every step is float32
+        cast = FLOAT32 if node.dtype == FLOAT32 else INT64
+        return tuple(cast if a.dtype == BOOL else None for a in args)
+    out: list[str | None] = [None] * len(args)
+    have = args[0].dtype
+    for k in range(1, len(args)):
+        step = _ARITH2[have, args[k].dtype]
+        cast = FLOAT32 if step == FLOAT32 else INT64
+        if args[k].dtype == BOOL:
+            out[k] = cast
+        if k == 1 and have == BOOL:
+            out[0] = cast
+        have = step
+    return tuple(out)
 
 
 def _identity(x: Any) -> Any:
@@ -1189,8 +1384,6 @@ _call(
     "({0})",
     impl=_identity,
     grad=_grad_identity,
-    llvm={
-        d: f"select i1 true, {t} {{0}}, {t} {{0}}" for d, t in (("float64", "double"), ("int64", "i64"), ("bool", "i1"))
-    },
+    llvm=_ir_each("select i1 true, {t} {0}, {t} {0}"),
     doc="The operand itself (rewrites remove it).",
 )

@@ -253,11 +253,13 @@ class Term:
         if extra:
             raise TypeError(f"numpy.{name} on terms takes no keyword arguments {extra}")
         args = []
+        terms = [v.dtype for v in inputs if v.__class__ is Term]
+        context = "float32" if "float32" in terms and "float64" not in terms and "int64" not in terms else ""
         for value in inputs:
             if value.__class__ is not Term:
                 if hasattr(value, "__array_ufunc__") and not isinstance(value, (np.ndarray, np.generic)):
                     return NotImplemented  # a foreign array type: let it decide
-                term = _wrap(value)
+                term = _wrap(value, context)
                 if term is NotImplemented:
                     raise TypeError(f"numpy.{name}: cannot use a {type(value).__name__} as a term")
                 value = term
@@ -334,10 +336,18 @@ _put_dtype = Term.dtype.__set__  # type: ignore[attr-defined]
 _put_shape = Term.shape.__set__  # type: ignore[attr-defined]
 
 
-def _wrap(value: Any) -> Any:
-    """A constant term for a Python/numpy number or array, or NotImplemented for anything else."""
+def _wrap(value: Any, context: str = "") -> Any:
+    """A constant term for a Python/numpy number or array, or NotImplemented for anything else.
+
+    A Python int or float met by a float32 term (``context``) is weak, as numpy 2 treats Python
+    scalars: it becomes a float32 constant (see :func:`exprgraph.core.dtypes.weak_dtype`).
+    """
     cls = value.__class__
     if cls is float or cls is int or cls is bool:
+        if context == "float32" and cls is not bool:
+            from .leaves import const
+
+            return const(value, "float32")
         if cls is int and not -(2**63) <= value < 2**63:
             raise OverflowError(f"integer constant {value} does not fit in int64")
         return Term(REGISTRY["const"], (), value)
@@ -354,13 +364,13 @@ def _binary(name: str) -> tuple[Any, Any]:
 
     def forward(self: Term, other: Any) -> Any:
         if other.__class__ is not Term:
-            other = _wrap(other)
+            other = _wrap(other, self.dtype)
             if other is NotImplemented:
                 return other
         return Term(REGISTRY[name], (self, other))
 
     def reflected(self: Term, other: Any) -> Any:
-        other = _wrap(other)
+        other = _wrap(other, self.dtype)
         if other is NotImplemented:
             return other
         return Term(REGISTRY[name], (other, self))

@@ -27,7 +27,7 @@ from ..core import sum as sum_
 from ..core.stdops import arith, boolean, broadcast_like, negate, product, real, same, sum_to, where_rule
 from ..core.term import REGISTRY
 from ..errors import DifferentiationError, ShapeError
-from .reverse import _ONE, backprop, collector_paused, live_order, resolve_wrt, zeros_like
+from .reverse import backprop, collector_paused, live_order, one_like, resolve_wrt, zeros_like
 
 __all__ = ["forward", "jvp"]
 
@@ -40,6 +40,7 @@ _ADD = REGISTRY["add"]
 _CONST = REGISTRY["const"]
 _WHERE = REGISTRY["where"]
 _ZERO = const(0.0)
+_ZERO32 = const(0.0, "float32")
 
 
 def _scale(t: Term, p: Term) -> Term:
@@ -74,13 +75,14 @@ def _elementwise(node: Term, moved: list[tuple[int, Term]]) -> Term | None:
         i, t = moved[0]
         return rule(node, t)[i]
     if node.op is _WHERE:  # where(c, a, b): where(c, da, db)
-        branches = [_ZERO, _ZERO]
+        zero = _ZERO32 if node.dtype == "float32" else _ZERO
+        branches = [zero, zero]
         for i, t in moved:
             if i:
                 branches[i - 1] = t
-        return Term(_WHERE, (args[0], *branches)) if branches != [_ZERO, _ZERO] else None
+        return Term(_WHERE, (args[0], *branches)) if branches != [zero, zero] else None
     # the partials once (the rule at g = 1; they do not depend on the tangents), one product each
-    partials = rule(node, _ONE)
+    partials = rule(node, one_like(node))
     return _total([_scale(t, p) for i, t in moved if (p := partials[i]) is not None])
 
 
@@ -95,7 +97,7 @@ def _multilinear(node: Term, moved: list[tuple[int, Term]]) -> Term | None:
 
 def _transposed(node: Term, moved: list[tuple[int, Term]]) -> Term | None:
     # the reverse rule is linear in its adjoint u: d(<rule(node, u)_i, t_i>)/du is the forward term
-    u = Symbol("_forward_u", node.dtype if node.dtype == "float64" else "float64", node.shape)
+    u = Symbol("_forward_u", node.dtype if node.dtype in ("float64", "float32") else "float64", node.shape)
     if any(u in a.free_symbols for a in node.args):
         raise DifferentiationError(f"forward mode needs the symbol name _forward_u, which {node.op.name} uses")
     contributions = node.op.grad(node, u)
@@ -106,7 +108,7 @@ def _transposed(node: Term, moved: list[tuple[int, Term]]) -> Term | None:
             continue
         c = sum_to(c, node.args[i])
         inner = c * broadcast_like(t, node.args[i])
-        found = backprop([sum_(inner) if inner.shape else inner], [_ONE], [u])
+        found = backprop([sum_(inner) if inner.shape else inner], [one_like(u)], [u])
         if u in found:
             parts.append(found[u])
     return _total(parts)

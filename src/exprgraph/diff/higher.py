@@ -18,7 +18,7 @@ from ..core import Term, as_term, const
 from ..errors import DifferentiationError, SizeLimitError
 from .forward import forward
 from .pattern import DEFAULT_MAX_PATTERN
-from .reverse import _ONE, backprop, collector_paused, grad, resolve_wrt, zeros_like
+from .reverse import backprop, collector_paused, grad, one_like, resolve_wrt, zeros_like
 from .sparse import SparseMatrix, sparse_hessian, sparse_jacobian
 
 __all__ = ["jacobian", "hessian", "vjp", "hvp", "DEFAULT_MAX_ENTRIES", "ENV_MAX_ENTRIES"]
@@ -59,12 +59,12 @@ def _outputs(fs: Any) -> list[Term]:
 def _scalar_rows(f: Term) -> list[tuple[Term, Term]]:
     """``(output, seed)`` pairs whose vjps are the rows of the Jacobian of ``f`` (one per entry)."""
     if not f.shape:
-        return [(f, _ONE)]
+        return [(f, one_like(f))]
     if not all(d.__class__ is int for d in f.shape):
         raise DifferentiationError(f"jacobian needs outputs of known shape, not {f.shape}; use vjp with a cotangent")
     rows = []
     for index in np.ndindex(*f.shape):
-        basis = np.zeros(f.shape)
+        basis = np.zeros(f.shape, dtype=np.float32 if f.dtype == "float32" else np.float64)
         basis[index] = 1.0
         rows.append((f, const(basis)))
     return rows

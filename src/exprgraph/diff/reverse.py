@@ -22,11 +22,12 @@ from ..core.stdops import broadcast_like, sum_to
 from ..core.term import REGISTRY
 from ..errors import DifferentiationError
 
-__all__ = ["grad", "backprop", "live_order", "zeros_like", "resolve_wrt", "collector_paused"]
+__all__ = ["grad", "backprop", "live_order", "zeros_like", "one_like", "resolve_wrt", "collector_paused"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _ONE = const(1.0)
+_ONE32 = const(1.0, "float32")
 _ADD = REGISTRY["add"]
 _CONST = REGISTRY["const"]
 
@@ -53,13 +54,19 @@ def collector_paused(fn: F) -> F:
     return run  # type: ignore[return-value]
 
 
+def one_like(t: Term) -> Term:
+    """The scalar seed 1.0 for an output ``t``: float32 for a float32 ``t`` (its gradient stays float32)."""
+    return _ONE32 if t.dtype == "float32" else _ONE
+
+
 def zeros_like(t: Term) -> Term:
-    """A float zero of ``t``'s shape (the gradient of something that does not depend on ``t``)."""
+    """A float zero of ``t``'s shape (the gradient of something that does not depend on ``t``; float32 for float32)."""
+    dtype = "float32" if t.dtype == "float32" else "float64"
     if not t.shape:
-        return const(0.0)
+        return const(0.0, dtype)
     if all(d.__class__ is int for d in t.shape):
-        return const(np.zeros(t.shape))
-    return broadcast_like(const(0.0), t)
+        return const(np.zeros(t.shape, dtype=dtype))
+    return broadcast_like(const(0.0, dtype), t)
 
 
 def resolve_wrt(outputs: Sequence[Term], wrt: Any) -> tuple[list[Term], str]:
@@ -228,7 +235,7 @@ def grad(f: Term, wrt: Any = None) -> Any:
             f"grad needs a scalar f, but f has shape {f.shape}: take sum(f), or use vjp/jacobian"
         )
     targets, kind = resolve_wrt([f], wrt)
-    adjoints = backprop([f], [_ONE], targets)
+    adjoints = backprop([f], [one_like(f)], targets)
     values = [adjoints[t] if t in adjoints else zeros_like(t) for t in targets]
     if kind == "one":
         return values[0]

@@ -19,7 +19,7 @@ import numpy as np
 from ..core import Term, as_term
 from ..errors import DifferentiationError
 from .pattern import DEFAULT_MAX_PATTERN, colour_rows, dependency_sets
-from .reverse import _ONE, backprop, collector_paused, grad, resolve_wrt, zeros_like
+from .reverse import _ONE, backprop, collector_paused, grad, one_like, resolve_wrt, zeros_like
 
 __all__ = ["SparseMatrix", "sparse_jacobian", "sparse_hessian"]
 
@@ -119,7 +119,7 @@ def _compressed(
                     owner[by_index[j]] = row
         if not owner:
             continue
-        adjoints = backprop([outputs[r] for r in group], [_ONE] * len(group), owner)
+        adjoints = backprop([outputs[r] for r in group], [one_like(outputs[r]) for r in group], owner)
         for var, value in adjoints.items():
             entries[owner[var]].append((columns[var], value))
     if symmetric:

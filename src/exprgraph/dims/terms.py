@@ -62,6 +62,7 @@ def _register() -> Op:
             c_render="(-eg_floordiv(-({0}), {1}))",
             llvm={
                 "float64": "call double @eg_ceil_div_d(double {0}, double {1})",
+                "float32": "call float @eg_ceil_div_f(float {0}, float {1})",
                 "int64": "call i64 @eg_ceil_div_i(i64 {0}, i64 {1})",
             },
             doc="Ceiling division ceil(n/d) of integers (CeilToInt in dimension expressions).",
@@ -105,6 +106,7 @@ def _register_more() -> tuple[Op, Op]:
                 c_render="((({1}) == 1) ? ({0}) : ({1}))",
                 llvm={
                     "float64": "call double @eg_broadcast_d(double {0}, double {1})",
+                    "float32": "call float @eg_broadcast_f(float {0}, float {1})",
                     "int64": "call i64 @eg_broadcast_i(i64 {0}, i64 {1})",
                 },
                 doc="Broadcast size of two dimensions: a where b == 1, else b (broadcast(a, b) in dimension text).",

@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..core import Term, as_term
+from ..progress import Progress
 from .egraph import EGraph
 from .extract import Extracted, extract
 from .rewrite import ERule, compile_rules
@@ -216,28 +217,30 @@ def saturate(
     stop: StopReason | None = StopReason.GOAL_REACHED if _goals_reached(egraph, goal_pairs) else None
     clock = time.perf_counter
     limits = _Limits(node_limit, start + time_limit)
-    while stop is None:
-        if len(iterations) >= iter_limit:
-            stop = StopReason.ITERATION_LIMIT
-            break
-        if egraph.total_size() > node_limit:
-            stop = StopReason.NODE_LIMIT
-            break
-        if clock() > limits.deadline:
-            stop = StopReason.TIME_LIMIT
-            break
-        nodes_before, classes_before = egraph.total_size(), egraph.number_of_classes()
-        it, stop = _iterate(egraph, compiled, sched, len(iterations), limits)
-        iterations.append(it)
-        if stop is not None:
-            break
-        if _goals_reached(egraph, goal_pairs):
-            stop = StopReason.GOAL_REACHED
-        elif (
-            not it.applied
-            and egraph.total_size() == nodes_before
-            and egraph.number_of_classes() == classes_before
-            and sched.can_stop(len(iterations) - 1)
-        ):
-            stop = StopReason.SATURATED
+    with Progress("saturating", total=iter_limit) as report:
+        while stop is None:
+            if len(iterations) >= iter_limit:
+                stop = StopReason.ITERATION_LIMIT
+                break
+            if egraph.total_size() > node_limit:
+                stop = StopReason.NODE_LIMIT
+                break
+            if clock() > limits.deadline:
+                stop = StopReason.TIME_LIMIT
+                break
+            nodes_before, classes_before = egraph.total_size(), egraph.number_of_classes()
+            it, stop = _iterate(egraph, compiled, sched, len(iterations), limits)
+            iterations.append(it)
+            report.update(len(iterations), f"{it.nodes} e-nodes in {it.classes} classes")
+            if stop is not None:
+                break
+            if _goals_reached(egraph, goal_pairs):
+                stop = StopReason.GOAL_REACHED
+            elif (
+                not it.applied
+                and egraph.total_size() == nodes_before
+                and egraph.number_of_classes() == classes_before
+                and sched.can_stop(len(iterations) - 1)
+            ):
+                stop = StopReason.SATURATED
     return Report(egraph, roots, stop, iterations, clock() - start)

@@ -14,15 +14,20 @@ from typing import Any
 
 import numpy as np
 
-from ..core.dtypes import BOOL, FLOAT64, INT64
+from ..core.dtypes import BOOL, FLOAT32, FLOAT64, INT64
 from ..core.term import Term
 from ..errors import EvaluationError
 
 __all__ = ["NUMPY_DTYPES", "MISSING", "lookup", "as_value", "bind_symbols", "const_value"]
 
 #: our dtype names -> numpy dtypes
-NUMPY_DTYPES = {FLOAT64: np.dtype(np.float64), INT64: np.dtype(np.int64), BOOL: np.dtype(np.bool_)}
-_SCALAR_TYPES = {float: np.float64, int: np.int64, bool: np.bool_}
+NUMPY_DTYPES = {
+    FLOAT64: np.dtype(np.float64),
+    FLOAT32: np.dtype(np.float32),
+    INT64: np.dtype(np.int64),
+    BOOL: np.dtype(np.bool_),
+}
+_SCALAR_TYPES = {float: np.float64, int: np.int64, bool: np.bool_, np.float32: np.float32}
 
 #: marks an absent env entry (None could be a user's value)
 MISSING = object()

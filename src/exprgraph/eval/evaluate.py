@@ -26,7 +26,7 @@ from typing import Any, overload
 import numpy as np
 
 from ..core.dtypes import BOOL
-from ..core.stdops import ARITHMETIC, FLOAT_FUNCS
+from ..core.stdops import ARITHMETIC, FLOAT_FUNCS, bool_casts
 from ..core.term import Term
 from ..core.traversal import schedule
 from ..errors import EvaluationError, SizeLimitError
@@ -38,7 +38,6 @@ __all__ = ["evaluate"]
 _ndarray = np.ndarray
 _ufunc = np.ufunc
 _INT64 = NUMPY_DTYPES["int64"]
-_FLOAT64 = NUMPY_DTYPES["float64"]
 _broadcast_shapes = np.broadcast_shapes
 #: ops that cast bool operands (to int64 for arithmetic, to float64 for float functions)
 _CASTS = ARITHMETIC | FLOAT_FUNCS
@@ -202,13 +201,14 @@ def _apply(node: Term, args: tuple[Term, ...], values: dict, owned: set, pending
             size *= v.size
         if size > limit:  # a bound on the result's size: look closer only when it is large
             _check_result_size(node, vs, limit)
-    if name in ARITHMETIC:
-        # arithmetic counts bools as integers (True + True == 2)
-        vs = [v.astype(_INT64) if v.dtype.kind == "b" else v for v in vs]
-    elif name in FLOAT_FUNCS:
-        # numpy would compute these in float16 for bools
-        vs = [v.astype(_FLOAT64) if v.dtype.kind == "b" else v for v in vs]
     want = NUMPY_DTYPES[node.dtype]
+    if name in _CASTS:
+        # arithmetic counts bools as integers (True + True == 2), float functions as floats (see bool_casts)
+        casts = bool_casts(node)
+        vs = [
+            v.astype(NUMPY_DTYPES[c]) if c is not None and v.dtype.kind == "b" else v
+            for v, c in zip(vs, casts, strict=True)
+        ]
     ufunc = op.ufunc
     n = len(vs)
     if ufunc.__class__ is _ufunc and ufunc.nout == 1 and (ufunc.nin == n or (ufunc.nin == 2 and n > 2)):

@@ -10,7 +10,9 @@ Each op's JAX function is found from its table entry: an op with a numpy ``ufunc
 are listed in ``SPECIAL``. Float ``//`` and ``%`` are spelled out as numpy computes them
 (``EXACT``): JAX's own differ in the sign of a zero quotient, which ``1/(a//b)`` turns into the
 sign of an infinity. Values follow JAX's precision: float32 unless 64-bit mode is on
-(``jax.config.update("jax_enable_x64", True)``).
+(``jax.config.update("jax_enable_x64", True)``); float32 terms compute in float32 either way.
+``log1p``, ``expm1`` and ``logaddexp`` are ``jax.numpy``'s, ``softplus`` and ``log_sigmoid``
+``jax.nn``'s.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..core import BOOL, FLOAT64, Symbol, Term
-from ..core.stdops import ARITHMETIC, FLOAT_FUNCS
+from ..core import Symbol, Term
+from ..core.dtypes import FLOAT32, is_float
+from ..core.stdops import ARITHMETIC, FLOAT_FUNCS, bool_casts
 from ..core.walk import postorder
 from ..errors import ConversionError
 from ._optional import require
@@ -27,7 +30,15 @@ from ._optional import require
 __all__ = ["to_jax", "jax_function_of"]
 
 #: ops without a numpy ufunc: their JAX spelling (names in ``jax.numpy``, or ``jax.nn.*``)
-SPECIAL = {"sigmoid": "nn.sigmoid", "where": "where", "dot": "dot", "sum": "sum", "transpose": "transpose"}
+SPECIAL = {
+    "sigmoid": "nn.sigmoid",
+    "softplus": "nn.softplus",
+    "log_sigmoid": "nn.log_sigmoid",
+    "where": "where",
+    "dot": "dot",
+    "sum": "sum",
+    "transpose": "transpose",
+}
 
 
 def _divmod(a: Any, b: Any) -> tuple[Any, Any]:
@@ -97,12 +108,14 @@ def _step(node: Term, index: dict[Term, int]) -> tuple:
         kwargs["axis"] = node.attr
     elif op.name == "transpose":
         kwargs["axes"] = node.attr
-    # our arithmetic counts bools as ints, and our float functions take ints (JAX's may not)
+    # our arithmetic counts bools as ints (as float32 next to float32), and our float functions take
+    # ints (JAX's may not): cast to the float of the result (float32 stays float32 in 64-bit mode)
     casts: tuple = ()
     if op.name in ARITHMETIC:
-        casts = tuple((i, int) for i, a in enumerate(node.args) if a.dtype == BOOL)
+        casts = tuple((i, "float32" if c == FLOAT32 else int) for i, c in enumerate(bool_casts(node)) if c is not None)
     elif op.name in FLOAT_FUNCS:
-        casts = tuple((i, float) for i, a in enumerate(node.args) if a.dtype != FLOAT64)
+        want = "float32" if node.dtype == FLOAT32 else float
+        casts = tuple((i, want) for i, a in enumerate(node.args) if not is_float(a.dtype))
     return fn, slots, kwargs, casts, len(slots) > 2 and op.arity[1] is None
 
 

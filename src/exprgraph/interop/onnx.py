@@ -5,7 +5,12 @@ with the symbols as graph inputs (symbolic dimensions become ``dim_param`` text)
 as initializers. The model passes ``onnx.checker`` and computes what ``exprgraph.evaluate``
 computes, bit for bit on the same numpy operations: ONNX wants operands of one dtype, so operands
 are cast the way our dtype rules promote them, and Python's floor semantics of ``//`` and ``%``
-are spelled out with ONNX's truncating ops exactly as numpy computes them.
+are spelled out with ONNX's truncating ops exactly as numpy computes them. float32 terms are ONNX
+``FLOAT`` tensors. ``softplus`` is ONNX's ``Softplus``, ``log_sigmoid`` ``-Softplus(-x)`` and
+``logaddexp`` numpy's formula on ``Softplus``, all exact. ONNX has no ``log1p`` nor ``expm1``:
+they are written with Goldberg's and Kahan's corrections (``u = 1 + x``, ``log(u)*x/(u - 1)``;
+``u = exp(x)``, ``(u - 1)*x/log(u)``), within a few units in the last place and free of the
+cancellation of ``log(1 + x)`` and ``exp(x) - 1``, but not bit for bit.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import BOOL, FLOAT64, INT64, Term, promote
+from ..core import BOOL, FLOAT32, FLOAT64, INT64, Term, promote
 from ..core.stdops import ARITHMETIC, FLOAT_FUNCS
 from ..core.walk import postorder
 from ..errors import ConversionError
@@ -43,6 +48,7 @@ SIMPLE = {
     "tan": "Tan",
     "tanh": "Tanh",
     "sigmoid": "Sigmoid",
+    "softplus": "Softplus",
     "maximum": "Max",
     "minimum": "Min",
     "lt": "Less",
@@ -92,11 +98,18 @@ class _Builder:
         return self.op("Cast", [name], to=_ONNX_TYPE(self.onnx, want))
 
 
-_NUMPY = {FLOAT64: np.float64, INT64: np.int64, BOOL: np.bool_}
+_NUMPY = {FLOAT64: np.float64, FLOAT32: np.float32, INT64: np.int64, BOOL: np.bool_}
 
 
 def _ONNX_TYPE(onnx: Any, dtype: str) -> int:  # noqa: N802 - reads as the ONNX enum it returns
-    return {FLOAT64: onnx.TensorProto.DOUBLE, INT64: onnx.TensorProto.INT64, BOOL: onnx.TensorProto.BOOL}[dtype]
+    types = onnx.TensorProto
+    return {FLOAT64: types.DOUBLE, FLOAT32: types.FLOAT, INT64: types.INT64, BOOL: types.BOOL}[dtype]
+
+
+def _numbers(dtypes: list[str]) -> str:
+    """The promoted dtype of ``dtypes``, bools counted as int64 (ONNX computes on numbers, not bools)."""
+    p = promote(*dtypes)
+    return INT64 if p == BOOL else p
 
 
 def _operand_dtype(node: Term) -> str:
@@ -104,13 +117,13 @@ def _operand_dtype(node: Term) -> str:
     name = node.op.name
     dtypes = [a.dtype for a in node.args]
     if name in FLOAT_FUNCS:
-        return FLOAT64
+        return node.dtype  # float32 for float32 operands, else float64
     if name in ARITHMETIC:
-        return promote(INT64, *dtypes) if BOOL in dtypes else promote(*dtypes)
+        return _numbers(dtypes)
     if name in ("logical_and", "logical_or", "logical_not"):
         return BOOL
     if name in ("lt", "le", "gt", "ge"):
-        return promote(INT64, *dtypes)  # ONNX orders numbers, not bools
+        return _numbers(dtypes)  # ONNX orders numbers, not bools
     return promote(*dtypes)
 
 
@@ -121,13 +134,13 @@ def _floor_parts(b: _Builder, x: str, y: str, dtype: str) -> tuple[str, str]:
         mod = b.op("Mod", [x, y], fmod=0)
         return b.op("Div", [b.op("Sub", [x, mod]), y]), mod
     # floats, as numpy's divmod: m = fmod(x, y); shift m (and the quotient) by y when their signs differ
-    zero, one, half = b.const(0.0, FLOAT64), b.const(1.0, FLOAT64), b.const(0.5, FLOAT64)
+    zero, one, half = b.const(0.0, dtype), b.const(1.0, dtype), b.const(0.5, dtype)
     m = b.op("Mod", [x, y], fmod=1)
     differ = b.op("Xor", [b.op("Less", [y, zero]), b.op("Less", [m, zero])])
     shift = b.op("And", [b.op("Not", [b.op("Equal", [m, zero])]), differ])
     mod = b.op("Where", [shift, b.op("Add", [m, y]), m])
     # a zero remainder takes the divisor's sign (copysign(0, y); y == 0 is handled below)
-    signed_zero = b.op("Where", [b.op("Less", [y, zero]), b.const(-0.0, FLOAT64), zero])
+    signed_zero = b.op("Where", [b.op("Less", [y, zero]), b.const(-0.0, dtype), zero])
     mod = b.op("Where", [b.op("Equal", [m, zero]), signed_zero, mod])
     div = b.op("Div", [b.op("Sub", [x, m]), y])
     div = b.op("Where", [shift, b.op("Sub", [div, one]), div])
@@ -159,6 +172,8 @@ def _lower(b: _Builder, node: Term, args: list[str]) -> str:
         return out
     if name == "ne":
         return b.op("Not", [b.op("Equal", args)])
+    if name in _FORMULAS:
+        return _FORMULAS[name](b, args, want)
     if name in ("floordiv", "mod"):
         floor, mod = _floor_parts(b, args[0], args[1], want)
         return floor if name == "floordiv" else mod
@@ -180,6 +195,45 @@ def _lower(b: _Builder, node: Term, args: list[str]) -> str:
         perm = list(range(node.ndim))[::-1] if node.attr is None else [a % node.ndim for a in node.attr]
         return b.op("Transpose", args, perm=perm)
     raise ConversionError(f"to_onnx: the op {name!r} has no ONNX counterpart")
+
+
+def _log_sigmoid(b: _Builder, args: list[str], dtype: str) -> str:
+    # log(sigmoid(x)) = -softplus(-x), with ONNX's Softplus (numpy's logaddexp(0, x))
+    return b.op("Neg", [b.op("Softplus", [b.op("Neg", args)])])
+
+
+def _logaddexp(b: _Builder, args: list[str], dtype: str) -> str:
+    # numpy's logaddexp: a + log(2) where a == b (infinities of one sign), else max(a, b) + softplus(-|a - b|)
+    x, y = args
+    spread = b.op("Softplus", [b.op("Neg", [b.op("Abs", [b.op("Sub", [x, y])])])])
+    same = b.op("Add", [x, b.const(np.log(np.asarray(2.0, dtype=_NUMPY[dtype])), dtype)])
+    return b.op("Where", [b.op("Equal", [x, y]), same, b.op("Add", [b.op("Max", [x, y]), spread])])
+
+
+def _log1p(b: _Builder, args: list[str], dtype: str) -> str:
+    # Goldberg: u = 1 + x; log1p(x) = x where u == 1, else log(u) * (x / (u - 1)); x itself at +inf
+    (x,) = args
+    one = b.const(1.0, dtype)
+    u = b.op("Add", [one, x])
+    fixed = b.op("Mul", [b.op("Log", [u]), b.op("Div", [x, b.op("Sub", [u, one])])])
+    out = b.op("Where", [b.op("Equal", [u, one]), x, fixed])
+    return b.op("Where", [b.op("IsInf", [x], detect_negative=0), x, out])
+
+
+def _expm1(b: _Builder, args: list[str], dtype: str) -> str:
+    # Kahan: u = exp(x); expm1(x) = x where u == 1, -1 where u - 1 == -1, else (u - 1) * (x / log(u)); inf at +inf
+    (x,) = args
+    one = b.const(1.0, dtype)
+    u = b.op("Exp", [x])
+    um1 = b.op("Sub", [u, one])
+    fixed = b.op("Mul", [um1, b.op("Div", [x, b.op("Log", [u])])])
+    out = b.op("Where", [b.op("Equal", [um1, b.const(-1.0, dtype)]), um1, fixed])
+    out = b.op("Where", [b.op("Equal", [u, one]), x, out])
+    return b.op("Where", [b.op("IsInf", [u], detect_negative=0), u, out])
+
+
+#: ops with no ONNX operator of their own, written with several
+_FORMULAS = {"log_sigmoid": _log_sigmoid, "logaddexp": _logaddexp, "log1p": _log1p, "expm1": _expm1}
 
 
 def _value_info(b: _Builder, name: str, term: Term) -> Any:

@@ -9,8 +9,11 @@ One table maps our ops to PyTensor's scalar ops; PyTensor's tensor ops are those
 elementwise, so the same table serves both kinds of graph and both directions. PyTensor spells
 broadcasting and vector products with explicit ``ExpandDims``/``Squeeze``; they are read back as
 the implicit broadcasting and the ``dot``/``matmul`` of our terms. Dtypes: ``float64``,
-``int64`` and ``bool`` map to themselves; narrower PyTensor dtypes (float32, int8...) widen to
-float64/int64. Unknown static dimensions become symbolic dimensions ``<name>_dim<i>``.
+``float32``, ``int64`` and ``bool`` map to themselves; other PyTensor dtypes widen (float16 to
+float32, int8... to int64). Unknown static dimensions become symbolic dimensions ``<name>_dim<i>``.
+``log1p``, ``expm1`` and ``softplus`` are PyTensor scalar ops; ``log_sigmoid`` goes out as
+``-softplus(-x)`` and ``logaddexp`` as its stable formula (PyTensor's ``logaddexp`` is the naive
+``log(exp(a) + exp(b))``), read back as those ops.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core import BOOL, FLOAT64, INT64, Symbol, Term, const, get_op
+from ..core import BOOL, FLOAT32, FLOAT64, INT64, Symbol, Term, const, get_op
+from ..core.dtypes import is_float
 from ..core.leaves import RESERVED_NAMES
-from ..core.stdops import ARITHMETIC, insert_axes
+from ..core.stdops import ARITHMETIC, FLOAT_FUNCS, bool_casts, insert_axes
 from ..core.walk import postorder
 from ..errors import ConversionError
 from ..graph import FunctionGraph
@@ -50,6 +54,9 @@ SCALAR_OPS = {
     "tan": "tan",
     "tanh": "tanh",
     "sigmoid": "sigmoid",
+    "log1p": "log1p",
+    "expm1": "expm1",
+    "softplus": "softplus",
     "maximum": "scalar_maximum",
     "minimum": "scalar_minimum",
     "lt": "lt",
@@ -117,12 +124,15 @@ class _Writer:
         ps, pt = self.ps, self.pt
         name = node.op.name
         args = [self.done[a] for a in node.args]
-        if name in ARITHMETIC:
-            # our arithmetic counts bools as integers; PyTensor's would stay in bool
-            args = [self.cast(v, INT64) if a.dtype == BOOL else v for v, a in zip(args, node.args, strict=True)]
+        if name in ARITHMETIC or name in FLOAT_FUNCS:
+            # our arithmetic counts bools as integers (as float32 next to float32), float functions as floats
+            casts = bool_casts(node)
+            args = [v if c is None else self.cast(v, c) for v, c in zip(args, casts, strict=True)]
         for i in _LOGICAL.get(name, ()):
             if node.args[i].dtype != BOOL:
                 args[i] = ps.neq(args[i], 0) if self.scalar else pt.neq(args[i], 0)  # truth value
+        if name in _FORMULAS:
+            return _FORMULAS[name](self, args)
         if name in SCALAR_OPS:
             op = _scalar_op(ps, name)
             if not self.scalar:
@@ -145,6 +155,11 @@ class _Writer:
             return pt.transpose(args[0], node.attr)
         raise ConversionError(f"to_pytensor: the op {name!r} has no PyTensor counterpart")
 
+    def elementwise(self, name: str) -> Any:
+        """PyTensor's scalar op ``name`` (of ``pytensor.scalar``), made elementwise unless scalar."""
+        op = getattr(self.ps, name)
+        return op if self.scalar else self.pt.elemwise.Elemwise(op)
+
     def convert(self, roots: list[Term]) -> list[Any]:
         for node in postorder(roots):
             if node.op.name == "symbol":
@@ -158,6 +173,25 @@ class _Writer:
                     )
                 self.done[node] = self.apply(node)
         return [self.done[r] for r in roots]
+
+
+def _log_sigmoid(w: _Writer, args: list) -> Any:
+    # log(sigmoid(x)) = -softplus(-x)
+    neg, softplus = w.elementwise("neg"), w.elementwise("softplus")
+    return neg(softplus(neg(args[0])))
+
+
+def _logaddexp(w: _Writer, args: list) -> Any:
+    # numpy's logaddexp: a + log(2) where a == b (infinities of one sign), else max(a, b) + softplus(-|a - b|)
+    a, b = args
+    e = w.elementwise
+    ln2 = np.log(np.asarray(2.0, dtype=a.dtype))
+    spread = e("softplus")(e("neg")(e("abs")(e("sub")(a, b))))
+    return e("switch")(e("eq")(a, b), e("add")(a, ln2), e("add")(e("scalar_maximum")(a, b), spread))
+
+
+#: ops PyTensor has no scalar op for, written with its scalar ops
+_FORMULAS = {"log_sigmoid": _log_sigmoid, "logaddexp": _logaddexp}
 
 
 def to_pytensor(terms: Any, *, scalar: bool = False) -> Any:
@@ -186,6 +220,8 @@ def _our_dtype(dtype: str) -> str:
         return BOOL
     if dtype.startswith(("int", "uint")):
         return INT64
+    if dtype in ("float32", "float16"):
+        return FLOAT32
     if dtype.startswith("float"):
         return FLOAT64
     raise ConversionError(f"from_pytensor: the dtype {dtype} has no exprgraph counterpart")
@@ -216,9 +252,8 @@ class _Reader:
             return tag_term
         if hasattr(var, "data"):  # a constant
             data = np.asarray(var.data)
-            return const(
-                data.astype({BOOL: np.bool_, INT64: np.int64, FLOAT64: np.float64}[_our_dtype(str(data.dtype))])
-            )
+            dtypes = {BOOL: np.bool_, INT64: np.int64, FLOAT64: np.float64, FLOAT32: np.float32}
+            return const(data.astype(dtypes[_our_dtype(str(data.dtype))]))
         name = self.unique_name(var)
         shape = getattr(var.type, "shape", ())
         dims = tuple(d if d is not None else f"{name}_dim{i}" for i, d in enumerate(shape))
@@ -318,12 +353,12 @@ class _Reader:
         elif dst == BOOL:
             out = get_op("ne")(term, const(0.0 if src == FLOAT64 else 0))  # truth value
         elif src == BOOL:
-            one, zero = (1.0, 0.0) if dst == FLOAT64 else (1, 0)
-            out = get_op("where")(term, const(one), const(zero))
+            out = get_op("where")(term, const(1, dst), const(0, dst))
         elif dst == FLOAT64:
-            out = term * const(1.0)  # int64 -> float64: exact up to 2**53
+            out = term * const(1.0)  # int64 or float32 -> float64: exact (int64 up to 2**53)
         else:
-            raise ConversionError(f"from_pytensor: a cast of {src} to {dtype} (truncation) has no exprgraph op")
+            what = "rounding" if is_float(dst) else "truncation"
+            raise ConversionError(f"from_pytensor: a cast of {src} to {dtype} ({what}) has no exprgraph op")
         return out, virtual
 
     def dimshuffle(self, op: Any, source: Any) -> tuple[Term, tuple[int, ...]]:

@@ -8,11 +8,15 @@ made of the functions below, and ``from_sympy(to_sympy(t))`` has the values of `
 
 | term | SymPy |
 |---|---|
-| symbol (float64 / int64) | ``Symbol(name, real=True)`` / ``Symbol(name, integer=True)`` |
+| symbol (float64, float32 / int64) | ``Symbol(name, real=True)`` / ``Symbol(name, integer=True)`` |
+| float32 constant | ``Float`` of its value (SymPy has no float32; ``from_sympy`` gives float64) |
 | ``+ - * / ** neg`` | ``Add``, ``Mul``, ``Pow`` |
 | ``a // b``, ``a % b`` | ``floor(a/b)``, ``Mod(a, b)`` (both with Python's floor semantics) |
 | ``abs exp log sqrt sin cos tan tanh`` | ``Abs exp log sqrt sin cos tan tanh`` |
 | ``sigmoid(a)`` | ``1/(1 + exp(-a))`` |
+| ``log1p``, ``expm1`` | ``log1p``, ``expm1`` of ``sympy.codegen.cfunctions`` (read back as themselves) |
+| ``softplus(a)``, ``log_sigmoid(a)`` | ``log(1 + exp(a))``, ``-log(1 + exp(-a))`` |
+| ``logaddexp(a, b)`` | ``log(exp(a) + exp(b))`` (``simplify`` turns these back into the stable ops) |
 | ``maximum``, ``minimum`` | ``Max``, ``Min`` |
 | ``where(c, a, b)`` | ``Piecewise((a, c), (b, True))`` |
 | ``< <= > >= eq ne``, ``and or not`` | ``Lt Le Gt Ge Eq Ne``, ``And Or Not`` |
@@ -23,6 +27,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+import numpy as np
 
 from ..core import FLOAT64, INT64, Symbol, Term, const, get_op
 from ..core.walk import postorder
@@ -39,6 +45,7 @@ def _sympy() -> Any:
 
 def _builders(sp: Any) -> dict[str, Callable[..., Any]]:
     """op name -> function of the operands' SymPy expressions (and the node's attr)."""
+    from sympy.codegen import cfunctions  # SymPy's log1p and expm1 (C's functions, with derivatives)
 
     def nary(f: Callable) -> Callable:
         return lambda args, attr: f(*args)
@@ -63,6 +70,11 @@ def _builders(sp: Any) -> dict[str, Callable[..., Any]]:
         "tan": nary(sp.tan),
         "tanh": nary(sp.tanh),
         "sigmoid": lambda a, attr: 1 / (1 + sp.exp(-a[0])),
+        "log1p": nary(cfunctions.log1p),
+        "expm1": nary(cfunctions.expm1),
+        "softplus": lambda a, attr: sp.log(1 + sp.exp(a[0])),
+        "log_sigmoid": lambda a, attr: -sp.log(1 + sp.exp(-a[0])),
+        "logaddexp": lambda a, attr: sp.log(sp.exp(a[0]) + sp.exp(a[1])),
         "maximum": nary(sp.Max),
         "minimum": nary(sp.Min),
         "where": lambda a, attr: sp.Piecewise((a[1], a[0]), (a[2], True)),
@@ -94,6 +106,8 @@ def _sympy_const(sp: Any, value: Any) -> Any:
         return sp.true if value else sp.false
     if cls is int:
         return sp.Integer(value)
+    if cls is np.float32:
+        value, cls = float(value), float  # its exact value (SymPy has no float32 type)
     if cls is float:
         if value != value:
             return sp.nan
@@ -148,7 +162,7 @@ class _Writer:
         if not node.args:
             if node.op.name == "symbol":
                 return "symbolic"
-            return "value" if node.attr.__class__ is float else "exact"
+            return "value" if node.attr.__class__ in (float, np.float32) else "exact"
         kinds = {self.kind[a] for a in node.args}
         if "symbolic" in kinds:
             return "symbolic"
@@ -304,6 +318,10 @@ class _Reader:
         }
         self.chains = {sp.And: get_op("logical_and"), sp.Or: get_op("logical_or")}
         self.calls[sp.ITE] = get_op("where")  # a boolean if-then-else
+        from sympy.codegen import cfunctions
+
+        self.calls[cfunctions.log1p] = get_op("log1p")
+        self.calls[cfunctions.expm1] = get_op("expm1")
 
     def term(self, expr: Any) -> Term:
         return self.done[expr]

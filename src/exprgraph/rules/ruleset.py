@@ -57,9 +57,11 @@ class Template:
         self.source = source
         program: list[tuple] = []
         names: set[str] = set()
+        number: list[bool] = []  # per value the program has pushed: whether it is a number literal
         stack: list[tuple[Any, bool]] = [(source, False)]
         while stack:
             node, expanded = stack.pop()
+            added = len(program)
             cls = node.__class__
             if cls is Var:
                 names.add(node.name)
@@ -82,7 +84,10 @@ class Template:
                         op = node.op
                         if op.__class__ is Var:  # the op a variable bound on the left: V.f(...)
                             names.add(op.name)
-                        program.append(("op", op, len(node.args), node.attr if not attr_var else None, attr_var))
+                        n = len(node.args)
+                        flags = number[len(number) - n - attr_var : len(number) - attr_var]
+                        weak = tuple(k for k, f in enumerate(flags) if f)
+                        program.append(("op", op, n, node.attr if not attr_var else None, attr_var, weak))
                     elif cls is dict:
                         program.append(("dict", tuple(node)))
                     else:
@@ -92,6 +97,8 @@ class Template:
                     stack.extend((k, False) for k in reversed(_template_children(node)))
             else:
                 program.append(("lit", node))
+            if len(program) > added:
+                _track(program, number)
         self.program = tuple(program)
         self.names = frozenset(names)
         self.root_literal = source if source.__class__ in _BOOL_INT_FLOAT else None
@@ -120,11 +127,13 @@ class Template:
             elif kind == "seg":
                 vals.append(_Splice(b[ins[1]]))
             elif kind == "op":
-                _, op, n, attr, attr_var = ins
+                _, op, n, attr, attr_var, weak = ins
                 if attr_var:
                     attr = vals.pop()
                 if op.__class__ is Var:
                     op = b[op.name]
+                if weak:
+                    _weaken(vals, n, weak)
                 args = _unsplice(vals[len(vals) - n :])
                 del vals[len(vals) - n :]
                 vals.append(op(*args, attr=attr))
@@ -139,6 +148,50 @@ class Template:
                 del vals[len(vals) - n :]
                 vals.append(tuple(items) if kind == "tuple" else list(items))
         return vals[0]
+
+
+def _track(program: list[tuple], number: list[bool]) -> None:
+    """Keep ``number`` (one flag per value on the stack) in step with the instruction just added."""
+    ins = program[-1]
+    kind = ins[0]
+    if kind == "op":
+        del number[len(number) - ins[2] - ins[4] :]
+        number.append(False)
+    elif kind == "dict":
+        del number[len(number) - len(ins[1]) :]
+        number.append(False)
+    elif kind in ("tuple", "list"):
+        del number[len(number) - ins[1] :]
+        number.append(False)
+    elif kind == "lit":
+        v = ins[1]
+        if v.__class__ is Term:
+            v = v.attr if v.op.name == "const" else None
+        number.append(v.__class__ in (int, float))
+    else:
+        number.append(False)
+
+
+def _weaken(vals: list, n: int, weak: tuple[int, ...]) -> None:
+    """Number literals among the last ``n`` values become float32 next to float32 operands (weak, as numpy 2's)."""
+    start = len(vals) - n
+    dtypes = []
+    for k in range(n):
+        if k in weak:
+            continue
+        v = vals[start + k]
+        if v.__class__ is Term:
+            dtypes.append(v.dtype)
+        elif v.__class__ is _Splice:
+            dtypes.extend(t.dtype for t in v.items if t.__class__ is Term)
+    if "float32" not in dtypes or "float64" in dtypes or "int64" in dtypes:
+        return
+    for k in weak:
+        lit = vals[start + k]
+        value = lit.attr if lit.__class__ is Term else lit
+        single = const(value, "float32")
+        if float(single.attr) == value:  # only when float32 holds the number exactly
+            vals[start + k] = single
 
 
 def _unsplice(items: list) -> list:

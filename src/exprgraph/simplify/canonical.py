@@ -40,6 +40,7 @@ from .products import (
     power_of_power,
     reciprocal_of_product,
 )
+from .stable import STABLE_REWRITES
 from .sums import cancel_sum, collect_sum, distribute_negation
 
 __all__ = ["GuardedRule", "CANONICAL_RULES", "number"]
@@ -254,6 +255,8 @@ def _rules() -> list[GuardedRule]:
         GuardedRule("transpose_of_transpose", transpose_of_transpose, ops=("transpose",), doc="x.T.T -> x"),
         GuardedRule("sum_of_scalar", sum_of_scalar, ops=("sum",), doc="sum(scalar) -> scalar"),
     ]
+    # numerically stable forms (log1p, expm1, softplus, log_sigmoid, logaddexp): safe, they only gain accuracy
+    made += [GuardedRule(name, fn, ops=ops, doc=doc) for name, fn, ops, doc in STABLE_REWRITES]
     return made
 
 

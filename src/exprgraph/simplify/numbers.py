@@ -1,10 +1,11 @@
 """Numbers in canonical forms: constant coefficients and exponents, kept exact or left alone.
 
 A sum's coefficients and a product's exponents are combined in exact arithmetic (Python ints,
-fractions for floats); a combination that is not exactly a constant of the term's dtype (an
-exponent beyond int64, ``0.1 + 0.2``, a coefficient that overflows) is not made, and the terms
-stay as they were. Constants folded out of their evaluation order must not overflow or underflow
-where the unfolded form would not.
+fractions for floats); a combination that is not exactly a constant of the term's dtype (an exponent
+beyond int64, ``0.1 + 0.2``, a coefficient that overflows) is not made, and the terms stay as they
+were. Next to float32 terms the numbers are float32 constants (:func:`const_like`): float32 has no
+int exponents or coefficients, as numpy 2 makes Python numbers float32 there. Constants folded out
+of their evaluation order must not overflow or underflow where the unfolded form would not.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import math
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from ..core import Term, const, get_op
-from ..core.dtypes import FLOAT64
+from ..core.dtypes import FLOAT32, FLOAT64
 from ..errors import EvaluationError
 from ..eval import evaluate
 
@@ -29,6 +32,7 @@ __all__ = [
     "power",
     "base_exponent",
     "one_base",
+    "const_like",
     "INT_MIN",
     "INT_MAX",
 ]
@@ -39,12 +43,31 @@ MUL, POW = get_op("mul"), get_op("pow")
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 #: the smallest normal float: a folded product below it has lost precision (or underflowed)
 TINY = 2.0**-1022
+#: the smallest normal float32
+TINY32 = 2.0**-126
 
 
 def number(t: Term) -> int | float | None:
-    """The value of a scalar int or float constant (None for anything else, bools included)."""
-    if t.op is CONST and t.attr.__class__ in (int, float):
-        return t.attr
+    """The value of a scalar int or float constant (None for anything else, bools included; float32: a float)."""
+    if t.op is CONST:
+        cls = t.attr.__class__
+        if cls is int or cls is float:
+            return t.attr
+        if cls is np.float32:
+            return float(t.attr)
+    return None
+
+
+def const_like(value: int | float, like: Term, *, exact: bool = True) -> Term | None:
+    """The number ``value`` as a constant next to ``like``: float32 for a float32 ``like``, else
+    ``const(value)`` as ever. None when float32 cannot hold it exactly (``exact``), or else when
+    rounding it to float32 overflows."""
+    if like.dtype != FLOAT32:
+        return const(value)
+    c = const(value, FLOAT32)
+    v = float(c.attr)
+    if v == value or (not exact and math.isfinite(v)):
+        return c
     return None
 
 
@@ -82,7 +105,8 @@ def fold_value(op: Any, consts: list[Term]) -> Term | None:
         given = [float(c.attr) for c in consts if number(c) is not None]
         if not math.isfinite(v) and all(math.isfinite(g) for g in given):
             return None  # 1e308 + 1e308 -> inf: keep the constants apart
-        if op is MUL and abs(v) < TINY and all(g != 0 and abs(g) >= TINY for g in given):
+        tiny = TINY32 if folded.dtype == FLOAT32 else TINY
+        if op is MUL and abs(v) < tiny and all(g != 0 and abs(g) >= tiny for g in given):
             return None  # 1e-200 * 1e-200 -> 0.0: keep the constants apart
     return folded
 
@@ -110,11 +134,13 @@ def split_coefficient(t: Term) -> tuple[Any, Term]:
 
 def scaled(c: Any, rest: Term) -> Term | None:
     """``c*rest`` in canonical form (``rest`` itself for c == 1)."""
-    if c == 1 and c.__class__ is int:
+    if c == 1 and (c.__class__ is int or rest.dtype == FLOAT32):
         return rest
     try:
-        k = const(c)
+        k = const_like(c, rest, exact=False)  # a float32 coefficient rounds as float64's do
     except (OverflowError, ValueError):
+        return None
+    if k is None:
         return None
     if rest.op is MUL and not one_base(rest.args):
         return MUL(k, *rest.args)
@@ -152,6 +178,9 @@ def power(base: Term, e: Any) -> Term | None:
     """
     if e == 1:
         return base
+    if base.dtype == FLOAT32:  # float32 ** int64 would be a float64: the exponent is a float32
+        k = const_like(float(e), base)
+        return None if k is None else POW(base, k)
     if integral(e) and (base.dtype == FLOAT64 or e > 0):
         k = int(e)
         return POW(base, const(k)) if INT_MIN <= k <= INT_MAX else None

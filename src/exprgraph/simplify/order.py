@@ -12,6 +12,8 @@ import hashlib
 import weakref
 from typing import Any
 
+import numpy as np
+
 from ..core import Term
 from ..core.walk import postorder_until
 
@@ -30,6 +32,8 @@ def _attr_text(t: Term) -> str:
             return "f" + v.hex()
         if v.__class__ in (int, bool):
             return f"{type(v).__name__}{v}"
+        if v.__class__ is np.float32:
+            return "f32" + float(v).hex()
         return "a" + hashlib.blake2b(repr(v).encode() + v.array.tobytes(), digest_size=8).hexdigest()
     if t.op.name == "symbol":
         name, dtype, shape = attr

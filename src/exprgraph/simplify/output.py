@@ -12,8 +12,9 @@ the grouped subtraction, tagged unsafe: see ``OUTPUT_RULES``):
 
 from __future__ import annotations
 
-from ..core import Term, const, get_op
+from ..core import Term, get_op
 from .canonical import GuardedRule, number
+from .numbers import const_like
 
 __all__ = ["OUTPUT_RULES"]
 
@@ -27,22 +28,22 @@ def _negated(t: Term) -> Term | None:
         return t.args[0]
     c = number(t)
     if c is not None:
-        return _negative_of(c) if c < 0 else None
+        return _negative_of(c, t) if c < 0 else None
     if t.op is MUL:
         c = number(t.args[0])
         if c is not None and c < 0:
             rest = t.args[1:]
             if c == -1:
                 return rest[0] if len(rest) == 1 else MUL(*rest)
-            k = _negative_of(c)
+            k = _negative_of(c, t)
             return None if k is None else MUL(k, *rest)
     return None
 
 
-def _negative_of(c: int | float) -> Term | None:
-    """The constant ``-c``, or None when it does not fit (-(-2**63) is no int64)."""
+def _negative_of(c: int | float, like: Term) -> Term | None:
+    """The constant ``-c`` (float32 next to a float32 ``like``), or None when it does not fit (-(-2**63))."""
     try:
-        return const(-c)
+        return const_like(-c, like)
     except OverflowError:
         return None
 
@@ -99,14 +100,14 @@ def product_to_quotient(t: Term) -> Term | None:
         e = number(a.args[1]) if a.op is POW else None
         if a.op is DIV and number(a.args[0]) == 1:
             den.append(a.args[1])  # a factor 1/b, already in output form (b**-1 is rewritten first)
-        elif e is not None and e < 0 and e != -0.5 and (e == -1 or _negative_of(e) is not None):
+        elif e is not None and e < 0 and e != -0.5 and (e == -1 or _negative_of(e, a) is not None):
             # x**-(2**63) stays a factor, and so does x**-0.5: 1/x**0.5 is 1/sqrt(x), nan at -inf
-            den.append(a.args[0] if e == -1 else POW(a.args[0], const(-e)))
+            den.append(a.args[0] if e == -1 else POW(a.args[0], _negative_of(e, a)))
         else:
             num.append(a)
     if not den:
         return None
-    numerator = const(1.0) if not num else num[0] if len(num) == 1 else MUL(*num)
+    numerator = const_like(1.0, t) if not num else num[0] if len(num) == 1 else MUL(*num)
     return DIV(numerator, den[0] if len(den) == 1 else MUL(*den))
 
 
@@ -115,7 +116,7 @@ def negative_power(t: Term) -> Term | None:
     base, ex = t.args
     if number(ex) != -1:
         return None
-    return DIV(const(1.0), base)
+    return DIV(const_like(1.0, base), base)
 
 
 #: the output-form rules: the grouped subtraction is unsafe, as ``a - (b + c)`` may overflow where

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import Term, const, get_op
-from ..core.dtypes import FLOAT64
+from ..core.dtypes import FLOAT32, FLOAT64, is_float
 from .numbers import (
     INT_MAX,
     INT_MIN,
     base_exponent,
+    const_like,
     exact_total,
     fold_value,
     integral,
@@ -139,14 +140,15 @@ def power_of_power(t: Term) -> Term | None:
         e2 = number(base.args[1])
         if e2 is not None and integral(e) and integral(e2):
             return power(base.args[0], int(e) * int(e2))  # exact: None beyond int64
-    if base.op is POW and e == -1 and t.dtype == FLOAT64:
+    if base.op is POW and e == -1 and is_float(t.dtype):
         e2 = number(base.args[1])
         # (x**a)**-1 -> x**-a (to rounding; the output form writes x**-a as 1/x**a), except for
         # a = +-0.5: x**0.5 is sqrt(x), nan at -inf and -0.0 at -0.0, where x**-0.5 is 0.0 and inf
         if e2 is not None and abs(e2) != 0.5:
             return power(base.args[0], -e2)
     if base.op is EXP and integral(e) and INT_MIN <= int(e) <= INT_MAX:
-        return EXP(MUL(const(int(e)), base.args[0]))
+        k = const(int(e)) if t.dtype != FLOAT32 else const_like(e, t)
+        return None if k is None else EXP(MUL(k, base.args[0]))
     if e.__class__ is float and integral(e) and base.dtype == FLOAT64 and INT_MIN <= int(e) <= INT_MAX:
         return POW(base, const(int(e)))
     return None
@@ -155,8 +157,10 @@ def power_of_power(t: Term) -> Term | None:
 def reciprocal_of_product(t: Term) -> Term | None:
     # (a*b)**-1 -> a**-1 * b**-1 (to rounding): a quotient's denominators are factors like any other
     base, ex = t.args
-    if base.op is not MUL or number(ex) != -1 or t.dtype != FLOAT64:
+    if base.op is not MUL or number(ex) != -1 or not is_float(t.dtype):
         return None
+    if t.dtype == FLOAT32:  # float32 factors (and bools) to a float32 power -1
+        return MUL(*(POW(a, ex) for a in base.args))
     factors = []
     for a in base.args:
         if number(a) is not None:
@@ -175,6 +179,6 @@ def abs_of_product(t: Term) -> Term | None:
             return None if positive is None else get_op("abs")(positive)
     if a.op is POW:
         e = number(a.args[1])
-        if e is not None and integral(e) and int(e) % 2 == 0 and a.dtype == FLOAT64:
+        if e is not None and integral(e) and int(e) % 2 == 0 and is_float(a.dtype):
             return a
     return None

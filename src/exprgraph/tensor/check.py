@@ -27,6 +27,7 @@ import numpy as np
 from ..core import Term
 from ..core.op import Interval, domain_within, operand_domain
 from ..errors import SizeLimitError
+from ..progress import Progress
 from .build import build, numpy_dtype
 from .grad import grad_kernel, grad_name
 from .ir import Kernel
@@ -285,9 +286,11 @@ def check_kernel(
     (see :func:`check_limits`) raises SizeLimitError before anything is allocated.
     """
     check_limits(kernel, max_elements=max_elements, max_points=max_points)
-    values = random_inputs(kernel, kernel.params, seed, domains=input_domains(kernel))
-    got = build(kernel, **build_options)(**values)
-    want = reference(kernel, **values)
+    with Progress(f"checking kernel {kernel.name}") as report:
+        values = random_inputs(kernel, kernel.params, seed, domains=input_domains(kernel))
+        got = build(kernel, **build_options)(**values)
+        report.update(note="built and run; computing the numpy reference")
+        want = reference(kernel, **values)
     return [compare(got[n], want[n], n) for n in want]
 
 
@@ -338,6 +341,20 @@ def check_grad(
         max_points=max_points,
         finite_differences=finite_differences,
     )
+    with Progress(f"checking the gradient of kernel {kernel.name}") as progress:
+        return _check_grad(kernel, gk, grad_to, seed, finite_differences, progress, build_options)
+
+
+def _check_grad(
+    kernel: Kernel,
+    gk: Kernel,
+    grad_to: tuple[str, ...],
+    seed: int,
+    finite_differences: bool,
+    progress: Progress,
+    build_options: dict[str, Any],
+) -> GradCheck:
+    """The body of :func:`check_grad` (limits checked), reporting its progress to ``progress``."""
     inputs = random_inputs(kernel, kernel.ins, seed, domains=input_domains(kernel))
     ups = random_inputs(kernel, kernel.outs, seed + 1)
     upstream = {o: ups[o].astype(np.float64) for o in kernel.outs}
@@ -360,6 +377,7 @@ def check_grad(
             fd = np.zeros(arr.shape)
             flat = fd.reshape(-1)
             for k in range(arr.size):
+                progress.update(k, f"finite differences of {x} ({arr.size} elements)")
                 plus, minus = arr.copy(), arr.copy()
                 plus.reshape(-1)[k] += h
                 minus.reshape(-1)[k] -= h
@@ -369,7 +387,8 @@ def check_grad(
             report.comparisons.append(compare(got[d], fd, f"{d} vs finite differences"))
         else:
             proj_got, proj_fd = [], []
-            for _ in range(FD_DIRECTIONS):
+            for k in range(FD_DIRECTIONS):
+                progress.update(k, f"finite differences of {x} ({FD_DIRECTIONS} directions)")
                 v = rng.standard_normal(arr.shape)
                 fd = (
                     _phi(kernel, {**base, x: arr + h * v}, upstream) - _phi(kernel, {**base, x: arr - h * v}, upstream)

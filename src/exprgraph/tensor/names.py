@@ -21,6 +21,7 @@ _C_KEYWORDS = frozenset(
 _C_LIBRARY = frozenset(
     """exp log sqrt sin cos tan tanh pow fabs fmod floor trunc copysign fmax fmin max min
     expf logf sqrtf sinf cosf tanf tanhf powf fabsf fmodf floorf truncf copysignf fmaxf fminf
+    log1p expm1 log1pf expm1f
     NAN INFINITY int64_t uint64_t INT64_C EG_PICK EG_MVEC""".split()
 )
 
