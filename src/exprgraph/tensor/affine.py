@@ -369,6 +369,11 @@ def _cancel(lin: Lin, quot: Lin, k: Number, atom: Term, form: Lin) -> Lin | None
     return lin.substitute(atom, form)
 
 
+def _plus(acc: Term, piece: Term) -> Term:
+    """``acc + piece``, one flat sum when ``acc`` is a sum: ``12*h + 4*w + u``, as it prints and parses."""
+    return Term(_ADD, (*acc.args, piece) if acc.op is _ADD else (acc, piece))
+
+
 def to_term(lin: Lin, order: Sequence[Term] = ()) -> Term:
     """The canonical term of an integer affine form; atoms follow ``order``, then their text."""
     lin = _fold_mod(lin)
@@ -399,12 +404,14 @@ def to_term(lin: Lin, order: Sequence[Term] = ()) -> Term:
         piece = a if mag == 1 else Term(_MUL, (const(mag), a))
         if acc is None:
             acc = piece if c > 0 else Term(_NEG, (piece,))
+        elif c > 0:
+            acc = _plus(acc, piece)
         else:
-            acc = Term(_ADD if c > 0 else _SUB, (acc, piece))
+            acc = Term(_SUB, (acc, piece))
     if acc is None:
         return const(k)
     if k > 0:
-        acc = Term(_ADD, (acc, const(k)))
+        acc = _plus(acc, const(k))
     elif k < 0:
         acc = Term(_SUB, (acc, const(-k)))
     return acc
