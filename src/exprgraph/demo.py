@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -211,11 +212,16 @@ def run(out: TextIO | None = None, only: Sequence[str] | None = None) -> None:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """The ``exprgraph demo [SECTION ...]`` subcommand."""
+    listing = "\n".join(f"  {s.name:<12} {s.title}" for s in SECTIONS)
     p = subparsers.add_parser(
         "demo",
-        help="a tour of exprgraph: build, print, parse, evaluate",
-        description="Print an end-to-end tour of exprgraph. Name sections to run only those; "
-        f"sections: {', '.join(s.name for s in SECTIONS)}.",
+        help="a tour of the library, one section per capability (make demo runs it)",
+        description=textwrap.fill(
+            "Print an end-to-end tour of exprgraph: each section shows one capability on the tour's "
+            f"expression {TOUR_TEXT}, with the code and what it gives. Name sections to run only those."
+        ),
+        epilog=f"sections, in tour order:\n{listing}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("sections", nargs="*", metavar="SECTION", help="run only these sections")
     p.set_defaults(func=_run_command)
