@@ -29,9 +29,9 @@ def as_dtype(dtype: object) -> str:
         return INT64
     if dtype is bool:
         return BOOL
-    name = getattr(dtype, "__name__", None) or getattr(dtype, "name", None)
-    if isinstance(name, str):
-        return as_dtype(name)
+    label = getattr(dtype, "__name__", None) or getattr(dtype, "name", None)
+    if isinstance(label, str):
+        return as_dtype(label)
     raise DTypeError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}")
 
 

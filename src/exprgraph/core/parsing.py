@@ -50,8 +50,9 @@ def scan(text: str, pattern: re.Pattern, fail: Callable[[str, int], Exception]) 
         m = match(text, pos)
         if m is None:
             raise fail(f"unexpected character {text[pos]!r}", pos)
-        if m.lastgroup != "ws":
-            tokens.append((m.lastgroup, m.group(), pos))
+        kind = m.lastgroup or ""
+        if kind != "ws":
+            tokens.append((kind, m.group(), pos))
         pos = m.end()
     return tokens
 

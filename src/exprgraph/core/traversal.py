@@ -159,7 +159,7 @@ def _(expr: Expression, fn: Callable[[Any], Any]) -> Any:
     return expr.tree_map(fn)
 
 
-def substitute(term: Term, mapping: Mapping[Term | str, Any]) -> Term:
+def substitute(term: Term, mapping: Mapping[Term, Any] | Mapping[str, Any] | Mapping[Term | str, Any]) -> Term:
     """``term`` with every occurrence of a key of ``mapping`` replaced by its value (iteratively).
 
     A key is a term, or (as in ``evaluate``) a name standing for the symbols of ``term`` so named;
