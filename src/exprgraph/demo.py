@@ -163,7 +163,7 @@ def _evaluation(tour: Tour) -> None:
 @section("rules", "Rewriting with rules written as text or with term operators")
 def _rules(tour: Tour) -> None:
     from .match import V
-    from .rules import RuleSet, rewrite, rule
+    from .rules import Rule, RuleSet, rewrite, rule
 
     x, y, z, _ = tour_expression()
     algebra = RuleSet.parse(
@@ -175,7 +175,9 @@ def _rules(tour: Tour) -> None:
     )
     g = (x * 1 + 0) * (y + z) / (y + z)
     tour.show(f"rewrite({g}, algebra)", str(rewrite(g, algebra)))
-    tour.show("rule('x - x -> 0')(y*z - y*z)", str(rule("x - x -> 0")(y * z - y * z)))
+    cancel = rule("x - x -> 0")
+    assert isinstance(cancel, Rule)  # a one-way rule (a two-way "<->" rule gives a pair)
+    tour.show("rule('x - x -> 0')(y*z - y*z)", str(cancel(y * z - y * z)))
     double = (V.a + V.a) >> (lambda a: 2 * a)
     tour.show("(V.a + V.a >> 2*a)(sin(x) + sin(x))", str(double(core.sin(x) + core.sin(x))))
 

@@ -92,7 +92,7 @@ class _Parser:
         self.binary = _binary_ops()
         self.neg = REGISTRY["neg"]
         self.not_ = REGISTRY["logical_not"]
-        self.operands: list[Term] = []
+        self.operands: list[Any] = []  # terms (patterns, for the rule parser that extends this one)
         # entries: ("bin", op, pos, n) for n operands joined by op (n > 2: a flat chain a*b*c of a
         # variadic op) | ("pre", op, pos) | ("paren", None, pos) | ("call", op, pos, height, kw)
         # | ("index", op, pos, height, kw) for T[i, j]

@@ -64,7 +64,9 @@ def canonical(term: Term, *, unsafe: bool = True, profile: RewriteProfile | None
     return rewrite(as_term(term), canonical_ruleset(unsafe), profile=profile)
 
 
-def simplify(term: Term, *, unsafe: bool = True, profile: RewriteProfile | None = None, method: str = "rules") -> Term:
+def simplify(
+    term: Term | float, *, unsafe: bool = True, profile: RewriteProfile | None = None, method: str = "rules"
+) -> Term:
     """A simplified, deterministic form of ``term`` with the same value.
 
     Constants are folded, sums and products flattened and sorted, like terms collected
