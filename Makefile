@@ -1,27 +1,27 @@
 # Set-up and everyday commands. Each target creates .venv when it is missing and installs what it needs.
+# `make test PYTHON=python3.12 VENV=.venv-3.12` runs on another interpreter; `make test-all` on each
+# supported one.
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
 COMMA := ,
+DIMS_SOURCES := $(wildcard src/exprgraph/dims/*.py)
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-all lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+$(VENV)/.installed: pyproject.toml setup.py $(DIMS_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install -q -e .
 	touch $@
 
-# Tests and benchmarks run the dimension simplifier's fast path compiled by mypyc (see setup.py):
-# the extras bring mypy into the venv, then a build without isolation sees it and compiles. Any
-# change to a dims module rebuilds. (`make demo` and a plain `pip install` build pure Python.)
-DIMS_SOURCES := $(wildcard src/exprgraph/dims/*.py)
-BUILD_TOOLS := "setuptools>=68" wheel
+# Every install builds the dimension simplifier's fast path compiled by mypyc (mypy is a build
+# requirement: see setup.py, which falls back to pure Python when it cannot compile). Any change to
+# a dims module rebuilds (DIMS_SOURCES, above).
 define install_compiled
-	$(BIN)/python -m pip install -q $(BUILD_TOOLS) -e ".[$(1)]"
-	$(BIN)/python -m pip install -q --no-build-isolation --no-deps -e .
+	$(BIN)/python -m pip install -q -e ".[$(1)]"
 endef
 
 $(VENV)/.installed-test: pyproject.toml setup.py $(DIMS_SOURCES) | $(BIN)/python
@@ -38,16 +38,27 @@ demo: $(VENV)/.installed
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
 
 test: lint
 	EXPRGRAPH_EXPECT_COMPILED=1 $(BIN)/python -m pytest -q
 	EXPRGRAPH_PURE_PYTHON=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/dims
 
+# The suite on every supported Python, each in its own venv (.venv-3.11, .venv-3.12, .venv-3.13);
+# .ci/find-python finds each interpreter (on the PATH or installed by pyenv)
+PYTHONS ?= 3.11 3.12 3.13
+test-all:
+	@set -e; for v in $(PYTHONS); do \
+		py=$$(.ci/find-python $$v); \
+		echo "== Python $$v: $$py"; \
+		$(MAKE) --no-print-directory test PYTHON=$$py VENV=.venv-$$v; \
+	done
+
 bench: $(VENV)/.installed-bench
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) .venv-3.* build src/*.egg-info .pytest_cache .mypy_cache
 	find src -name '*.so' -delete
 
 # A long run of the fuzzers of every parser (expressions, rules, dimension expressions, kernels and

@@ -7,6 +7,7 @@ import contextlib
 import io
 import math
 import re
+import shutil
 import subprocess
 import sys
 
@@ -173,6 +174,48 @@ def test_help_exits_0(capsys):
     assert code == 0
     for name, _spec in cli.COMMANDS:
         assert name in out
+
+
+def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    code, out, _ = run(capsys, *argv, "--help")
+    assert code == 0
+    return " ".join(out.split())  # argparse wraps to the terminal width
+
+
+def test_help_describes_what_the_commands_do_today(capsys):
+    text = _help(capsys)
+    # the summary names what the commands cover, not only "build, print, parse and evaluate"
+    for words in ("simplify", "differentiate", "dimension expressions", "equality saturation", "tensor index kernels"):
+        assert words in text
+    assert "exprgraph print EXPR --svg" in text and "Graphviz" in text  # how pictures are made
+
+
+def test_demo_help_lists_every_section_with_its_title(capsys):
+    text = _help(capsys, "demo")
+    assert demo.TOUR_TEXT in text
+    for sec in demo.SECTIONS:
+        assert f"{sec.name} {sec.title}" in text
+
+
+def test_dims_help_shows_the_operators_as_typed(capsys):
+    text = _help(capsys, "dims")
+    assert "%%" not in text and "// %," in text
+
+
+def test_print_svg_draws_with_graphviz(capsys):
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz's dot is not installed")
+    code, out, _ = run(capsys, "print", "sin(x*y) + cos(x*y)", "--svg")
+    assert code == 0 and "<svg" in out and out.rstrip().endswith("</svg>")
+    # x, y, x*y, sin, cos and the sum: each distinct node drawn once, with six edges
+    assert out.count('class="node"') == 6 and out.count('class="edge"') == 6
+
+
+def test_print_svg_without_graphviz_says_what_to_install(capsys, monkeypatch):
+    monkeypatch.setenv("PATH", "")
+    code, out, err = run(capsys, "print", "x*y", "--svg")
+    assert code == 2 and out == ""
+    assert "Graphviz's `dot` program, which is not on PATH" in err and "install Graphviz" in err and "--dot" in err
 
 
 # -- parse_assignment / format_value -------------------------------------------------------------

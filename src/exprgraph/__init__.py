@@ -1,10 +1,24 @@
-"""exprgraph: symbolic expression graphs on interned, immutable terms."""
+"""exprgraph: symbolic expression graphs on interned, immutable terms.
+
+The everyday functions are here: ``parse``, ``evaluate``, ``simplify``, ``grad``, ``compile``...
+``exprgraph.simplify`` and ``exprgraph.compile`` are the functions; their subpackages keep their
+module paths for ``from exprgraph.simplify import rules`` (``import exprgraph.simplify as m``
+gives the function: use ``importlib.import_module`` for the module object).
+
+``from exprgraph import *`` never shadows a Python builtin: the ops named like one come with a
+trailing underscore (``sum_``, ``abs_``, ``pow_``), and ``compile`` is left out; ``exprgraph.sum``,
+``exprgraph.abs``, ``exprgraph.pow`` and ``exprgraph.compile`` keep their plain names.
+"""
 
 from __future__ import annotations
 
 from . import dims, egraph, errors, graph, interop, match, rules
+from .compile import compile as compile  # noqa: A004 - the function shadows its subpackage on purpose (see above)
 from .core import *  # noqa: F403
 from .core import __all__ as _core_all
+from .core.builders import abs as abs  # noqa: A004 - an attribute only: __all__ has abs_
+from .core.builders import pow as pow  # noqa: A004 - an attribute only: __all__ has pow_
+from .core.builders import sum as sum  # noqa: A004 - an attribute only: __all__ has sum_
 from .diff import check_grad, grad, hessian, jacobian, numeric_gradient
 from .errors import (
     CompileError,
@@ -20,7 +34,9 @@ from .errors import (
 )
 from .eval import evaluate
 from .match import MatchError, V, Var
+from .progress import Progress
 from .rules import RewriteLimitError, RuleSet, RuleSyntaxError, rewrite, rule
+from .simplify import simplify
 
 __version__ = "0.1.0"
 
@@ -42,11 +58,13 @@ __all__ = [
     "RewriteLimitError",
     "RuleSyntaxError",
     "evaluate",
+    "simplify",
     "grad",
     "jacobian",
     "hessian",
     "numeric_gradient",
     "check_grad",
+    "Progress",
     "ExprgraphError",
     "ParseError",
     "ShapeError",

@@ -13,13 +13,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import re
+import shutil
+import subprocess
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from .errors import CommandError, ExprgraphError, ParseError
 
-__all__ = ["main", "build_parser", "COMMANDS", "CommandError", "parse_assignment", "format_value"]
+__all__ = ["main", "build_parser", "COMMANDS", "CommandError", "parse_assignment", "format_value", "draw_svg"]
 
 #: (command name, "module" or "module:function") in the order ``exprgraph --help`` lists them;
 #: the function (``add_parser`` by default) takes the subparsers object and returns its parser
@@ -149,17 +151,21 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def add_print_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """``exprgraph print EXPR [--tree|--dot|--repr]``."""
+    """``exprgraph print EXPR [--tree|--dot|--svg|--repr]``."""
     p = subparsers.add_parser(
         "print",
-        help="parse an expression and print it",
+        help="parse an expression and print it (as text, a DAG listing, Graphviz source or a picture)",
         description="Parse EXPR and print it: infix with minimal parentheses (default), "
-        "a DAG listing (--tree), Graphviz source (--dot) or the constructor form (--repr).",
+        "a DAG listing (--tree), Graphviz source (--dot), an SVG picture of the DAG drawn by "
+        "Graphviz's dot program, which must be installed (--svg), or the constructor form (--repr).",
     )
     _add_expr_args(p)
     how = p.add_mutually_exclusive_group()
     how.add_argument("--tree", dest="form", action="store_const", const="tree", help="DAG listing (dformat)")
     how.add_argument("--dot", dest="form", action="store_const", const="dot", help="Graphviz source (to_dot)")
+    how.add_argument(
+        "--svg", dest="form", action="store_const", const="svg", help="SVG drawn by Graphviz's dot (needs Graphviz)"
+    )
     how.add_argument("--repr", dest="form", action="store_const", const="repr", help="constructor form (repr)")
     p.set_defaults(func=run_print, form="infix")
     return p
@@ -174,11 +180,35 @@ def run_print(args: argparse.Namespace) -> int:
         print(dformat(term))
     elif args.form == "dot":
         print(to_dot(term))
+    elif args.form == "svg":
+        print(draw_svg(to_dot(term)))
     elif args.form == "repr":
         print(repr(term))
     else:
         print(str(term))
     return 0
+
+
+def draw_svg(dot_source: str, *, timeout: float = 60.0) -> str:
+    """SVG of Graphviz source, drawn by the ``dot`` program; a CommandError says what to install when it is missing."""
+    dot = shutil.which("dot")
+    if dot is None:
+        raise CommandError(
+            "drawing needs Graphviz's `dot` program, which is not on PATH: install Graphviz "
+            "(Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz), "
+            "or print the Graphviz source with --dot and draw it elsewhere"
+        )
+    try:
+        done = subprocess.run(
+            [dot, "-Tsvg"], input=dot_source, capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise CommandError(f"Graphviz's dot took more than {timeout:g} s; print the source with --dot") from None
+    except OSError as exc:
+        raise CommandError(f"cannot run Graphviz's dot ({dot}): {exc}") from None
+    if done.returncode != 0:
+        raise CommandError(f"Graphviz's dot failed: {done.stderr.strip() or f'exit status {done.returncode}'}")
+    return done.stdout.rstrip("\n")
 
 
 # -- driver ----------------------------------------------------------------------------------------
@@ -195,7 +225,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="exprgraph",
-        description="Symbolic expression graphs: build, print, parse and evaluate expressions.",
+        description="Symbolic expression graphs on the command line: evaluate, print, simplify and differentiate "
+        "infix expressions, simplify dimension expressions, rewrite by the graph rewrite database or by "
+        "equality saturation, generate C for tensor index kernels and their gradients, and manage the "
+        "build cache of compiled code. `exprgraph demo` is a tour of the library; "
+        "`exprgraph COMMAND --help` describes a command.",
+        epilog="Pictures: `exprgraph print EXPR --svg > f.svg` draws the expression's DAG with Graphviz's dot "
+        "program (install Graphviz for it); `--dot` prints the Graphviz source.",
     )
     parser.add_argument("--version", action="version", version=f"exprgraph {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

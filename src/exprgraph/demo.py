@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -162,7 +163,7 @@ def _evaluation(tour: Tour) -> None:
 @section("rules", "Rewriting with rules written as text or with term operators")
 def _rules(tour: Tour) -> None:
     from .match import V
-    from .rules import RuleSet, rewrite, rule
+    from .rules import Rule, RuleSet, rewrite, rule
 
     x, y, z, _ = tour_expression()
     algebra = RuleSet.parse(
@@ -174,7 +175,9 @@ def _rules(tour: Tour) -> None:
     )
     g = (x * 1 + 0) * (y + z) / (y + z)
     tour.show(f"rewrite({g}, algebra)", str(rewrite(g, algebra)))
-    tour.show("rule('x - x -> 0')(y*z - y*z)", str(rule("x - x -> 0")(y * z - y * z)))
+    cancel = rule("x - x -> 0")
+    assert isinstance(cancel, Rule)  # a one-way rule (a two-way "<->" rule gives a pair)
+    tour.show("rule('x - x -> 0')(y*z - y*z)", str(cancel(y * z - y * z)))
     double = (V.a + V.a) >> (lambda a: 2 * a)
     tour.show("(V.a + V.a >> 2*a)(sin(x) + sin(x))", str(double(core.sin(x) + core.sin(x))))
 
@@ -211,11 +214,16 @@ def run(out: TextIO | None = None, only: Sequence[str] | None = None) -> None:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """The ``exprgraph demo [SECTION ...]`` subcommand."""
+    listing = "\n".join(f"  {s.name:<12} {s.title}" for s in SECTIONS)
     p = subparsers.add_parser(
         "demo",
-        help="a tour of exprgraph: build, print, parse, evaluate",
-        description="Print an end-to-end tour of exprgraph. Name sections to run only those; "
-        f"sections: {', '.join(s.name for s in SECTIONS)}.",
+        help="a tour of the library, one section per capability (make demo runs it)",
+        description=textwrap.fill(
+            "Print an end-to-end tour of exprgraph: each section shows one capability on the tour's "
+            f"expression {TOUR_TEXT}, with the code and what it gives. Name sections to run only those."
+        ),
+        epilog=f"sections, in tour order:\n{listing}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("sections", nargs="*", metavar="SECTION", help="run only these sections")
     p.set_defaults(func=_run_command)

@@ -34,6 +34,8 @@ def _extend(children: st.SearchStrategy) -> st.SearchStrategy:
         st.tuples(st.sampled_from(_UNARY), children).map(lambda t: eg.get_op(t[0])(t[1])),
         st.tuples(children, children, children).map(lambda t: eg.where(t[0], t[1], t[2])),
         st.lists(children, min_size=3, max_size=4).map(lambda a: eg.add(*a)),
+        st.lists(children, min_size=3, max_size=4).map(lambda a: eg.mul(*a)),
+        st.lists(children, min_size=3, max_size=4).map(lambda a: eg.maximum(*a)),
     )
 
 
@@ -78,7 +80,19 @@ def test_print_is_stable(t):
         (x * y + 3, "x*y + 3"),
         ((x * y + 3) / (z - 2), "(x*y + 3)/(z - 2)"),
         (-(x + y), "-(x + y)"),
-        (eg.add(x, y, z), "add(x, y, z)"),
+        (eg.add(x, y, z), "x + y + z"),
+        # a flat chain is one variadic term; a term of the same op inside one is parenthesised
+        ((x + y) + z, "(x + y) + z"),
+        (eg.mul(x, y, eg.sin(x * y)), "x*y*sin(x*y)"),
+        ((x * y) * eg.sin(x * y), "(x*y)*sin(x*y)"),
+        (eg.add(x + y, z, x), "(x + y) + z + x"),
+        (eg.add(x - y, z, x), "x - y + z + x"),
+        (eg.add(x, y - z, z), "x + (y - z) + z"),
+        (eg.mul(-x, y, z), "-x*y*z"),
+        (eg.mul(x, y, z) ** 2, "(x*y*z)**2"),
+        (eg.mul(eg.add(x, y, z), x, y), "(x + y + z)*x*y"),
+        (eg.add(x * y * z, eg.mul(x, y, z)), "(x*y)*z + x*y*z"),
+        (eg.mul(x, y / z, z), "x*(y/z)*z"),
         (eg.logical_not(x < y), "not x < y"),
         (eg.logical_not(b & b), "not (b and b)"),
         ((x < y) & (y < z), "x < y and y < z"),

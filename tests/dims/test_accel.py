@@ -29,6 +29,11 @@ EXPRESSIONS = [
 ]
 
 
+def _compiled_path(directory: Path) -> Path:
+    """The fake compiled file of ``mod`` (named, not globbed: ``mod.*`` also matches ``mod.py``)."""
+    return directory / f"mod{importlib.machinery.EXTENSION_SUFFIXES[0]}"
+
+
 def _fake_package(tmp_path: Path, name: str) -> Path:
     """A package ``name`` with module ``mod`` as source (VALUE = 'source') and a broken compiled file."""
     directory = tmp_path / name
@@ -36,7 +41,7 @@ def _fake_package(tmp_path: Path, name: str) -> Path:
     (directory / "__init__.py").write_text("")
     (directory / "mod.py").write_text("VALUE = 'source'\n")
     # not a loadable extension: importing it would fail, so a successful import came from the source
-    (directory / f"mod{importlib.machinery.EXTENSION_SUFFIXES[0]}").write_bytes(b"not a shared object")
+    _compiled_path(directory).write_bytes(b"not a shared object")
     return directory
 
 
@@ -46,7 +51,7 @@ def _set_mtime(path: Path, seconds: float) -> None:
 
 def test_a_stale_compiled_module_is_found(tmp_path):
     directory = _fake_package(tmp_path, "stalepkg")
-    compiled = next(directory.glob("mod.*"))
+    compiled = _compiled_path(directory)
     source = directory / "mod.py"
     _set_mtime(source, 1_000_000)
     _set_mtime(compiled, 1_000_001)
@@ -65,7 +70,7 @@ def test_a_missing_compiled_module_makes_the_build_stale(tmp_path):
 
 def test_select_serves_the_source_of_a_stale_module(tmp_path, monkeypatch):
     directory = _fake_package(tmp_path, "servedpkg")
-    _set_mtime(next(directory.glob("mod.*")), 1_000_000)  # the compiled file is older than the source
+    _set_mtime(_compiled_path(directory), 1_000_000)  # the compiled file is older than the source
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))  # the finder goes away after the test
     monkeypatch.delenv(accel.PURE_ENV, raising=False)

@@ -177,7 +177,7 @@ def test_kanren_relation_examples():
     assert str(res) == "A @ x + A @ y"
 
     test = A @ ((x + y) + (z + w))
-    assert str(test) == "A @ (x + y + (z + w))"
+    assert str(test) == "A @ ((x + y) + (z + w))"
     res = rewrite_graph(test, include=[], custom_rewrite=dot_distribute_rewrite, clone=False)
     assert res is ((A @ x) + (A @ y)) + ((A @ z) + (A @ w))
 

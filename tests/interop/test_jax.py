@@ -89,3 +89,14 @@ def test_deep_chain_runs_without_recursion():
         chain = chain + 1.0
     f = to_jax(chain)
     assert float(f(0.5)) == 30_000.5
+
+
+def test_half_power_is_sqrt_as_in_evaluate():
+    # our pow reads a**0.5 as sqrt(a): -0.0 at -0.0 (so 1/... is -inf) and nan at -inf; C's pow gives 0.0, inf
+    t = 1.0 / X**0.5
+    values = np.array([-0.0, 0.0, 4.0, -np.inf, np.inf])
+    got = np.asarray(to_jax(t, [X])(values))
+    np.testing.assert_array_equal(got, evaluate(t, {X: values}))
+    assert got[0] == -np.inf and np.isnan(got[3])
+    g = jax.grad(to_jax(X**Y, [X, Y]), argnums=0)(2.0, 3.0)  # the sqrt branch leaves other gradients finite
+    assert float(g) == 12.0

@@ -38,7 +38,7 @@ gather = relation_rule(lambda a, b: dot_distributeo(b, a), name="gather")
 
 def test_distribute_simple():
     assert rewrite(A @ (x + y), [distribute]) is A @ x + A @ y
-    assert str(rewrite(A @ ((x + y) + (z + w)), [distribute])) == "A @ x + A @ y + (A @ z + A @ w)"
+    assert str(rewrite(A @ ((x + y) + (z + w)), [distribute])) == "(A @ x + A @ y) + (A @ z + A @ w)"
 
 
 def test_distribute_nested_and_gather_back():

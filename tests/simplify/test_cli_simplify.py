@@ -25,7 +25,7 @@ def test_stats(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "x"
-    assert lines[1] == "# cost 3 -> 1 (distinct nodes other than scalar constants)"
+    assert lines[1] == "# cost 3 -> 1 (distinct nodes other than scalar constants, n - 1 for n > 2 operands)"
     assert "cancel_product" in lines[2] and "div_to_pow" in lines[2]
 
 

@@ -57,7 +57,7 @@ def compile(  # noqa: A001
     outs, single, ins = check_signature(outputs, inputs)
     program = lower(outs, ins)
     options: dict[str, Any] = {}
-    library = None
+    library: Any = None
     if backend == "numpy":
         run, source = build_numpy(program)
         pack = packed_by_columns(run, len(ins), len(outs)) if packed else None

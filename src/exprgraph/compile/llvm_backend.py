@@ -30,11 +30,12 @@ def _binding() -> Any:
         llvm = _state.get("llvm")
         if llvm is None:
             try:
-                import llvmlite.binding as llvm
+                import llvmlite.binding
             except ImportError:
                 raise CompileError(
                     "backend='llvm' needs llvmlite: pip install exprgraph[llvm] (or use backend='c')"
                 ) from None
+            llvm = llvmlite.binding
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
             _state["target"] = llvm.Target.from_default_triple()

@@ -487,8 +487,8 @@ def emit_llvm(program: Program) -> tuple[str, list[Term], list[int]]:
     load: dict[Term, str] = {}
     for k, pos in enumerate(input_index):
         s = inputs[pos]
-        pk = setup.emit(f"getelementptr ptr, ptr %in, i64 {k}")
-        base = setup.emit(f"load ptr, ptr {pk}")
+        slot = setup.emit(f"getelementptr ptr, ptr %in, i64 {k}")
+        base = setup.emit(f"load ptr, ptr {slot}")
         sk = setup.emit(f"getelementptr i64, ptr %step, i64 {k}")
         stride = setup.emit(f"load i64, ptr {sk}")
         idx = run.emit(f"mul i64 %i, {stride}")

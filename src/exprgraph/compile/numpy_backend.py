@@ -226,9 +226,12 @@ class _Gen:
 
     def ufunc_name(self, op: Any) -> str:
         u = op.ufunc
-        if getattr(np, u.__name__, None) is u:
-            return f"np.{u.__name__}"
-        return self.bind(u, op.name)  # type: ignore[return-value]
+        label = u.__name__
+        if getattr(np, label, None) is u:
+            return f"np.{label}"
+        name = self.bind(u, op.name)
+        assert name is not None  # (bind gives None for None only)
+        return name
 
     def is_square(self, node: Term) -> bool:
         base, exponent = node.args

@@ -5,6 +5,9 @@ from __future__ import annotations
 from . import stdops as _stdops  # noqa: F401 - registers the standard op table
 from .builders import *  # noqa: F403
 from .builders import __all__ as _builders_all
+from .builders import abs as abs  # noqa: A004 - an attribute only: __all__ has abs_
+from .builders import pow as pow  # noqa: A004 - an attribute only: __all__ has pow_
+from .builders import sum as sum  # noqa: A004 - an attribute only: __all__ has sum_
 from .dtypes import BOOL, DTYPES, FLOAT32, FLOAT64, INT64, as_dtype, promote
 from .latex import latex
 from .leaves import ConstArray, Symbol, as_dim, as_shape, const, symbols

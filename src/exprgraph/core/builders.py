@@ -2,6 +2,11 @@
 
 Each is the :class:`~exprgraph.core.op.Op` itself, so ``exp(x)`` builds the term ``exp(x)``.
 ``eq``/``ne`` build equality terms, since Python's ``==`` on terms is identity.
+
+``from exprgraph import *`` must not shadow Python builtins, so the ops named like one are
+exported with a trailing underscore (PEP 8's way): ``sum_``, ``abs_``, ``pow_``. The plain names
+stay attributes (``exprgraph.sum``); the builtins ``abs(x)`` and ``pow(x, 2)`` build the same
+terms through the operators anyway.
 """
 
 from __future__ import annotations
@@ -54,3 +59,8 @@ expm1 = get_op("expm1")
 softplus = get_op("softplus")
 log_sigmoid = get_op("log_sigmoid")
 logaddexp = get_op("logaddexp")
+
+# exported under names that shadow no builtin (see the module docstring)
+_BUILTIN_NAMED = ("abs", "pow", "sum")
+abs_, pow_, sum_ = abs, pow, sum
+__all__ = [f"{name}_" if name in _BUILTIN_NAMED else name for name in __all__]

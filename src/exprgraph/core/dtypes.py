@@ -66,9 +66,9 @@ def as_dtype(dtype: object) -> str:
         return INT64
     if dtype is bool:
         return BOOL
-    name = getattr(dtype, "__name__", None) or getattr(dtype, "name", None)
-    if isinstance(name, str):
-        return as_dtype(name)
+    label = getattr(dtype, "__name__", None) or getattr(dtype, "name", None)
+    if isinstance(label, str):
+        return as_dtype(label)
     raise DTypeError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}")
 
 
@@ -115,5 +115,5 @@ def dtype_of_value(value: object) -> str:
     if kind in ("i", "u"):
         return INT64
     if kind == "f":
-        return FLOAT32 if dtype.itemsize == 4 else FLOAT64
+        return FLOAT32 if getattr(dtype, "itemsize", 8) == 4 else FLOAT64
     raise DTypeError(f"cannot make a constant of {type(value).__name__} {value!r}")

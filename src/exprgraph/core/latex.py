@@ -155,7 +155,7 @@ def _float(value: float) -> str:
         return "\\mathrm{NaN}"
     if math.isinf(value):
         return "\\infty" if value > 0 else "-\\infty"
-    text = single_text(value) if value.__class__ is np.float32 else repr(value)
+    text = single_text(value) if isinstance(value, np.float32) else repr(value)
     if "e" in text:
         mantissa, exponent = text.split("e")
         power = f"10^{{{int(exponent)}}}"

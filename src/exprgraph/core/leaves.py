@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keyword
+import math
 import re
 from typing import Any
 
@@ -12,10 +13,25 @@ from ..errors import ShapeError
 from .dtypes import BOOL, FLOAT32, FLOAT64, INT64, as_dtype, dtype_of_value
 from .term import REGISTRY, Term
 
-__all__ = ["Symbol", "symbols", "const", "ConstArray", "as_dim", "as_shape", "RESERVED_NAMES", "NAME", "check_name"]
+__all__ = [
+    "Symbol",
+    "symbols",
+    "const",
+    "ConstArray",
+    "as_dim",
+    "as_shape",
+    "RESERVED_NAMES",
+    "CONSTANT_NAMES",
+    "NAME",
+    "check_name",
+]
 
 #: names the parser reads as something else, so no symbol may take them
 RESERVED_NAMES = frozenset({"inf", "nan", "True", "False", "None", *keyword.kwlist})
+
+#: names the parser reads as float64 constants, so no float64 symbol may take them (an int64 or
+#: bool symbol may: a dimension called ``e`` is read back by ``parse(text, dtype="int64")``)
+CONSTANT_NAMES = {"pi": math.pi, "e": math.e}
 
 #: the text the parser reads as one name: word characters (Unicode letters and digits, ``_``), not
 #: starting with a digit. A symbol name must be all of one such token, so ``parse(str(t)) is t``.
@@ -113,7 +129,7 @@ def const(value: Any, dtype: Any = None) -> Term:
             arr = arr.astype(_ARRAY_TYPES[kind])
         return Term(REGISTRY["const"], (), ConstArray(arr))
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
-        value = value[()] if value.dtype == _F32 else value.item()
+        value = value.item() if value.dtype != _F32 else np.asarray(value)[()]
     kind = as_dtype(dtype) if dtype is not None else dtype_of_value(value)
     return Term(REGISTRY["const"], (), _scalar(value, kind))
 
@@ -167,7 +183,13 @@ def as_shape(shape: Any) -> tuple:
 def Symbol(name: str, dtype: Any = FLOAT64, shape: Any = ()) -> Term:  # noqa: N802 - reads as a type
     """A named leaf of the given dtype and shape (``Symbol("A", shape=("m", "n"))``)."""
     check_name(name)
-    return Term(REGISTRY["symbol"], (), (name, as_dtype(dtype), as_shape(shape)))
+    dtype = as_dtype(dtype)
+    if dtype == FLOAT64 and name in CONSTANT_NAMES:
+        raise ValueError(
+            f"a float64 symbol cannot be named {name!r}: parsed text reads {name!r} as the constant "
+            f"{CONSTANT_NAMES[name]!r}; choose another name ({name}_, say)"
+        )
+    return Term(REGISTRY["symbol"], (), (name, dtype, as_shape(shape)))
 
 
 def symbols(names: str, dtype: Any = FLOAT64, shape: Any = ()) -> Any:

@@ -209,6 +209,11 @@ class Op:
                 break
         return Term(self, args, attr)
 
+    @property
+    def chains(self) -> bool:
+        """Whether a flat chain ``a*b*c`` is one term of this op: an infix op of any operand count."""
+        return self.notation == "infix" and self.arity[1] is None
+
     def __repr__(self) -> str:
         return f"<Op {self.name}>"
 

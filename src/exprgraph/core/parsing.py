@@ -1,7 +1,9 @@
 """Parsing: the infix syntax the printer writes, read back without recursion and without eval.
 
 An operator-precedence (shunting-yard) parser with explicit stacks; the precedences come from
-the op table, shared with the printer. Errors raise :class:`~exprgraph.errors.ParseError`
+the op table, shared with the printer. A flat chain of a variadic infix op is one term
+(``a*b*c`` is ``mul(a, b, c)``; ``(a*b)*c`` is ``mul(mul(a, b), c)``), as the printer writes it;
+``pi`` and ``e`` are float64 constants. Errors raise :class:`~exprgraph.errors.ParseError`
 (a ``SyntaxError`` and a ``ValueError``) with the position and a caret line.
 """
 
@@ -15,7 +17,7 @@ import numpy as np
 
 from ..errors import ParseError
 from .dtypes import FLOAT32, FLOAT64, as_dtype
-from .leaves import Symbol, const
+from .leaves import CONSTANT_NAMES, Symbol, const
 from .op import Op
 from .term import REGISTRY, Term
 
@@ -48,8 +50,9 @@ def scan(text: str, pattern: re.Pattern, fail: Callable[[str, int], Exception]) 
         m = match(text, pos)
         if m is None:
             raise fail(f"unexpected character {text[pos]!r}", pos)
-        if m.lastgroup != "ws":
-            tokens.append((m.lastgroup, m.group(), pos))
+        kind = m.lastgroup or ""
+        if kind != "ws":
+            tokens.append((kind, m.group(), pos))
         pos = m.end()
     return tokens
 
@@ -89,8 +92,9 @@ class _Parser:
         self.binary = _binary_ops()
         self.neg = REGISTRY["neg"]
         self.not_ = REGISTRY["logical_not"]
-        self.operands: list[Term] = []
-        # entries: ("bin", op, pos) | ("pre", op, pos) | ("paren", None, pos) | ("call", op, pos, height, kw)
+        self.operands: list[Any] = []  # terms (patterns, for the rule parser that extends this one)
+        # entries: ("bin", op, pos, n) for n operands joined by op (n > 2: a flat chain a*b*c of a
+        # variadic op) | ("pre", op, pos) | ("paren", None, pos) | ("call", op, pos, height, kw)
         # | ("index", op, pos, height, kw) for T[i, j]
         self.ops: list[tuple] = []
 
@@ -110,9 +114,10 @@ class _Parser:
         entry = self.ops.pop()
         kind, op, pos = entry[0], entry[1], entry[2]
         if kind == "bin":
-            b = self.operands.pop()
-            a = self.operands.pop()
-            self.operands.append(self.build(op, (a, b), None, pos))
+            n = entry[3]
+            args = tuple(self.operands[-n:])
+            del self.operands[-n:]
+            self.operands.append(self.build(op, args, None, pos))
         else:  # prefix
             self.operands.append(self.build(op, (self.operands.pop(),), None, pos))
 
@@ -122,6 +127,8 @@ class _Parser:
             top = self.ops[-1]
             if top[0] not in ("bin", "pre"):
                 break
+            if top[1] is op and top[0] == "bin" and op.chains:
+                break  # the operator continues a flat chain: extended by the caller
             tp = top[1].precedence
             if top[0] == "bin" and tp == p and op.assoc is None:
                 raise self.fail(
@@ -149,6 +156,8 @@ class _Parser:
         found = self.symbols.get(name)
         if found is not None:
             return found
+        if self.dtype == FLOAT64 and name in CONSTANT_NAMES:
+            return const(CONSTANT_NAMES[name])  # pi, e (int64 and bool parses read them as names)
         if self.strict:
             raise self.fail(f"unknown name {name!r}", pos)
         try:
@@ -169,7 +178,11 @@ class _Parser:
             if kind == "op" and value in self.binary:
                 op = self.binary[value]
                 self.reduce_for(op, pos)
-                self.ops.append(("bin", op, pos))
+                top = self.ops[-1] if self.ops else None
+                if top is not None and top[0] == "bin" and top[1] is op and op.chains:
+                    self.ops[-1] = ("bin", op, top[2], top[3] + 1)  # a*b*c: one variadic term
+                else:
+                    self.ops.append(("bin", op, pos, 2))
                 expect_operand = True
             elif value == ",":
                 self.comma(pos)

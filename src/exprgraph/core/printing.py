@@ -61,7 +61,8 @@ def _prec(node: Term) -> int:
     op = node.op
     notation = op.notation
     if notation == "infix":
-        return op.precedence if len(node.args) == 2 else PREC_ATOM
+        n = len(node.args)
+        return op.precedence if n == 2 or (n > 2 and op.chains) else PREC_ATOM
     if notation == "prefix":
         return op.precedence
     if notation == "leaf" and op.name == "const" and _negative(node.attr):
@@ -89,6 +90,8 @@ def _infix_parts(node: Term) -> list:
     notation = op.notation
     if notation == "leaf":
         return [node.attr[0] if op.name == "symbol" else format_const(node.attr)]
+    if notation == "infix" and op.chains and len(args) >= 2:
+        return _chain_parts(node)
     if notation == "infix" and len(args) == 2:
         p = op.precedence
         left, right = args
@@ -113,6 +116,29 @@ def _infix_parts(node: Term) -> list:
     if notation == "index":
         return _index_parts(node)
     return _call_parts(node)
+
+
+def _chain_parts(node: Term) -> list:
+    """Reversed pieces of ``a*b*c``: the operands of one variadic term, as the parser reads a flat chain.
+
+    An operand of the same op is parenthesised (flat, it would join the chain), and so is every
+    operand after the first that binds no tighter than the op: ``(a*b)*c`` is ``mul(mul(a, b), c)``,
+    ``a*b*c`` is ``mul(a, b, c)``, ``a - b + c`` is ``add(sub(a, b), c)``.
+    """
+    op = node.op
+    p = op.precedence
+    sym = op.symbol
+    sep = f" {sym} " if p <= 6 or sym == "@" else sym
+    args = node.args
+    parts: list = []
+    for i in range(len(args) - 1, -1, -1):
+        arg = args[i]
+        ap = _prec(arg)
+        same = arg.op is op and ap == p
+        parts.append((arg, same or (ap < p if i == 0 and op.assoc == "left" else ap <= p)))
+        if i:
+            parts.append(sep)
+    return parts
 
 
 def _index_parts(node: Term) -> list:

@@ -608,21 +608,21 @@ def _grad_extremum(node: Any, g: Any) -> tuple:
     where, eq = _O.where, _O.eq
     zero = _zero(node)
     args = node.args
-    out = []
-    taken = None  # "an earlier operand was the extremum"
+    out: list[Term | None] = []
+    taken: Term | None = None  # "an earlier operand was the extremum"
     for i, a in enumerate(args):
-        last = i == len(args) - 1
-        hit = None if last and taken is not None else Term(eq, (a, node))
+        if i == len(args) - 1 and taken is not None:
+            # the last operand takes g wherever no earlier one was the extremum
+            out.append(None if a.op is _O.const else Term(where, (taken, zero, g)))
+            break
+        hit = Term(eq, (a, node))
         if a.op is _O.const:
             out.append(None)
         elif taken is None:
             out.append(Term(where, (hit, g, zero)))
-        elif last:
-            out.append(Term(where, (taken, zero, g)))
         else:
             out.append(Term(where, (taken, zero, Term(where, (hit, g, zero)))))
-        if not last:
-            taken = hit if taken is None else Term(_O.logical_or, (taken, hit))
+        taken = hit if taken is None else Term(_O.logical_or, (taken, hit))
     return tuple(out)
 
 

@@ -28,6 +28,9 @@ class _Ref(weakref.ref):
 
     __slots__ = ("key", "table")
 
+    key: Any
+    table: dict[Any, _Ref]
+
 
 _lock = threading.RLock()
 _new = object.__new__
@@ -58,13 +61,20 @@ class Term:
     attr: Any
     dtype: str
     shape: tuple
+    # caches, set on first use (see free_symbols, depth, size)
+    _free: frozenset[Term]
+    _depth: int
+    _size: int
 
     def __new__(cls, op: Op | str, args: tuple[Term, ...] = (), attr: Any = None) -> Term:
         """Return the interned term for ``(op, args, attr)``, building it if none is alive."""
         if op.__class__ is str:
-            op = REGISTRY[op]
+            return cls(REGISTRY[op], args, attr)
+        if TYPE_CHECKING:  # not a str: an Op (a type checker cannot tell from the class check above)
+            assert isinstance(op, Op)
         # per-op intern table; the key is the args tuple itself unless the op carries an attr
         table = op.table
+        key: Any
         if attr is None:
             key = args
         else:
@@ -227,6 +237,33 @@ class Term:
     def __invert__(self) -> Term:
         return Term(REGISTRY["logical_not"], (self,))
 
+    if TYPE_CHECKING:  # set below from one table (_binary); declared here for type checkers
+
+        def __add__(self, other: Any) -> Term: ...
+        def __radd__(self, other: Any) -> Term: ...
+        def __sub__(self, other: Any) -> Term: ...
+        def __rsub__(self, other: Any) -> Term: ...
+        def __mul__(self, other: Any) -> Term: ...
+        def __rmul__(self, other: Any) -> Term: ...
+        def __truediv__(self, other: Any) -> Term: ...
+        def __rtruediv__(self, other: Any) -> Term: ...
+        def __floordiv__(self, other: Any) -> Term: ...
+        def __rfloordiv__(self, other: Any) -> Term: ...
+        def __mod__(self, other: Any) -> Term: ...
+        def __rmod__(self, other: Any) -> Term: ...
+        def __pow__(self, other: Any) -> Term: ...
+        def __rpow__(self, other: Any) -> Term: ...
+        def __matmul__(self, other: Any) -> Term: ...
+        def __rmatmul__(self, other: Any) -> Term: ...
+        def __and__(self, other: Any) -> Term: ...
+        def __rand__(self, other: Any) -> Term: ...
+        def __or__(self, other: Any) -> Term: ...
+        def __ror__(self, other: Any) -> Term: ...
+        def __lt__(self, other: Any) -> Term: ...
+        def __le__(self, other: Any) -> Term: ...
+        def __gt__(self, other: Any) -> Term: ...
+        def __ge__(self, other: Any) -> Term: ...
+
     # -- numpy protocol and notebook display (docs/interop.md, docs/notebook.md) ----------------------
 
     #: above ndarray's, so ``ndarray + term`` builds a term instead of an object array
@@ -282,20 +319,20 @@ class Term:
         for op in REGISTRY.values():
             if op.ufunc is not None:
                 table.setdefault(op.ufunc, op)
-        op = REGISTRY.__getitem__
+        op_named = REGISTRY.__getitem__
 
         def on_bools(name: str) -> Any:
             def build(*args: Term) -> Term:
                 if any(a.dtype != "bool" for a in args):
                     raise TypeError(f"numpy's bitwise ufuncs build {name} terms, for bool operands only")
-                return Term(op(name), args)
+                return Term(op_named(name), args)
 
             return build
 
         extras = {
             np.positive: lambda x: x,  # +x -> x
-            np.square: lambda x: Term(op("pow"), (x, Term(op("const"), (), 2))),  # square(x) -> x**2
-            np.reciprocal: lambda x: Term(op("truediv"), (Term(op("const"), (), 1.0), x)),  # reciprocal(x) -> 1.0/x
+            np.square: lambda x: Term(op_named("pow"), (x, Term(op_named("const"), (), 2))),  # square(x) -> x**2
+            np.reciprocal: lambda x: Term(op_named("truediv"), (Term(op_named("const"), (), 1.0), x)),  # 1/x -> 1.0/x
             np.bitwise_and: on_bools("logical_and"),  # a & b on bools -> a and b
             np.bitwise_or: on_bools("logical_or"),  # a | b on bools -> a or b
             np.invert: on_bools("logical_not"),  # ~a on bools -> not a
@@ -329,11 +366,11 @@ class Term:
 
 
 # slot setters of the immutable Term (quicker than object.__setattr__ by name)
-_put_op = Term.op.__set__  # type: ignore[attr-defined]
-_put_args = Term.args.__set__  # type: ignore[attr-defined]
-_put_attr = Term.attr.__set__  # type: ignore[attr-defined]
-_put_dtype = Term.dtype.__set__  # type: ignore[attr-defined]
-_put_shape = Term.shape.__set__  # type: ignore[attr-defined]
+_put_op = vars(Term)["op"].__set__
+_put_args = vars(Term)["args"].__set__
+_put_attr = vars(Term)["attr"].__set__
+_put_dtype = vars(Term)["dtype"].__set__
+_put_shape = vars(Term)["shape"].__set__
 
 
 def _wrap(value: Any, context: str = "") -> Any:

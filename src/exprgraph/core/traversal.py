@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import singledispatch
 from typing import Any
 
@@ -159,11 +159,26 @@ def _(expr: Expression, fn: Callable[[Any], Any]) -> Any:
     return expr.tree_map(fn)
 
 
-def substitute(term: Term, mapping: dict[Term, Any]) -> Term:
-    """``term`` with every occurrence of a key of ``mapping`` replaced by its value (iteratively)."""
+def substitute(term: Term, mapping: Mapping[Term, Any] | Mapping[str, Any] | Mapping[Term | str, Any]) -> Term:
+    """``term`` with every occurrence of a key of ``mapping`` replaced by its value (iteratively).
+
+    A key is a term, or (as in ``evaluate``) a name standing for the symbols of ``term`` so named;
+    a term key wins over its name. Values are terms or numbers.
+    """
     from .op import as_term
 
-    repl = {k: as_term(v) for k, v in mapping.items()}
+    repl: dict[Term, Term] = {}
+    names: dict[str, Any] = {}
+    for key, value in mapping.items():
+        if isinstance(key, str):
+            names[key] = value
+        else:
+            repl[key] = as_term(value)
+    if names:
+        for sym in term.free_symbols:
+            name = sym.attr[0]
+            if name in names and sym not in repl:
+                repl[sym] = as_term(names[name])
     if term in repl:
         return repl[term]
     done: dict[Term, Term] = dict(repl)

@@ -19,7 +19,7 @@ sum, say); outputs get their full shape at the end.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..core import Symbol, Term, as_term, const
@@ -66,8 +66,16 @@ def _total(parts: list[Term]) -> Term | None:
     return parts[0] if len(parts) == 1 else Term(_ADD, tuple(parts))
 
 
-def _elementwise(node: Term, moved: list[tuple[int, Term]]) -> Term | None:
+def _rule_of(node: Term) -> Callable[..., Any]:
+    """The gradient rule of ``node``'s op (``_pusher`` has refused ops without one)."""
     rule = node.op.grad
+    if rule is None:  # pragma: no cover - checked by _pusher first
+        raise DifferentiationError(f"op {node.op.name!r} has no gradient rule")
+    return rule
+
+
+def _elementwise(node: Term, moved: list[tuple[int, Term]]) -> Term | None:
+    rule = _rule_of(node)
     args = node.args
     if len(moved) == 1 and all(a.op is _CONST for j, a in enumerate(args) if j != moved[0][0]):
         # one operand moves, the others are constants (the rule sends them nothing): the reverse
@@ -100,7 +108,7 @@ def _transposed(node: Term, moved: list[tuple[int, Term]]) -> Term | None:
     u = Symbol("_forward_u", node.dtype if node.dtype in ("float64", "float32") else "float64", node.shape)
     if any(u in a.free_symbols for a in node.args):
         raise DifferentiationError(f"forward mode needs the symbol name _forward_u, which {node.op.name} uses")
-    contributions = node.op.grad(node, u)
+    contributions = _rule_of(node)(node, u)
     parts = []
     for i, t in moved:
         c = contributions[i]

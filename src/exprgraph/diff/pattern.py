@@ -49,8 +49,8 @@ def dependency_sets(
             continue
         if node.op.grad is no_grad:
             continue
-        best = None
-        more = None
+        best: frozenset[int] | None = None
+        more: list[frozenset[int]] | None = None
         for a in args:
             s = get(a)
             if s is None or s is best:
@@ -61,7 +61,7 @@ def dependency_sets(
                 more = [s]
             else:
                 more.append(s)
-        if more is not None:
+        if more is not None and best is not None:  # (there is a best whenever there are more)
             if len(more) == 1:  # two operands' sets (the usual case): keep the one holding the other
                 other = more[0]
                 if len(other) > len(best):
@@ -109,7 +109,7 @@ def colour_rows(patterns: Sequence[frozenset[int]]) -> list[list[int]]:
     for row, cols in enumerate(patterns):
         if not cols:
             continue
-        taken = set()
+        taken: set[int] = set()
         for c in cols:
             rows = users.get(c)
             if rows is not None:

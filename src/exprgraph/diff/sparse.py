@@ -129,11 +129,11 @@ def _compressed(
     rows: list[int] = []
     cols: list[int] = []
     values: list[Term] = []
-    for i, row in enumerate(entries):
-        row.sort(key=_first)
-        rows.extend([i] * len(row))
-        cols.extend(j for j, _ in row)
-        values.extend(v for _, v in row)
+    for i, found in enumerate(entries):
+        found.sort(key=_first)
+        rows.extend([i] * len(found))
+        cols.extend(j for j, _ in found)
+        values.extend(v for _, v in found)
     return SparseMatrix(rows, cols, values, (len(outputs), len(columns)))
 
 

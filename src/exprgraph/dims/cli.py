@@ -23,7 +23,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "dims",
         help="simplify or evaluate a dimension expression",
-        description="Dimension expressions: integers, names, + - * // %%, ^ (max), & (min), calls: "
+        description="Dimension expressions: integers, names, + - * // %, ^ (max), & (min), calls: "
         "CeilToInt(n, d), Max(...), Min(...), torch's FloorDiv, CeilDiv, ModularIndexing, PythonMod..., "
         "sympy's floor(a/b), ceiling(a/b); any other NAME(args) is an opaque function.",
     )

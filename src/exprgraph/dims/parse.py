@@ -166,7 +166,7 @@ class _Parser:
 
     def parse(self) -> Term:
         tokens = self.tokens
-        operands: list[Term] = []
+        operands: list[Term | _Ratio] = []  # a ratio a/b only until a rounding call takes it
         # entries: ("bin", prec, op, pos) | ("neg", prec, None, pos) | ("paren", 0, None, pos)
         #          | ("call", 0, name, pos, operand height)
         stack: list[tuple] = []
@@ -237,7 +237,7 @@ class _Parser:
                 raise self.fail("'(' was never closed", top[3] + (len(top[2]) if top[0] == "call" else 0))
             self.reduce(stack, operands)
         result = operands[0]
-        if result.__class__ is _Ratio:
+        if isinstance(result, _Ratio):
             raise self.fail(_RATIO_MESSAGE, result.pos)
         return result
 
@@ -259,7 +259,7 @@ class _Parser:
     def no_ratio(self, operand: object) -> None:
         """Reject a ratio a/b anywhere but as the argument of a rounding call."""
         if operand.__class__ is _Ratio:
-            raise self.fail(_RATIO_MESSAGE, operand.pos)  # type: ignore[attr-defined]
+            raise self.fail(_RATIO_MESSAGE, operand.pos)
 
     def call(self, entry: tuple, operands: list) -> None:
         _, _, name, pos, height = entry

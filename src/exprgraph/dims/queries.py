@@ -241,7 +241,7 @@ class DimEnv:
             if len(self._memo) > MEMO_LIMIT:
                 self._memo.clear()
             self._memo[key] = p
-        return p  # type: ignore[no-any-return]
+        return p
 
     def _sides(self, rel: str | Term) -> tuple[str, Any, Any]:
         """A relation's op and sides: text sides stay text (read straight into polynomials)."""
@@ -280,27 +280,27 @@ class DimEnv:
     def bound(self, expr: int | str | Term) -> tuple[int | float, int | float]:
         """``(lo, hi)`` with ``lo <= expr <= hi`` for every value (``-inf``/``inf`` for an open end)."""
         key = expr if isinstance(expr, str) else as_term(expr)
-        return self._memoised(("bound", key), lambda: self._ctx_range(self._poly_of(key)))  # type: ignore[no-any-return]
+        return self._memoised(("bound", key), lambda: self._ctx_range(self._poly_of(key)))
 
     def statically_known(self, rel: str | Term) -> bool | None:
         """True when the relation holds for every value, False when for none, None otherwise."""
         op, left, right = self._sides(rel)
-        return self._memoised(("rel", op, left, right), lambda: self._decide(op, left, right))  # type: ignore[no-any-return]
+        return self._memoised(("rel", op, left, right), lambda: self._decide(op, left, right))
 
     def equal(self, e1: int | str | Term, e2: int | str | Term) -> bool | None:
         """True when ``e1 == e2`` for every value, False when for none, None otherwise."""
         left, right = query_side(e1), query_side(e2)
-        return self._memoised(("rel", "eq", left, right), lambda: self._decide("eq", left, right))  # type: ignore[no-any-return]
+        return self._memoised(("rel", "eq", left, right), lambda: self._decide("eq", left, right))
 
     def compare(self, e1: int | str | Term, e2: int | str | Term) -> str | None:
         """The strongest of ``== < <= > >= !=`` that holds between ``e1`` and ``e2`` for every value, or None."""
         left, right = query_side(e1), query_side(e2)
-        return self._memoised(("compare", left, right), lambda: self._compare(left, right))  # type: ignore[no-any-return]
+        return self._memoised(("compare", left, right), lambda: self._compare(left, right))
 
     def divisible(self, expr: int | str | Term, k: int | str | Term) -> bool | None:
         """True when ``k`` divides ``expr`` for every value, False when for none, None otherwise."""
         term, divisor = query_side(expr), query_side(k)
-        return self._memoised(("divisible", term, divisor), lambda: self._divisible(term, divisor))  # type: ignore[no-any-return]
+        return self._memoised(("divisible", term, divisor), lambda: self._divisible(term, divisor))
 
     def exact_div(self, expr: int | str | Term, d: int | str | Term) -> int | str | Term | None:
         """``expr / d`` when ``d`` divides ``expr`` for every value (an int, text or a term as ``expr``), else None."""

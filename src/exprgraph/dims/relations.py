@@ -90,7 +90,7 @@ def parse_relation(rel: str | Term) -> Relation:
     ('ge', 's0+1', '16')
     """
     if rel.__class__ is Term:
-        term: Term = rel  # type: ignore[assignment]
+        term: Term = rel
         if term.op.name in _RELATIONS:
             left, right = term.args
             return term.op.name, int_term(left), int_term(right)
@@ -194,7 +194,7 @@ def tight_range(p: Poly, ctx: Context) -> Range:
     if g:
         # p == g * (p/g)
         rest = {mono_div(m, g): c for m, c in p.items()}
-        r = meet(r, r_mul(ctx.range_of({g: 1}), ctx.range_of(rest)))  # type: ignore[dict-item]
+        r = meet(r, r_mul(ctx.range_of({g: 1}), ctx.range_of(rest)))
     counts: dict[Term, int] = {}
     for m in p:
         for a, _ in m:

@@ -80,7 +80,7 @@ def simplify_dim(dim: int | Term, *, positive: bool = False) -> int | Term:
 
     This is the hook for the core's shape rules (broadcasting, concatenation, dot).
     """
-    if dim.__class__ is int:
+    if not isinstance(dim, Term):
         return dim
     top = simplify_term(dim, positive=positive)
     if top.op is _CONST:
@@ -100,10 +100,9 @@ def simplify_expression(expr: int | str | Term, *, positive: bool = False) -> in
     >>> simplify_expression("(seq+7)//8*8")
     '8*((7+seq)//8)'
     """
-    cls = expr.__class__
-    if cls is int:
+    if expr.__class__ is int:
         return expr
-    if cls is str:
+    if expr.__class__ is str:
         ctx = context(positive)
         result = ctx.texts.get(expr)
         if result is None:
@@ -111,7 +110,7 @@ def simplify_expression(expr: int | str | Term, *, positive: bool = False) -> in
             result = _simplify_text(expr, ctx)
             ctx.texts[expr] = result
         return result
-    if cls is Term:
+    if expr.__class__ is Term:
         return simplify_dim(expr, positive=positive)
     if isinstance(expr, int) and not isinstance(expr, bool):
         return int(expr)

@@ -99,11 +99,11 @@ def greedy_dag(
         c, key = flat[j]
         if c in choice:
             continue
-        kids = key[1:]
-        if kids:
-            biggest = max(kids, key=lambda d: len(sets[d]))
+        children = key[1:]
+        if children:
+            biggest = max(children, key=lambda d: len(sets[d]))
             below = dict(sets[biggest])
-            for d in kids:
+            for d in children:
                 if d is not biggest:
                     below.update(sets[d])
         else:

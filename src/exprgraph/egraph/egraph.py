@@ -293,6 +293,7 @@ class EGraph(Queries):
         uses = self.uses
         ua = uses[ra]
         ub = uses[rb]
+        assert ua is not None and ub is not None  # a class root keeps its users
         if len(ua) < len(ub):  # the class with fewer users is absorbed: fewer nodes to re-key
             ra, rb, ua, ub = rb, ra, ub, ua
         self.parent[rb] = ra
@@ -367,7 +368,7 @@ class EGraph(Queries):
                     k = self._fold_key(key)
                     if k is not None:
                         self.consts[c] = k
-                        apending.extend(self.uses[c])
+                        apending.extend(self.uses[c] or ())
                         self._fold_union(nid, key, k)
                 if self.analysis is not None:
                     c = find(nid)
@@ -376,7 +377,7 @@ class EGraph(Queries):
                     merged = self.analysis.merge(old, made)
                     if not _same(merged, old):
                         self.data[c] = merged
-                        apending.extend(self.uses[c])
+                        apending.extend(self.uses[c] or ())
                         self.analysis.modify(self, c)
         self._version += 1
         return n

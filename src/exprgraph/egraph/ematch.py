@@ -356,6 +356,7 @@ class EPattern:
                     return
                 continue
             nxt = atoms[level + 1]
+            assert nxt.source is not None  # every atom after the first joins an earlier one
             src_atom, pos = nxt.source
             found = tables[level + 1].get(nodes[src_atom][pos])
             iters.append(iter(found if found is not None else ()))

@@ -111,7 +111,7 @@ class ProofForest:
                 return
             prev, prev_why, prev_fwd, x = x, w, f, nxt
 
-    def path(self, a: int, b: int) -> list[tuple[int, int, Why, bool]]:
+    def path(self, a: int, b: int) -> list[tuple[int, int, Why | None, bool]]:
         """The edges ``(from, to, why, forward)`` leading from ``a`` to ``b`` in the forest."""
         up = self.up
         chain = [a]

@@ -111,8 +111,8 @@ def _greedy(egraph: EGraph, kind: str, node_cost: Callable[[tuple], float]) -> d
                 uc, ukey = flat[u]
                 if uc in best:
                     continue
-                kids = [best[d][0] for d in ukey[1:]]
-                push(heap, (node_cost(ukey) + (sum(kids) if additive else max(kids)), u))
+                costs = [best[d][0] for d in ukey[1:]]
+                push(heap, (node_cost(ukey) + (sum(costs) if additive else max(costs)), u))
     return best
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core import Term, as_term, postorder
 from .dot import to_dot
@@ -18,6 +18,9 @@ from .enode import CONST, ENode, attr_of, head_of, op_of, placeholder
 from .explain import Explanation, explain
 from .extract import Extracted, extract
 
+if TYPE_CHECKING:
+    from .egraph import EGraph
+
 __all__ = ["Queries"]
 
 _NUMBERS = (bool, int, float)
@@ -25,6 +28,20 @@ _NUMBERS = (bool, int, float)
 
 class Queries:
     """Lookups and views of an e-graph (see the module docstring)."""
+
+    if TYPE_CHECKING:  # the structure these methods read, held by EGraph (which mixes this class in)
+        parent: list[int]
+        memo: dict[tuple, int]
+        consts: list[Term | None]
+        fold: bool
+        analysis: Any
+        data: list[Any]
+        _placeholders: dict[Term, int]
+
+        def find(self, x: int) -> int: ...
+        def rebuild(self) -> int: ...
+        def _dtype_of(self, nid: int) -> str: ...
+        def _index(self) -> tuple[dict, dict]: ...
 
     def lookup(self, term: Any) -> int | None:
         """The class of ``term`` if the e-graph represents it, else None (nothing is added)."""
@@ -152,15 +169,15 @@ class Queries:
 
     def extract(self, c: int | Any, cost: Any = "size", *, exact: bool = False) -> Extracted:
         """The cheapest term of class ``c`` (or of a term's class): ``(cost, term)``; see :mod:`.extract`."""
-        return extract(self, c, cost, exact=exact)
+        return extract(cast("EGraph", self), c, cost, exact=exact)
 
     def explain(self, t1: Any, t2: Any) -> Explanation:
         """The rule applications proving ``t1 == t2`` (needs ``EGraph(explanations=True)``); see :mod:`.explain`."""
-        return explain(self, t1, t2)
+        return explain(cast("EGraph", self), t1, t2)
 
     def to_dot(self, **kwargs: Any) -> str:
         """Graphviz source of the e-graph, one cluster per class; see :func:`.dot.to_dot`."""
-        return to_dot(self, **kwargs)
+        return to_dot(cast("EGraph", self), **kwargs)
 
     def iter_nodes(self) -> Iterator[tuple[int, tuple]]:
         """``(class, e-node tuple)`` for every stored node (rebuilt; pruned nodes left out)."""

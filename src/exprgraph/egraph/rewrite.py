@@ -151,7 +151,9 @@ class ERule:
         return self._apply_handler(egraph, matches)
 
     def _root_literal(self, egraph: EGraph, c: int) -> int:
-        k = literal_for(self.rhs[1], egraph.dtype(c))
+        rhs = self.rhs
+        assert rhs is not None  # only a literal right-hand side calls this
+        k = literal_for(rhs[1], egraph.dtype(c))
         return egraph._add_key((k,), k.dtype)
 
     def _apply_handler(self, egraph: EGraph, matches: list[tuple], explained: bool = False) -> int:
@@ -183,7 +185,7 @@ class ERule:
         """Explanation mode: add the pattern filled in with the match, exactly as spelled; returns its id."""
         names = self.lhs.names
         if tree[0] == "lit":
-            k = literal_for(tree[1], egraph.dtype(root))
+            k = literal_for(tree[1], egraph.dtype(m[0] if root is None else root))
             return egraph._add_original((k,), k.dtype)
         done: dict[int, int] = {}
         stack: list[tuple[Any, bool]] = [(tree, False)]

@@ -67,7 +67,7 @@ class EqualitySaturationRewriter(GraphRewriter):
         if kind != "sum" or node_cost is None:
             raise ValueError("EqualitySaturationRewriter needs an additive cost: 'size' or a dict of op costs")
         self._node_cost = node_cost
-        self.limits = {"iter_limit": iter_limit, "node_limit": node_limit, "time_limit": time_limit}
+        self.limits: dict[str, Any] = {"iter_limit": iter_limit, "node_limit": node_limit, "time_limit": time_limit}
         self.scheduler = scheduler
 
     def apply(self, fgraph: FunctionGraph) -> SaturationProfile:

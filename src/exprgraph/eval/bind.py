@@ -21,7 +21,7 @@ from ..errors import EvaluationError
 __all__ = ["NUMPY_DTYPES", "MISSING", "lookup", "as_value", "bind_symbols", "const_value"]
 
 #: our dtype names -> numpy dtypes
-NUMPY_DTYPES = {
+NUMPY_DTYPES: dict[str, np.dtype] = {
     FLOAT64: np.dtype(np.float64),
     FLOAT32: np.dtype(np.float32),
     INT64: np.dtype(np.int64),

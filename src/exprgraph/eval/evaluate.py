@@ -117,7 +117,7 @@ def _run(outputs: tuple[Term, ...], env: Mapping[Any, Any], limit: int) -> list[
     order, pending = schedule(outputs)
     kinds: dict[Any, tuple[int, ...]] = {}
     dtypes = NUMPY_DTYPES
-    node = None
+    node: Term | None = None
     fresh = True  # whether the value just computed is a buffer made by a ufunc (ours to reuse)
     with np.errstate(all="ignore"):
         # casting inputs is silent too (nan to int64, say)
@@ -186,6 +186,8 @@ def _run(outputs: tuple[Term, ...], env: Mapping[Any, Any], limit: int) -> list[
         except (EvaluationError, SizeLimitError):
             raise
         except (ArithmeticError, ValueError, TypeError) as exc:
+            if node is None:  # pragma: no cover - no node has run yet
+                raise
             raise _op_error(node, [values.get(a) for a in node.args], exc) from None
         return [values[t] for t in outputs]
 

@@ -73,7 +73,7 @@ class RewriteDatabaseQuery:
         self.position_cutoff = position_cutoff
 
     def _with(self, **changes: Any) -> RewriteDatabaseQuery:
-        args = {
+        args: dict[str, Any] = {
             "include": self.include,
             "require": self.require,
             "exclude": self.exclude,

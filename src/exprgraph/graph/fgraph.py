@@ -41,7 +41,7 @@ from ..errors import (
     NotInGraphError,
     ReplacementTypeError,
 )
-from .editing import GraphEditing
+from . import editing
 from .features import CALLBACKS, OUTPUT, Feature
 
 __all__ = ["FunctionGraph", "OUTPUT", "Checkpoint", "short"]
@@ -73,13 +73,23 @@ class Checkpoint:
     serial: int
 
 
-class FunctionGraph(GraphEditing):
+class FunctionGraph:
     """The subgraph between ``inputs`` (symbols) and ``outputs``, with clients, replacement and features.
 
     ``inputs`` defaults to the free symbols of the outputs (in first-use order); a symbol given
     twice is kept twice, as upstream. ``clone`` is accepted and ignored (terms are immutable).
     Building is one walk over the DAG. See the module docstring for how replacements are propagated.
     """
+
+    # structural edits in PyTensor's names (editing.py): imports, removals, input edits and dprint
+    _declare_input = editing._declare_input
+    add_input = editing.add_input
+    remove_input = editing.remove_input
+    import_node = editing.import_node
+    import_var = editing.import_var
+    remove_node = editing.remove_node
+    change_node_input = editing.change_node_input
+    dprint = editing.dprint
 
     def __init__(
         self,
@@ -208,7 +218,7 @@ class FunctionGraph(GraphEditing):
                 return False
             self._flush()  # ``t`` may be a node the pending rebuilds create
             return t in clients
-        if t in self._stale:
+        if isinstance(t, Term) and t in self._stale:
             return self._refresh(t) is t
         return True
 
@@ -275,9 +285,10 @@ class FunctionGraph(GraphEditing):
         """The current version of ``t`` following the rebuilds in ``tracker``, or None if it left the graph."""
         clients = self._clients
         while t not in clients:
-            t = tracker.get(t)
-            if t is None:
+            newer = tracker.get(t)
+            if newer is None:
                 return None
+            t = newer
         if t in self._stale:
             t = self._refresh(t)
         return t

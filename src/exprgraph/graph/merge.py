@@ -88,6 +88,7 @@ class MergeOptimizer(GraphRewriter):
                 tracker.table = table
                 tracker.full = False
         else:
+            assert tracker is not None  # (not full: there is a tracker)
             candidates = tracker.pending
             tracker.pending = []
             table = tracker.table

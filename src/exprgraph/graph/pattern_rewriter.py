@@ -67,9 +67,14 @@ def _head(head: Any) -> Op | Var:
         raise PatternError(f"a tuple pattern starts with an op, not {head!r}") from None
 
 
+def _check_binding(label: str, check: Callable[[Any], bool]) -> Callable[[dict], bool]:
+    """A Where condition: ``check`` on the value bound to ``label``."""
+    return lambda b: check(b[label])
+
+
 def _takes(op: Op | Var, args: Iterable[Any]) -> bool:
     """Whether ``op`` can take that many operands (runs and variable ops can always try)."""
-    if op.__class__ is Var:
+    if not isinstance(op, Op):  # a variable op
         return True
     args = tuple(args)
     if any(isinstance(a, Star) for a in args):
@@ -117,7 +122,7 @@ def to_pattern(p: Any, _slot: _FgraphSlot | None = None) -> Any:
                 hidden += 1
                 label = f"_constrained_{hidden}"
                 check = _constraint(test, slot)
-                done[id(node)] = Where(Choice(inner, name=label), lambda b, _l=label, _c=check: _c(b[_l]))
+                done[id(node)] = Where(Choice(inner, name=label), _check_binding(label, check))
         elif cls is str:
             done[id(node)] = Var(node)
             keep.append(node)
@@ -209,13 +214,13 @@ class PatternNodeRewriter(NodeRewriter):
         if core is NEVER and root.__class__ is tuple:
             # the root op cannot take that many operands: a rewriter that never applies
             head = _head(root[0])
-            self.root_op: Op | None = head if head.__class__ is not Var else None
+            self.root_op: Op | None = head if isinstance(head, Op) else None
             self.compiled = None
             self._depth = 0
         elif core.__class__ is not OpPattern:
             raise PatternError(f"the input pattern must be an op pattern, not {format_pattern(self.pattern)}")
         else:
-            self.root_op = core.op if core.op.__class__ is not Var else None
+            self.root_op = core.op if isinstance(core.op, Op) else None
             self.compiled = compile_pattern(self.pattern)
             self._depth = _op_depth(core)
         self.allow_multiple_clients = allow_multiple_clients

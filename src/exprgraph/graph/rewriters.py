@@ -272,15 +272,17 @@ class SequentialGraphRewriter(GraphRewriter):
             rewriters = tuple(rewriters[0])
         from .walking import in2out
 
-        self.rewriters: list[GraphRewriter] = [
+        made = [
             in2out(r, failure_callback=failure_callback or "raise", verbose=verbose)
             if isinstance(r, NodeRewriter)
             else r
             for r in rewriters
         ]
-        for r in self.rewriters:
+        self.rewriters: list[GraphRewriter] = []
+        for r in made:
             if not isinstance(r, GraphRewriter):
                 raise TypeError(f"SequentialGraphRewriter takes rewriters, not {r!r}")
+            self.rewriters.append(r)
         #: called as ``failure_callback(exc, self, rewriter)`` when a child raises (None: re-raise)
         self.failure_callback = failure_callback
 

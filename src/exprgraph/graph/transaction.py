@@ -47,6 +47,7 @@ def replacement_pairs(node: Term, result: Any) -> list[tuple[Term, Term]]:
     """The ``(old, new)`` pairs a node rewriter's result stands for (empty: nothing to do)."""
     if result is None or result is False:
         return []
+    pairs: list[tuple[Any, Any]]  # the values become terms below
     if result.__class__ is Term:
         pairs = [(node, result)]
     elif isinstance(result, dict):
@@ -66,7 +67,7 @@ def replacement_pairs(node: Term, result: Any) -> list[tuple[Term, Term]]:
         pairs = [(node, result)]
     else:
         raise TypeError(f"a node rewriter returns False, a list or a dict, not {type(result).__name__}")
-    out = []
+    out: list[tuple[Term, Term]] = []
     for old, new in pairs:
         if new is None:
             continue
@@ -162,4 +163,6 @@ class RewriteDriver:
                 f"rewrite {name} failed at {short(node)}: {type(exc).__name__}: {exc}", RewriteWarning, stacklevel=4
             )
             return
+        if not callable(cb):
+            raise ValueError(f"failure_callback must be one of {FAILURE_MODES} or a function, not {cb!r}")
         cb(exc, rewriter, pairs, node)

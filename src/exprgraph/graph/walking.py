@@ -40,9 +40,9 @@ class Dispatch:
             ops = r.tracks()
             tracked.append((r, None if ops is None else frozenset(ops)))
         all_ops: set[Op] = set()
-        for _, ops in tracked:
-            if ops is not None:
-                all_ops |= ops
+        for _, tracked_ops in tracked:
+            if tracked_ops is not None:
+                all_ops |= tracked_ops
         self.table: dict[Op, tuple[NodeRewriter, ...]] = {
             op: tuple(r for r, ops in tracked if ops is None or op in ops) for op in all_ops
         }

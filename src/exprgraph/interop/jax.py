@@ -9,10 +9,10 @@ Each op's JAX function is found from its table entry: an op with a numpy ``ufunc
 ``jax.numpy`` function of the same name (``np.true_divide`` -> ``jnp.true_divide``); the others
 are listed in ``SPECIAL``. Float ``//`` and ``%`` are spelled out as numpy computes them
 (``EXACT``): JAX's own differ in the sign of a zero quotient, which ``1/(a//b)`` turns into the
-sign of an infinity. Values follow JAX's precision: float32 unless 64-bit mode is on
-(``jax.config.update("jax_enable_x64", True)``); float32 terms compute in float32 either way.
-``log1p``, ``expm1`` and ``logaddexp`` are ``jax.numpy``'s, ``softplus`` and ``log_sigmoid``
-``jax.nn``'s.
+sign of an infinity; ``a**0.5`` is ``sqrt(a)``, as in our pow. Values follow JAX's precision:
+float32 unless 64-bit mode is on (``jax.config.update("jax_enable_x64", True)``); float32 terms
+compute in float32 either way. ``log1p``, ``expm1`` and ``logaddexp`` are ``jax.numpy``'s,
+``softplus`` and ``log_sigmoid`` ``jax.nn``'s.
 """
 
 from __future__ import annotations
@@ -72,8 +72,20 @@ def _mod(a: Any, b: Any) -> Any:
     return jnp.mod(a, b)
 
 
+def _power(a: Any, b: Any) -> Any:
+    """``a**b`` with ``a**0.5`` read as ``sqrt(a)``, as our pow does (-0.0 at -0.0, nan at -inf; pow: 0.0, inf)."""
+    import jax.numpy as jnp
+
+    out = jnp.power(a, b)
+    if not (jnp.issubdtype(out.dtype, jnp.floating) and jnp.issubdtype(jnp.result_type(b), jnp.floating)):
+        return out
+    half = b == 0.5
+    # sqrt of 1.0 where the exponent is not 0.5, so that branch's gradient stays finite there
+    return jnp.where(half, jnp.sqrt(jnp.where(half, a, 1.0)), out)
+
+
 #: ops whose JAX function differs from numpy's in corner cases, computed our way instead
-EXACT = {"floordiv": _floor_divide, "mod": _mod}
+EXACT = {"floordiv": _floor_divide, "mod": _mod, "pow": _power}
 
 
 def jax_function_of(op: Any) -> Callable[..., Any]:

@@ -84,7 +84,7 @@ class _Builder:
         return out
 
     def const(self, value: Any, dtype: str) -> str:
-        array = np.asarray(value, dtype=_NUMPY[dtype])
+        array: np.ndarray = np.asarray(value, dtype=_NUMPY[dtype])
         key = (dtype, array.shape, array.tobytes())
         name = self.consts.get(key)
         if name is None:
@@ -254,8 +254,7 @@ def to_onnx(
     symbols' names, outputs are ``output_0``, ``output_1``... unless ``output_names`` says.
     """
     b = _Builder()
-    single = outputs.__class__ is Term
-    outs = [outputs] if single else list(outputs)
+    outs: list[Term] = [outputs] if isinstance(outputs, Term) else list(outputs)
     order = postorder(outs)
     symbols = {n.name: n for n in order if n.op.name == "symbol"}
     if inputs is None:

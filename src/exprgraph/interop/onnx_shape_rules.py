@@ -206,8 +206,9 @@ def _flatten(inf: Inference, node: Any) -> list:
 
 
 def _concat(inf: Inference, node: Any) -> list:
-    shapes = [inf.shape(node, i) for i in range(len(node.input))]
-    if any(s is None for s in shapes):
+    found = [inf.shape(node, i) for i in range(len(node.input))]
+    shapes = [s for s in found if s is not None]
+    if len(shapes) < len(found):
         return [None]
     axis = _axis(_attr(node, "axis"), len(shapes[0]))
     out = list(shapes[0])
@@ -244,6 +245,8 @@ def _matmul(inf: Inference, node: Any) -> list:
     a2 = (1, *a) if a1 else a
     b2 = (*b, 1) if b1 else b
     batch = inf.broadcast([a2[:-2], b2[:-2]])
+    if batch is None:  # pragma: no cover - both batch shapes are known here
+        return [None]
     out = (*batch, *(() if a1 else (a2[-2],)), *(() if b1 else (b2[-1],)))
     return [out]
 
@@ -301,6 +304,8 @@ def _slice(inf: Inference, node: Any) -> list:
     n = len(starts.entries)
     axes = inf.ints(node, 3) if len(node.input) > 3 and node.input[3] else list(range(n))
     steps = inf.ints(node, 4) if len(node.input) > 4 and node.input[4] else [1] * n
+    if axes is None or steps is None:  # axes or steps computed at run time
+        return [(None,) * len(x)]
     out = list(x)
     for start, end, axis, step in zip(starts.entries, ends.entries, axes, steps, strict=True):
         axis = _axis(axis, len(x))
@@ -356,6 +361,7 @@ def _reduce(inf: Inference, node: Any) -> list:
     if x is None:
         return [None]
     keep = _attr(node, "keepdims", 1)
+    axes: list[int] | None
     if node.op_type in ("ArgMax", "ArgMin"):
         axes = [_attr(node, "axis", 0)]
     else:
@@ -400,6 +406,8 @@ def _pad(inf: Inference, node: Any) -> list:
     if x is None or pads is None:
         return [None]
     axes = inf.ints(node, 3) if len(node.input) > 3 and node.input[3] else list(range(len(x)))
+    if axes is None:  # axes computed at run time
+        return [None]
     out = list(x)
     for j, axis in enumerate(axes):
         axis = _axis(axis, len(x))
@@ -490,6 +498,8 @@ def _v_slice(inf: Inference, node: Any) -> Value | None:
     if data is None or starts is None or ends is None or len(starts) != 1:
         return None
     steps = inf.ints(node, 4) if len(node.input) > 4 and node.input[4] else [1]
+    if steps is None:
+        return None
     n = len(data.entries)
     start, end = (max(-n - 1, min(v, n)) for v in (starts[0], ends[0]))
     return Value(tuple(data.entries[start : end : steps[0]]))

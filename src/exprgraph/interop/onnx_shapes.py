@@ -39,7 +39,7 @@ def dim_text(d: Dim) -> str | None:
     """A dimension as ONNX ``dim_param`` text (``"batch"``, ``"(h-3)//2+1"``); None when unknown."""
     if d is None:
         return None
-    return str(d) if d.__class__ is int else unparse(d)
+    return str(d) if isinstance(d, int) else unparse(d)
 
 
 def _param_dim(text: str) -> Term | int:
@@ -130,16 +130,18 @@ class Inference:
     def ints(self, node: Any, i: int) -> list[int] | None:
         """The entries of input ``i`` when all are known ints (axes, pads, steps)."""
         v = self.value(node, i)
-        if v is None or any(e.__class__ is not int for e in v.entries):
+        if v is None:
             return None
-        return list(v.entries)
+        ints = [e for e in v.entries if type(e) is int]
+        return ints if len(ints) == len(v.entries) else None
 
     def broadcast(self, shapes: list[Shape]) -> Shape:
-        if any(s is None for s in shapes):
+        known = [s for s in shapes if s is not None]
+        if len(known) < len(shapes):
             return None
-        if any(d is None for s in shapes for d in s):
-            return broadcast_with_unknowns(shapes)
-        return broadcast_shapes(*shapes)
+        if any(d is None for s in known for d in s):
+            return broadcast_with_unknowns(known)
+        return broadcast_shapes(*known)
 
     def propagate_value(self, node: Any) -> None:
         fn = VALUE_RULES.get(node.op_type)

@@ -196,11 +196,12 @@ class _Writer:
             parts = _chain_operands(node, self.inlined, self.get)
             total = _CHAINS[name] == "sum"
             args = [e if sign > 0 else (-e if total else sp.Pow(e, -1)) for e, sign in parts]
-            fn: Callable[[list, Any], Any] = (lambda a, attr: sp.Add(*a)) if total else (lambda a, attr: sp.Mul(*a))
+            fn: Callable[..., Any] = (lambda a, attr: sp.Add(*a)) if total else (lambda a, attr: sp.Mul(*a))
         else:
-            fn = self.build.get(name)
-            if fn is None:
+            found = self.build.get(name)
+            if found is None:
                 raise ConversionError(f"to_sympy: the op {name!r} has no SymPy counterpart")
+            fn = found
             args = [self.get(a) for a in node.args]
         nan = _nan_result(sp, name, args)
         if nan is not None:
@@ -223,9 +224,9 @@ def to_sympy(terms: Term | Iterable[Term], *, real: bool = True) -> Any:
     which SymPy treats as complex), int64 ones integer symbols. Constant subterms become numbers
     (our values), except exact arithmetic on integers, which SymPy keeps exact (``1/3``).
     """
-    single = terms.__class__ is Term
-    out = _Writer(_sympy(), real).convert([terms] if single else list(terms))
-    return out[0] if single else out
+    if isinstance(terms, Term):
+        return _Writer(_sympy(), real).convert([terms])[0]
+    return _Writer(_sympy(), real).convert(list(terms))
 
 
 #: ops that chain into one SymPy Add (``sum``) or Mul (``prod``)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import ConstArray, Term, const, get_op
+from ..core import ConstArray, Op, Term, const, get_op
 from .matcher import const_value_equal, cut_points, literal_matches, solve
 from .patterns import OpPattern, Pattern, Var, Where, _DotType
 
@@ -335,7 +335,7 @@ def _compile_fast(pattern: Any) -> Callable[[Any], dict | None] | None:
         nxt = _make_step(node.op, node.attr, reg, step_checks[s], step_pure[s], nxt)
     root_step = nxt
     root_op = pattern.op
-    blank = [None] * nregs
+    blank: list[Any] = [None] * nregs
     # report bindings in the order the general machine makes them (left to right, depth first)
     names = _preorder_names(pattern)
     bound_order = [n for checks_node in order for n in _var_names(checks_node[0])]
@@ -388,7 +388,10 @@ def _flat_binary(pattern: OpPattern) -> Callable[[Any], dict | None] | None:
     if lits is None:
         lits = frozenset((lit,))  # a symbol or an array constant: identity
     name = args[vi].name
-    op, attr, assoc, comm = pattern.op, pattern.attr, pattern.op.associative, pattern.op.commutative
+    op = pattern.op
+    if not isinstance(op, Op):  # a variable op: the general machine
+        return None
+    attr, assoc, comm = pattern.attr, op.associative, op.commutative
 
     def flat(e: Any) -> dict | None:
         if e.__class__ is not Term or e.op is not op:

@@ -545,7 +545,7 @@ def _head_equal(p: Any, e: Any, np_: int, ne: int) -> bool:
     head = getattr(type(p), "match_head", None)
     if head is not None:
         return values_equal(head(p), head(e))
-    if type(p).__eq__ is object.__eq__ or np_ != ne:
+    if vars(object)["__eq__"] is type(p).__eq__ or np_ != ne:  # no __eq__ of its own
         return True
     hole = _Hole()
     try:
@@ -572,8 +572,8 @@ def solve(pattern: Any, expr: Any, init: dict | None = None, first: bool = False
     use_cuts = first
     # independent sub-matches in progress (height, key) and those known to fail: an independent
     # sub-pattern fails against a value whatever the other bindings, so it is tried only once
-    attempts: list[tuple[int, tuple[int, int]]] = []
-    failed: set[tuple[int, int]] = set()
+    attempts: list[tuple[int, tuple[Any, Any]]] = []  # (choice depth, (pattern, term)) of each cut
+    failed: set[tuple[Any, Any]] = set()
     while True:
         while goals is not None:
             p, e, goals = goals

@@ -265,6 +265,8 @@ class Segment(Star):
 
     __slots__ = ()
 
+    name: str  # always named
+
     def __init__(self, name: str, greedy: bool = False) -> None:
         _check_name(name, "a Segment")
         super().__init__(Dot, name, (), greedy)
@@ -281,6 +283,10 @@ class OpPattern(Pattern):
     """
 
     __slots__ = ("op", "args", "attr", "has_star", "branchy", "arg_ops", "_compiled", "_by_op")
+
+    op: Op | Var  # a Var binds the op (see for_op)
+    _compiled: Any  # the compiled matcher, made on first use
+    _by_op: dict[Op, OpPattern | None] | None
 
     def __init__(self, op: Op | str | Var, args: Iterable[Any], attr: Any = None) -> None:
         if isinstance(op, str):
@@ -305,7 +311,7 @@ class OpPattern(Pattern):
             self.op = op
             self.attr = attr
             self.branchy = True
-            self._by_op: dict[Op, OpPattern | None] | None = {}
+            self._by_op = {}
             return
         if not isinstance(op, Op):
             raise PatternError(f"OpPattern needs an Op, an op name or a Var, not {op!r}")

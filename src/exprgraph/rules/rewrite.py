@@ -234,9 +234,9 @@ def _rewrite_term(
             new = tuple([done[a] for a in args])
             if new != args:
                 cur = Term(node.op, new, node.attr)
-                nf = done.get(cur)
-                if nf is not None:
-                    done[node] = nf
+                known = done.get(cur)
+                if known is not None:
+                    done[node] = known
                     continue
                 if pending and cur in pending:
                     raise _cycle(_culprit(stack, cur), cur, budget.steps)
@@ -264,10 +264,10 @@ def _rewrite_term(
         if profile is not None:
             profile.stats(rule_name(rule)).rewrites += 1
         budget.spend(rule)
-        nf = done.get(out)
-        if nf is not None:
-            done[node] = nf
-            done[cur] = nf
+        known = done.get(out)
+        if known is not None:
+            done[node] = known
+            done[cur] = known
             continue
         if out is node or out in pending:
             raise _cycle(rule, cur, budget.steps)

@@ -254,7 +254,7 @@ class Rule:
         self.compiled: CompiledPattern = compile_pattern(Where(pattern, test) if test is not None else pattern)
         root = pattern
         self.root_op: Op | None = None
-        if root.__class__ is OpPattern and root.op.__class__ is not Var:
+        if root.__class__ is OpPattern and isinstance(root.op, Op):  # (not a Var standing for the op)
             self.root_op = root.op
         elif root.__class__ is Term and root.args:
             self.root_op = root.op

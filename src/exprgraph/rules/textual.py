@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import DTYPES, Symbol, Term, get_op
+from ..core import DTYPES, Op, Symbol, Term, get_op
 from ..core.op import MAX_RANK, any_kind, result_kinds
 from ..core.parsing import _Parser, tokenize
 from ..errors import ParseError, PatternError, RuleSyntaxError, ShapeError
@@ -167,7 +167,8 @@ def _names(p: Any) -> set[str]:
     while stack:
         node = stack.pop()
         if node.__class__ is Var or node.__class__ is Segment:
-            out.add(node.name)
+            if node.name is not None:
+                out.add(node.name)
         elif node.__class__ is _PredCall:
             stack.extend(node.args)
         elif node.__class__ is not Term:
@@ -264,7 +265,7 @@ def _segment_ranges(lhs: Any) -> dict[str, tuple[int, int | None]]:
     """For each ``*name`` of the left-hand side, how many operands it can hold: ``(least, most or None)``."""
     ranges: dict[str, tuple[int, int | None]] = {}
     for node in _pattern_postorder(lhs):
-        if node.__class__ is not OpPattern or node.op.__class__ is Var or not node.has_star:
+        if node.__class__ is not OpPattern or not isinstance(node.op, Op) or not node.has_star:
             continue
         lo, hi = node.op.arity
         stars = [a for a in node.args if isinstance(a, Star)]
@@ -331,7 +332,12 @@ def _max_rank(*roots: Any) -> int:
     rank = 2
     for root in roots:
         for node in _pattern_postorder(root):
-            if node.__class__ is OpPattern and node.attr is not None and node.op.attr_name is not None:
+            if (
+                node.__class__ is OpPattern
+                and isinstance(node.op, Op)
+                and node.attr is not None
+                and node.op.attr_name is not None
+            ):
                 axes = node.attr if isinstance(node.attr, tuple) else (node.attr,)
                 for a in axes:
                     if isinstance(a, int) and not isinstance(a, bool):
@@ -475,11 +481,14 @@ def _parse_rule_line(line: str, functions: dict | None, where: Any, name: str | 
     if at < 0:
         return [_parse_line(line, functions, where, name)]
     forward = _parse_line(line[:at] + " " + line[at + 1 :], functions, where, name)  # same offsets
-    lhs_names, rhs_names = _names(forward.pattern), _names(forward.template.source)
+    template = forward.template
+    if template is None:  # pragma: no cover - a parsed rule has a template
+        raise ParseError("a bidirectional rule needs a template on the right", line, at)
+    lhs_names, rhs_names = _names(forward.pattern), _names(template.source)
     if lhs_names != rhs_names:
         raise ParseError("both sides of a bidirectional rule '<->' must use the same variables", line, at)
     try:
-        backward = Rule(forward.template.source, forward.pattern, where=forward.where)
+        backward = Rule(template.source, forward.pattern, where=forward.where)
     except PatternError as exc:
         raise ParseError(f"a bidirectional rule '<->' cannot reverse: {exc}", line, at) from None
     m = _NAME_PREFIX.match(line)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..core import Term, as_term, const, get_op
+from ..core import Op, Term, as_term, const, get_op
 from ..errors import EvaluationError
 from ..eval import evaluate
 from ..match import P, V
@@ -59,6 +59,9 @@ class GuardedRule:
     """
 
     __slots__ = ("name", "root_ops", "unsafe", "doc", "_apply")
+
+    root_ops: tuple[Op, ...]
+    _apply: Callable[[Term], Any]
 
     def __init__(
         self, name: str, body: Rule | Callable[[Term], Any], *, ops: tuple = (), unsafe: bool = False, doc: str = ""
@@ -219,12 +222,20 @@ _TEXT_UNSAFE = [
 ]
 
 
+def _one_way(text: str, name: str) -> Rule:
+    """The rule of ``text``, written ``lhs -> rhs`` (one direction)."""
+    made = rule(text, name=name)
+    if not isinstance(made, Rule):  # pragma: no cover - the texts above are one-way
+        raise ValueError(f"{name}: expected a one-way rule, not {text!r}")
+    return made
+
+
 def _rules() -> list[GuardedRule]:
     made = [GuardedRule("fold_constants", fold_constants, doc="f(c1, c2) -> c")]
     for name, text, doc in _TEXT_UNSAFE:
-        made.append(GuardedRule(name, rule(text, name=name), unsafe=True, doc=doc))
+        made.append(GuardedRule(name, _one_way(text, name), unsafe=True, doc=doc))
     for name, text, doc in _TEXT_SAFE:
-        made.append(GuardedRule(name, rule(text, name=name), doc=doc))
+        made.append(GuardedRule(name, _one_way(text, name), doc=doc))
     for name, r, doc in _PATTERN_SAFE:
         made.append(GuardedRule(name, r, doc=doc))
     made += [

@@ -39,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
     print(out)
     if profile is not None:
         used = sorted((name for name, st in profile.rules.items() if st.rewrites), key=str)
-        print(f"# cost {cost(term)} -> {cost(out)} (distinct nodes other than scalar constants)")
+        print(
+            f"# cost {cost(term)} -> {cost(out)} (distinct nodes other than scalar constants, n - 1 for n > 2 operands)"
+        )
         print(f"# rules applied: {', '.join(used) if used else 'none'}")
     return 0

@@ -179,8 +179,8 @@ def power(base: Term, e: Any) -> Term | None:
     if e == 1:
         return base
     if base.dtype == FLOAT32:  # float32 ** int64 would be a float64: the exponent is a float32
-        k = const_like(float(e), base)
-        return None if k is None else POW(base, k)
+        exponent = const_like(float(e), base)
+        return None if exponent is None else POW(base, exponent)
     if integral(e) and (base.dtype == FLOAT64 or e > 0):
         k = int(e)
         return POW(base, const(k)) if INT_MIN <= k <= INT_MAX else None

@@ -3,7 +3,8 @@
 Two passes of :func:`exprgraph.rules.rewrite` (bottom-up, memoised, to a fixpoint): the
 canonical-form rules (:mod:`.canonical`), then the output-form rules (:mod:`.output`). The
 result never costs more than the input, counting distinct nodes other than scalar constants
-(:func:`cost`; a scalar constant is an immediate operand, so ``x + x -> 2*x`` costs nothing):
+(:func:`cost`; a scalar constant is an immediate operand, so ``x + x -> 2*x`` costs nothing, and
+a node of n > 2 operands counts as its n - 1 binary operations):
 when canonicalising would grow the DAG (flattening a sum that other terms share, say), the input
 comes back unchanged, as SymPy's ``simplify`` returns its input when its result measures larger.
 """
@@ -29,8 +30,14 @@ _PROVIDERS = {"egraph": "exprgraph.egraph"}
 
 
 def cost(term: Term) -> int:
-    """Distinct nodes of ``term`` other than scalar constants (operations, symbols, array constants)."""
-    return sum(1 for t in postorder(term) if not (t.op.name == "const" and not t.shape))
+    """Distinct nodes of ``term`` other than scalar constants (operations, symbols, array constants).
+
+    A node of n > 2 operands counts n - 1, the binary operations it stands for, so a flat
+    ``x + y + x`` (as parsed) costs what ``(x + y) + x`` does.
+    """
+    return sum(
+        len(t.args) - 1 if len(t.args) > 2 else 1 for t in postorder(term) if not (t.op.name == "const" and not t.shape)
+    )
 
 
 @cache
@@ -57,7 +64,9 @@ def canonical(term: Term, *, unsafe: bool = True, profile: RewriteProfile | None
     return rewrite(as_term(term), canonical_ruleset(unsafe), profile=profile)
 
 
-def simplify(term: Term, *, unsafe: bool = True, profile: RewriteProfile | None = None, method: str = "rules") -> Term:
+def simplify(
+    term: Term | float, *, unsafe: bool = True, profile: RewriteProfile | None = None, method: str = "rules"
+) -> Term:
     """A simplified, deterministic form of ``term`` with the same value.
 
     Constants are folded, sums and products flattened and sorted, like terms collected

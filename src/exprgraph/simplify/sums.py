@@ -43,12 +43,14 @@ def _merge_group(members: list[tuple[Any, Term]], cancel: bool) -> list[Term] | 
                 if negated is None:
                     return None
                 zero = ADD(*sorted((rest, negated), key=sort_key))
-                out = [zero] if total == 0 else [scaled(total, rest), zero]
-                if None in out:
+                if total == 0:
+                    return [zero] + [g[0][1] for g in other]
+                merged = scaled(total, rest)
+                if merged is None:
                     return None
-                return out + [g[0][1] for g in other]
+                return [merged, zero] + [g[0][1] for g in other]
         groups = [g for g in (pos, neg) if g] + other
-    out = []
+    out: list[Term] = []
     for g in groups:
         if len(g) == 1:
             out.append(g[0][1])
@@ -94,11 +96,11 @@ def _expose_negated_sums(items: list[Term]) -> list[Term]:
         if not any(r in others for _, r in parts) or any(number(b) is not None for b in s.args):
             out.append(a)
             continue
-        spread = []
+        spread: list[Term] | None = []
         for k, r in parts:
             ck = _exact_coefficient(c, k)
             term = None if ck is None else scaled(ck, r)
-            if term is None:
+            if term is None or spread is None:
                 spread = None
                 break
             spread.append(term)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
 from ..core import INT64, Symbol, Term, const, postorder, substitute
 from ..core.term import REGISTRY
@@ -254,9 +255,9 @@ def _divmod_form(floor: bool, inner: Lin, c: int) -> Lin:
         if k == 1 and atom.op is _FLOORDIV:
             # decided on what is left once the multiples of c are out, so that nested divisions merge
             # whatever the whole part was: (u//a + r)//c = (u + a*r)//(a*c)  (while (u//a + r) % c stays)
-            u, a = atom.args
-            a = int(a.attr)
-            return Lin(whole, k0 // c) + _divmod_form(True, linearize(u) + Lin({}, a * (k0 % c)), a * c)
+            u, den = atom.args
+            d = int(den.attr)
+            return Lin(whole, k0 // c) + _divmod_form(True, linearize(u) + Lin({}, d * (k0 % c)), d * c)
     g = c
     for k in rest.values():
         g = _gcd(g, int(k))
@@ -269,7 +270,8 @@ def _divmod_form(floor: bool, inner: Lin, c: int) -> Lin:
         return Lin(whole, k0 // c) + part if floor else part.scale(g) + Lin({}, r % g)
     if all(a.op is _MOD for a in rest):
         # every atom is a remainder in [0, m - 1]: the value may stay in one period of c
-        lo = hi = k0 % c
+        lo: int | Fraction = k0 % c
+        hi: int | Fraction = lo
         for a, k in rest.items():
             top = int(a.args[1].attr) - 1
             lo, hi = (lo, hi + k * top) if k > 0 else (lo + k * top, hi)
@@ -333,10 +335,10 @@ def _fold_step(lin: Lin) -> Lin:
             continue
         inner, c = atom.args[0], int(atom.args[1].attr)
         k = -coef // c if coef % c == 0 else 0
-        u = linearize(inner) if k else None
-        if u is not None and all(lin.coeffs.get(a, 0) == k * b for a, b in u.coeffs.items()):
-            rest = {a: b for a, b in lin.coeffs.items() if a is not atom and a not in u.coeffs}
-            return Lin(rest, lin.const - k * u.const) + _divmod_form(False, u, c).scale(k)
+        whole_inner = linearize(inner) if k else None
+        if whole_inner is not None and all(lin.coeffs.get(a, 0) == k * b for a, b in whole_inner.coeffs.items()):
+            rest = {a: b for a, b in lin.coeffs.items() if a is not atom and a not in whole_inner.coeffs}
+            return Lin(rest, lin.const - k * whole_inner.const) + _divmod_form(False, whole_inner, c).scale(k)
         for small, ks in lin.coeffs.items():
             if small is atom or small.op is not _FLOORDIV or small.args[0] is not inner:
                 continue
@@ -369,6 +371,11 @@ def _cancel(lin: Lin, quot: Lin, k: Number, atom: Term, form: Lin) -> Lin | None
     return lin.substitute(atom, form)
 
 
+def _plus(acc: Term, piece: Term) -> Term:
+    """``acc + piece``, one flat sum when ``acc`` is a sum: ``12*h + 4*w + u``, as it prints and parses."""
+    return Term(_ADD, (*acc.args, piece) if acc.op is _ADD else (acc, piece))
+
+
 def to_term(lin: Lin, order: Sequence[Term] = ()) -> Term:
     """The canonical term of an integer affine form; atoms follow ``order``, then their text."""
     lin = _fold_mod(lin)
@@ -399,12 +406,14 @@ def to_term(lin: Lin, order: Sequence[Term] = ()) -> Term:
         piece = a if mag == 1 else Term(_MUL, (const(mag), a))
         if acc is None:
             acc = piece if c > 0 else Term(_NEG, (piece,))
+        elif c > 0:
+            acc = _plus(acc, piece)
         else:
-            acc = Term(_ADD if c > 0 else _SUB, (acc, piece))
+            acc = Term(_SUB, (acc, piece))
     if acc is None:
         return const(k)
     if k > 0:
-        acc = Term(_ADD, (acc, const(k)))
+        acc = _plus(acc, const(k))
     elif k < 0:
         acc = Term(_SUB, (acc, const(-k)))
     return acc
@@ -505,7 +514,7 @@ def _reduce_fixpoint(term: Term, ranges: Mapping[Term, tuple[int, int]]) -> Term
 
 def evaluate_index(term: Term, env: Mapping[Term, object]) -> object:
     """Value of an index term with numpy (or int) values for its variables; Python floor semantics."""
-    vals: dict[Term, object] = {}
+    vals: dict[Term, Any] = {}  # numpy arrays or ints
     for node in postorder(term):
         op = node.op
         if op is _SYMBOL:

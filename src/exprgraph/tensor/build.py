@@ -113,6 +113,7 @@ class CompiledKernel:
         self.source = source
         self.path = path
         self._fn = function
+        self._library: Any = None  # the loaded library, kept open while the kernel is alive
         self.dtype = numpy_dtype(kernel)
         self.params = kernel.params
         self._written = set(kernel.written)

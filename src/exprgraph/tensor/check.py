@@ -187,7 +187,7 @@ def _draw(rng: np.random.Generator, parts: list[Interval], shape: tuple[int, ...
     """Uniform values from the union of ``parts`` (each part chosen with probability by its width)."""
     if len(parts) == 1:
         lo, hi = parts[0]
-        return rng.integers(lo, hi, shape) if integers else rng.uniform(lo, hi, shape)
+        return rng.integers(int(lo), int(hi), shape) if integers else rng.uniform(lo, hi, shape)
     widths = np.array([hi - lo for lo, hi in parts], dtype=np.float64)
     which = rng.choice(len(parts), size=shape, p=widths / widths.sum())
     lows = np.array([lo for lo, _ in parts])[which]
@@ -390,11 +390,11 @@ def _check_grad(
             for k in range(FD_DIRECTIONS):
                 progress.update(k, f"finite differences of {x} ({FD_DIRECTIONS} directions)")
                 v = rng.standard_normal(arr.shape)
-                fd = (
+                along = (
                     _phi(kernel, {**base, x: arr + h * v}, upstream) - _phi(kernel, {**base, x: arr - h * v}, upstream)
                 ) / (2 * h)
                 proj_got.append(float(np.sum(got[d].astype(np.float64) * v)))
-                proj_fd.append(fd)
+                proj_fd.append(along)
             report.comparisons.append(
                 compare(
                     np.array(proj_got), np.array(proj_fd), f"{d} vs finite differences ({FD_DIRECTIONS} directions)"

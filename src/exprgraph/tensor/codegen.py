@@ -83,13 +83,13 @@ class _Emitter:
                     parts.append(f"({t})" if need else t)
                 done[node] = (f" {sym} ".join(parts), prec)
             elif op is _FLOORDIV or op is _MOD:
-                (a, pa), (b, _) = done[node.args[0]], done[node.args[1]]
+                (ta, pa), (tb, _) = done[node.args[0]], done[node.args[1]]
                 lo = bounds(node.args[0], ranges)
                 if lo is not None and lo[0] >= 0:
                     sym = "/" if op is _FLOORDIV else "%"
-                    done[node] = (f"{a if pa > _P_MUL else f'({a})'} {sym} {b}", _P_MUL)
+                    done[node] = (f"{ta if pa > _P_MUL else f'({ta})'} {sym} {tb}", _P_MUL)
                 else:  # Python's signs: the renderer's helpers
-                    done[node] = (f"{'eg_floordiv' if op is _FLOORDIV else 'eg_mod'}({a}, {b})", _P_ATOM)
+                    done[node] = (f"{'eg_floordiv' if op is _FLOORDIV else 'eg_mod'}({ta}, {tb})", _P_ATOM)
             else:  # pragma: no cover - indices are checked when kernels are built
                 raise ValueError(f"an index cannot use {op.name}")
         return done[term][0]

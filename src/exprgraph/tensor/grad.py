@@ -173,18 +173,18 @@ def grad_kernel(kernel: Kernel, grad_to: Sequence[str] | None = None, *, strateg
             contributions.append(Statement(target, rhs, True, g.loops, merged, st.pos))
     statements = _merge(contributions)
     zeroes: list[Statement] = []
-    for x in grad_to:
-        first = next((s for s in statements if s.name == grad_name(x)), None)
-        shape = kernel.tensors[x].shape
+    for name in grad_to:
+        first = next((s for s in statements if s.name == grad_name(name)), None)
+        shape = kernel.tensors[name].shape
         if first is not None:
             index = first.out_vars
         else:
             taken = set(all_tensors)
             index = tuple(index_var(fresh_name(taken, ("i", "j", "k", "l", "m", "n"))) for _ in shape)
-        if kernel.tensors[x].scalar:
+        if kernel.tensors[name].scalar:
             index = ()
         loops = tuple(Loop(v, 0, e) for v, e in zip(index, shape, strict=False))
-        zeroes.append(Statement(read(gtensors[grad_name(x)].symbol, index), const(0.0), False, loops))
+        zeroes.append(Statement(read(gtensors[grad_name(name)].symbol, index), const(0.0), False, loops))
     used = {tensor_name(a) for s in statements for a, _ in s.reads()}
     ins = tuple(n for n in kernel.ins if n in used) + tuple(grad_name(o) for o in kernel.outs)
     outs = tuple(grad_name(x) for x in grad_to)

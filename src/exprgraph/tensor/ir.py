@@ -387,7 +387,7 @@ def _build_statement(st, tensors: Mapping[str, Tensor], text: str, data_type: st
     rhs = st.rhs
     rest = split_accumulator(rhs, target, data_type)
     accumulate = rest is not None
-    body = rest if accumulate else rhs
+    body = rhs if rest is None else rest
 
     # ranges: the intersection over every position where a variable stands alone
     ranges: dict[Term, tuple[int, int]] = {}

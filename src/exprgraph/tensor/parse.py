@@ -90,9 +90,9 @@ class RefSyntax:
     index: tuple[Term, ...] | None
     pos: int
     #: offset of each index expression
-    index_pos: tuple[int, ...] = ()
+    index_pos: tuple[int, ...]
     #: the reference as a term (a read of the tensor's symbol)
-    term: Term | None = None
+    term: Term
 
 
 @dataclass
@@ -123,7 +123,9 @@ class _Parser:
         self.i = 0
         self.data_type = data_type
         self.dtype = INT64 if data_type == "int" else FLOAT64
-        self.ops = {symbol: REGISTRY[entry[2 if data_type == "int" else 1]] for symbol, entry in OPERATORS.items()}
+        self.ops = {
+            symbol: REGISTRY[entry[2] if data_type == "int" else entry[1]] for symbol, entry in OPERATORS.items()
+        }
         self.shapes = self.declared_shapes()
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -307,6 +309,8 @@ class _Parser:
             args = tuple(vals[base:])
             del vals[base:]
             op = function(name)
+            if op is None:  # pragma: no cover - a call is opened for known functions only
+                raise self.error(f"unknown function {name!r}", pos)
             lo, hi = op.arity
             if len(args) < lo or (hi is not None and len(args) > hi):
                 more = "" if hi == lo else " or more" if hi is None else f" to {hi}"

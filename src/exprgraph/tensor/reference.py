@@ -65,6 +65,7 @@ def _bind(kernel: Kernel, args: Sequence[Any], kwargs: Mapping[str, Any], extra:
 def _storage(kernel: Kernel, name: str, value: Any, exact: bool = False) -> np.ndarray:
     """The array as the C kernel sees it (float32 / int32; float64 when ``exact``), as a fresh copy."""
     shape = kernel.tensors[name].shape
+    dtype: type[np.generic]
     if kernel.data_type == "float":
         dtype = np.float64 if exact else np.float32
     else:
@@ -140,19 +141,27 @@ def _tail_shape(st: Statement, env: Mapping[Term, Any]) -> tuple[int, ...]:
     return tuple(lp.extent for lp in st.loops if np.ndim(env[lp.var]) > 0)
 
 
+def _access(arr: Any, *idx: Any) -> Any:
+    """The access op's numpy evaluation: ``arr[idx]``."""
+    impl = ACCESS.impl
+    if impl is None:  # pragma: no cover - the standard table gives access its impl
+        raise KernelError("the access op has no numpy evaluation")
+    return impl(arr, *idx)
+
+
 def _gather(arrays: Mapping[str, np.ndarray], acc: Term, env: Mapping, shape: tuple) -> tuple[Any, np.ndarray]:
     """Values of the read ``acc`` over the grid (at clipped indices where out of range) and the in-range mask."""
     arr = arrays[tensor_name(acc)]
     index = index_of(acc)
     ok = np.ones(shape, bool)
     if not index:
-        return np.broadcast_to(ACCESS.impl(arr), shape), ok
+        return np.broadcast_to(_access(arr), shape), ok
     idx = []
     for t, extent in zip(index, arr.shape, strict=True):
         v = np.broadcast_to(np.asarray(evaluate_index(t, env), np.int64), shape)
         ok &= (v >= 0) & (v < extent)
         idx.append(np.clip(v, 0, extent - 1))
-    return ACCESS.impl(arr, *idx), ok
+    return _access(arr, *idx), ok
 
 
 def _mask(st: Statement, arrays: Mapping, env: Mapping, shape: tuple) -> np.ndarray:
@@ -216,7 +225,7 @@ def _run_statement(kernel: Kernel, st: Statement, arrays: dict[str, np.ndarray],
     # leaves unchanged (-0.0 + v is v, -0.0 included), so a computed -0.0 is kept as the C code keeps
     # it; a sum starts from +0.0 as the C accumulator does
     start = 0.0 if is_int or st.reduction_vars else -0.0
-    total = np.full(box_shape, start, np.int64 if is_int else np.float64)
+    total: np.ndarray = np.full(box_shape, start, np.int64 if is_int else np.float64)
     with np.errstate(all="ignore"):
         for env in _chunks(st):
             shape = _tail_shape(st, env)
@@ -228,7 +237,7 @@ def _run_statement(kernel: Kernel, st: Statement, arrays: dict[str, np.ndarray],
             # remaining axes are the grid's written variables in grid order: put them in target order
             grid_order = sorted(out_axes)
             part = np.transpose(part, [grid_order.index(a) for a in out_axes]) if out_axes else part
-            where = []
+            where: list[int | slice] = []
             for var in st.out_vars:
                 lo = ranges[var][0]
                 if var in scalar_out:
@@ -292,8 +301,8 @@ def reference_grad(
         for acc, _ in st.reads():
             if tensor_name(acc) in written:
                 raise KernelError("reference_grad needs statements that read inputs only")
-        out = kernel.tensors[st.name]
-        seed = read(Symbol(grad_name(out.name), out.dtype, out.shape), st.out_vars)
+        written_tensor = kernel.tensors[st.name]
+        seed = read(Symbol(grad_name(written_tensor.name), written_tensor.dtype, written_tensor.shape), st.out_vars)
         adjoints = statement_adjoints(st, seed, set(grad_to))
         with np.errstate(all="ignore"):
             for env in _chunks(st):

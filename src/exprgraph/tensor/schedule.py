@@ -88,8 +88,9 @@ def strides(st: Statement, tensors: Mapping[str, Tensor]) -> dict[Term, list[tup
                 continue
             for atom, c in lin.coeffs.items():
                 if is_var(atom):
-                    if per.get(atom, 0) is not _IRREGULAR:
-                        per[atom] = per[atom] + int(c) * stride
+                    known = per.get(atom, 0)
+                    if known is not _IRREGULAR:
+                        per[atom] = known + int(c) * stride
                 else:
                     for v in atom.free_symbols:
                         per[v] = _IRREGULAR

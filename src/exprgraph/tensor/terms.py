@@ -147,8 +147,7 @@ def function(name: str) -> Op | None:
 
 
 def _infix_of(data_type: str) -> dict[str, tuple[str, int]]:
-    column = 2 if data_type == "int" else 1
-    return {entry[column]: (symbol, entry[0]) for symbol, entry in OPERATORS.items()}
+    return {(entry[2] if data_type == "int" else entry[1]): (symbol, entry[0]) for symbol, entry in OPERATORS.items()}
 
 
 def format_rhs(root: Term, data_type: str, ref: Callable[[Term], str]) -> str:
