@@ -12,7 +12,7 @@ import pytest
 
 import exprgraph as eg
 from exprgraph import progress
-from exprgraph.progress import Progress
+from exprgraph.progress import LOG_INTERVAL, Progress
 
 
 class FakeClock:
@@ -136,3 +136,15 @@ def test_a_slow_c_build_reports_on_stderr(
     eg_compile(x * 12.25, [x], backend="c")
     assert capfd.readouterr().err == ""
     assert os.environ["CC"] == cc
+
+
+def test_reports_to_a_log_file_are_spaced_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    # stderr that is not a terminal (CI, a redirected run) gets a line per LOG_INTERVAL, not per second
+    clock, log = FakeClock(), io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    with Progress("logged", clock=clock, enabled=True) as p:
+        for _ in range(600):
+            clock.now += 0.1  # 60 s in all
+            p.update()
+    lines = log.getvalue().splitlines()
+    assert p.interval == LOG_INTERVAL and len(lines) == 5  # 1, 16, 31, 46 s + the end

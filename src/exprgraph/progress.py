@@ -3,7 +3,8 @@
 Long work (a big C build, equality saturation, kernel checks) runs inside a :class:`Progress`
 context and calls :meth:`Progress.update` as it goes. Updates are cheap (one clock read) and
 silent until ``delay`` seconds (1 s) have passed since the start; then a line goes to stderr at
-most every ``interval`` seconds, and one closing line when the task ends, so work that finishes
+most every ``interval`` seconds (1 s on a terminal, 15 s when stderr is a log file), and one
+closing line when the task ends, so work that finishes
 within the delay prints nothing at all::
 
     exprgraph: building C (3 units): 1/3 done, 2.0 s
@@ -22,12 +23,14 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TextIO
 
-__all__ = ["Progress", "progress_enabled", "DELAY", "INTERVAL", "ENV", "CLOCK"]
+__all__ = ["Progress", "progress_enabled", "DELAY", "INTERVAL", "LOG_INTERVAL", "ENV", "CLOCK"]
 
 #: seconds of silence before the first report
 DELAY = 1.0
 #: least seconds between two reports
 INTERVAL = 1.0
+#: least seconds between two reports to a stderr that is not a terminal (a log file, CI)
+LOG_INTERVAL = 15.0
 #: the environment variable that turns reports off (``0``, ``off``, ``no``, ``false``)
 ENV = "EXPRGRAPH_PROGRESS"
 #: the clock tasks read unless given one (a module attribute, so tests can run tasks on a fake clock)
@@ -38,6 +41,13 @@ _OFF = frozenset({"0", "off", "no", "false"})
 def progress_enabled() -> bool:
     """Whether progress reports are on (``$EXPRGRAPH_PROGRESS`` does not turn them off)."""
     return os.environ.get(ENV, "").strip().lower() not in _OFF
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stderr
+        return False
 
 
 class Progress:
@@ -61,7 +71,9 @@ class Progress:
         self.total = total
         #: seconds of silence first (default :data:`DELAY`), then at most one report per ``interval``
         self.delay = DELAY if delay is None else delay
-        self.interval = INTERVAL if interval is None else interval
+        if interval is None:
+            interval = INTERVAL if stream is not None or _is_terminal(sys.stderr) else LOG_INTERVAL
+        self.interval = interval
         #: where reports go (stderr, looked up when writing, unless given)
         self.stream = stream
         self.clock = CLOCK if clock is None else clock

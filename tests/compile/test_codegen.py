@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
+import re
 import time
 
 import numpy as np
@@ -15,9 +16,9 @@ from hypothesis import strategies as st
 import exprgraph as eg
 from exprgraph.compile import cbuild, lower
 from exprgraph.compile import compile as eg_compile
-from exprgraph.compile.c_emit import emit_c
+from exprgraph.compile.c_emit import FOLD_WIDTH, PART_SIZE, emit_c
 from exprgraph.compile.llvm_backend import llvm_available
-from exprgraph.compile.lower import plan_rows
+from exprgraph.compile.lower import chain_folds, plan_rows
 from exprgraph.diff import grad
 from exprgraph.errors import CompileError, EvaluationError
 
@@ -292,3 +293,19 @@ def test_a_long_fold_is_written_a_few_operands_per_statement() -> None:
         total, {**{s: int(v) for s, v in zip(ints, row, strict=False)}, **dict(zip(xs, row[3:], strict=True))}
     )
     assert fn(row)[0] == float(want)
+
+
+def test_a_fold_longer_than_a_part_is_a_chain_of_parts() -> None:
+    # one C function per part: a fold of 10^5 operands in one function took gcc minutes and 7 GB
+    xs = [eg.Symbol(f"s{i}") for i in range(2000)]
+    total = eg.add(*xs)
+    program = chain_folds(lower([total], xs), 1 + PART_SIZE * (FOLD_WIDTH - 1))
+    assert all(len(program.args_of(node)) <= 1 + PART_SIZE * (FOLD_WIDTH - 1) for node in program.steps)
+    assert program.steps[-1] is total and len(program.steps) == -(-2000 // (1 + PART_SIZE * (FOLD_WIDTH - 1)))
+    source = emit_c(lower([total], xs))
+    bodies = re.findall(r"void eg_part\d+\(int nb[^;]*?\)\n\{.*?\n\}", "\n".join(source.units), re.S)
+    assert len(bodies) == len(program.steps)
+    assert max(body.count("const double") for body in bodies) <= PART_SIZE
+    fn = eg_compile(total, xs, backend="c", packed=True)
+    row = np.random.default_rng(3).uniform(-1.0, 1.0, 2000)
+    assert fn(row)[0] == float(eg.evaluate(total, dict(zip(xs, row, strict=True))))  # the same left-to-right order

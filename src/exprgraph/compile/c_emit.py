@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from ..core import Term
 from ..core.dtypes import BOOL, FLOAT32, FLOAT64, INT64
 from . import crender
-from .lower import Program, plan_rows
+from .lower import Program, chain_folds, plan_rows
 
 __all__ = ["CSource", "emit_c", "PART_SIZE", "UNIT_SIZE", "WORK_TARGET"]
 
@@ -101,11 +101,14 @@ def _cell(t: Term, rows: dict[Term, int], block: str = "b", lane: str = "i") -> 
 
 def emit_c(program: Program, *, part_size: int = PART_SIZE, units: int | None = None) -> CSource:
     """The C translation units of a pointwise ``program`` (see the module's description)."""
+    # a fold longer than a part is a chain of steps, a part's worth of operands each: one C function
+    # with a hundred thousand statements takes gcc minutes and gigabytes
+    program = chain_folds(program, 1 + part_size * (FOLD_WIDTH - 1))
     steps = program.steps
     input_index = list(program.used_inputs)
     read_inputs = [program.inputs[i] for i in input_index]
     loop_outputs = list(dict.fromkeys(t for t in program.outputs if t.free_symbols))
-    chunks = _cut(steps, part_size)
+    chunks = _cut(program, part_size)
     part_of = {node: p for p, chunk in enumerate(chunks) for node in chunk}
     n_parts = len(chunks)
     plan = plan_rows(program, part_of, fixed=[*read_inputs, *(t for t in loop_outputs if t not in part_of)])
@@ -132,25 +135,25 @@ def emit_c(program: Program, *, part_size: int = PART_SIZE, units: int | None = 
         ]
     )
     driver = _driver(program, read_inputs, input_index, loop_outputs, row, n_parts, single)
-    statements = sum(map(_weight, steps))
+    statements = sum(_weight(node, program) for node in steps)
     n_units = units if units is not None else _unit_count(statements)
     texts = _units(parts, driver, head, n_units, single)
     return CSource(texts, loop_outputs, input_index, counts, statements)
 
 
-def _weight(node: Term) -> int:
+def _weight(node: Term, program: Program) -> int:
     """The statements a node becomes: a fold over many operands is written FOLD_WIDTH operands at a time."""
-    n = len(node.args)
+    n = len(program.args_of(node))
     return 1 if n <= FOLD_WIDTH else 1 + (n - 2) // (FOLD_WIDTH - 1)
 
 
-def _cut(steps: list[Term], part_size: int) -> list[list[Term]]:
+def _cut(program: Program, part_size: int) -> list[list[Term]]:
     """The steps cut into parts of at most ``part_size`` statements (a bigger node gets a part of its own)."""
     chunks: list[list[Term]] = []
     current: list[Term] = []
     weight = 0
-    for node in steps:
-        w = _weight(node)
+    for node in program.steps:
+        w = _weight(node, program)
         if current and weight + w > part_size:
             chunks.append(current)
             current, weight = [], 0
@@ -170,12 +173,12 @@ def _part(p: int, chunk: list[Term], program: Program, row: dict[Term, int], par
     count = 0
     for node in chunk:
         operands = []
-        for a in node.args:
+        args = program.args_of(node)
+        for a in args:
             text = names.get(a)
             if text is None:
                 text = crender.literal(values[a], a.dtype, dialect) if a in values else _cell(a, row)
             operands.append(text)
-        args = node.args
         # a long fold, FOLD_WIDTH operands per statement, in numpy's left-to-right order (one huge
         # expression would nest as deep as it is long, which no C compiler's parser survives)
         while len(args) > FOLD_WIDTH:

@@ -20,7 +20,7 @@ soon as their last reader has run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core import Term
@@ -29,7 +29,7 @@ from ..errors import EvaluationError
 from ..eval import evaluate
 from ..eval.bind import const_value
 
-__all__ = ["Program", "lower", "plan_rows", "RowPlan"]
+__all__ = ["Program", "lower", "plan_rows", "RowPlan", "chain_folds"]
 
 
 @dataclass
@@ -48,14 +48,20 @@ class Program:
     used_inputs: tuple[int, ...]
     #: every node is scalar-shaped
     pointwise: bool
+    #: operands a step is computed from when they are not its own args (see :func:`chain_folds`)
+    operands: dict[Term, tuple[Term, ...]] = field(default_factory=dict)
     _last: dict[Term, int] | None = field(default=None, repr=False)
+
+    def args_of(self, node: Term) -> tuple[Term, ...]:
+        """The operands the step ``node`` is computed from."""
+        return self.operands.get(node, node.args)
 
     def last_use(self) -> dict[Term, int]:
         """For each node read by a step, the index of the last step reading it (outputs: ``len(steps)``)."""
         if self._last is None:
             last: dict[Term, int] = {}
             for k, node in enumerate(self.steps):
-                for a in node.args:
+                for a in self.args_of(node):
                     last[a] = k
             end = len(self.steps)
             for t in self.outputs:
@@ -89,6 +95,36 @@ def lower(outputs: Sequence[Term], inputs: Sequence[Term]) -> Program:
         used_inputs=tuple(i for i, s in enumerate(inputs) if s in used),
         pointwise=all(not t.shape for t in order),
     )
+
+
+def chain_folds(program: Program, width: int) -> Program:
+    """``program`` with every fold over more than ``width`` operands computed as a chain of steps.
+
+    ``f(a1, ..., an)`` of a variadic op becomes ``h1 = f(a1, ..., a_width)``, ``h2 = f(h1, ...)``...
+    and the node itself from the last ``h`` and the remaining operands (``program.operands``), so
+    no step is bigger than about ``width`` operands and each chain link can go to its own part. The
+    order of the operations is unchanged (left to right), and so are the values.
+    """
+    steps: list[Term] = []
+    operands: dict[Term, tuple[Term, ...]] = dict(program.operands)
+    done: set[Term] = set()
+    for node in program.steps:
+        if node in done:
+            continue  # computed earlier as a link of a chain
+        args = program.args_of(node)
+        while len(args) > width:
+            head = Term(node.op, args[:width], node.attr)  # f(a1..a_width): a term of its own
+            if head not in done:
+                done.add(head)
+                steps.append(head)
+            args = (head, *args[width:])
+        if args is not node.args:
+            operands[node] = args
+        done.add(node)
+        steps.append(node)
+    if len(steps) == len(program.steps):
+        return program
+    return replace(program, steps=steps, operands=operands, _last=None)
 
 
 def _fold(order: list[Term], outputs: tuple[Term, ...]) -> tuple[dict[Term, Any], bool]:
