@@ -53,7 +53,6 @@ NOT_YET: set[tuple[str, str]] = {
     ("sizes", "compile"),
     ("sizes", "core"),
     ("sizes", "diff"),
-    ("sizes", "dims"),
     ("sizes", "egraph"),
     ("sizes", "eval"),
     ("sizes", "graph"),
