@@ -59,7 +59,6 @@ NOT_YET: set[tuple[str, str]] = {
     ("sizes", "interop"),
     ("sizes", "match"),
     ("sizes", "rules"),
-    ("sizes", "tensor"),
 }
 
 
