@@ -56,7 +56,6 @@ NOT_YET: set[tuple[str, str]] = {
     ("sizes", "egraph"),
     ("sizes", "eval"),
     ("sizes", "graph"),
-    ("sizes", "interop"),
     ("sizes", "match"),
     ("sizes", "rules"),
 }
