@@ -53,14 +53,11 @@ NOT_YET: set[tuple[str, str]] = {
     ("sizes", "compile"),
     ("sizes", "core"),
     ("sizes", "diff"),
-    ("sizes", "dims"),
     ("sizes", "egraph"),
     ("sizes", "eval"),
     ("sizes", "graph"),
-    ("sizes", "interop"),
     ("sizes", "match"),
     ("sizes", "rules"),
-    ("sizes", "tensor"),
 }
 
 

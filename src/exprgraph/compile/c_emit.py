@@ -248,13 +248,26 @@ def _driver(
     n_parts: int,
     single: bool,
 ) -> str:
-    dialect = crender.HOST
+    """The C driver: copy a block of rows in, call the parts on it, copy the outputs out (``eg_run``, ``eg_packed``)."""
     spaces = _spaces(single)
     params = _params(single)
-    lines = [crender.ERROR_DEFINITION, *(f"{_HIDDEN} void eg_part{p}({params});" for p in range(n_parts)), ""]
-    lines.append("int eg_block(void) { return EG_B; }")
-    sizes = " + ".join(f"{macro} * {size}" for _, macro, size in spaces.values())
-    lines.append(f"int64_t eg_work_bytes(void) {{ return (int64_t)EG_SUPER * EG_B * ({sizes}); }}")
+    lines = _driver_head(spaces, params, n_parts)
+    n_in, n_out = len(program.inputs), len(program.outputs)
+    out_position: dict[Term, list[int]] = {}
+    for j, t in enumerate(program.outputs):
+        out_position.setdefault(t, []).append(j)
+    run_in: list[str] = []
+    run_out: list[str] = []
+    pk_in: list[str] = []
+    pk_out: list[str] = []
+    for dtype, (space, _, _) in spaces.items():
+        ins = [(k, t) for k, t in enumerate(read_inputs) if t.dtype == dtype]
+        if ins:
+            _input_copies(lines, run_in, pk_in, dtype, space, ins, row, input_index, n_in)
+        outs = [(j, t) for j, t in enumerate(loop_outputs) if t.dtype == dtype]
+        if outs:
+            _output_copies(lines, run_out, pk_out, dtype, space, outs, row, out_position)
+    _known_outputs(lines, pk_out, program, row, n_in)
     setup = [
         "    double (*wd)[EG_ND][EG_B] = (double (*)[EG_ND][EG_B])work;",
         "    int64_t (*wi)[EG_NI][EG_B] = (int64_t (*)[EG_NI][EG_B])(wd + EG_SUPER);",
@@ -267,68 +280,108 @@ def _driver(
         "        const int64_t m = total - s < EG_B * EG_SUPER ? total - s : EG_B * EG_SUPER;",
         "        const int nb = (int)((m + EG_B - 1) / EG_B);",
     ]
+    calls = [f"        for (int k = 0; k < {n_parts}; k++) eg_parts[k]({calls_args});"]
+    lines += ["", "int eg_run(int64_t total, void *const *in, const int64_t *step, void *const *out, void *work)", "{"]
+    lines += [*setup, "    eg_error = 0;", "    for (int64_t s = 0; s < total; s += EG_B * EG_SUPER) {"]
+    lines += [*start, *run_in, *calls, *run_out, "    }", "    return eg_error;", "}", ""]
+    lines += ["int eg_packed(int64_t total, const double *restrict x, double *restrict o, void *work)", "{"]
+    lines += [*setup, "    eg_error = 0;", "    for (int64_t s = 0; s < total; s += EG_B * EG_SUPER) {"]
+    lines += [*start, f"        const double *restrict xs = x + s * {n_in};", *pk_in, *calls]
+    lines += ["        for (int64_t j = 0; j < m; j++) {", f"            double *restrict os = o + (s + j) * {n_out};"]
+    lines += [*pk_out, "        }", "    }", "    return eg_error;", "}"]
+    return "\n".join(lines)
+
+
+def _driver_head(spaces: dict, params: str, n_parts: int) -> list[str]:
+    """The driver's declarations: the parts, the block size, the work size, and the table of parts."""
+    lines = [crender.ERROR_DEFINITION, *(f"{_HIDDEN} void eg_part{p}({params});" for p in range(n_parts)), ""]
+    lines.append("int eg_block(void) { return EG_B; }")
+    sizes = " + ".join(f"{macro} * {size}" for _, macro, size in spaces.values())
+    lines.append(f"int64_t eg_work_bytes(void) {{ return (int64_t)EG_SUPER * EG_B * ({sizes}); }}")
     # the parts are called through a table, so the driver's size does not grow with the program
     lines.append(f"static void (*const eg_parts[{max(n_parts, 1)}])({params}) = {{")
     lines.extend(f"    eg_part{p}," for p in range(n_parts))
     if not n_parts:
         lines.append("    0,")
     lines.append("};")
-    calls = [f"        for (int k = 0; k < {n_parts}; k++) eg_parts[k]({calls_args});"]
-    n_in, n_out = len(program.inputs), len(program.outputs)
+    return lines
+
+
+def _input_copies(
+    lines: list[str],
+    run_in: list[str],
+    pk_in: list[str],
+    dtype: str,
+    space: str,
+    ins: list[tuple[int, Term]],
+    row: dict[Term, int],
+    input_index: list[int],
+    n_in: int,
+) -> None:
+    """Tables and loops that copy the inputs of one dtype into its work space (strided and packed)."""
+    store, ctype = crender.HOST.store[dtype], crender.HOST.ctype[dtype]
+    tag = space[1]
+    lines.append(_table(f"eg_in_{tag}_k", "int32_t", [k for k, _ in ins]))
+    lines.append(_table(f"eg_in_{tag}_row", "int32_t", [row[t] for _, t in ins]))
+    lines.append(_table(f"eg_in_{tag}_col", "int32_t", [input_index[k] for k, _ in ins]))
+    run_in.append(
+        f"        for (int k = 0; k < {len(ins)}; k++) {{\n"
+        f"            const int64_t d = step[eg_in_{tag}_k[k]];\n"
+        f"            const {store} *p = (const {store} *)in[eg_in_{tag}_k[k]] + s * d;\n"
+        "            for (int b = 0; b < nb; b++)\n"
+        "                for (int i = 0; i < EG_B; i++) {\n"
+        "                    const int64_t j = b * EG_B + i;\n"
+        f"                    {space}[b][eg_in_{tag}_row[k]][i] = ({ctype})p[(j < m ? j : 0) * d];\n"
+        "                }\n"
+        "        }"
+    )
+    pk_in.append(
+        f"        for (int k = 0; k < {len(ins)}; k++)\n"
+        "            for (int b = 0; b < nb; b++)\n"
+        "                for (int i = 0; i < EG_B; i++) {\n"
+        "                    const int64_t j = b * EG_B + i;\n"
+        f"                    {space}[b][eg_in_{tag}_row[k]][i] =\n"
+        f"                        ({ctype})xs[(j < m ? j : 0) * {n_in} + eg_in_{tag}_col[k]];\n"
+        "                }"
+    )
+
+
+def _output_copies(
+    lines: list[str],
+    run_out: list[str],
+    pk_out: list[str],
+    dtype: str,
+    space: str,
+    outs: list[tuple[int, Term]],
+    row: dict[Term, int],
+    out_position: dict[Term, list[int]],
+) -> None:
+    """Tables and loops that copy the outputs of one dtype out of its work space (strided and packed)."""
+    store = crender.HOST.store[dtype]
+    tag = space[1]
+    test = " != 0" if dtype == BOOL else ""
+    lines.append(_table(f"eg_out_{tag}_j", "int32_t", [j for j, _ in outs]))
+    lines.append(_table(f"eg_out_{tag}_row", "int32_t", [row[t] for _, t in outs]))
+    run_out.append(
+        f"        for (int k = 0; k < {len(outs)}; k++) {{\n"
+        f"            {store} *p = ({store} *)out[eg_out_{tag}_j[k]] + s;\n"
+        f"            for (int64_t j = 0; j < m; j++)\n"
+        f"                p[j] = ({store})({space}[j / EG_B][eg_out_{tag}_row[k]][j % EG_B]{test});\n"
+        "        }"
+    )
+    pairs = [(j, row[t]) for t in dict.fromkeys(t for _, t in outs) for j in out_position[t]]
+    lines.append(_table(f"eg_pk_{tag}_j", "int32_t", [j for j, _ in pairs]))
+    lines.append(_table(f"eg_pk_{tag}_row", "int32_t", [r for _, r in pairs]))
+    pk_out.append(
+        f"            for (int k = 0; k < {len(pairs)}; k++)\n"
+        f"                os[eg_pk_{tag}_j[k]] =\n"
+        f"                    (double)({space}[j / EG_B][eg_pk_{tag}_row[k]][j % EG_B]{test});"
+    )
+
+
+def _known_outputs(lines: list[str], pk_out: list[str], program: Program, row: dict[Term, int], n_in: int) -> None:
+    """Packed outputs known without computing: inputs read back, and constants."""
     positions = {s: k for k, s in enumerate(program.inputs)}
-    out_position: dict[Term, list[int]] = {}
-    for j, t in enumerate(program.outputs):
-        out_position.setdefault(t, []).append(j)
-    run_in, run_out, pk_in, pk_out = [], [], [], []
-    for dtype, (space, _, _) in spaces.items():
-        store, ctype = dialect.store[dtype], dialect.ctype[dtype]
-        tag = space[1]
-        ins = [(k, t) for k, t in enumerate(read_inputs) if t.dtype == dtype]
-        if ins:
-            lines.append(_table(f"eg_in_{tag}_k", "int32_t", [k for k, _ in ins]))
-            lines.append(_table(f"eg_in_{tag}_row", "int32_t", [row[t] for _, t in ins]))
-            lines.append(_table(f"eg_in_{tag}_col", "int32_t", [input_index[k] for k, _ in ins]))
-            run_in.append(
-                f"        for (int k = 0; k < {len(ins)}; k++) {{\n"
-                f"            const int64_t d = step[eg_in_{tag}_k[k]];\n"
-                f"            const {store} *p = (const {store} *)in[eg_in_{tag}_k[k]] + s * d;\n"
-                "            for (int b = 0; b < nb; b++)\n"
-                "                for (int i = 0; i < EG_B; i++) {\n"
-                "                    const int64_t j = b * EG_B + i;\n"
-                f"                    {space}[b][eg_in_{tag}_row[k]][i] = ({ctype})p[(j < m ? j : 0) * d];\n"
-                "                }\n"
-                "        }"
-            )
-            pk_in.append(
-                f"        for (int k = 0; k < {len(ins)}; k++)\n"
-                "            for (int b = 0; b < nb; b++)\n"
-                "                for (int i = 0; i < EG_B; i++) {\n"
-                "                    const int64_t j = b * EG_B + i;\n"
-                f"                    {space}[b][eg_in_{tag}_row[k]][i] =\n"
-                f"                        ({ctype})xs[(j < m ? j : 0) * {n_in} + eg_in_{tag}_col[k]];\n"
-                "                }"
-            )
-        outs = [(j, t) for j, t in enumerate(loop_outputs) if t.dtype == dtype]
-        if outs:
-            test = " != 0" if dtype == BOOL else ""
-            lines.append(_table(f"eg_out_{tag}_j", "int32_t", [j for j, _ in outs]))
-            lines.append(_table(f"eg_out_{tag}_row", "int32_t", [row[t] for _, t in outs]))
-            run_out.append(
-                f"        for (int k = 0; k < {len(outs)}; k++) {{\n"
-                f"            {store} *p = ({store} *)out[eg_out_{tag}_j[k]] + s;\n"
-                f"            for (int64_t j = 0; j < m; j++)\n"
-                f"                p[j] = ({store})({space}[j / EG_B][eg_out_{tag}_row[k]][j % EG_B]{test});\n"
-                "        }"
-            )
-            pairs = [(j, row[t]) for t in dict.fromkeys(t for _, t in outs) for j in out_position[t]]
-            lines.append(_table(f"eg_pk_{tag}_j", "int32_t", [j for j, _ in pairs]))
-            lines.append(_table(f"eg_pk_{tag}_row", "int32_t", [r for _, r in pairs]))
-            pk_out.append(
-                f"            for (int k = 0; k < {len(pairs)}; k++)\n"
-                f"                os[eg_pk_{tag}_j[k]] =\n"
-                f"                    (double)({space}[j / EG_B][eg_pk_{tag}_row[k]][j % EG_B]{test});"
-            )
-    # packed outputs known without computing: inputs read back, and constants
     copies = [(j, positions[t]) for j, t in enumerate(program.outputs) if t.op.name == "symbol" and t not in row]
     consts = [(j, t) for j, t in enumerate(program.outputs) if not t.free_symbols]
     if copies:
@@ -340,15 +393,6 @@ def _driver(
         )
     if consts:
         lines.append(_table("eg_pk_const_j", "int32_t", [j for j, _ in consts]))
-        values = [crender.literal(program.values[t], FLOAT64, dialect) for _, t in consts]
+        values = [crender.literal(program.values[t], FLOAT64, crender.HOST) for _, t in consts]
         lines.append(_table("eg_pk_const_v", "double", values))
         pk_out.append(f"            for (int k = 0; k < {len(consts)}; k++) os[eg_pk_const_j[k]] = eg_pk_const_v[k];")
-    lines += ["", "int eg_run(int64_t total, void *const *in, const int64_t *step, void *const *out, void *work)", "{"]
-    lines += [*setup, "    eg_error = 0;", "    for (int64_t s = 0; s < total; s += EG_B * EG_SUPER) {"]
-    lines += [*start, *run_in, *calls, *run_out, "    }", "    return eg_error;", "}", ""]
-    lines += ["int eg_packed(int64_t total, const double *restrict x, double *restrict o, void *work)", "{"]
-    lines += [*setup, "    eg_error = 0;", "    for (int64_t s = 0; s < total; s += EG_B * EG_SUPER) {"]
-    lines += [*start, f"        const double *restrict xs = x + s * {n_in};", *pk_in, *calls]
-    lines += ["        for (int64_t j = 0; j < m; j++) {", f"            double *restrict os = o + (s + j) * {n_out};"]
-    lines += [*pk_out, "        }", "    }", "    return eg_error;", "}"]
-    return "\n".join(lines)

@@ -115,6 +115,23 @@ def _wait(proc: subprocess.Popen, timeout: float) -> int:
 _TICK = 0.25
 
 
+def _start_compiler(argv: list[str], err_path: Path) -> subprocess.Popen:
+    """Start one compiler in its own process group, its output going to ``err_path``."""
+    with open(err_path, "w") as err:
+        try:
+            return subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=err,
+                stderr=err,
+                start_new_session=True,  # its own group: cc1 and as die with the driver
+            )
+        except FileNotFoundError:
+            raise CompilerNotFoundError(f"the C compiler {argv[0]!r} could not be run") from None
+        except OSError as exc:
+            raise CompilerNotFoundError(f"cannot run the C compiler {argv[0]!r}: {exc}") from None
+
+
 def run_compilers(
     jobs: Sequence[list[str]], timeout: float, workdir: Path, report: Progress | None = None, note: str = ""
 ) -> list[tuple[int, str]]:
@@ -135,20 +152,7 @@ def run_compilers(
             while queue and len(running) < width:
                 k, argv = queue.pop(0)
                 err_path = workdir / f"stderr{k}.txt"
-                with open(err_path, "w") as err:
-                    try:
-                        proc = subprocess.Popen(
-                            argv,
-                            stdin=subprocess.DEVNULL,
-                            stdout=err,
-                            stderr=err,
-                            start_new_session=True,  # its own group: cc1 and as die with the driver
-                        )
-                    except FileNotFoundError:
-                        raise CompilerNotFoundError(f"the C compiler {argv[0]!r} could not be run") from None
-                    except OSError as exc:
-                        raise CompilerNotFoundError(f"cannot run the C compiler {argv[0]!r}: {exc}") from None
-                running.append((k, proc, err_path))
+                running.append((k, _start_compiler(argv, err_path), err_path))
             k, proc, err_path = running[0]
             while True:
                 remaining = deadline - time.monotonic()

@@ -8,14 +8,32 @@ from typing import Any
 from ..errors import ShapeError
 from .term import REGISTRY, Term
 
-__all__ = ["broadcast_shapes", "dims_equal", "normalize_axes"]
+__all__ = ["broadcast_shapes", "dims_equal", "normalize_axes", "register_dim_algebra"]
 
-#: hooks filled by :mod:`exprgraph.dims` on import: simplify a dimension term (may return an int),
-#: and decide equality of two dimensions (True/False, or None when it depends on the names)
+#: the dimension algebra, set by :func:`register_dim_algebra` (:mod:`exprgraph.dims` calls it on
+#: import): simplify a dimension term (may return an int), and decide equality of two dimensions
+#: (True/False, or None when it depends on the names)
 simplify_dim_hook: Callable[[Any], Any] | None = None
 dims_equal_hook: Callable[[Any, Any], bool | None] | None = None
 #: reads a dimension written as text ("seq+1", "CeilToInt(s, 8)"); the core parser when unset
 parse_dim_hook: Callable[[str], Any] | None = None
+
+
+def register_dim_algebra(
+    simplify: Callable[[Any], Any],
+    equal: Callable[[Any, Any], bool | None],
+    parse: Callable[[str], Any],
+) -> None:
+    """Install the symbolic dimension algebra the shape rules use (called once by ``exprgraph.dims``).
+
+    ``simplify`` tidies the ``maximum`` that broadcasting builds for two symbolic dimensions,
+    ``equal`` decides whether two dimensions are equal (``None``: it depends on the names), and
+    ``parse`` reads a dimension written as text in a shape (``"seq+1"``).
+    """
+    global simplify_dim_hook, dims_equal_hook, parse_dim_hook
+    simplify_dim_hook = simplify
+    dims_equal_hook = equal
+    parse_dim_hook = parse
 
 
 def dims_equal(a: Any, b: Any) -> bool | None:

@@ -13,6 +13,8 @@ min, as in the reference libraries. Names may carry ranges, and the queries a co
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..core import shapes as _shapes
 from ..errors import DimExpressionError
 from .accel import compiled_modules  # imported first: picks the compiled or the pure fast path
@@ -80,9 +82,13 @@ __all__ = [
     "parse_relation",
 ]
 
-# Importing this package fills the core shape rules' hooks (exprgraph.core.shapes):
+
+def _parse_dim(text: str) -> Any:
+    """A dimension written as text, simplified (what a shape entry ``"seq+1"`` becomes)."""
+    return simplify_dim(parse_expression(text))
+
+
+# Importing this package gives the core shape rules (exprgraph.core.shapes) the dimension algebra:
 # broadcasting then simplifies the max(a, b) it builds, and
 # contraction checks compare dimensions by their difference.
-_shapes.simplify_dim_hook = simplify_dim
-_shapes.dims_equal_hook = dim_equal
-_shapes.parse_dim_hook = lambda text: simplify_dim(parse_expression(text))
+_shapes.register_dim_algebra(simplify_dim, dim_equal, _parse_dim)

@@ -29,6 +29,7 @@ __all__ = ["COMPILED_MODULES", "PURE_ENV", "select", "stale_modules", "compiled_
 #: modules of exprgraph.dims the build compiles (setup.py reads this tuple)
 COMPILED_MODULES = (
     "ranges",
+    "monomials",
     "normal",
     "context",
     "factored",
@@ -36,6 +37,7 @@ COMPILED_MODULES = (
     "maxmin",
     "combine",
     "polyprint",
+    "polyoperands",
     "polyparse",
     "regions",
     "terms",

@@ -161,7 +161,34 @@ def _may_shrink(p: Poly, known: Poly, unknown: int, unknown_size: int, ctx: Cont
 
 def _identities(p: Poly, ctx: Context) -> bool:
     """Apply one identity that makes ``p`` smaller (see the module docstring); True if one did."""
-    mod_divisors: set[frozenset] = set()  # the divisors of the modulos in p
+    mod_divisors, divisions = _divisions_and_modulos(p, ctx)
+    # Hermite families: (rest, k, x) -> [x, {r: the atom (x + r)//k in p}]
+    families: dict[tuple, list] = {}
+    for a, rest in divisions:
+        y, q = ctx.atom_args[a]
+        if not q:
+            continue  # y//0 stays as it is
+        const_q = p_is_const(q)
+        with_mod = bool(mod_divisors) and frozenset(q.items()) in mod_divisors
+        if (with_mod or _holds(p, y, rest)) and _division_identity(p, a, rest, with_mod, const_q, ctx):
+            return True
+        if const_q:
+            k = p_const_value(q)
+            r = p_const_value(y)
+            if 2 <= k <= MAX_HERMITE and 0 <= r < k:
+                x = {m: c for m, c in y.items() if m}
+                key = (rest, k, frozenset(x.items()))
+                entry = families.get(key)
+                if entry is None:
+                    families[key] = [x, {r: a}]
+                else:
+                    entry[1][r] = a
+    return _hermite_identity(p, families, ctx)
+
+
+def _divisions_and_modulos(p: Poly, ctx: Context) -> tuple[set[frozenset], list[tuple[Term, Mono]]]:
+    """The divisors of the modulos in ``p``, and its floor divisions (each with the rest of its monomial)."""
+    mod_divisors: set[frozenset] = set()
     divisions: list[tuple[Term, Mono]] = []
     for m in p:
         for a, e in m:
@@ -175,40 +202,27 @@ def _identities(p: Poly, ctx: Context) -> bool:
                 rest = mono_div(m, ((a, 1),))
                 if rest is not None:
                     divisions.append((a, rest))
-    # Hermite families: (rest, k, x) -> [x, {r: the atom (x + r)//k in p}]
-    families: dict[tuple, list] = {}
-    for a, rest in divisions:
-        y, q = ctx.atom_args[a]
-        if not q:
-            continue  # y//0 stays as it is
-        const_q = p_is_const(q)
-        with_mod = bool(mod_divisors) and frozenset(q.items()) in mod_divisors
-        if with_mod or _holds(p, y, rest):
-            if not with_mod and const_q:
-                # only y%q is not built yet: rest*(y%q) + q*rest*(y//q) - rest*y, y%q of size >= 2
-                known = {mono_mul(rest, m): -c for m, c in y.items()}
-                known[mono_mul(rest, ((a, 1),))] = p_const_value(q)
-                promising = _may_shrink(p, known, 1, 2, ctx)
-            else:
-                promising = True
-            if promising:
-                # y == q*(y//q) + y%q:  rest*(y%q) + q*rest*(y//q) - rest*y == 0
-                identity = p_mul(ctx.unwrap(mod_poly(y, q, ctx)), {rest: 1}, ctx.budget)
-                p_add_into(identity, p_mul(q, {mono_mul(rest, ((a, 1),)): 1}, ctx.budget))
-                p_add_into(identity, p_mul(y, {rest: 1}, ctx.budget), -1)
-                if _shrink(p, identity, ctx):
-                    return True
-        if const_q:
-            k = p_const_value(q)
-            r = p_const_value(y)
-            if 2 <= k <= MAX_HERMITE and 0 <= r < k:
-                x = {m: c for m, c in y.items() if m}
-                key = (rest, k, frozenset(x.items()))
-                entry = families.get(key)
-                if entry is None:
-                    families[key] = [x, {r: a}]
-                else:
-                    entry[1][r] = a
+    return mod_divisors, divisions
+
+
+def _division_identity(p: Poly, a: Term, rest: Mono, with_mod: bool, const_q: bool, ctx: Context) -> bool:
+    """Shrink ``p`` by the identity of the division ``a = y//q`` (times ``rest``); True if it did."""
+    y, q = ctx.atom_args[a]
+    if not with_mod and const_q:
+        # only y%q is not built yet: rest*(y%q) + q*rest*(y//q) - rest*y, y%q of size >= 2
+        known = {mono_mul(rest, m): -c for m, c in y.items()}
+        known[mono_mul(rest, ((a, 1),))] = p_const_value(q)
+        if not _may_shrink(p, known, 1, 2, ctx):
+            return False
+    # y == q*(y//q) + y%q:  rest*(y%q) + q*rest*(y//q) - rest*y == 0
+    identity = p_mul(ctx.unwrap(mod_poly(y, q, ctx)), {rest: 1}, ctx.budget)
+    p_add_into(identity, p_mul(q, {mono_mul(rest, ((a, 1),)): 1}, ctx.budget))
+    p_add_into(identity, p_mul(y, {rest: 1}, ctx.budget), -1)
+    return _shrink(p, identity, ctx)
+
+
+def _hermite_identity(p: Poly, families: dict[tuple, list], ctx: Context) -> bool:
+    """Shrink ``p`` by Hermite's identity on one family of divisions ``(x + r)//k``; True if it did."""
     for (rest, k, _), (x, members) in families.items():
         if len(members) < 2 and not _holds(p, x, rest):
             continue

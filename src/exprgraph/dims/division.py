@@ -30,7 +30,15 @@ from .normal import (
 from .ranges import UNBOUNDED, fdiv, r_floordiv, r_mod
 from .terms import CEIL_DIV, INT64_MAX
 
-__all__ = ["floordiv_poly", "mod_poly", "ceil_poly", "floordiv_const", "mod_const"]
+__all__ = [
+    "floordiv_poly",
+    "mod_poly",
+    "ceil_poly",
+    "floordiv_const",
+    "mod_const",
+    "monomial_quotient",
+    "coefficient_gcd",
+]
 
 _FLOORDIV, _MOD = REGISTRY["floordiv"], REGISTRY["mod"]
 
@@ -46,7 +54,7 @@ def _all_negative(q: Poly) -> bool:
 # -- floor division ------------------------------------------------------------------------------------
 
 
-def _monomial_quotient(p: Poly, q: Poly) -> Poly | None:
+def monomial_quotient(p: Poly, q: Poly) -> Poly | None:
     """``p / q`` when ``q`` is one term ``cq*mq`` (not a constant) dividing every term of ``p``, else None.
 
     The rules below come to the same: the sign of q moves to p, the common factor g of all the
@@ -70,7 +78,7 @@ def floordiv_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
     """Polynomial of ``p // q``."""
     if p_is_const(q):
         return floordiv_const(p, p_const_value(q), ctx)
-    r = _monomial_quotient(p, q)
+    r = monomial_quotient(p, q)
     if r is not None:
         return r  # (q*r)//q -> r
     if not p:
@@ -89,26 +97,10 @@ def floordiv_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
     if len(q) > 1:
         r = exact_quotient(p, q, ctx)
         if r is not None:
-            # p == q*r: p//q -> r, or floor(r) for rational coefficients (r == n/d: p//q -> n//d)
-            d = 1
-            for c in r.values():
-                if c.__class__ is not int:
-                    d = lcm(d, c.denominator)
-            if d == 1:
-                return r
-            return floordiv_const({mm: int(c * d) for mm, c in r.items()}, d, ctx)
+            return _floor_of_quotient(r, ctx)  # p == q*r: p//q -> r
         s = p
     else:
-        ((mq, cq),) = q.items()
-        # (cq*mq*a + b)//(cq*mq) -> a + b//(cq*mq): exact multiples of the divisor leave the division
-        s = {}
-        for mono, c in p.items():
-            quotient = mono_div(mono, mq)
-            if quotient is not None and c % cq == 0:
-                out[quotient] = out.get(quotient, 0) + c // cq
-            else:
-                s[mono] = c
-        out = {k: v for k, v in out.items() if v}
+        out, s = _split_multiples(p, q)
         if not s:
             return out
     qr = ctx.range_of(q)
@@ -131,6 +123,51 @@ def floordiv_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
             return out
     p_add_into(out, ctx.atom(_FLOORDIV, (s, q), rng))
     return out
+
+
+def _floor_of_quotient(r: Poly, ctx: Context) -> Poly:
+    """``floor(r)`` of an exact quotient: ``r`` itself, or ``n//d`` when its coefficients are rationals ``n/d``."""
+    d = 1
+    for c in r.values():
+        if c.__class__ is not int:
+            d = lcm(d, c.denominator)
+    if d == 1:
+        return r
+    return floordiv_const({mm: int(c * d) for mm, c in r.items()}, d, ctx)
+
+
+def _split_multiples(p: Poly, q: Poly) -> tuple[Poly, Poly]:
+    """For a one-term divisor ``q``: the quotient of the terms of ``p`` it divides, and the other terms."""
+    ((mq, cq),) = q.items()
+    # (cq*mq*a + b)//(cq*mq) -> a + b//(cq*mq): exact multiples of the divisor leave the division
+    out: Poly = {}
+    s: Poly = {}
+    for mono, c in p.items():
+        quotient = mono_div(mono, mq)
+        if quotient is not None and c % cq == 0:
+            out[quotient] = out.get(quotient, 0) + c // cq
+        else:
+            s[mono] = c
+    return {k: v for k, v in out.items() if v}, s
+
+
+def coefficient_gcd(s: Poly, q: int) -> int:
+    """The gcd of ``q`` and the coefficients of the non-constant terms of ``s`` (1 as soon as it is)."""
+    g = q
+    for m, c in s.items():
+        if m:
+            g = gcd(g, c)
+            if g == 1:
+                break
+    return g
+
+
+def _divided_terms(s: Poly, g: int, const: int) -> Poly:
+    """The non-constant terms of ``s`` divided by ``g`` (which divides them), plus the constant ``const``."""
+    p = {m: c // g for m, c in s.items() if m}
+    if const:
+        p[ONE] = const
+    return p
 
 
 def floordiv_const(p: Poly, q: int, ctx: Context) -> Poly:
@@ -162,19 +199,10 @@ def floordiv_const(p: Poly, q: int, ctx: Context) -> Poly:
             p_add_into(out, quotient)
         if p_is_const(s):
             return out  # 0 <= constant < q
-        # (g*y + c)//(g*h) -> (y + c//g)//h when g divides q and every coefficient of y
-        g = q
-        for m, c in s.items():
-            if m:
-                g = gcd(g, c)
-                if g == 1:
-                    break
+        g = coefficient_gcd(s, q)  # (g*y + c)//(g*h) -> (y + c//g)//h
         if g == 1:
             break
-        c0 = s.get(ONE, 0) // g
-        p = {m: c // g for m, c in s.items() if m}
-        if c0:
-            p[ONE] = c0
+        p = _divided_terms(s, g, s.get(ONE, 0) // g)
         q //= g
     lo, hi = ctx.range_of(s)
     k1, k2 = fdiv(lo, q), fdiv(hi, q)
@@ -204,7 +232,7 @@ def mod_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
     """Polynomial of ``p % q``."""
     if p_is_const(q):
         return mod_const(p, p_const_value(q), ctx)
-    if _monomial_quotient(p, q) is not None:
+    if monomial_quotient(p, q) is not None:
         return {}  # (q*r) % q -> 0
     if not p:
         return {}  # 0 % q -> 0
@@ -278,12 +306,7 @@ def mod_const(p: Poly, q: int, ctx: Context) -> Poly:
         if p_is_const(s):
             p_add_into(out, s, scale)
             return out
-        g = q
-        for m, c in s.items():
-            if m:
-                g = gcd(g, c)
-                if g == 1:
-                    break
+        g = coefficient_gcd(s, q)
         if g == 1:
             break
         # (g*y + c) % (g*h) -> g*((y + c//g) % h) + c%g
@@ -291,9 +314,7 @@ def mod_const(p: Poly, q: int, ctx: Context) -> Poly:
         if c0:
             p_add_into(out, {ONE: c0}, scale)
         scale *= g
-        p = {m: c // g for m, c in s.items() if m}
-        if c1:
-            p[ONE] = c1
+        p = _divided_terms(s, g, c1)
         q //= g
     lo, hi = ctx.range_of(s)
     k1, k2 = fdiv(lo, q), fdiv(hi, q)

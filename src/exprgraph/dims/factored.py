@@ -30,6 +30,7 @@ from .normal import (
     _check_degree,
     defer_key,
     inner_term,
+    int_power,
     mono_div,
     mono_key,
     mono_mul,
@@ -40,6 +41,7 @@ from .normal import (
     p_mono_gcd,
     p_mul,
     p_scale,
+    split_factors,
 )
 from .polyprint import inner_text
 
@@ -168,29 +170,16 @@ def product_poly(factors: list[tuple[Poly, int]], ctx: Context) -> Poly:
     Single-term factors multiply at once (coefficients, powers of atoms). A sum becomes a sum
     atom, unless it is the only factor besides a constant: ``k*(a+b) -> k*a + k*b``.
     """
-    coef = 1
-    powers: dict[Term, int] = {}
-    sums: list[tuple[Poly, int]] = []
-    for p, e in factors:
-        if e == 0:
-            continue  # p**0 -> 1, for p == 0 too (as evaluation has it)
-        if not p:
-            return {}  # a zero factor
-        if len(p) == 1:
-            ((m, c),) = p.items()
-            if c != 1:
-                coef *= _power(c, e)
-            for a, q in m:
-                # (a**q)**e * a**r -> a**(q*e + r)
-                powers[a] = _check_degree(powers.get(a, 0) + _check_degree(q * e))
-        else:
-            sums.append((p, e))
+    split = split_factors(factors)
+    if split is None:
+        return {}  # a zero factor
+    coef, powers, sums = split
     if sums and not powers and len(sums) == 1 and sums[0][1] == 1:
         return p_scale(sums[0][0], coef)  # k*(a+b) -> k*a + k*b
     for p, e in sums:
         # (k*m*S)**e -> k**e * m**e * S**e
         k, m, s = sum_atom(p, ctx)
-        coef *= _power(k, e)
+        coef *= int_power(k, e)
         for a, q in m:
             powers[a] = _check_degree(powers.get(a, 0) + _check_degree(q * e))
         if s is not None:
@@ -198,12 +187,6 @@ def product_poly(factors: list[tuple[Poly, int]], ctx: Context) -> Poly:
     if not coef:
         return {}
     return {mono_of_powers(powers): coef}
-
-
-def _power(c: int, e: int) -> int:
-    if abs(c) > 1 and e * abs(c).bit_length() > 4096:
-        raise TermTooLargeError(f"a dimension expression with a constant to the power {e}")
-    return c**e
 
 
 def fold_sums(p: Poly, ctx: Context) -> Poly:

@@ -19,6 +19,17 @@ from operator import itemgetter
 
 from ..core.term import REGISTRY, Term
 from ..errors import TermTooLargeError
+from .monomials import (
+    MAX_DEGREE,
+    ONE,
+    Mono,
+    _check_degree,
+    _mono_gcd,
+    mono_div,
+    mono_mul,
+    mono_of_powers,
+    mono_pow,
+)
 from .terms import dim_const
 from .unparse import unparse
 
@@ -44,6 +55,8 @@ __all__ = [
     "p_product",
     "mono_mul",
     "mono_of_powers",
+    "split_factors",
+    "int_power",
     "mono_div",
     "mono_pow",
     "atom_key",
@@ -57,14 +70,10 @@ __all__ = [
     "clear_keys",
 ]
 
-Mono = tuple
 Poly = dict
-ONE: Mono = ()
 
 #: monomial operations one simplification may spend before giving up with TermTooLargeError
 MAX_WORK = 1_000_000
-#: largest power of one atom in a monomial
-MAX_DEGREE = 100_000
 
 _ADD, _SUB, _MUL, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"], REGISTRY["neg"]
 
@@ -85,80 +94,6 @@ class Budget:
                 "simplifying this dimension expression would expand it beyond "
                 f"{MAX_WORK} monomial operations (products of large sums?)"
             )
-
-
-# -- monomials ---------------------------------------------------------------------------------------
-
-
-def _by_id(item: tuple) -> int:
-    return id(item[0])
-
-
-def mono_mul(m1: Mono, m2: Mono) -> Mono:
-    """Product of two monomials."""
-    if not m1:
-        return m2
-    if not m2:
-        return m1
-    if len(m1) == 1 and len(m2) == 1:
-        (a, p), (b, q) = m1[0], m2[0]
-        if a is b:
-            return ((a, _check_degree(p + q)),)
-        return (m1[0], m2[0]) if id(a) < id(b) else (m2[0], m1[0])
-    powers = dict(m1)
-    for a, q in m2:
-        powers[a] = _check_degree(powers.get(a, 0) + q)
-    return tuple(sorted(powers.items(), key=_by_id))
-
-
-def mono_of_powers(powers: dict[Term, int]) -> Mono:
-    """The monomial with these powers of atoms (all > 0)."""
-    if len(powers) == 2:
-        (a, p), (b, q) = powers.items()  # two atoms: in id order, as sorting them gives
-        return ((a, p), (b, q)) if id(a) < id(b) else ((b, q), (a, p))
-    if len(powers) > 2:
-        return tuple(sorted(powers.items(), key=_by_id))
-    return tuple(powers.items())
-
-
-def mono_pow(m: Mono, e: int) -> Mono:
-    """``m`` to the power ``e >= 0``."""
-    if e == 1 or not m:
-        return m
-    if e == 0:
-        return ONE
-    return tuple((a, _check_degree(p * e)) for a, p in m)
-
-
-def _check_degree(p: int) -> int:
-    if p > MAX_DEGREE:
-        raise TermTooLargeError(f"a dimension expression with an atom to the power {p} (more than {MAX_DEGREE})")
-    return p
-
-
-def mono_div(m: Mono, d: Mono) -> Mono | None:
-    """``m / d`` when ``d`` divides ``m``, else None."""
-    if not d:
-        return m
-    powers = dict(m)
-    for a, q in d:
-        p = powers.get(a, 0) - q
-        if p < 0:
-            return None
-        if p:
-            powers[a] = p
-        else:
-            del powers[a]
-    # m is in id order, and lowering or removing powers keeps the order of the rest
-    return tuple(powers.items())
-
-
-def _mono_gcd(m1: Mono, m2: Mono) -> Mono:
-    if not m1 or not m2:
-        return ONE
-    other = dict(m2)
-    out = [(a, min(p, other[a])) for a, p in m1 if a in other]
-    return tuple(out)
 
 
 # -- polynomials -------------------------------------------------------------------------------------
@@ -279,13 +214,9 @@ def _grevlex(m: Mono) -> tuple:
     return (sum(p for _, p in m), tuple((-id(a), p) for a, p in m))
 
 
-def p_product(factors: Iterable[tuple[Poly, int]], budget: Budget | None = None) -> Poly:
-    """Product of ``p**e`` over the ``(p, e)`` pairs (``e >= 0``), multiplied out in the given order.
-
-    The single-term factors are gathered first (their coefficients multiplied, the powers of their
-    atoms added up) and the sums multiplied in after them, one at a time, so the work spent (and
-    charged to ``budget``) depends on the order of the sums only.
-    """
+def split_factors(factors: Iterable[tuple[Poly, int]]) -> tuple[int, dict[Term, int], list[tuple[Poly, int]]] | None:
+    """The single-term factors of the ``(p, e)`` pairs multiplied out, as a coefficient and the powers
+    of atoms, and the sums left over (in order); None when a factor is zero."""
     coef = 1
     powers: dict[Term, int] = {}
     sums: list[tuple[Poly, int]] = []
@@ -293,13 +224,11 @@ def p_product(factors: Iterable[tuple[Poly, int]], budget: Budget | None = None)
         if e == 0:
             continue  # p**0 -> 1, for p == 0 too (as evaluation has it)
         if not p:
-            return {}  # a zero factor
+            return None  # a zero factor
         if len(p) == 1:
             ((m, c),) = p.items()
             if c != 1:
-                if abs(c) > 1 and e * abs(c).bit_length() > 4096:
-                    raise TermTooLargeError(f"a dimension expression with a constant to the power {e}")
-                coef *= c**e
+                coef *= int_power(c, e)
             for a, q in m:
                 # (a**q)**e * a**r -> a**(q*e + r)
                 if e != 1:
@@ -307,6 +236,27 @@ def p_product(factors: Iterable[tuple[Poly, int]], budget: Budget | None = None)
                 powers[a] = _check_degree(powers.get(a, 0) + q)
         else:
             sums.append((p, e))
+    return coef, powers, sums
+
+
+def int_power(c: int, e: int) -> int:
+    """``c**e``, refused (TermTooLargeError) when the result would pass 4096 bits."""
+    if abs(c) > 1 and e * abs(c).bit_length() > 4096:
+        raise TermTooLargeError(f"a dimension expression with a constant to the power {e}")
+    return c**e
+
+
+def p_product(factors: Iterable[tuple[Poly, int]], budget: Budget | None = None) -> Poly:
+    """Product of ``p**e`` over the ``(p, e)`` pairs (``e >= 0``), multiplied out in the given order.
+
+    The single-term factors are gathered first (their coefficients multiplied, the powers of their
+    atoms added up) and the sums multiplied in after them, one at a time, so the work spent (and
+    charged to ``budget``) depends on the order of the sums only.
+    """
+    split = split_factors(factors)
+    if split is None:
+        return {}  # a zero factor
+    coef, powers, sums = split
     result: Poly = {mono_of_powers(powers): coef}
     for p, e in sums:
         for _ in range(e):

@@ -165,6 +165,7 @@ class _Parser:
         return DimExpressionError(message, self.text, pos)
 
     def parse(self) -> Term:
+        """The term of the whole text (operator precedence: an operand, then an operator, in turn)."""
         tokens = self.tokens
         operands: list[Term | _Ratio] = []  # a ratio a/b only until a rounding call takes it
         # entries: ("bin", prec, op, pos) | ("neg", prec, None, pos) | ("paren", 0, None, pos)
@@ -173,64 +174,15 @@ class _Parser:
         i = 0
         expect_operand = True
         while True:
+            if expect_operand:
+                i, expect_operand = self.operand(i, stack, operands)
+                continue
             kind, value, pos = tokens[i]
             i += 1
-            if expect_operand:
-                if kind == "num":
-                    operands.append(self.number(value, pos, 1))
-                    expect_operand = False
-                elif kind == "name":
-                    if tokens[i][1] == "(":
-                        i += 1
-                        if tokens[i][1] == ")":
-                            raise self.fail(f"{value}() needs arguments", tokens[i][2])
-                        stack.append(("call", 0, value, pos, len(operands)))
-                    else:
-                        operands.append(self.name(value, pos))
-                        expect_operand = False
-                elif value == "(":
-                    stack.append(("paren", 0, None, pos))
-                elif value == "-":
-                    nxt = tokens[i]
-                    if nxt[0] == "num":
-                        # a minus sign on a literal is part of it: unary minus binds tighter than any operator
-                        operands.append(self.number(nxt[1], nxt[2], -1))
-                        i += 1
-                        expect_operand = False
-                    else:
-                        stack.append(("neg", _UNARY_PREC, None, pos))
-                elif value == "+":
-                    pass  # unary plus changes nothing
-                elif kind == "end":
-                    raise self.fail("unexpected end of expression: expected a name, a number or '('", pos)
-                else:
-                    raise self.fail(f"expected a name, a number or '(', got {value!r}", pos)
-                continue
             if kind == "end":
                 break
-            entry = _BINARY.get(value) if kind == "op" else None
-            if entry is not None:
-                prec = entry[0]
-                while stack and stack[-1][1] >= prec:
-                    self.reduce(stack, operands)
-                stack.append(("bin", prec, entry[1], pos))
-                expect_operand = True
-            elif value == ",":
-                while stack and stack[-1][0] in ("bin", "neg"):
-                    self.reduce(stack, operands)
-                if not stack or stack[-1][0] != "call":
-                    raise self.fail("',' outside a function call", pos)
-                expect_operand = True
-            elif value == ")":
-                while stack and stack[-1][0] in ("bin", "neg"):
-                    self.reduce(stack, operands)
-                if not stack:
-                    raise self.fail("unmatched ')'", pos)
-                top = stack.pop()
-                if top[0] == "call":
-                    self.call(top, operands)
-            else:
-                raise self.fail(f"expected an operator, ')' or the end, got {value!r}", pos)
+            self.operator(kind, value, pos, stack, operands)
+            expect_operand = value != ")"
         while stack:
             top = stack[-1]
             if top[0] in ("paren", "call"):
@@ -240,6 +192,66 @@ class _Parser:
         if isinstance(result, _Ratio):
             raise self.fail(_RATIO_MESSAGE, result.pos)
         return result
+
+    def operand(self, i: int, stack: list[tuple], operands: list) -> tuple[int, bool]:
+        """Read the token at ``i`` where an operand is expected: the next index, and whether one is still expected.
+
+        A number or a name is pushed on ``operands``; a bracket, a unary minus or a call opens on ``stack``.
+        """
+        tokens = self.tokens
+        kind, value, pos = tokens[i]
+        i += 1
+        if kind == "num":
+            operands.append(self.number(value, pos, 1))
+            return i, False
+        if kind == "name":
+            if tokens[i][1] != "(":
+                operands.append(self.name(value, pos))
+                return i, False
+            i += 1
+            if tokens[i][1] == ")":
+                raise self.fail(f"{value}() needs arguments", tokens[i][2])
+            stack.append(("call", 0, value, pos, len(operands)))
+        elif value == "(":
+            stack.append(("paren", 0, None, pos))
+        elif value == "-":
+            nxt = tokens[i]
+            if nxt[0] == "num":
+                # a minus sign on a literal is part of it: unary minus binds tighter than any operator
+                operands.append(self.number(nxt[1], nxt[2], -1))
+                return i + 1, False
+            stack.append(("neg", _UNARY_PREC, None, pos))
+        elif value == "+":
+            pass  # unary plus changes nothing
+        elif kind == "end":
+            raise self.fail("unexpected end of expression: expected a name, a number or '('", pos)
+        else:
+            raise self.fail(f"expected a name, a number or '(', got {value!r}", pos)
+        return i, True
+
+    def operator(self, kind: str, value: str, pos: int, stack: list[tuple], operands: list) -> None:
+        """Take a binary operator, a ',' or a ')' (reducing what binds at least as tightly)."""
+        entry = _BINARY.get(value) if kind == "op" else None
+        if entry is not None:
+            prec = entry[0]
+            while stack and stack[-1][1] >= prec:
+                self.reduce(stack, operands)
+            stack.append(("bin", prec, entry[1], pos))
+        elif value == ",":
+            while stack and stack[-1][0] in ("bin", "neg"):
+                self.reduce(stack, operands)
+            if not stack or stack[-1][0] != "call":
+                raise self.fail("',' outside a function call", pos)
+        elif value == ")":
+            while stack and stack[-1][0] in ("bin", "neg"):
+                self.reduce(stack, operands)
+            if not stack:
+                raise self.fail("unmatched ')'", pos)
+            top = stack.pop()
+            if top[0] == "call":
+                self.call(top, operands)
+        else:
+            raise self.fail(f"expected an operator, ')' or the end, got {value!r}", pos)
 
     def reduce(self, stack: list, operands: list) -> None:
         kind, _, op, pos = stack.pop()

@@ -50,19 +50,26 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from ..core.leaves import RESERVED_NAMES
-from ..core.op import Op
-from ..core.term import REGISTRY
 from ..errors import TermTooLargeError
 from . import normal
-from .combine import combine_terms
 from .context import Context
-from .division import ceil_poly, floordiv_poly, mod_poly
-from .factored import product_poly
-from .maxmin import maxmin_poly
-from .normal import ONE, Budget, Poly, mono_mul, mono_of_powers, p_const
+from .normal import ONE, Budget, Poly, mono_of_powers
 from .parse import _BINARY, _CALLS, _UNARY_PREC  # one grammar table for both readers
+from .polyoperands import (
+    _ADD,
+    _CONST,
+    _MAX,
+    _MIN,
+    _MUL,
+    _NAME,
+    _OPAQUE,
+    _SUB,
+    _DeclineError,
+    _LightReader,
+    _Reader,
+)
 from .polyprint import fits_int64, poly_value
-from .terms import CEIL_DIV, INT64_MAX, dim_name
+from .terms import INT64_MAX, dim_name
 
 __all__ = ["read_polynomial", "read_value", "clear_name_cache", "MAX_TOKENS"]
 
@@ -78,12 +85,6 @@ _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|//|\S")
 _DIGITS = frozenset("0123456789")
 _NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 
-_ADD, _SUB, _MUL, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"], REGISTRY["neg"]
-_FLOORDIV, _MOD = REGISTRY["floordiv"], REGISTRY["mod"]
-_MAX, _MIN = REGISTRY["maximum"], REGISTRY["minimum"]
-
-_OPAQUE = {_FLOORDIV: floordiv_poly, _MOD: mod_poly, CEIL_DIV: ceil_poly}
-
 #: the operators and calls this reader takes (a '/' and any other call send the text the general way)
 _FAST_BINARY = {
     token: entry
@@ -91,302 +92,12 @@ _FAST_BINARY = {
     if entry[1] in _OPAQUE or entry[1] in (_ADD, _SUB, _MUL, _MAX, _MIN)
 }
 _FAST_CALLS = {name: entry for name, entry in _CALLS.items() if entry[0] in _OPAQUE or entry[0] in (_MAX, _MIN)}
-
-# Operands are tuples (kind, node id, payload). Kinds, and their payloads:
-_CONST = 0  # an integer literal: its value
-_NAME = 1  # a name: its polynomial (one atom)
-_POLY = 2  # a closed polynomial
-_SUM = 3  # an open sum region: its summands [(polynomial, coefficient)], left to right
-_PRODUCT = 4  # an open product region: [coefficient, {atom: power}, [(node id, sum)]] (see _Reader.product)
-_MAXIMUM = 5  # an open max region: its arguments [polynomial], left to right
-_MINIMUM = 6  # an open min region: likewise
-_REGION = _SUM  # kinds from here on are open regions
-
 #: tokens that make atoms (a call with one argument makes no node: Max(a) is a)
 _ATOM_TOKENS = frozenset(["//", "%", "^", "&", ","])
 
 #: a bound on the general walk's work on a text the light reader takes: at most 2*MAX_TOKENS
 #: references to sums of at most MAX_TOKENS terms, and as many products of a sum by a monomial
 _LIGHT_WORK = 4 * MAX_TOKENS**2
-
-#: node ids of operator nodes start here: above every int64, so they never equal the id of a
-#: literal (its value) and never the id of a name (its term)
-_FIRST_NODE_ID = 2**64
-
-
-class _DeclineError(Exception):
-    """The fast path does not take this text: the general path will."""
-
-
-class _Reader:
-    """One reading: the node ids given so far, their edges, and the nodes merged into regions."""
-
-    __slots__ = ("ctx", "ids", "edges", "merged", "atoms")
-
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
-        #: whether an opaque atom (floor division, max...) may be in a polynomial: only then can the
-        #: rules across the terms of a sum (combine_terms) apply
-        self.atoms = False
-        #: (op, operand ids) -> node id: equal nodes get equal ids, as equal terms are one term
-        self.ids: dict[tuple, int] = {}
-        #: region node id -> number of (distinct parent node, operand) references to it
-        self.edges: dict[int, int] = {}
-        #: ids of region nodes merged into the region of their parent
-        self.merged: list[int] = []
-
-    def node_id(self, key: tuple, operands: tuple) -> int:
-        """Id of the node ``key`` = ``(op, operand ids...)``; a new node counts its edges to regions."""
-        ids = self.ids
-        nid = ids.get(key)
-        if nid is None:
-            nid = ids[key] = _FIRST_NODE_ID + len(ids)
-            edges = self.edges
-            for kind, oid, _ in operands:
-                if kind >= _REGION:
-                    edges[oid] = edges.get(oid, 0) + 1
-        return nid
-
-    def negate(self, a: tuple) -> tuple:
-        """``-a``: a sum node."""
-        nid = self.node_id((_NEG, a[1]), (a,))
-        if a[0] == _SUM:
-            self.merged.append(a[1])
-            return (_SUM, nid, [(p, -k) for p, k in a[2]])
-        return (_SUM, nid, [(self.close(a), -1)])
-
-    def binary(self, op: Op, a: tuple, b: tuple) -> tuple:
-        """The operand for ``op(a, b)``: an open region (merging ``a`` or ``b`` if of its kind) or a polynomial."""
-        akind, aid, apay = a
-        bkind, bid, bpay = b
-        # the node id (node_id, inlined: this runs for every operator)
-        ids = self.ids
-        key = (op, aid, bid)
-        nid = ids.get(key)
-        if nid is None:
-            nid = ids[key] = _FIRST_NODE_ID + len(ids)
-            if akind >= _REGION or bkind >= _REGION:
-                edges = self.edges
-                if akind >= _REGION:
-                    edges[aid] = edges.get(aid, 0) + 1
-                if bkind >= _REGION:
-                    edges[bid] = edges.get(bid, 0) + 1
-        if op is _ADD or op is _SUB:
-            if akind == _SUM:
-                self.merged.append(aid)
-                summands = apay  # a is used up: its list is reused
-            else:
-                summands = [(apay if _NAME <= akind <= _POLY else self.close(a), 1)]
-            k = 1 if op is _ADD else -1
-            if bkind == _SUM:
-                self.merged.append(bid)
-                summands += bpay if k == 1 else [(p, -c) for p, c in bpay]
-            else:
-                summands.append((bpay if _NAME <= bkind <= _POLY else self.close(b), k))
-            return (_SUM, nid, summands)
-        if op is _MUL:
-            # a product with an integer literal is a scaling (a sum node); with two, a constant
-            if akind == _CONST or bkind == _CONST:
-                if akind == _CONST and bkind == _CONST:
-                    return (_SUM, nid, [(p_const(apay * bpay), 1)])
-                k, x = (apay, b) if akind == _CONST else (bpay, a)
-                if x[0] == _SUM:
-                    self.merged.append(x[1])
-                    return (_SUM, nid, [(p, c * k) for p, c in x[2]])
-                return (_SUM, nid, [(self.close(x), k)])
-            return (_PRODUCT, nid, self.product(a, b))
-        if op is _MAX or op is _MIN:
-            kind = _MAXIMUM if op is _MAX else _MINIMUM
-            if akind == kind:
-                self.merged.append(aid)
-                arguments = apay
-            else:
-                arguments = [apay if _NAME <= akind <= _POLY else self.close(a)]
-            if bkind == kind:
-                self.merged.append(bid)
-                arguments += bpay
-            else:
-                arguments.append(bpay if _NAME <= bkind <= _POLY else self.close(b))
-            return (kind, nid, arguments)
-        # floor division, modulo, ceiling division: opaque, on closed operands
-        p = self.ctx.unwrap(
-            _OPAQUE[op](
-                apay if _NAME <= akind <= _POLY else self.close(a),
-                bpay if _NAME <= bkind <= _POLY else self.close(b),
-                self.ctx,
-            )
-        )
-        self.atoms = True  # from here on, polynomials may hold atoms
-        return (_POLY, nid, p)
-
-    def product(self, a: tuple, b: tuple) -> list:
-        """The product region of ``a*b`` (neither a literal): ``[coefficient, {atom: power}, sums]``.
-
-        The single-term factors are multiplied at once (monomials commute, so the order does not
-        matter, and MAX_TOKENS keeps the degree and constant-power limits of p_product out of
-        reach: a factor repeated e times needs 5 tokens a copy, so e*64 < 4096). The sums are kept
-        as ``(node id, polynomial)`` in text order, to be multiplied in when the region closes.
-        """
-        if a[0] == _PRODUCT:
-            acc = a[2]  # a is used up: its region is extended
-            if acc[2]:
-                self.merged.append(a[1])  # see below
-        else:
-            acc = [1, {}, []]
-            self.factor(acc, a)
-        if b[0] == _PRODUCT:
-            coef, powers, sums = b[2]
-            acc[0] *= coef
-            acc_powers = acc[1]
-            for atom, q in powers.items():
-                acc_powers[atom] = acc_powers.get(atom, 0) + q
-            if sums:
-                # merging a shared product node is harmless when its factors are single terms: the
-                # general walk then multiplies the same monomials, with no work charged and no sums
-                # moved (see the module docstring); otherwise the check at the end declines
-                self.merged.append(b[1])
-                acc[2] += sums
-        else:
-            self.factor(acc, b)
-        return acc
-
-    def factor(self, acc: list, a: tuple) -> None:
-        """Multiply the product region ``acc`` by the operand ``a`` (not a product)."""
-        kind, nid, payload = a
-        p = payload if _NAME <= kind <= _POLY else self.close(a)
-        if len(p) == 1:
-            ((m, c),) = p.items()
-            acc[0] *= c
-            powers = acc[1]
-            for atom, q in m:
-                powers[atom] = powers.get(atom, 0) + q
-        elif p:
-            acc[2].append((nid, p))
-        else:
-            acc[0] = 0  # a zero factor
-
-    def close(self, a: tuple) -> Poly:
-        """The polynomial of an operand (closing its region)."""
-        kind, _, payload = a
-        if kind <= _POLY:
-            return p_const(payload) if kind == _CONST else payload
-        if kind == _SUM:
-            return self.close_sum(payload)
-        if kind == _PRODUCT:
-            return self.close_product(payload)
-        p = self.ctx.unwrap(maxmin_poly(payload, kind == _MAXIMUM, self.ctx))
-        self.atoms = True  # from here on, polynomials may hold atoms
-        return p
-
-    def close_sum(self, summands: list) -> Poly:
-        """``sum(k*p)``, added right to left as the general walk does, then the cross-term rules."""
-        acc: Poly = {}
-        get = acc.get
-        work = 0
-        for p, k in summands[::-1]:
-            if not k:
-                continue  # a summand times 0 is left out, unvisited
-            work += len(p)
-            for m, c in p.items():  # acc += k*p
-                v = get(m, 0) + k * c
-                if v:
-                    acc[m] = v
-                elif m in acc:
-                    del acc[m]
-        self.ctx.budget.spend(work)
-        if len(acc) < 2 or not self.atoms:
-            return acc  # no rule across terms applies: they need two terms, one with an opaque atom
-        return combine_terms(acc, self.ctx)
-
-    def close_product(self, region: list) -> Poly:
-        """The product: the monomial, then the sums as the general walk meets them (see factored.product_poly).
-
-        The walk meets the factors right to left, and an equal node once, with its power (p_product).
-        """
-        coef, powers, sums = region
-        if not coef:
-            return {}  # a zero factor
-        monomial: Poly = {mono_of_powers(powers): coef}
-        if not sums:
-            return monomial
-        counts: dict[int, list] = {}
-        for nid, p in sums[::-1]:
-            entry = counts.get(nid)
-            if entry is None:
-                counts[nid] = [p, 1]
-            else:
-                entry[1] += 1
-        self.atoms = True  # sum atoms may be made: the rules across terms apply from here on
-        factors: list[tuple[Poly, int]] = [(monomial, 1)]
-        for p, e in counts.values():
-            factors.append((p, e))
-        return product_poly(factors, self.ctx)
-
-    def check_sharing(self) -> None:
-        """Decline if a node used twice was merged into a region: the general walk keeps it apart."""
-        edges = self.edges
-        for nid in self.merged:
-            if edges.get(nid, 0) != 1:
-                raise _DeclineError
-
-
-class _LightReader:
-    """Reads text without atoms: every operand is its exact polynomial, a dict of its own."""
-
-    __slots__ = ()
-    merged = ()  # no region is merged: no sharing to check
-
-    @staticmethod
-    def poly(a: tuple) -> Poly:
-        """The polynomial of an operand (read only)."""
-        kind, _, payload = a
-        return p_const(payload) if kind == _CONST else payload
-
-    @staticmethod
-    def owned(a: tuple) -> Poly:
-        """The polynomial of an operand, as a dict that may be changed (names share theirs)."""
-        kind, _, payload = a
-        if kind == _POLY:
-            return payload
-        return dict(payload) if kind == _NAME else p_const(payload)
-
-    def negate(self, a: tuple) -> tuple:
-        """``-a``."""
-        p = self.owned(a)
-        for m, c in p.items():
-            p[m] = -c
-        return (_POLY, None, p)
-
-    def binary(self, op: Op, a: tuple, b: tuple) -> tuple:
-        """``a + b``, ``a - b`` or ``a * b``."""
-        if op is _MUL:
-            p, q = self.poly(a), self.poly(b)
-            if len(p) < len(q):
-                p, q = q, p
-            if len(q) != 1:
-                if q:
-                    raise _DeclineError  # a product of two sums: the general path charges its work
-                return (_POLY, None, {})  # a zero factor
-            ((mq, cq),) = q.items()
-            if mq and len(p) > 1:
-                raise _DeclineError  # a sum times a non-constant stays a product (a sum atom): the general way
-            # p*(cq*mq): multiplying by a monomial keeps distinct monomials distinct
-            return (_POLY, None, {mono_mul(m, mq): c * cq for m, c in p.items()})
-        p = self.owned(a)
-        get = p.get
-        k = 1 if op is _ADD else -1
-        for m, c in self.poly(b).items():  # p += k*q
-            v = get(m, 0) + k * c
-            if v:
-                p[m] = v
-            else:
-                del p[m]
-        return (_POLY, None, p)
-
-    def close(self, a: tuple) -> Poly:
-        """The polynomial of the whole text."""
-        return self.poly(a)
-
 
 #: name -> its operand (the name's term and polynomial); cleared with the other caches
 _names: dict[str, tuple] = {}
@@ -606,31 +317,9 @@ def _read(tokens: list[str], reader: _Reader | _LightReader) -> Poly:
         i += 1
         operand = names.get(tok)
         if operand is None or tokens[i] == "(":  # not a name read before (the most common operand)
-            first = tok[:1]
-            if first in _DIGITS:
-                operand = _literal(tok, 1)
-            elif tok == "(":
-                stack.append(_BRACKET)
-                continue
-            elif tok == "-":
-                if tokens[i][:1] in _DIGITS:
-                    operand = _literal(tokens[i], -1)  # a minus sign on a literal is part of it
-                    i += 1
-                else:
-                    stack.append(_NEGATE)
-                    continue
-            elif tok == "+":
-                continue  # unary plus changes nothing
-            elif first in _NAME_START:
-                if tokens[i] == "(":
-                    if tok not in _FAST_CALLS or tokens[i + 1] == ")":
-                        raise _DeclineError
-                    stack.append((0, tok, len(operands)))
-                    i += 1
-                    continue
-                operand = _name(tok)
-            else:
-                raise _DeclineError  # the end, or not an operand
+            operand, i = _operand(tok, tokens, i, stack, len(operands))
+            if operand is None:
+                continue  # a prefix: a bracket, a sign or a call was opened
         push(operand)
         # an operator, a comma, a closing bracket or the end is expected
         while True:
@@ -654,11 +343,7 @@ def _read(tokens: list[str], reader: _Reader | _LightReader) -> Poly:
                 stack.append(entry)
                 break
             if tok == _END:
-                if top[0] >= 0:  # not the bottom
-                    raise _DeclineError  # a bracket was never closed
-                if reader.merged:
-                    reader.check_sharing()
-                return reader.close(operands[0])
+                return _finish(top, operands[0], reader)
             if tok != ")" and tok != ",":
                 raise _DeclineError
             if top[0] < 0:  # the bottom
@@ -670,6 +355,44 @@ def _read(tokens: list[str], reader: _Reader | _LightReader) -> Poly:
             stack.pop()
             if len(top) == 3:
                 _call(top, operands, reader)
+
+
+def _operand(tok: str, tokens: list[str], i: int, stack: list[tuple], height: int) -> tuple[tuple | None, int]:
+    """The operand starting with ``tok`` (``tokens[i]`` is the one after), and where to read on.
+
+    A bracket, a unary sign or a call is pushed on ``stack`` instead (``height`` operands are
+    read so far), and the operand is None: one is still expected.
+    """
+    first = tok[:1]
+    if first in _DIGITS:
+        return _literal(tok, 1), i
+    if tok == "(":
+        stack.append(_BRACKET)
+        return None, i
+    if tok == "-":
+        if tokens[i][:1] in _DIGITS:
+            return _literal(tokens[i], -1), i + 1  # a minus sign on a literal is part of it
+        stack.append(_NEGATE)
+        return None, i
+    if tok == "+":
+        return None, i  # unary plus changes nothing
+    if first in _NAME_START:
+        if tokens[i] == "(":
+            if tok not in _FAST_CALLS or tokens[i + 1] == ")":
+                raise _DeclineError
+            stack.append((0, tok, height))
+            return None, i + 1
+        return _name(tok), i
+    raise _DeclineError  # the end, or not an operand
+
+
+def _finish(top: tuple, operand: tuple, reader: _Reader | _LightReader) -> Poly:
+    """The polynomial of the whole text, ``operand``, once the end is reached with ``top`` on the stack."""
+    if top[0] >= 0:  # not the bottom
+        raise _DeclineError  # a bracket was never closed
+    if reader.merged:
+        reader.check_sharing()
+    return reader.close(operand)
 
 
 def _call(entry: tuple, operands: list, reader: _Reader | _LightReader) -> None:

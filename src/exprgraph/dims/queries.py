@@ -22,16 +22,15 @@ as ``ranges=``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from math import gcd
 from typing import Any
 
 from ..core.term import REGISTRY, Term
 from ..errors import DimExpressionError
 from .combine import combine_terms
 from .context import Context, context
-from .division import mod_poly
+from .division import coefficient_gcd, mod_poly, monomial_quotient
 from .factored import exact_quotient, expand, has_sums
-from .normal import Poly, mono_div, p_add, p_const_value, p_is_const, p_scale, top_term
+from .normal import Poly, p_add, p_const_value, p_is_const, p_scale, top_term
 from .parse import parse_expression
 from .polyparse import read_polynomial
 from .ranges import INF, Range
@@ -41,10 +40,9 @@ from .relations import (
     Relation,
     as_term,
     bound_from_text,
-    ceil_bound,
     constant_powers,
-    floor_bound,
     meet,
+    narrowings,
     open_bound,
     parse_relation,
     query_side,
@@ -178,31 +176,7 @@ class DimEnv:
         if op == "ne":
             return
         d = self._poly(Term(_SUB, (left, right)))  # left - right OP 0
-        counts: dict[Term, int] = {}
-        for m in d:
-            for a, _ in m:
-                counts[a] = counts.get(a, 0) + 1
-        narrowed: list[tuple[str, Range]] = []
-        for m, c in d.items():
-            if len(m) != 1 or m[0][1] != 1 or m[0][0].op.name != "symbol" or counts[m[0][0]] != 1:
-                continue
-            # c*x + rest OP 0, so c*x OP -rest, with -rest in [-hi, -lo]
-            rest = dict(d)
-            del rest[m]
-            lo, hi = self._ctx_range(rest)
-            lower: int | float = -INF
-            upper: int | float = INF
-            if op in ("ge", "gt", "eq"):
-                lower = -hi if hi.__class__ is int else -INF  # c*x >= -rest >= -hi
-                if op == "gt" and lower.__class__ is int:
-                    lower += 1
-            if op in ("le", "lt", "eq"):
-                upper = -lo if lo.__class__ is int else INF  # c*x <= -rest <= -lo
-                if op == "lt" and upper.__class__ is int:
-                    upper -= 1
-            if c < 0:
-                lower, upper, c = -upper, -lower, -c  # divided by c < 0, the bounds swap
-            narrowed.append((m[0][0].name, (ceil_bound(lower, c), floor_bound(upper, c))))
+        narrowed = narrowings(op, d, self.context)
         for name, r in narrowed:
             self._narrow(name, r)
 
@@ -337,10 +311,7 @@ class DimEnv:
         if lo > 0 or hi < 0:
             return True
         # the non-constant terms are multiples of g: a constant that g does not divide is never cancelled
-        g = 0
-        for m, c in d.items():
-            if m:
-                g = gcd(g, c)
+        g = coefficient_gcd(d, 0)
         c0 = p_const_value(d)
         return g > 1 and c0 % g != 0
 
@@ -398,14 +369,8 @@ class DimEnv:
                 return None
             return top_term({m: c // k for m, c in p.items()})
         if len(q) == 1:
-            ((mq, cq),) = q.items()
-            out: Poly = {}
-            for m, c in p.items():
-                x = mono_div(m, mq)
-                if x is None or c % cq:
-                    return None
-                out[x] = c // cq
-            return top_term(ctx.unwrap(out))
+            out = monomial_quotient(p, q)
+            return None if out is None else top_term(ctx.unwrap(out))
         r = exact_quotient(p, q, ctx)
         if r is None or any(c.__class__ is not int for c in r.values()):
             return None

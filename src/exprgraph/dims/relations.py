@@ -35,6 +35,7 @@ __all__ = [
     "floor_bound",
     "sign_known",
     "tight_range",
+    "narrowings",
 ]
 
 #: a relation: (op name, left side, right side); op names: lt, le, gt, ge, eq, ne
@@ -227,3 +228,33 @@ def tight_range(p: Poly, ctx: Context) -> Range:
         lo, hi = ctx.range_of(p_add(rest, p_scale(args[1], c), {(): -c}))
         r = meet(r, (lo, INF) if c < 0 else (-INF, hi))
     return r
+
+
+def narrowings(op: str, d: Poly, ctx: Context) -> list[tuple[str, Range]]:
+    """The ranges that ``d OP 0`` gives the names that appear in ``d`` once, as ``c*name`` alone in a term."""
+    counts: dict[Term, int] = {}
+    for m in d:
+        for a, _ in m:
+            counts[a] = counts.get(a, 0) + 1
+    narrowed: list[tuple[str, Range]] = []
+    for m, c in d.items():
+        if len(m) != 1 or m[0][1] != 1 or m[0][0].op.name != "symbol" or counts[m[0][0]] != 1:
+            continue
+        # c*x + rest OP 0, so c*x OP -rest, with -rest in [-hi, -lo]
+        rest = dict(d)
+        del rest[m]
+        lo, hi = tight_range(rest, ctx)
+        lower: int | float = -INF
+        upper: int | float = INF
+        if op in ("ge", "gt", "eq"):
+            lower = -hi if hi.__class__ is int else -INF  # c*x >= -rest >= -hi
+            if op == "gt" and lower.__class__ is int:
+                lower += 1
+        if op in ("le", "lt", "eq"):
+            upper = -lo if lo.__class__ is int else INF  # c*x <= -rest <= -lo
+            if op == "lt" and upper.__class__ is int:
+                upper -= 1
+        if c < 0:
+            lower, upper, c = -upper, -lower, -c  # divided by c < 0, the bounds swap
+        narrowed.append((m[0][0].name, (ceil_bound(lower, c), floor_bound(upper, c))))
+    return narrowed

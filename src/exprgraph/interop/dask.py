@@ -72,20 +72,7 @@ def evaluate(outputs: Term | Sequence[Term], env: Mapping[Any, Any]) -> Any:
             raise TypeError(f"evaluate() takes terms, got a {type(t).__name__}")
         if t.shape:
             raise EvaluationError(f"dask evaluation takes scalar terms; {t.op.name} has shape {t.shape}")
-    symbols = [n for n in postorder(outs) if n.op.name == "symbol"]
-    fixed: dict[str, Any] = {}
-    batch_names: list[str] = []
-    batch: list[Any] = []
-    params: list[tuple[str, Any]] = []
-    for s in symbols:
-        value = _lookup(env, s)
-        if s.shape:
-            params.append((s.name, value))  # a parameter: the whole value in every block
-        elif isinstance(value, da.Array) or np.ndim(value) > 0:
-            batch_names.append(s.name)
-            batch.append(da.asarray(value))
-        else:
-            fixed[s.name] = value
+    fixed, batch_names, batch, params = _sort_symbols(outs, env)
     token = tokenize(outs, batch_names, fixed, *batch, *(v for _, v in params))
     dtypes = [NUMPY_DTYPES[t.dtype] for t in outs]
     if not batch:
@@ -97,16 +84,7 @@ def evaluate(outputs: Term | Sequence[Term], env: Mapping[Any, Any]) -> Any:
     for value in batch:
         args += [value, index]
     names = list(batch_names)
-    letters = iter(_LETTERS.upper())
-    for name, value in params:
-        value = da.asarray(value)
-        value = value.rechunk(value.shape)  # one chunk: every block gets the whole parameter
-        try:
-            axes = "".join(next(letters) for _ in range(value.ndim))  # indices of no output axis
-        except StopIteration:
-            raise EvaluationError("dask evaluation takes tensor parameters of at most 26 axes in all") from None
-        args += [value, axes]
-        names.append(name)
+    _add_parameters(params, args, names)
     combined = da.blockwise(
         evaluate_block,
         index,
@@ -129,6 +107,42 @@ def evaluate(outputs: Term | Sequence[Term], env: Mapping[Any, Any]) -> Any:
         for k, dtype in enumerate(dtypes)
     ]
     return results[0] if single else results
+
+
+def _sort_symbols(outs: tuple, env: Mapping[Any, Any]) -> tuple[dict[str, Any], list[str], list[Any], list]:
+    """The symbols' values: plain numbers by name, the batched arrays (names, values), and tensor parameters."""
+    import dask.array as da
+
+    fixed: dict[str, Any] = {}
+    batch_names: list[str] = []
+    batch: list[Any] = []
+    params: list[tuple[str, Any]] = []
+    for s in (n for n in postorder(outs) if n.op.name == "symbol"):
+        value = _lookup(env, s)
+        if s.shape:
+            params.append((s.name, value))  # a parameter: the whole value in every block
+        elif isinstance(value, da.Array) or np.ndim(value) > 0:
+            batch_names.append(s.name)
+            batch.append(da.asarray(value))
+        else:
+            fixed[s.name] = value
+    return fixed, batch_names, batch, params
+
+
+def _add_parameters(params: list, args: list[Any], names: list[str]) -> None:
+    """Append each tensor parameter to the blockwise ``args`` (one chunk, on axes of its own) and ``names``."""
+    import dask.array as da
+
+    letters = iter(_LETTERS.upper())
+    for name, value in params:
+        value = da.asarray(value)
+        value = value.rechunk(value.shape)  # one chunk: every block gets the whole parameter
+        try:
+            axes = "".join(next(letters) for _ in range(value.ndim))  # indices of no output axis
+        except StopIteration:
+            raise EvaluationError("dask evaluation takes tensor parameters of at most 26 axes in all") from None
+        args += [value, axes]
+        names.append(name)
 
 
 def _unbatched(outs: tuple, fixed: dict, params: list, dtypes: list, single: bool) -> Any:

@@ -131,18 +131,8 @@ def _step(node: Term, index: dict[Term, int]) -> tuple:
     return fn, slots, kwargs, casts, len(slots) > 2 and op.arity[1] is None
 
 
-def to_jax(outputs: Term | Sequence[Term], inputs: Iterable[Any] | None = None) -> Callable[..., Any]:
-    """A JAX-traceable function ``f(*values)`` of ``inputs`` (symbols or names) computing ``outputs``.
-
-    ``inputs`` defaults to the free symbols of the outputs sorted by name (``f.inputs`` lists
-    them). ``f`` returns one array for one output term, a tuple for a list of them.
-    """
-    require("jax", "jax")
-    import jax.numpy as jnp
-
-    single = outputs.__class__ is Term
-    outs = [outputs] if single else list(outputs)
-    order = postorder(outs)
+def _inputs(order: list[Term], inputs: Iterable[Any] | None) -> list[Term]:
+    """The input symbols: those given (symbols or names), else the outputs' free symbols by name."""
     symbols = {n.name: n for n in order if n.op.name == "symbol"}
     if inputs is None:
         ins = [symbols[name] for name in sorted(symbols)]
@@ -155,6 +145,22 @@ def to_jax(outputs: Term | Sequence[Term], inputs: Iterable[Any] | None = None) 
     missing = set(symbols.values()) - set(ins)
     if missing:
         raise ConversionError(f"to_jax: the outputs use symbols not in inputs: {sorted(s.name for s in missing)}")
+    return ins
+
+
+def to_jax(outputs: Term | Sequence[Term], inputs: Iterable[Any] | None = None) -> Callable[..., Any]:
+    """A JAX-traceable function ``f(*values)`` of ``inputs`` (symbols or names) computing ``outputs``.
+
+    ``inputs`` defaults to the free symbols of the outputs sorted by name (``f.inputs`` lists
+    them). ``f`` returns one array for one output term, a tuple for a list of them.
+    """
+    require("jax", "jax")
+    import jax.numpy as jnp
+
+    single = outputs.__class__ is Term
+    outs = [outputs] if single else list(outputs)
+    order = postorder(outs)
+    ins = _inputs(order, inputs)
     index = {node: i for i, node in enumerate(order)}
     arg_slot = {s: i for i, s in enumerate(ins)}
     # each step: ("input", position) | ("const", value) | (fn, slots, kwargs, int slots)

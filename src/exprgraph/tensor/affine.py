@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
 
 from ..core import INT64, Symbol, Term, const, postorder, substitute
 from ..core.term import REGISTRY
+from .index_values import NonAffineError, bounds, evaluate_index
 
 __all__ = [
     "Lin",
@@ -39,10 +39,6 @@ Number = int | Fraction
 _ADD, _SUB, _MUL, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"], REGISTRY["neg"]
 _FLOORDIV, _MOD = REGISTRY["floordiv"], REGISTRY["mod"]
 _CONST, _SYMBOL = REGISTRY["const"], REGISTRY["symbol"]
-
-
-class NonAffineError(ValueError):
-    """An index expression outside the affine-with-div/mod fragment (a product of two variables, say)."""
 
 
 def index_var(name: str) -> Term:
@@ -220,24 +216,8 @@ def _divmod_form(floor: bool, inner: Lin, c: int) -> Lin:
     inner = _fold_mod(inner)  # u - c*(u//c) is u % c: read it so before dividing
     folded_atoms = inner.coeffs
     if not floor:
-        # (u % M) = u (mod c) when c divides M: ((u % 12) + 1) % 4 = (u + 1) % 4
-        # repeated, since an unwrapped u may hold remainders itself: ((h % 6) % 4) % 2 = h % 2
-        outer = [a for a in inner.coeffs if a.op is _MOD and int(a.args[1].attr) % c == 0]
-        while outer:
-            for a in outer:
-                inner = inner.substitute(a, linearize(a.args[0]))
-            outer = [a for a in inner.coeffs if a.op is _MOD and int(a.args[1].attr) % c == 0]
-    whole: dict[Term, Number] = {}
-    rest: dict[Term, Number] = {}
-    for a, k in inner.coeffs.items():
-        if k % c == 0:
-            whole[a] = k // c
-        elif not floor:
-            # (k*x) % c = (r*x) % c for r = k mod c, taken in (-c/2, c/2]
-            r = k % c
-            rest[a] = r - c if 2 * r > c else r
-        else:
-            rest[a] = k
+        inner = _unwrap_mods(inner, c)
+    whole, rest = _split_multiples(floor, inner, c)
     k0 = _const_value(Lin({}, inner.const), "an index")
     if not rest:
         # only a constant remainder: 0 <= k0 % c < c, so its floor quotient is 0
@@ -268,20 +248,54 @@ def _divmod_form(floor: bool, inner: Lin, c: int) -> Lin:
         reduced = Lin({a: int(k) // g for a, k in rest.items()}, r // g)
         part = _divmod_form(floor, reduced, c // g)
         return Lin(whole, k0 // c) + part if floor else part.scale(g) + Lin({}, r % g)
-    if all(a.op is _MOD for a in rest):
-        # every atom is a remainder in [0, m - 1]: the value may stay in one period of c
-        lo: int | Fraction = k0 % c
-        hi: int | Fraction = lo
-        for a, k in rest.items():
-            top = int(a.args[1].attr) - 1
-            lo, hi = (lo, hi + k * top) if k > 0 else (lo + k * top, hi)
-        if lo // c == hi // c:
-            q = lo // c
-            return Lin(whole, k0 // c + q) if floor else inner_rest - Lin({}, q * c)
+    q = _one_period(rest, k0, c)
+    if q is not None:
+        return Lin(whole, k0 // c + q) if floor else inner_rest - Lin({}, q * c)
     atom = Term(_FLOORDIV if floor else _MOD, (to_term(inner_rest), const(c)), None)
     if floor:
         return Lin(whole, k0 // c) + Lin.atom(atom)
     return Lin.atom(atom)
+
+
+def _unwrap_mods(inner: Lin, c: int) -> Lin:
+    """``inner`` with each remainder ``u % M`` (``c`` dividing ``M``) read as ``u``: the same modulo ``c``."""
+    # (u % M) = u (mod c) when c divides M: ((u % 12) + 1) % 4 = (u + 1) % 4
+    # repeated, since an unwrapped u may hold remainders itself: ((h % 6) % 4) % 2 = h % 2
+    outer = [a for a in inner.coeffs if a.op is _MOD and int(a.args[1].attr) % c == 0]
+    while outer:
+        for a in outer:
+            inner = inner.substitute(a, linearize(a.args[0]))
+        outer = [a for a in inner.coeffs if a.op is _MOD and int(a.args[1].attr) % c == 0]
+    return inner
+
+
+def _split_multiples(floor: bool, inner: Lin, c: int) -> tuple[dict[Term, Number], dict[Term, Number]]:
+    """The atoms of ``inner`` whose coefficient ``c`` divides (divided by ``c``), and the others."""
+    whole: dict[Term, Number] = {}
+    rest: dict[Term, Number] = {}
+    for a, k in inner.coeffs.items():
+        if k % c == 0:
+            whole[a] = k // c
+        elif not floor:
+            # (k*x) % c = (r*x) % c for r = k mod c, taken in (-c/2, c/2]
+            r = k % c
+            rest[a] = r - c if 2 * r > c else r
+        else:
+            rest[a] = k
+    return whole, rest
+
+
+def _one_period(rest: dict[Term, Number], k0: int, c: int) -> int | Fraction | None:
+    """``q`` when ``sum(k*atom) + k0 % c`` stays in ``[q*c, q*c + c)``, every atom a remainder; else None."""
+    if not all(a.op is _MOD for a in rest):
+        return None
+    # every atom is a remainder in [0, m - 1]: the value may stay in one period of c
+    lo: int | Fraction = k0 % c
+    hi: int | Fraction = lo
+    for a, k in rest.items():
+        top = int(a.args[1].attr) - 1
+        lo, hi = (lo, hi + k * top) if k > 0 else (lo + k * top, hi)
+    return lo // c if lo // c == hi // c else None
 
 
 def _sort_key(order: Mapping[Term, int]):
@@ -419,59 +433,6 @@ def to_term(lin: Lin, order: Sequence[Term] = ()) -> Term:
     return acc
 
 
-def bounds(term: Term, ranges: Mapping[Term, tuple[int, int]]) -> tuple[int, int] | None:
-    """Inclusive ``(min, max)`` of ``term`` when each variable ``v`` ranges over ``ranges[v] = [lo, hi)``.
-
-    None when a variable has no range or the term leaves the index fragment. Floor division and
-    modulo by positive constants are monotone / periodic, so the bounds are exact for each atom.
-    """
-    iv: dict[Term, tuple[int, int]] = {}
-    for node in postorder(term):
-        op = node.op
-        if op is _SYMBOL:
-            r = ranges.get(node)
-            if r is None:
-                return None
-            iv[node] = (r[0], r[1] - 1)
-        elif op is _CONST:
-            if node.attr.__class__ not in (int, bool):
-                return None
-            iv[node] = (int(node.attr), int(node.attr))
-        elif op is _ADD:
-            lo = hi = 0
-            for a in node.args:
-                lo += iv[a][0]
-                hi += iv[a][1]
-            iv[node] = (lo, hi)
-        elif op is _SUB:
-            (a0, a1), (b0, b1) = iv[node.args[0]], iv[node.args[1]]
-            iv[node] = (a0 - b1, a1 - b0)
-        elif op is _NEG:
-            a0, a1 = iv[node.args[0]]
-            iv[node] = (-a1, -a0)
-        elif op is _MUL:
-            lo, hi = 1, 1
-            for a in node.args:
-                b0, b1 = iv[a]
-                cands = (lo * b0, lo * b1, hi * b0, hi * b1)
-                lo, hi = min(cands), max(cands)
-            iv[node] = (lo, hi)
-        elif op is _FLOORDIV or op is _MOD:
-            (a0, a1), (c0, c1) = iv[node.args[0]], iv[node.args[1]]
-            if c0 != c1 or c0 <= 0:
-                return None
-            c = c0
-            if op is _FLOORDIV:
-                iv[node] = (a0 // c, a1 // c)
-            elif a0 // c == a1 // c:
-                iv[node] = (a0 % c, a1 % c)
-            else:
-                iv[node] = (0, c - 1)
-        else:
-            return None
-    return iv[term]
-
-
 def reduce_atoms(term: Term, ranges: Mapping[Term, tuple[int, int]]) -> Term:
     """``term`` with floor divisions and modulos that stay in one period on ``ranges`` removed, canonical.
 
@@ -510,35 +471,3 @@ def _reduce_fixpoint(term: Term, ranges: Mapping[Term, tuple[int, int]]) -> Term
             break
         cur = nxt
     return cur
-
-
-def evaluate_index(term: Term, env: Mapping[Term, object]) -> object:
-    """Value of an index term with numpy (or int) values for its variables; Python floor semantics."""
-    vals: dict[Term, Any] = {}  # numpy arrays or ints
-    for node in postorder(term):
-        op = node.op
-        if op is _SYMBOL:
-            vals[node] = env[node]
-        elif op is _CONST:
-            vals[node] = int(node.attr)
-        elif op is _ADD:
-            acc = vals[node.args[0]]
-            for a in node.args[1:]:
-                acc = acc + vals[a]
-            vals[node] = acc
-        elif op is _SUB:
-            vals[node] = vals[node.args[0]] - vals[node.args[1]]
-        elif op is _NEG:
-            vals[node] = -vals[node.args[0]]
-        elif op is _MUL:
-            acc = vals[node.args[0]]
-            for a in node.args[1:]:
-                acc = acc * vals[a]
-            vals[node] = acc
-        elif op is _FLOORDIV:
-            vals[node] = vals[node.args[0]] // vals[node.args[1]]
-        elif op is _MOD:
-            vals[node] = vals[node.args[0]] % vals[node.args[1]]
-        else:
-            raise NonAffineError(f"an index cannot use {op.name}")
-    return vals[term]

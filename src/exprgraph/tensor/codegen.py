@@ -125,17 +125,7 @@ class _Emitter:
     # -- guards and bounds ---------------------------------------------------------------------------
 
     def condition(self, g: Guard, ranges: Mapping[Term, tuple[int, int]]) -> str:
-        e = self.index(g.expr, ranges)
-        if g.modulus is not None:
-            return f"({e}) % {g.modulus} == 0"
-        if g.lo is not None and g.hi is not None and g.hi == g.lo + 1:
-            return f"{e} == {g.lo}"
-        parts = []
-        if g.lo is not None:
-            parts.append(f"{e} >= {g.lo}")
-        if g.hi is not None:
-            parts.append(f"{e} < {g.hi}")
-        return " && ".join(parts)
+        return g.text(self.index(g.expr, ranges), c=True)
 
     def bound(self, static: int, extra: list[Term], pick: str, ranges: Mapping[Term, tuple[int, int]]) -> str:
         text = str(static) if static >= 0 else f"({static})"
@@ -213,100 +203,136 @@ def _emit_nest(
     parallel: bool = False,
 ) -> None:
     """Append one loop nest of a statement over ``levels`` (with jammed copies of its body)."""
-    st = sched.statement
-    ranges = st.ranges
-    written = set(st.out_vars)
-    zero = em.number(0)
-    n = len(levels)
-    hoist = sched.suffix > 0 and not count
-    split = n - sched.suffix if hoist else n
-    steps = dict(jam)
-    copies: list[dict[Term, int]] = [{}]
-    for k, u in jam:
-        copies = [{**c, levels[k].var: a} for c in copies for a in range(u)]
-    accs = ["eg_acc"] if len(copies) == 1 else [f"eg_acc{m}" for m in range(len(copies))]
-    lanes = sched.lanes if hoist else 0
-    inner_lo = levels[-1].loop.lo if levels else 0
-    depth = base
-    closers: list[int] = []
+    _Nest(em, sched, levels, lines, base, jam, count, parallel).emit()
 
-    def open_level(k: int) -> None:
-        nonlocal depth
-        lv = levels[k]
+
+class _Nest:
+    """One loop nest being written: the open loops and tests, and the accumulators of a hoisted sum.
+
+    With ``count`` the body only counts its iterations; a statement whose innermost ``suffix``
+    loops only sum (``hoist``) adds into local accumulators (per lane with ``lanes``), stored once
+    after those loops; each jammed copy (``jam``: level, unroll) has its own body and accumulator.
+    """
+
+    def __init__(
+        self,
+        em: _Emitter,
+        sched: Schedule,
+        levels: list[Level],
+        lines: list[str],
+        base: int,
+        jam: Sequence[tuple[int, int]],
+        count: bool,
+        parallel: bool,
+    ) -> None:
+        self.em, self.sched, self.levels, self.lines = em, sched, levels, lines
+        self.base, self.count, self.parallel = base, count, parallel
+        self.st = sched.statement
+        self.written = set(self.st.out_vars)
+        self.hoist = sched.suffix > 0 and not count
+        self.steps = dict(jam)
+        copies: list[dict[Term, int]] = [{}]
+        for k, u in jam:
+            copies = [{**c, levels[k].var: a} for c in copies for a in range(u)]
+        self.copies = copies
+        self.accs = ["eg_acc"] if len(copies) == 1 else [f"eg_acc{m}" for m in range(len(copies))]
+        self.lanes = sched.lanes if self.hoist else 0
+        self.depth = base
+        self.closers: list[int] = []
+
+    def emit(self) -> None:
+        """The loops, the body, and (for a hoisted sum) the accumulators around the summing loops."""
+        em, lines, accs, lanes = self.em, self.lines, self.accs, self.lanes
+        n = len(self.levels)
+        split = n - self.sched.suffix if self.hoist else n
+        zero = em.number(0)
+        for k in range(split):
+            self.open_level(k)
+        if self.hoist:
+            lines += [_INDENT * self.depth + f"{em.ctype} {a} = {zero};" for a in accs]
+            if lanes:
+                lines.append(_INDENT * self.depth + f"{em.ctype} eg_lane[{len(accs)}][{lanes}] = {{{{{zero}}}}};")
+        acc_depth = self.depth
+        for k in range(split, n):
+            self.open_level(k)
+        rendered = [_shifted(self.st, c) for c in self.copies]
+        lines += [_INDENT * self.depth + b for b in self.body(rendered)]
+        self.close_to(acc_depth)
+        depth = self.depth
+        if lanes:
+            # add up the partial sums of each lane
+            lines.append(_INDENT * depth + f"#pragma omp simd reduction(+:{', '.join(accs)})")
+            lines.append(_INDENT * depth + f"for (int eg_l = 0; eg_l < {lanes}; ++eg_l) {{")
+            lines += [_INDENT * (depth + 1) + f"{a} += eg_lane[{m}][eg_l];" for m, a in enumerate(accs)]
+            lines.append(_INDENT * depth + "}")
+        if self.hoist:
+            op = "+=" if self.st.accumulate or self.sched.zero_first else "="
+            for a, (tgt, _) in zip(accs, rendered, strict=True):
+                lines.append(_INDENT * depth + f"{em.access(tgt, self.st.ranges)} {op} {a};")
+        self.close_to(self.base)
+
+    def open_level(self, k: int) -> None:
+        """Open the loop of level ``k`` (with its pragmas) and the test of its guards."""
+        em, lines, ranges = self.em, self.lines, self.st.ranges
+        lv = self.levels[k]
         lp = lv.loop
         lo = em.bound(lp.lo, lv.lower, "eg_max", ranges)
         hi = em.bound(lp.hi, lv.upper, "eg_min", ranges)
-        innermost = k == n - 1
-        if parallel and k == 0 and not innermost and lp.var in written:
-            lines.append(_INDENT * depth + "#pragma omp parallel for")
-        if innermost and not count:
-            clause = f" reduction(+:{', '.join(accs)})" if hoist and not lanes else ""
-            lines.append(_INDENT * depth + "#pragma omp simd" + clause)
-        step = f"{lp.name} += {steps[k]}" if k in steps else f"++{lp.name}"
-        lines.append(_INDENT * depth + f"for (int {lp.name} = {lo}; {lp.name} < {hi}; {step}) {{")
-        closers.append(depth)
-        depth += 1
-        if lv.tests and not (sched.select and innermost) and not (count and innermost):
+        innermost = k == len(self.levels) - 1
+        if self.parallel and k == 0 and not innermost and lp.var in self.written:
+            lines.append(_INDENT * self.depth + "#pragma omp parallel for")
+        if innermost and not self.count:
+            clause = f" reduction(+:{', '.join(self.accs)})" if self.hoist and not self.lanes else ""
+            lines.append(_INDENT * self.depth + "#pragma omp simd" + clause)
+        step = f"{lp.name} += {self.steps[k]}" if k in self.steps else f"++{lp.name}"
+        lines.append(_INDENT * self.depth + f"for (int {lp.name} = {lo}; {lp.name} < {hi}; {step}) {{")
+        self.closers.append(self.depth)
+        self.depth += 1
+        if lv.tests and not (self.sched.select and innermost) and not (self.count and innermost):
             cond = " && ".join(f"({em.condition(g, ranges)})" for g in lv.tests)
-            lines.append(_INDENT * depth + f"if ({cond}) {{")
-            closers.append(depth)
-            depth += 1
+            lines.append(_INDENT * self.depth + f"if ({cond}) {{")
+            self.closers.append(self.depth)
+            self.depth += 1
 
-    def close_to(level_depth: int) -> None:
-        nonlocal depth
+    def close_to(self, level_depth: int) -> None:
+        """Close every loop and test opened at ``level_depth`` or deeper."""
+        closers = self.closers
         while closers and closers[-1] >= level_depth:
             d = closers.pop()
-            lines.append(_INDENT * d + "}")
-            depth = d
+            self.lines.append(_INDENT * d + "}")
+            self.depth = d
 
-    for k in range(split):
-        open_level(k)
-    if hoist:
-        lines += [_INDENT * depth + f"{em.ctype} {a} = {zero};" for a in accs]
-        if lanes:
-            lines.append(_INDENT * depth + f"{em.ctype} eg_lane[{len(accs)}][{lanes}] = {{{{{zero}}}}};")
-    acc_depth = depth
-    for k in range(split, n):
-        open_level(k)
-    rendered = [_shifted(st, c) for c in copies]
-    body: list[str] = []
-    if count:
-        body.append("eg_n += 1;")
-    elif hoist and lanes:
-        lane = levels[-1].var.name if inner_lo == 0 else f"{levels[-1].var.name} - {inner_lo}"
-        for m, (_, rhs) in enumerate(rendered):
-            body.append(f"eg_lane[{m}][{lane}] += {_bare(em.value(rhs, ranges))};")
-    elif hoist:
-        for a, (_, rhs) in zip(accs, rendered, strict=True):
-            body.append(f"{a} += {_bare(em.value(rhs, ranges))};")
-    elif sched.select:
-        target = em.access(st.target, ranges)
-        cond = " && ".join(f"({em.condition(g, ranges)})" for g in levels[-1].tests)
-        body.append(f"{target} = ({cond}) ? {_bare(em.value(st.rhs, ranges))} : {zero};")
-    elif st.accumulate or (sched.zero_first and any(lp.var not in written for lp in st.loops)):
-        # copies that differ only in summed indices add to the same element: one += with their sum
-        groups: dict[Term, list[Term]] = {}
-        for tgt, rhs in rendered:
-            groups.setdefault(tgt, []).append(rhs)
-        for tgt, rhss in groups.items():
-            total = " + ".join(em.value(r, ranges) for r in rhss)
-            body.append(f"{em.access(tgt, ranges)} += {_bare(total) if len(rhss) == 1 else total};")
-    else:
-        for tgt, rhs in rendered:
-            body.append(f"{em.access(tgt, ranges)} = {_bare(em.value(rhs, ranges))};")
-    lines += [_INDENT * depth + b for b in body]
-    close_to(acc_depth)
-    if lanes:
-        # add up the partial sums of each lane
-        lines.append(_INDENT * depth + f"#pragma omp simd reduction(+:{', '.join(accs)})")
-        lines.append(_INDENT * depth + f"for (int eg_l = 0; eg_l < {lanes}; ++eg_l) {{")
-        lines += [_INDENT * (depth + 1) + f"{a} += eg_lane[{m}][eg_l];" for m, a in enumerate(accs)]
-        lines.append(_INDENT * depth + "}")
-    if hoist:
-        op = "+=" if st.accumulate or sched.zero_first else "="
-        for a, (tgt, _) in zip(accs, rendered, strict=True):
-            lines.append(_INDENT * depth + f"{em.access(tgt, ranges)} {op} {a};")
-    close_to(base)
+    def body(self, rendered: list[tuple[Term, Term]]) -> list[str]:
+        """The statements of the innermost loop, one per jammed copy (``rendered``: target, rhs)."""
+        em, st, sched, ranges = self.em, self.st, self.sched, self.st.ranges
+        levels = self.levels
+        body: list[str] = []
+        if self.count:
+            body.append("eg_n += 1;")
+        elif self.hoist and self.lanes:
+            inner_lo = levels[-1].loop.lo if levels else 0
+            lane = levels[-1].var.name if inner_lo == 0 else f"{levels[-1].var.name} - {inner_lo}"
+            for m, (_, rhs) in enumerate(rendered):
+                body.append(f"eg_lane[{m}][{lane}] += {_bare(em.value(rhs, ranges))};")
+        elif self.hoist:
+            for a, (_, rhs) in zip(self.accs, rendered, strict=True):
+                body.append(f"{a} += {_bare(em.value(rhs, ranges))};")
+        elif sched.select:
+            target = em.access(st.target, ranges)
+            cond = " && ".join(f"({em.condition(g, ranges)})" for g in levels[-1].tests)
+            body.append(f"{target} = ({cond}) ? {_bare(em.value(st.rhs, ranges))} : {em.number(0)};")
+        elif st.accumulate or (sched.zero_first and any(lp.var not in self.written for lp in st.loops)):
+            # copies that differ only in summed indices add to the same element: one += with their sum
+            groups: dict[Term, list[Term]] = {}
+            for tgt, rhs in rendered:
+                groups.setdefault(tgt, []).append(rhs)
+            for tgt, rhss in groups.items():
+                total = " + ".join(em.value(r, ranges) for r in rhss)
+                body.append(f"{em.access(tgt, ranges)} += {_bare(total) if len(rhss) == 1 else total};")
+        else:
+            for tgt, rhs in rendered:
+                body.append(f"{em.access(tgt, ranges)} = {_bare(em.value(rhs, ranges))};")
+        return body
 
 
 def _with_range(levels: list[Level], k: int, lo: int, hi: int) -> list[Level]:

@@ -21,7 +21,7 @@ The result is a :class:`~exprgraph.tensor.ir.Kernel` (parameters: the inputs sti
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from ..core import Term, const, substitute
@@ -31,7 +31,7 @@ from ..errors import DifferentiationError, KernelError
 from .affine import index_var, reduce_atoms
 from .ir import Guard, Kernel, Loop, Statement, Tensor, format_kernel, merge_guards, statement_guards
 from .names import check_name, fresh_name
-from .solve import guard_gather, solve_gather
+from .solve import Gather, guard_gather, solve_gather
 from .terms import accesses, index_of, map_accesses, read, tensor_name
 
 __all__ = ["grad_kernel", "grad_name", "statement_adjoints", "MAX_GRADIENT_NODES"]
@@ -133,10 +133,7 @@ def grad_kernel(kernel: Kernel, grad_to: Sequence[str] | None = None, *, strateg
         raise KernelError(f"strategy must be 'solve' or 'guard', not {strategy!r}")
     _check(kernel, grad_to)
     tensors = dict(kernel.tensors)
-    gtensors: dict[str, Tensor] = {}
-    for n in (*kernel.outs, *grad_to):
-        t = kernel.tensors[n]
-        gtensors[grad_name(n)] = Tensor(grad_name(n), t.shape, t.scalar, t.dtype)
+    gtensors = {grad_name(n): _gradient_tensor(kernel.tensors[n]) for n in (*kernel.outs, *grad_to)}
     all_tensors = {**tensors, **gtensors}
     targets = set(grad_to)
     contributions: list[Statement] = []
@@ -163,34 +160,49 @@ def grad_kernel(kernel: Kernel, grad_to: Sequence[str] | None = None, *, strateg
             budget -= rhs.size
             if budget < 0:
                 raise KernelError(f"the gradient is too large (more than {MAX_GRADIENT_NODES} nodes)")
-            guards = [Guard(_canon(gd.expr, {}, ranges), gd.lo, gd.hi, gd.modulus) for gd in g.guards]
-            for fg in (*st.guards, *fwd_guards):
-                guards.append(Guard(_canon(fg.expr, g.subst, ranges), fg.lo, fg.hi, fg.modulus))
-            merged = merge_guards(guards, ranges)
+            merged = _gradient_guards(g, (*st.guards, *fwd_guards), ranges)
             if any(gd.never_holds_for(ranges) for gd in merged):
                 continue
             target = read(gtensors[grad_name(x.name)].symbol, g.lhs)
             contributions.append(Statement(target, rhs, True, g.loops, merged, st.pos))
     statements = _merge(contributions)
-    zeroes: list[Statement] = []
-    for name in grad_to:
-        first = next((s for s in statements if s.name == grad_name(name)), None)
-        shape = kernel.tensors[name].shape
-        if first is not None:
-            index = first.out_vars
-        else:
-            taken = set(all_tensors)
-            index = tuple(index_var(fresh_name(taken, ("i", "j", "k", "l", "m", "n"))) for _ in shape)
-        if kernel.tensors[name].scalar:
-            index = ()
-        loops = tuple(Loop(v, 0, e) for v, e in zip(index, shape, strict=False))
-        zeroes.append(Statement(read(gtensors[grad_name(name)].symbol, index), const(0.0), False, loops))
+    zeroes = [_zero_statement(kernel.tensors[name], gtensors, statements, all_tensors) for name in grad_to]
     used = {tensor_name(a) for s in statements for a, _ in s.reads()}
     ins = tuple(n for n in kernel.ins if n in used) + tuple(grad_name(o) for o in kernel.outs)
     outs = tuple(grad_name(x) for x in grad_to)
     keep = {**{n: tensors[n] for n in kernel.ins if n in used}, **gtensors}
     out = Kernel(kernel.name, kernel.data_type, keep, (*zeroes, *statements), ins, outs, (), "", kernel)
     return replace(out, text=format_kernel(out))
+
+
+def _gradient_tensor(t: Tensor) -> Tensor:
+    """The tensor holding the gradient with respect to ``t``: its shape, named ``d`` + its name."""
+    return Tensor(grad_name(t.name), t.shape, t.scalar, t.dtype)
+
+
+def _gradient_guards(g: Gather, forward: Sequence[Guard], ranges: Mapping[Term, tuple[int, int]]) -> tuple[Guard, ...]:
+    """The guards of a contribution: the solver's, then the forward statement's in the solved variables, merged."""
+    guards = [Guard(_canon(gd.expr, {}, ranges), gd.lo, gd.hi, gd.modulus) for gd in g.guards]
+    for fg in forward:
+        guards.append(Guard(_canon(fg.expr, g.subst, ranges), fg.lo, fg.hi, fg.modulus))
+    return merge_guards(guards, ranges)
+
+
+def _zero_statement(
+    x: Tensor, gtensors: Mapping[str, Tensor], statements: Sequence[Statement], taken: Iterable[str]
+) -> Statement:
+    """``dX = 0`` over the whole of ``dX``, with the index names of its first contribution when there is one."""
+    first = next((s for s in statements if s.name == grad_name(x.name)), None)
+    shape = x.shape
+    if first is not None:
+        index = first.out_vars
+    else:
+        names = set(taken)
+        index = tuple(index_var(fresh_name(names, ("i", "j", "k", "l", "m", "n"))) for _ in shape)
+    if x.scalar:
+        index = ()
+    loops = tuple(Loop(v, 0, e) for v, e in zip(index, shape, strict=False))
+    return Statement(read(gtensors[grad_name(x.name)].symbol, index), const(0.0), False, loops)
 
 
 def _merge(statements: list[Statement]) -> list[Statement]:

@@ -23,11 +23,11 @@ from functools import cached_property
 
 from ..core import Symbol, Term
 from ..core.dtypes import FLOAT64, INT64
-from ..core.term import REGISTRY
 from ..errors import KernelError
-from .affine import NonAffineError, bounds, ceildiv_int, is_var, linearize, to_term
+from .affine import NonAffineError, bounds, is_var, linearize, to_term
+from .loop_ranges import loop_ranges, single_var_range
 from .names import check_name
-from .terms import accesses, format_rhs, index_of, number, tensor_name
+from .terms import accesses, format_rhs, index_of, split_accumulator, tensor_name
 
 __all__ = [
     "Tensor",
@@ -115,17 +115,22 @@ class Guard:
     modulus: int | None = None
 
     def __str__(self) -> str:
+        return self.text(str(self.expr))
+
+    def text(self, expr: str, c: bool = False) -> str:
+        """The condition on ``expr`` (the text of the guarded expression): ``lo <= e < hi``, or in C with ``c``."""
         if self.modulus is not None:
-            return f"({self.expr}) % {self.modulus} == 0"
+            return f"({expr}) % {self.modulus} == 0"
         if self.lo is not None and self.hi is not None and self.hi == self.lo + 1:
-            return f"{self.expr} == {self.lo}"
-        parts = []
-        if self.lo is not None:
-            parts.append(f"{self.lo} <=")
-        parts.append(str(self.expr))
-        if self.hi is not None:
-            parts.append(f"< {self.hi}")
-        return " ".join(parts)
+            return f"{expr} == {self.lo}"
+        if c:
+            sides = [f"{expr} >= {self.lo}"] if self.lo is not None else []
+            if self.hi is not None:
+                sides.append(f"{expr} < {self.hi}")
+            return " && ".join(sides)
+        low = f"{self.lo} <= " if self.lo is not None else ""
+        high = f" < {self.hi}" if self.hi is not None else ""
+        return f"{low}{expr}{high}"
 
     def holds_for(self, ranges: Mapping[Term, tuple[int, int]]) -> bool:
         """True when the guard holds on the whole loop box ``ranges`` (so it can be dropped)."""
@@ -233,71 +238,6 @@ class Kernel:
 # -- building from syntax ------------------------------------------------------------------------
 
 
-def single_var_range(term: Term, extent: int) -> tuple[Term, int, int] | None:
-    """``(v, lo, hi)`` when ``term`` uses one variable ``v`` and ``0 <= term < extent`` iff ``lo <= v < hi``.
-
-    Peels ``c*atom + k`` and ``inner // d`` from the outside in; None when the position gives no
-    interval of its own (several variables, a modulo, a constant).
-    """
-    syms = term.free_symbols
-    if len(syms) != 1:
-        return None
-    (var,) = syms
-    try:
-        lin = linearize(term)
-    except NonAffineError:
-        return None
-    lo, hi = 0, extent  # target interval [lo, hi) of the current form
-    while True:
-        if len(lin.coeffs) != 1:
-            return None
-        ((atom, c),) = lin.coeffs.items()
-        c, k = int(c), int(lin.const)
-        a_lo, a_hi = lo - k, hi - k  # c*atom in [a_lo, a_hi)
-        if c > 0:
-            lo, hi = ceildiv_int(a_lo, c), (a_hi - 1) // c + 1
-        else:
-            lo, hi = ceildiv_int(a_hi - 1, c), a_lo // c + 1
-        if is_var(atom):
-            return var, lo, hi
-        inner, div = atom.args
-        d = int(div.attr)
-        if atom.op.name == "floordiv":
-            lo, hi = d * lo, d * hi
-            lin = linearize(inner)
-            continue
-        return None  # a modulo: periodic, no interval
-
-
-_ADD, _SUB, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["neg"]
-
-
-def split_accumulator(rhs: Term, target: Term, data_type: str = "float") -> Term | None:
-    """``rest`` when ``rhs`` is ``target + rest`` (up to the order of a +/- chain), else None."""
-    terms: list[tuple[Term, int]] = []
-    stack: list[tuple[Term, int]] = [(rhs, 1)]
-    while stack:
-        node, sign = stack.pop()
-        if node.op is _ADD:
-            stack.extend((a, sign) for a in reversed(node.args))
-        elif node.op is _SUB:
-            stack.append((node.args[1], -sign))
-            stack.append((node.args[0], sign))
-        else:
-            terms.append((node, sign))
-    for k, (node, sign) in enumerate(terms):
-        if sign > 0 and node is target:
-            rest = terms[:k] + terms[k + 1 :]
-            if not rest:
-                return number(0, data_type)
-            first, s0 = rest[0]
-            acc = first if s0 > 0 else Term(_NEG, (first,))
-            for t, s in rest[1:]:
-                acc = Term(_ADD if s > 0 else _SUB, (acc, t))
-            return acc
-    return None
-
-
 def build_kernel(
     text: str,
     statements: Sequence,
@@ -389,32 +329,7 @@ def _build_statement(st, tensors: Mapping[str, Tensor], text: str, data_type: st
     accumulate = rest is not None
     body = rhs if rest is None else rest
 
-    # ranges: the intersection over every position where a variable stands alone
-    ranges: dict[Term, tuple[int, int]] = {}
-    order: list[Term] = list(index)
-    for r in st.refs:
-        shape = tensors[r.name].shape
-        for t, extent in zip(r.index or (), shape, strict=False):
-            for v in sorted(t.free_symbols, key=lambda s: st.var_pos.get(s.name, 0)):
-                if v not in order:
-                    order.append(v)
-            got = single_var_range(t, extent)
-            if got is None:
-                continue
-            v, lo, hi = got
-            old = ranges.get(v)
-            ranges[v] = (lo, hi) if old is None else (max(old[0], lo), min(old[1], hi))
-    for v in order:
-        if v not in ranges:
-            raise KernelError(
-                f"index {v.name} has no derivable range: use it alone (i, i + c, c*i, i // c) in some index",
-                text,
-                st.var_pos.get(v.name),
-            )
-        lo, hi = ranges[v]
-        if lo >= hi:
-            raise KernelError(f"the shapes leave index {v.name} an empty range", text, st.var_pos.get(v.name))
-    loops = tuple(Loop(v, *ranges[v]) for v in order)
+    loops = tuple(Loop(v, lo, hi) for v, lo, hi in loop_ranges(st, tensors, index, text))
     statement = Statement(target, body, accumulate, loops, (), st.pos, positions)
 
     # the written tensor may be read only where it is written (and, with a reduction, only as the accumulator)

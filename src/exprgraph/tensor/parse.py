@@ -26,14 +26,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from ..core import FLOAT64, INT64, Symbol, Term, const
+from ..core import FLOAT64, INT64, Symbol, Term
 from ..core.parsing import scan
 from ..core.term import REGISTRY
 from ..errors import KernelError
-from .affine import NonAffineError, index_var, linearize
 from .ir import Kernel, build_kernel
 from .names import check_name
+from .precedence import MAX_INDEX_DIVISIONS, read_expression, read_index
 from .terms import OPERATORS, function, number, read
 
 __all__ = [
@@ -50,8 +51,6 @@ __all__ = [
 
 #: the largest integer constant a kernel may write (C int)
 MAX_INT_CONSTANT = 2**31 - 1
-#: deepest nesting of ``//`` and ``%`` inside one index (``(i % 4) // 2`` nests 2)
-MAX_INDEX_DIVISIONS = 32
 
 _TOKEN = re.compile(
     r"""
@@ -105,13 +104,6 @@ class StatementSyntax:
     pos: int
     #: loop variable name -> offset of its first occurrence
     var_pos: dict[str, int] = field(default_factory=dict)
-
-
-_BIN_PREC = {symbol: entry[0] for symbol, entry in OPERATORS.items()}
-
-_I_ADD, _I_SUB, _I_MUL = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"]
-_I_FLOORDIV, _I_MOD, _I_NEG = REGISTRY["floordiv"], REGISTRY["mod"], REGISTRY["neg"]
-_I_OPS = {"+": _I_ADD, "-": _I_SUB, "*": _I_MUL, "//": _I_FLOORDIV, "%": _I_MOD}
 
 
 class _Parser:
@@ -276,195 +268,12 @@ class _Parser:
         return number(value, "float")
 
     def expr(self, refs: list[RefSyntax], var_pos: dict[str, int]) -> Term:
-        """A right-hand side, by operator precedence with explicit stacks."""
-        # ops entries: ("bin", symbol, pos) | ("neg", pos) | ("paren", pos, base) | ("call", name, pos, base)
-        ops: list[tuple] = []
-        vals: list[Term] = []
-        operand = True
-
-        def apply() -> None:
-            top = ops.pop()
-            if top[0] == "neg":
-                vals.append(self.call(_I_NEG, (vals.pop(),), top[1]))
-            else:
-                b = vals.pop()
-                a = vals.pop()
-                vals.append(self.call(self.ops[top[1]], (a, b), top[2]))
-
-        def reduce(prec: int) -> None:
-            while ops and ops[-1][0] in ("bin", "neg"):
-                top = ops[-1]
-                if top[0] == "bin" and _BIN_PREC[top[1]] < prec:
-                    break
-                apply()
-
-        def close(tok: Token) -> None:
-            reduce(0)
-            if not ops:
-                raise self.error("unmatched ')'", tok.pos)
-            top = ops.pop()
-            if top[0] == "paren":
-                return
-            name, pos, base = top[1], top[2], top[3]
-            args = tuple(vals[base:])
-            del vals[base:]
-            op = function(name)
-            if op is None:  # pragma: no cover - a call is opened for known functions only
-                raise self.error(f"unknown function {name!r}", pos)
-            lo, hi = op.arity
-            if len(args) < lo or (hi is not None and len(args) > hi):
-                more = "" if hi == lo else " or more" if hi is None else f" to {hi}"
-                raise self.error(f"{name} takes {lo} argument(s){more}, got {len(args)}", pos)
-            term = self.call(op, args, pos)
-            if self.data_type == "int" and (term.dtype == FLOAT64 or op.name == "pow"):
-                # an int kernel computes in C int: no float results, no int ** negative int
-                raise self.error(f"an int kernel cannot call {name}", pos)
-            vals.append(term)
-
-        while True:
-            tok = self.peek()
-            if operand:
-                if tok.kind == "op" and tok.text == "-":
-                    self.take()
-                    ops.append(("neg", tok.pos))
-                elif tok.kind == "op" and tok.text == "+":
-                    self.take()
-                elif tok.kind == "op" and tok.text == "(":
-                    self.take()
-                    ops.append(("paren", tok.pos, len(vals)))
-                elif tok.kind in ("int", "float"):
-                    self.take()
-                    vals.append(self.number(tok))
-                    operand = False
-                elif tok.kind == "name" and function(tok.text) is not None:
-                    self.take()
-                    self.expect("(", f"'(' after {tok.text}")
-                    ops.append(("call", tok.text, tok.pos, len(vals)))
-                elif tok.kind == "name":
-                    r = self.reference(var_pos)
-                    refs.append(r)
-                    vals.append(r.term)
-                    operand = False
-                else:
-                    shown = "the end of the kernel" if tok.kind == "end" else repr(tok.text)
-                    raise self.error(f"expected a number, a tensor or '(', found {shown}")
-                continue
-            if tok.kind == "op" and tok.text in _BIN_PREC:
-                self.take()
-                reduce(_BIN_PREC[tok.text])
-                ops.append(("bin", tok.text, tok.pos))
-                operand = True
-            elif tok.kind == "op" and tok.text == ")":
-                self.take()
-                close(tok)
-            elif tok.kind == "op" and tok.text == ",":
-                self.take()
-                reduce(0)
-                if not ops or ops[-1][0] != "call":
-                    raise self.error("',' outside a function call", tok.pos)
-                operand = True
-            else:
-                break
-        reduce(0)
-        if ops:
-            top = ops[-1]
-            what = "(" if top[0] == "paren" else f"{top[1]}("
-            raise self.error(f"unclosed '{what}'", top[2] if top[0] == "call" else top[1])
-        return vals[0]
-
-    # -- indices ---------------------------------------------------------------------------------
+        """A right-hand side (see :mod:`.precedence`)."""
+        return read_expression(self, refs, var_pos)
 
     def index(self, var_pos: dict[str, int]) -> Term:
-        """One index expression (an int64 term), by operator precedence with explicit stacks."""
-        ops: list[tuple] = []  # ("bin", symbol, pos) | ("neg", pos) | ("paren", pos)
-        vals: list[Term] = []
-        nesting: dict[Term, int] = {}  # term -> depth of // and % inside it
-        operand = True
-
-        def apply() -> None:
-            top = ops.pop()
-            if top[0] == "neg":
-                a = vals.pop()
-                term = const(-a.attr) if a.is_const else Term(_I_NEG, (a,))
-                nesting[term] = nesting.get(a, 0)
-                vals.append(term)
-                return
-            b = vals.pop()
-            a = vals.pop()
-            symbol, pos = top[1], top[2]
-            if symbol == "*" and a.free_symbols and b.free_symbols:
-                raise self.error("an index may multiply a variable only by a constant", pos)
-            if symbol in ("//", "%"):
-                if b.free_symbols:
-                    raise self.error(f"an index may use {symbol} only with a constant divisor", pos)
-                try:
-                    c = linearize(b).const
-                except NonAffineError as exc:  # pragma: no cover - constants always linearize
-                    raise self.error(str(exc), pos) from None
-                if c <= 0:
-                    raise self.error(f"the divisor of {symbol} in an index must be positive", pos)
-            term = Term(_I_OPS[symbol], (a, b))
-            depth = max(nesting.get(a, 0), nesting.get(b, 0)) + (symbol in ("//", "%"))
-            if depth > MAX_INDEX_DIVISIONS:
-                raise self.error(f"an index nests // and % more than {MAX_INDEX_DIVISIONS} deep", pos)
-            nesting[term] = depth
-            vals.append(term)
-
-        def reduce(prec: int) -> None:
-            while ops and ops[-1][0] != "paren":
-                top = ops[-1]
-                if top[0] == "bin" and _BIN_PREC[top[1]] < prec:
-                    break
-                apply()
-
-        while True:
-            tok = self.peek()
-            if operand:
-                if tok.kind == "op" and tok.text == "-":
-                    self.take()
-                    ops.append(("neg", tok.pos))
-                elif tok.kind == "op" and tok.text == "+":
-                    self.take()
-                elif tok.kind == "op" and tok.text == "(":
-                    self.take()
-                    ops.append(("paren", tok.pos))
-                elif tok.kind == "int":
-                    self.take()
-                    vals.append(const(self.int_value(tok, "index constant"), INT64))
-                    operand = False
-                elif tok.kind == "name":
-                    self.take()
-                    if function(tok.text) is not None:
-                        raise self.error(f"an index cannot call {tok.text}", tok.pos)
-                    check_name(tok.text, "loop variable", self.text, tok.pos)
-                    var_pos.setdefault(tok.text, tok.pos)
-                    vals.append(index_var(tok.text))
-                    operand = False
-                elif tok.kind == "float":
-                    raise self.error("an index constant must be an integer")
-                else:
-                    shown = "the end of the kernel" if tok.kind == "end" else repr(tok.text)
-                    raise self.error(f"expected a loop variable, an integer or '(' in an index, found {shown}")
-                continue
-            if tok.kind == "op" and tok.text == "/":
-                raise self.error("an index divides with '//' (floor division), not '/'")
-            if tok.kind == "op" and tok.text in _I_OPS:
-                self.take()
-                reduce(_BIN_PREC[tok.text])
-                ops.append(("bin", tok.text, tok.pos))
-                operand = True
-            elif tok.kind == "op" and tok.text == ")":
-                reduce(0)
-                if not ops:
-                    break  # not ours: let the caller report it
-                self.take()
-                ops.pop()
-            else:
-                break
-        reduce(0)
-        if ops:
-            raise self.error("unclosed '(' in an index", ops[-1][1])
-        return vals[0]
+        """One index expression, an int64 term (see :mod:`.precedence`)."""
+        return read_index(self, var_pos)
 
 
 def parse_statements(text: str, data_type: str = "float") -> list[StatementSyntax]:
@@ -509,29 +318,27 @@ def _field_error(message: str, source: str, key: str) -> KernelError:
     return KernelError(message, source, _field_pos(source, key)) if source else KernelError(message)
 
 
-def load_case(path: str | Path | dict) -> Kernel:
-    """Read a course case (a JSON file, or its parsed dict) into a checked Kernel.
-
-    Fields: ``name`` (a C identifier), ``ins`` and ``outs`` (lists of tensor names), ``data_type``
-    (``"float"`` or ``"int"``), ``kernel`` (the statements) and, for gradients, ``grad_to``.
-    A missing or malformed field raises KernelError pointing at the field in the file.
-    """
-    source = ""
+def _read_case(path: str | Path | dict) -> tuple[Any, str]:
+    """The case as parsed (a dict unless malformed), and the text of its file (empty for a dict given as it is)."""
     if isinstance(path, dict):
-        data = path
-    else:
-        try:
-            source = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise KernelError(f"cannot read the case file {str(path)!r}: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise KernelError(f"the case file {str(path)!r} is not UTF-8 text") from None
-        try:
-            data = json.loads(source)
-        except json.JSONDecodeError as exc:
-            raise KernelError(f"the case file is not JSON: {exc.msg}", source, exc.pos) from None
-        except RecursionError:
-            raise KernelError("the case file nests too deeply") from None
+        return path, ""
+    try:
+        source = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise KernelError(f"cannot read the case file {str(path)!r}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise KernelError(f"the case file {str(path)!r} is not UTF-8 text") from None
+    try:
+        data = json.loads(source)
+    except json.JSONDecodeError as exc:
+        raise KernelError(f"the case file is not JSON: {exc.msg}", source, exc.pos) from None
+    except RecursionError:
+        raise KernelError("the case file nests too deeply") from None
+    return data, source
+
+
+def _check_case(data: object, source: str) -> None:
+    """Every field of a case present, known and of its type, and every name a valid identifier."""
     if not isinstance(data, dict):
         raise KernelError("a case is a JSON object with name, ins, outs, data_type and kernel")
     known = {"name", "ins", "outs", "data_type", "kernel", "grad_to"}
@@ -562,6 +369,17 @@ def load_case(path: str | Path | dict) -> Kernel:
                 check_name(item, "tensor name")
             except KernelError as exc:
                 raise _field_error(exc.msg, source, key) from None
+
+
+def load_case(path: str | Path | dict) -> Kernel:
+    """Read a course case (a JSON file, or its parsed dict) into a checked Kernel.
+
+    Fields: ``name`` (a C identifier), ``ins`` and ``outs`` (lists of tensor names), ``data_type``
+    (``"float"`` or ``"int"``), ``kernel`` (the statements) and, for gradients, ``grad_to``.
+    A missing or malformed field raises KernelError pointing at the field in the file.
+    """
+    data, source = _read_case(path)
+    _check_case(data, source)
     try:
         return parse_kernel(
             data["kernel"],

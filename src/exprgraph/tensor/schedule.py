@@ -173,6 +173,49 @@ def _bound_terms(guard: Guard, var: Term, lin: Lin) -> tuple[Term | None, Term |
     return lower, upper
 
 
+def _place_guard(g: Guard, levels: list[Level], rank: Mapping[Term, int], order: list[Loop], select: bool) -> None:
+    """Place ``g`` at the innermost level it depends on: as loop bounds when it is affine there, else as a test."""
+    vars_in = [v for v in g.expr.free_symbols if v in rank]
+    if not vars_in:
+        return  # constant: decided statically (merge_guards dropped the true ones; ``empty`` the false)
+    k = max(rank[v] for v in vars_in)
+    level = levels[k]
+    lin = None
+    if g.modulus is None and not select:
+        try:
+            lin = linearize(g.expr)
+        except NonAffineError:
+            lin = None
+    if lin is None or lin.coeffs.get(level.var, 0) == 0 or not _var_only_direct(lin, level.var):
+        level.tests.append(g)
+        return
+    lower, upper = _bound_terms(g, level.var, lin)
+    outer = {lp.var: (lp.lo, lp.hi) for lp in order[:k]}
+    for term, side in ((lower, level.lower), (upper, level.upper)):
+        if term is not None:
+            _add_bound(level, term, side, outer)
+
+
+def _add_bound(level: Level, term: Term, side: list[Term], outer: Mapping[Term, tuple[int, int]]) -> None:
+    """Bound the loop of ``level`` by ``term`` on ``side`` (its lower or upper list), unless it never binds."""
+    if term.is_const:
+        # a constant bound narrows the static range
+        lp = level.loop
+        c = int(term.attr)
+        if side is level.lower:
+            level.loop = Loop(lp.var, max(lp.lo, c), lp.hi)
+        else:
+            level.loop = Loop(lp.var, lp.lo, min(lp.hi, c))
+        return
+    b = bounds(term, outer)
+    if side is level.lower and b is not None and b[1] <= level.loop.lo:
+        return  # never above the static start
+    if side is level.upper and b is not None and b[0] >= level.loop.hi:
+        return  # never below the static end
+    if term not in side:
+        side.append(term)
+
+
 def schedule_statement(
     st: Statement, tensors: Mapping[str, Tensor], *, unroll: bool = False, parallel: bool = False
 ) -> Schedule:
@@ -197,41 +240,7 @@ def schedule_statement(
     # an assignment without sums keeps its guards as one test (value or zero): no bounds
     select = not st.accumulate and not has_sum and bool(guards)
     for g in guards:
-        vars_in = [v for v in g.expr.free_symbols if v in rank]
-        if not vars_in:
-            continue  # constant: decided statically (merge_guards dropped the true ones; ``empty`` the false)
-        k = max(rank[v] for v in vars_in)
-        level = levels[k]
-        lin = None
-        if g.modulus is None and not select:
-            try:
-                lin = linearize(g.expr)
-            except NonAffineError:
-                lin = None
-        if lin is not None and lin.coeffs.get(level.var, 0) != 0 and _var_only_direct(lin, level.var):
-            lower, upper = _bound_terms(g, level.var, lin)
-            outer = {lp.var: (lp.lo, lp.hi) for lp in order[:k]}
-            for term, side in ((lower, level.lower), (upper, level.upper)):
-                if term is None:
-                    continue
-                if term.is_const:
-                    # a constant bound narrows the static range
-                    lp = level.loop
-                    c = int(term.attr)
-                    if side is level.lower:
-                        level.loop = Loop(lp.var, max(lp.lo, c), lp.hi)
-                    else:
-                        level.loop = Loop(lp.var, lp.lo, min(lp.hi, c))
-                    continue
-                b = bounds(term, outer)
-                if side is level.lower and b is not None and b[1] <= level.loop.lo:
-                    continue  # never above the static start
-                if side is level.upper and b is not None and b[0] >= level.loop.hi:
-                    continue  # never below the static end
-                if term not in side:
-                    side.append(term)
-        else:
-            level.tests.append(g)
+        _place_guard(g, levels, rank, order, select)
     if select:
         # every test at the innermost level, so the else branch covers the whole box
         tests = [g for lv in levels for g in lv.tests]
@@ -253,8 +262,7 @@ def schedule_statement(
     elif not has_sum:
         zero_first = False  # one store per element (a select when guarded)
     else:
-        sums_outside = any(lv.var not in written for lv in outer_levels)
-        zero_first = suffix == 0 or sums_outside or restricted
+        zero_first = suffix == 0 or restricted or any(lv.var not in written for lv in outer_levels)
     sched = Schedule(st, levels, suffix, zero_first, select, guards, empty)
     if unroll:
         sched.jam = choose_jam(sched)

@@ -252,6 +252,35 @@ def _rename(lin: Lin, names: Mapping[Term, Term]) -> Lin:
     return out
 
 
+def _forward_order(order: Sequence[Term], ranges: Mapping[Term, tuple[int, int]]) -> list[Term]:
+    """The forward loop variables: those of ``order`` first, then the others by name."""
+    return [v for v in order if v in ranges] + sorted((v for v in ranges if v not in order), key=str)
+
+
+def _gather_names(
+    index: Sequence[Term], sols: Mapping[Term, Lin], aux: Sequence[Term], taken: set[str]
+) -> dict[Term, Term]:
+    """The loop variable of each position of the gather, and of each auxiliary unknown left unsolved.
+
+    A position that reads a plain variable solved as exactly that position keeps its name; the
+    others get fresh names (added to ``taken``).
+    """
+    names: dict[Term, Term] = {}
+    used: set[Term] = set()
+    for k, t in enumerate(index):
+        p = _param(k)
+        if is_var(t) and t in sols and t not in used and sols[t].key() == Lin.atom(p).key():
+            names[p] = t
+            used.add(t)
+    for k in range(len(index)):
+        p = _param(k)
+        if p not in names:
+            names[p] = Symbol(fresh_name(taken, LHS_NAMES), INT64)
+    for a in aux:
+        names[a] = Symbol(fresh_name(taken, AUX_NAMES), INT64)
+    return names
+
+
 def solve_gather(
     index: Sequence[Term],
     extents: Sequence[int],
@@ -276,26 +305,11 @@ def solve_gather(
         return Gather((), (), {}, [], 0.0, "solve", feasible=False)
     sols, implied = _pin(dict(leaf.sols), [u for u in unknowns if u not in leaf.sols], all_ranges)
 
-    # names: a position that reads a plain variable solved as exactly that position keeps its name
-    forward_names = {v.name for v in ranges}
-    taken |= forward_names
-    names: dict[Term, Term] = {}
-    used: set[Term] = set()
-    for k, t in enumerate(index):
-        p = _param(k)
-        if is_var(t) and t in sols and t not in used and sols[t].key() == Lin.atom(p).key():
-            names[p] = t
-            used.add(t)
-    for k in range(len(index)):
-        p = _param(k)
-        if p not in names:
-            names[p] = Symbol(fresh_name(taken, LHS_NAMES), INT64)
+    taken |= {v.name for v in ranges}
     remaining_aux = [a for a in aux_order if a not in sols]
-    for a in remaining_aux:
-        names[a] = Symbol(fresh_name(taken, AUX_NAMES), INT64)
-
+    names = _gather_names(index, sols, remaining_aux, taken)
     lhs = tuple(names[_param(k)] for k in range(len(index)))
-    fwd_order = [v for v in order if v in ranges] + sorted((v for v in ranges if v not in order), key=str)
+    fwd_order = _forward_order(order, ranges)
     remaining_fwd = [v for v in fwd_order if v not in sols]
     loops = [Loop(lhs[k], 0, extents[k]) for k in range(len(index))]
     loops += [Loop(v, *ranges[v]) for v in remaining_fwd]
@@ -335,7 +349,7 @@ def guard_gather(
     """The fallback: keep every forward loop and guard ``x_k == index_k`` for each position."""
     taken |= {v.name for v in ranges}
     lhs = tuple(Symbol(fresh_name(taken, LHS_NAMES), INT64) for _ in index)
-    fwd_order = [v for v in order if v in ranges] + sorted((v for v in ranges if v not in order), key=str)
+    fwd_order = _forward_order(order, ranges)
     loops = [Loop(x, 0, e) for x, e in zip(lhs, extents, strict=True)]
     loops += [Loop(v, *ranges[v]) for v in fwd_order]
     term_order = [lp.var for lp in loops]

@@ -36,6 +36,7 @@ __all__ = [
     "format_rhs",
     "tree_size",
     "number",
+    "split_accumulator",
 ]
 
 #: the indexed-access op: ``access(T, i, j)`` is ``T[i, j]``
@@ -199,3 +200,32 @@ def tree_size(roots: Iterable[Term], limit: int) -> int:
         if total > limit:
             raise KernelError(f"the right-hand sides written out as trees have more than {limit} nodes")
     return total
+
+
+_ACC_ADD, _ACC_SUB = REGISTRY["add"], REGISTRY["sub"]
+
+
+def split_accumulator(rhs: Term, target: Term, data_type: str = "float") -> Term | None:
+    """``rest`` when ``rhs`` is ``target + rest`` (up to the order of a +/- chain), else None."""
+    terms: list[tuple[Term, int]] = []
+    stack: list[tuple[Term, int]] = [(rhs, 1)]
+    while stack:
+        node, sign = stack.pop()
+        if node.op is _ACC_ADD:
+            stack.extend((a, sign) for a in reversed(node.args))
+        elif node.op is _ACC_SUB:
+            stack.append((node.args[1], -sign))
+            stack.append((node.args[0], sign))
+        else:
+            terms.append((node, sign))
+    for k, (node, sign) in enumerate(terms):
+        if sign > 0 and node is target:
+            rest = terms[:k] + terms[k + 1 :]
+            if not rest:
+                return number(0, data_type)
+            first, s0 = rest[0]
+            acc = first if s0 > 0 else Term(_NEG, (first,))
+            for t, s in rest[1:]:
+                acc = Term(_ACC_ADD if s > 0 else _ACC_SUB, (acc, t))
+            return acc
+    return None
