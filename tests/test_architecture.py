@@ -46,7 +46,6 @@ NOT_YET: set[tuple[str, str]] = {
     ("downward", "egraph"),
     ("downward", "match"),
     ("downward", "simplify"),
-    ("cycles", "core"),
     ("cycles", "graph"),
     ("cycles", "match"),
     ("cycles", "rules"),

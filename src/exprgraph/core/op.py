@@ -15,8 +15,8 @@ from typing import Any
 
 from ..errors import DTypeError, ShapeError
 from .dtypes import DTYPES, INT64, promote, weak_dtype
-from .leaves import Symbol
-from .term import REGISTRY, Term
+from .leaves import Symbol, const
+from .term import REGISTRY, Term, hooks
 
 __all__ = [
     "Op",
@@ -257,8 +257,6 @@ def as_term(value: Any, context: str = "") -> Term:
     """
     if value.__class__ is Term:
         return value
-    from .leaves import const
-
     try:
         return const(value, weak_dtype(value, context) if context else None)
     except DTypeError:
@@ -341,3 +339,6 @@ def result_kinds(op: Op, operands: tuple[frozenset[Kind], ...], attr: Any = None
             continue
         out.add((dtype, tuple(shape)))
     return frozenset(out)
+
+
+hooks.as_term = as_term

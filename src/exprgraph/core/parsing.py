@@ -19,7 +19,7 @@ from ..errors import ParseError
 from .dtypes import FLOAT32, FLOAT64, as_dtype
 from .leaves import CONSTANT_NAMES, Symbol, const
 from .op import Op
-from .term import REGISTRY, Term
+from .term import REGISTRY, Term, hooks
 
 __all__ = ["parse", "tokenize", "scan"]
 
@@ -440,3 +440,6 @@ def parse(
             for s in symbols:
                 table[s.name] = s
     return _Parser(text, table, as_dtype(dtype), strict).parse()
+
+
+hooks.parse = parse
