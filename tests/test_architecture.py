@@ -44,11 +44,8 @@ MAX_FUNCTION_LINES = 60
 NOT_YET: set[tuple[str, str]] = {
     ("downward", "diff"),
     ("downward", "egraph"),
-    ("downward", "match"),
     ("downward", "simplify"),
     ("cycles", "graph"),
-    ("cycles", "match"),
-    ("cycles", "rules"),
     ("sizes", "compile"),
     ("sizes", "core"),
     ("sizes", "diff"),

@@ -24,8 +24,10 @@ from typing import Any
 import numpy as np
 
 from ..core import ConstArray, Op, Term, const, get_op
-from .matcher import const_value_equal, cut_points, literal_matches, solve
+from .cuts import cut_points
+from .machine import solve
 from .patterns import OpPattern, Pattern, Var, Where, _DotType
+from .values import const_value_equal, literal_matches
 
 __all__ = ["CompiledPattern", "compile_pattern"]
 

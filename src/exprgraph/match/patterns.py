@@ -34,6 +34,10 @@ __all__ = [
     "pattern_children",
 ]
 
+#: ``pattern >> rhs`` builds a rule, but rules sit above match: :mod:`exprgraph.rules.ruleset`
+#: sets this to its ``Rule`` class when it is imported (``import exprgraph`` always does)
+rule_maker: Callable[[Any, Any], Any] | None = None
+
 
 class Pattern:
     """Base class of pattern nodes; Python operators on patterns build op patterns."""
@@ -125,9 +129,9 @@ class Pattern:
 
     def __rshift__(self, rhs: Any) -> Any:
         """``pattern >> rhs`` is a rule (``V.x * 1 >> V.x``); ``rhs`` is a template or a handler."""
-        from ..rules.ruleset import Rule
-
-        return Rule(self, rhs)
+        if rule_maker is None:
+            raise TypeError("pattern >> rhs builds a rule: import exprgraph.rules first")
+        return rule_maker(self, rhs)
 
     def __bool__(self) -> bool:
         return True

@@ -26,7 +26,9 @@ from typing import Any
 from ..core import Term, as_term, tree_children
 from ..errors import RewriteLimitError
 from ..match.matcher import values_equal
-from .ruleset import Rule, RuleSet, rebuild, rule_name
+from . import ruleset as _ruleset
+from .rule import Rule, rebuild, rule_name
+from .ruleset import RuleSet
 
 __all__ = ["rewrite", "RewriteProfile", "RuleStats", "DEFAULT_MAX_STEPS"]
 
@@ -348,3 +350,6 @@ def _rewrite_tree(
         else:
             stack.append([out, None, None])  # normalise the result; it reports to the same parent
     return result[0]
+
+
+_ruleset.rewriter = rewrite

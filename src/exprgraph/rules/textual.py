@@ -35,7 +35,8 @@ from ..core.parsing import _Parser, tokenize
 from ..errors import ParseError, PatternError, RuleSyntaxError, ShapeError
 from ..match import Dot, OpPattern, Pattern, Segment, Star, Var
 from ..match.patterns import pattern_children
-from .ruleset import Rule
+from . import rule as _rule
+from .rule import Rule
 
 __all__ = ["rule", "parse_rules", "parse_condition", "PREDICATES"]
 
@@ -686,3 +687,6 @@ def _condition_test(cond: Any, text: str) -> Callable[[dict], bool]:
     test.__name__ = f"where {text}"
     test._is_condition = True  # type: ignore[attr-defined]
     return test
+
+
+_rule.condition_parser = parse_condition
