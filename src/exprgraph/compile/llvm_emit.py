@@ -32,9 +32,6 @@ __all__ = ["emit_llvm", "LLVM_TYPES", "ir_literal"]
 LLVM_TYPES = {FLOAT64: "double", FLOAT32: "float", INT64: "i64", BOOL: "i1"}
 _MEMORY = {FLOAT64: "double", FLOAT32: "float", INT64: "i64", BOOL: "i8"}
 
-#: ops whose operands are compared in their common dtype (the result is bool)
-_LOGICAL = frozenset({"logical_and", "logical_or", "logical_not"})
-
 
 def ir_literal(value: Any, dtype: str) -> str:
     """An exact LLVM constant of ``dtype``."""
@@ -418,7 +415,7 @@ def _operand_dtypes(node: Term) -> tuple[str, ...]:
     args = node.args
     if op.relational:
         return (promote(*(a.dtype for a in args)),) * len(args)
-    if op.name in _LOGICAL:
+    if op.logical:
         return (BOOL,) * len(args)
     if op.name == "where":
         return (BOOL, node.dtype, node.dtype)
