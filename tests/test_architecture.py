@@ -53,7 +53,6 @@ NOT_YET: set[tuple[str, str]] = {
     ("sizes", "graph"),
     ("sizes", "interop"),
     ("sizes", "match"),
-    ("sizes", "rules"),
     ("sizes", "tensor"),
 }
 
