@@ -50,10 +50,20 @@ def cut_points(pattern: Any) -> Cuts:
     reads every binding). Structural term patterns bind nothing and always qualify. The common
     case, every name used once and no runs or tests, needs no further analysis.
     """
-    # first pass: is any name repeated, is there a run or a test? (usually not: then cut everywhere)
+    if _simple(pattern):
+        return Cuts(True, frozenset())
+    nodes, parents, occurrences, runs, has_where = _pattern_tree(pattern)
+    bad = _unsafe(parents, occurrences, runs, has_where)
+    good: dict[int, bool] = {}
+    for i, node in enumerate(nodes):
+        if node.__class__ is OpPattern and node.branchy:
+            good[id(node)] = good.get(id(node), True) and not bad[i]
+    return Cuts(False, frozenset(k for k, v in good.items() if v))
+
+
+def _simple(pattern: Any) -> bool:
+    """Whether every name of ``pattern`` occurs once and it has no run and no test (cut everywhere)."""
     seen: set[str] = set()
-    repeated = False
-    special = False
     stack: list[Any] = [pattern]
     pop, extend = stack.pop, stack.extend
     while stack:
@@ -61,9 +71,8 @@ def cut_points(pattern: Any) -> Cuts:
         cls = node.__class__
         if cls is Var:
             if node.name in seen:
-                repeated = True
-            else:
-                seen.add(node.name)
+                return False
+            seen.add(node.name)
         elif cls is OpPattern:
             extend(node.args)
             if isinstance(node.attr, Pattern):
@@ -74,23 +83,25 @@ def cut_points(pattern: Any) -> Cuts:
             continue
         else:
             if cls is Where or isinstance(node, Star):
-                special = True
+                return False
             for name in _names_of(node):
                 if name in seen:
-                    repeated = True
+                    return False
                 seen.add(name)
             extend(pattern_children(node))
-    if not repeated and not special:
-        return Cuts(True, frozenset())
-    # second pass: the pattern as a tree with parent links, name occurrences, runs and tests
+    return True
+
+
+def _pattern_tree(pattern: Any) -> tuple[list[Any], list[int], dict[str, list[int]], list[int], bool]:
+    """The pattern as a tree in preorder: nodes, parent indices, where each name occurs, runs, any test."""
     nodes: list[Any] = []
     parents: list[int] = []
     occurrences: dict[str, list[int]] = {}
     runs: list[int] = []
     has_where = False
-    stack2: list[tuple[Any, int]] = [(pattern, -1)]
-    while stack2:
-        node, par = stack2.pop()
+    stack: list[tuple[Any, int]] = [(pattern, -1)]
+    while stack:
+        node, par = stack.pop()
         idx = len(nodes)
         nodes.append(node)
         parents.append(par)
@@ -103,8 +114,13 @@ def cut_points(pattern: Any) -> Cuts:
             runs.append(idx)
         for name in _names_of(node):
             occurrences.setdefault(name, []).append(idx)
-        stack2.extend((k, idx) for k in pattern_children(node))
-    n = len(nodes)
+        stack.extend((k, idx) for k in pattern_children(node))
+    return nodes, parents, occurrences, runs, has_where
+
+
+def _unsafe(parents: list[int], occurrences: dict[str, list[int]], runs: list[int], has_where: bool) -> list[bool]:
+    """Per node of the tree, whether a cut there could lose a match (see :func:`cut_points`)."""
+    n = len(parents)
     size = [1] * n
     for i in range(n - 1, 0, -1):
         size[parents[i]] += size[i]
@@ -129,9 +145,4 @@ def cut_points(pattern: Any) -> Cuts:
     for r in runs:  # everything inside a run is matched repeatedly
         for i in range(r + 1, r + size[r]):
             bad[i] = True
-    good: dict[int, bool] = {}
-    for i in range(n):
-        node = nodes[i]
-        if node.__class__ is OpPattern and node.branchy:
-            good[id(node)] = good.get(id(node), True) and not bad[i]
-    return Cuts(False, frozenset(k for k, v in good.items() if v))
+    return bad

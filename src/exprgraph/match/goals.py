@@ -203,41 +203,7 @@ def _operand_goals(op: Any, attr: Any, pargs: tuple, eargs: tuple, goals: Any, c
     n, k = len(eargs), len(pargs)
     has_run = any(isinstance(p, Star) for p in pargs)
     if op.commutative and (k >= 2 or has_run):
-        fixed = tuple(p for p in pargs if not isinstance(p, Star))
-        rest = tuple(p for p in pargs if isinstance(p, Star))
-        if has_run:
-            if len(fixed) > n:
-                return _FAIL
-            return (_Comm(fixed, 0, eargs, 0, rest, None), None, goals)
-        if n == k:
-            if k == 2:
-                p0, p1 = pargs
-                e0, e1 = eargs
-                ok1 = not (_quick_reject(p0, e0) or _quick_reject(p1, e1))
-                ok2 = e0 is not e1 and not (_quick_reject(p0, e1) or _quick_reject(p1, e0))
-                if ok1:
-                    if ok2:
-                        choices.append((iter(((p0, e1, (p1, e0, goals)),)), trail_len))
-                    return (p0, e0, (p1, e1, goals))
-                if ok2:
-                    return (p0, e1, (p1, e0, goals))
-                return _FAIL
-            return (_Comm(pargs, 0, eargs, 0, (), None), None, goals)
-        if not op.associative:
-            return _FAIL
-        if k > n:
-            flat = _flatten_same(op, attr, eargs)
-            if len(flat) < k:
-                return _FAIL
-            if len(flat) == k:
-                return (_Comm(pargs, 0, flat, 0, (), None), None, goals)
-            eargs, n = flat, len(flat)
-        # regroup: fixed sub-patterns take one operand each, variables share the rest in runs
-        fixed = tuple(p for p in pargs if not _is_var_like(p))
-        varlike = tuple(p for p in pargs if _is_var_like(p))
-        if not varlike or len(fixed) + len(varlike) > n:
-            return _FAIL
-        return (_Comm(fixed, 0, eargs, 0, varlike, _Group(op, attr)), None, goals)
+        return _commutative_goals(op, attr, pargs, eargs, has_run, goals, choices, trail_len)
     if has_run:
         return _seq_goals(pargs, eargs, False, goals)
     if n == k:
@@ -269,6 +235,48 @@ def _operand_goals(op: Any, attr: Any, pargs: tuple, eargs: tuple, goals: Any, c
             yield g
 
     return _branch(alternatives(), choices, trail_len)
+
+
+def _commutative_goals(
+    op: Any, attr: Any, pargs: tuple, eargs: tuple, has_run: bool, goals: Any, choices: list, trail_len: int
+) -> Any:
+    """Operand goals of a commutative op: any operand order, and regrouping when it is associative too."""
+    n, k = len(eargs), len(pargs)
+    fixed = tuple(p for p in pargs if not isinstance(p, Star))
+    rest = tuple(p for p in pargs if isinstance(p, Star))
+    if has_run:
+        if len(fixed) > n:
+            return _FAIL
+        return (_Comm(fixed, 0, eargs, 0, rest, None), None, goals)
+    if n == k:
+        if k == 2:
+            p0, p1 = pargs
+            e0, e1 = eargs
+            ok1 = not (_quick_reject(p0, e0) or _quick_reject(p1, e1))
+            ok2 = e0 is not e1 and not (_quick_reject(p0, e1) or _quick_reject(p1, e0))
+            if ok1:
+                if ok2:
+                    choices.append((iter(((p0, e1, (p1, e0, goals)),)), trail_len))
+                return (p0, e0, (p1, e1, goals))
+            if ok2:
+                return (p0, e1, (p1, e0, goals))
+            return _FAIL
+        return (_Comm(pargs, 0, eargs, 0, (), None), None, goals)
+    if not op.associative:
+        return _FAIL
+    if k > n:
+        flat = _flatten_same(op, attr, eargs)
+        if len(flat) < k:
+            return _FAIL
+        if len(flat) == k:
+            return (_Comm(pargs, 0, flat, 0, (), None), None, goals)
+        eargs, n = flat, len(flat)
+    # regroup: fixed sub-patterns take one operand each, variables share the rest in runs
+    fixed = tuple(p for p in pargs if not _is_var_like(p))
+    varlike = tuple(p for p in pargs if _is_var_like(p))
+    if not varlike or len(fixed) + len(varlike) > n:
+        return _FAIL
+    return (_Comm(fixed, 0, eargs, 0, varlike, _Group(op, attr)), None, goals)
 
 
 def _alternatives(alts: tuple, e: Any, goals: Any) -> Iterator[Any]:
