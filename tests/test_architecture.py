@@ -52,7 +52,6 @@ NOT_YET: set[tuple[str, str]] = {
     ("sizes", "egraph"),
     ("sizes", "graph"),
     ("sizes", "interop"),
-    ("sizes", "match"),
     ("sizes", "tensor"),
 }
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core import Term
 from .patterns import OpPattern, Pattern, Star, Var, _DotType
-from .values import CONST, literal_matches
+from .values import CONST, literal_matches, same_value
 
 
 class _Goal:
@@ -291,3 +291,109 @@ def _branch(alts: Iterator[Any], choices: list, trail_len: int) -> Any:
         return _FAIL
     choices.append((alts, trail_len))
     return first
+
+
+def _seq_rest(g: _SeqRest, b: dict, goals: Any, choices: list, trail: list) -> Any:
+    pats, i, elems, j = g.pats, g.i, g.elems, g.j
+    n, m = len(pats), len(elems)
+    # consume plain elements up to the next run in one go
+    k = i
+    while k < n and not isinstance(pats[k], Star):
+        k += 1
+    if k > i:
+        cnt = k - i
+        if k == n:
+            if j + cnt != m:
+                return _FAIL
+            rest = goals
+        else:
+            if j + cnt + g.minrest[k] > m:
+                return _FAIL
+            rest = (_SeqRest(pats, k, elems, j + cnt, g.minrest, g.as_str), None, goals)
+        for t in range(k - 1, i - 1, -1):
+            rest = (pats[t], elems[j + (t - i)], rest)
+        return rest
+    if i == n:
+        return goals if j == m else _FAIL
+    star = pats[i]
+    remaining = m - j
+    hi = remaining - g.minrest[i + 1]
+    lo = star.min_count
+    if hi < lo:
+        return _FAIL
+    name = star.name
+    as_str = g.as_str
+    if name is not None and name in b:
+        run = b[name]
+        c = len(run) if isinstance(run, (tuple, list, str)) else -1
+        if c < lo or c > hi:
+            return _FAIL
+        got = elems[j : j + c]
+        if not as_str:
+            got = tuple(got)
+        if not same_value(got, run if as_str or isinstance(run, tuple) else tuple(run)):
+            return _FAIL
+        return (_SeqRest(pats, i + 1, elems, j + c, g.minrest, as_str), None, goals)
+
+    def continuation(c: int) -> Any:
+        run = elems[j : j + c]
+        if not as_str:
+            run = tuple(run)
+        nxt: Any = (_SeqRest(pats, i + 1, elems, j + c, g.minrest, as_str), None, goals)
+        if name is not None:
+            nxt = (_Bind(name, run), None, nxt)
+        inner = star.pattern
+        if star.accumulate:
+            return (_Acc(star, tuple(run), 0, ()), None, nxt)
+        if inner.__class__ is not _DotType:
+            for t in range(c - 1, -1, -1):
+                nxt = (inner, run[t], nxt)
+        return nxt
+
+    counts = range(hi, lo - 1, -1) if star.greedy else range(lo, hi + 1)
+    return _branch((continuation(c) for c in counts), choices, len(trail))
+
+
+def _comm_step(g: _Comm, goals: Any, choices: list, trail_len: int) -> Any:
+    fixed, i, eargs, used = g.fixed, g.i, g.eargs, g.used
+    if i == len(fixed):
+        rest_elems = tuple(a for t, a in enumerate(eargs) if not used >> t & 1)
+        if g.group is None:
+            if not g.rest:
+                return goals if not rest_elems else _FAIL
+            return _seq_goals(g.rest, rest_elems, False, goals)
+        # regrouping: the variables share the remaining operands in consecutive runs
+        k = len(g.rest)
+        if len(rest_elems) < k:
+            return _FAIL
+        group, rest = g.group, g.rest
+
+        def regroupings() -> Iterator[Any]:
+            for cuts in _compositions(len(rest_elems), k):
+                try:
+                    parts = [group.build(run) for run in _runs(rest_elems, cuts)]
+                except Exception:
+                    continue
+                nxt = goals
+                for t in range(k - 1, -1, -1):
+                    nxt = (rest[t], parts[t], nxt)
+                yield nxt
+
+        return _branch(regroupings(), choices, trail_len)
+    p = fixed[i]
+    cands = [t for t in range(len(eargs)) if not used >> t & 1 and not _quick_reject(p, eargs[t])]
+    if not cands:
+        return _FAIL
+    # identical operands give identical matches: try each distinct one once
+    seen: set[int] = set()
+    uniq = []
+    for t in cands:
+        key = id(eargs[t])
+        if key not in seen:
+            seen.add(key)
+            uniq.append(t)
+
+    def assign(t: int) -> Any:
+        return (p, eargs[t], (_Comm(fixed, i + 1, eargs, used | (1 << t), g.rest, g.group), None, goals))
+
+    return _branch((assign(t) for t in uniq), choices, trail_len)
