@@ -13,7 +13,7 @@ depend on ``g`` is built on its own (``g * -sin(a)``, not ``-(g*sin(a))``), so t
 node in second and later sweeps share it.
 
 The ops these helpers build are looked up in the table on first use (``_O``), so this module
-imports only dtypes, leaves, shapes and term.
+imports only dtypes, inference, leaves, op and term.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from ..errors import ShapeError
 from .dtypes import FLOAT32, FLOAT64, is_float, promote
 from .inference import _ARITH2, _numeric
 from .leaves import const
-from .term import REGISTRY, Term
+from .op import get_op
+from .term import Term
 
 __all__ = ["product", "times", "negate", "insert_axes", "broadcast_like", "sum_to", "no_grad"]
 
@@ -48,7 +49,7 @@ class _Lazy:
     """Ops and constants of the table, looked up on first use (the table is complete by then)."""
 
     def __getattr__(self, name: str) -> Any:
-        value = const(_NUMBERS[name]) if name in _NUMBERS else REGISTRY[name]
+        value = const(_NUMBERS[name]) if name in _NUMBERS else get_op(name)
         setattr(self, name, value)  # later reads find the instance attribute: no lookup
         return value
 
