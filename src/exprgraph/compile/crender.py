@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core import Symbol, Term
+from ..core import Symbol, Term, ops
 from ..core.dtypes import BOOL, DTYPES, FLOAT32, FLOAT64, INT64, is_float
 from ..errors import CompileError
 
@@ -78,8 +78,8 @@ KERNEL = Dialect(
     True,
 )
 
-#: libm functions glibc's libmvec has SIMD variants of (double and float)
-LIBMVEC = ("sin", "cos", "tan", "tanh", "exp", "log", "pow", "expm1", "log1p")
+#: libm functions glibc's libmvec has SIMD variants of (double and float): each op's ``libmvec``
+LIBMVEC = tuple(op.libmvec for op in ops() if op.libmvec)
 
 _INT_LIMITS = {"int64_t": (-(2**63), 2**63 - 1), "int": (-(2**31), 2**31 - 1)}
 
@@ -126,10 +126,6 @@ def _to_single(v: float) -> float:
     return float(np.float32(v))
 
 
-#: ops whose operands keep their own types (C compares and selects across types as numpy does)
-_UNCAST = frozenset({"maximum", "minimum", "where"})
-
-
 def operand_dtypes(node: Term) -> tuple[str, ...]:
     """The dtype each operand of ``node`` is converted to before the op applies (numpy's promotion).
 
@@ -139,7 +135,7 @@ def operand_dtypes(node: Term) -> tuple[str, ...]:
     above 2**53 where the exponent as a double would be even).
     """
     op = node.op
-    if op.relational or op.name in _UNCAST:
+    if op.relational or op.mixed_operands:
         have = tuple(a.dtype for a in node.args)
         values = have[1:] if op.name == "where" else have  # where's condition is not a value
         if FLOAT32 in values and INT64 in values:
@@ -172,7 +168,7 @@ def render(node: Term, operands: Sequence[str], dialect: Dialect = HOST) -> str:
         for a, t in zip(args[1:], operands[1:], strict=True):
             step = op.infer((_SCALAR[have], _SCALAR[a.dtype]), None)[0]
             pair = [_cast(text, have, step, dialect), _cast(t, a.dtype, step, dialect)]
-            if op.relational or op.name in _UNCAST:
+            if op.relational or op.mixed_operands:
                 pair = [text, t]
             text = _apply(template, pair)
             have = step

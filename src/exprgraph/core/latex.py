@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import TermTooLargeError
 from .op import PREC_ADD, PREC_ATOM, PREC_CMP, PREC_MUL, PREC_POW, PREC_UNARY
 from .printing import MAX_PRINT_NODES, single_text, to_dot, to_infix
-from .term import Term
+from .term import Term, hooks
 from .walk import postorder
 
 __all__ = ["latex", "latex_name", "repr_latex", "repr_svg", "pretty_text", "DISPLAY_LIMIT", "SVG_LIMIT"]
@@ -362,3 +362,8 @@ def pretty_text(term: Term) -> str:
         return to_infix(term, limit=PRETTY_LIMIT)
     except TermTooLargeError:
         return f"<{term.op.name} term: {term.size} distinct nodes, depth {term.depth}; dprint() lists it>"
+
+
+hooks.repr_latex = repr_latex
+hooks.repr_svg = repr_svg
+hooks.pretty_text = pretty_text

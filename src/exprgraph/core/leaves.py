@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError
+from . import shapes
 from .dtypes import BOOL, FLOAT32, FLOAT64, INT64, as_dtype, dtype_of_value
-from .term import REGISTRY, Term
+from .term import REGISTRY, Term, hooks
 
 __all__ = [
     "Symbol",
@@ -157,13 +158,9 @@ def as_dim(entry: Any) -> int | Term:
     if isinstance(entry, str):
         if entry.isidentifier() and entry not in RESERVED_NAMES:
             return Symbol(entry, INT64)
-        from . import shapes
-
         if shapes.parse_dim_hook is not None:
             return as_dim(shapes.parse_dim_hook(entry))
-        from .parsing import parse
-
-        entry = parse(entry, dtype=INT64)
+        entry = hooks.parse(entry, dtype=INT64)
     if entry.__class__ is Term:
         if entry.dtype != INT64 or entry.shape != ():
             raise ShapeError(f"a symbolic dimension must be an int64 scalar term, not {entry!r}")
@@ -199,3 +196,6 @@ def symbols(names: str, dtype: Any = FLOAT64, shape: Any = ()) -> Any:
         raise ValueError("symbols() needs at least one name")
     made = tuple(Symbol(p, dtype, shape) for p in parts)
     return made[0] if len(made) == 1 else made
+
+
+hooks.const = const

@@ -15,8 +15,8 @@ from typing import Any
 
 from ..errors import DTypeError, ShapeError
 from .dtypes import DTYPES, INT64, promote, weak_dtype
-from .leaves import Symbol
-from .term import REGISTRY, Term
+from .leaves import Symbol, const
+from .term import REGISTRY, Term, hooks
 
 __all__ = [
     "Op",
@@ -74,7 +74,11 @@ NONZERO: Domain = ((-_INF, 0.0), (0.0, _INF))
 
 
 class Op:
-    """An operation of the op table; calling it builds a term (``ops.add(x, 1)``)."""
+    """An operation of the op table; calling it builds a term (``ops.add(x, 1)``).
+
+    Every fact any layer needs about the op is a field here, given as a keyword when the op is
+    declared (see :mod:`exprgraph.core.stdops` for the standard table).
+    """
 
     __slots__ = (
         "name",
@@ -102,7 +106,67 @@ class Op:
         "table",
         "batch_attr",
         "domain",
+        "counts_bools",
+        "float_result",
+        "logical",
+        "mixed_operands",
+        "libmvec",
     )
+
+    name: str
+    #: (min, max) operand count; max None means variadic
+    arity: tuple[int, int | None]
+    #: ``infer(args, attr) -> (dtype, shape)``; raises ShapeError/DTypeError on bad operands
+    infer: Infer
+    #: ``impl(*values, attr=attr)`` numpy evaluation (None: use ``ufunc``)
+    impl: Callable[..., Any] | None
+    #: a numpy ufunc, so evaluation can write into a dead operand's buffer
+    ufunc: Any
+    commutative: bool
+    associative: bool
+    identity: Any
+    absorbing: Any
+    idempotent: bool
+    #: one of :data:`NOTATIONS`: how the op is printed and parsed
+    notation: str
+    symbol: str
+    precedence: int
+    #: "left", "right" or None (non-associative: chained use needs parentheses)
+    assoc: str | None
+    #: keyword under which ``attr`` is printed and parsed (``sum(A, axis=0)``)
+    attr_name: str | None
+    #: maps attr to its intern key (constants intern by dtype and exact bits)
+    attr_key: Callable[[Any], Any] | None
+    #: a comparison: its terms have no truth value, its operands compare in their common dtype
+    relational: bool
+    aliases: tuple[str, ...]
+    #: C expression template (``"sin({0})"``) or function of the operand strings
+    c_render: str | Callable[..., str] | None
+    #: LLVM IR instruction per compute dtype (``{"float64": "fadd double {0}, {1}"}``); operands
+    #: arrive cast to that dtype, ``{t}`` is its LLVM type (see exprgraph.compile.llvm_emit)
+    llvm: dict[str, str] | None
+    #: gradient rule ``grad(node, upstream) -> tuple of per-argument contributions``
+    grad: Callable[..., Any] | None
+    #: ``batch_attr(attr, ndim, value_ndim)``: the attr to evaluate with when the operand's value
+    #: carries leading batch axes (many parameter sets) beyond the term's ``ndim`` axes
+    batch_attr: Callable[[Any, int, int], Any] | None
+    #: where the op is defined and smooth in each operand, for drawing the inputs of numerical
+    #: checks: one :data:`Domain` per operand (the last repeats for variadic ops), None when the
+    #: op is smooth everywhere (``log``: ``(POSITIVE,)``; ``truediv``: ``(ALL_REALS, NONZERO)``)
+    domain: tuple[Domain, ...] | None
+    doc: str
+    #: arithmetic: bool operands are counted as integers when evaluated (``True + True == 2``)
+    counts_bools: bool
+    #: a float result whatever the operand dtypes (float32 for float32 operands, else float64)
+    float_result: bool
+    #: logic: the operands are bools (code generators convert them to bool first)
+    logical: bool
+    #: the operands keep their own dtypes in C (C compares and selects across types as numpy does)
+    mixed_operands: bool
+    #: glibc's libmvec has SIMD variants of the libm function of this name that the C rendering calls
+    libmvec: str | None
+    #: intern table of this op's live terms (see Term.__new__)
+    table: dict
 
     def __init__(
         self,
@@ -130,54 +194,30 @@ class Op:
         grad: Callable[..., Any] | None = None,
         batch_attr: Callable[[Any, int, int], Any] | None = None,
         domain: tuple[Domain, ...] | None = None,
+        counts_bools: bool = False,
+        float_result: bool = False,
+        logical: bool = False,
+        mixed_operands: bool = False,
+        libmvec: str | None = None,
         doc: str = "",
     ) -> None:
-        if notation not in NOTATIONS:
-            raise ValueError(f"notation must be one of {NOTATIONS}, not {notation!r}")
-        if not name.isidentifier():
-            raise ValueError(f"op name {name!r} must be an identifier")
-        self.name = name
-        #: (min, max) operand count; max None means variadic
+        _check_declaration(name, notation)
+        self.name, self.infer, self.impl, self.ufunc = name, infer, impl, ufunc
         self.arity = (arity, arity) if isinstance(arity, int) else arity
-        #: ``infer(args, attr) -> (dtype, shape)``; raises ShapeError/DTypeError on bad operands
-        self.infer = infer
-        #: ``impl(*values, attr=attr)`` numpy evaluation (None: use ``ufunc``)
-        self.impl = impl
-        #: a numpy ufunc, so evaluation can write into a dead operand's buffer
-        self.ufunc = ufunc
-        self.commutative = commutative
-        self.associative = associative
-        self.identity = identity
-        self.absorbing = absorbing
-        self.idempotent = idempotent
+        self.commutative, self.associative, self.idempotent = commutative, associative, idempotent
+        self.identity, self.absorbing = identity, absorbing
         self.notation = notation
         self.symbol = symbol if symbol is not None else name
         self.precedence = precedence if notation in ("infix", "prefix") else PREC_ATOM
-        #: "left", "right" or None (non-associative: chained use needs parentheses)
         self.assoc = assoc
-        #: keyword under which ``attr`` is printed and parsed (``sum(A, axis=0)``)
-        self.attr_name = attr_name
-        #: maps attr to its intern key (constants intern by dtype and exact bits)
-        self.attr_key = attr_key
-        self.relational = relational
-        self.aliases = aliases
-        #: C expression template (``"sin({0})"``) or function of the operand strings
-        self.c_render = c_render
-        #: LLVM IR instruction per compute dtype (``{"float64": "fadd double {0}, {1}"}``); operands
-        #: arrive cast to that dtype, ``{t}`` is its LLVM type (see exprgraph.compile.llvm_emit)
-        self.llvm = llvm
-        #: gradient rule ``grad(node, upstream) -> tuple of per-argument contributions``
-        self.grad = grad
-        #: ``batch_attr(attr, ndim, value_ndim)``: the attr to evaluate with when the operand's value
-        #: carries leading batch axes (many parameter sets) beyond the term's ``ndim`` axes
-        self.batch_attr = batch_attr
-        #: where the op is defined and smooth in each operand, for drawing the inputs of numerical
-        #: checks: one :data:`Domain` per operand (the last repeats for variadic ops), None when the
-        #: op is smooth everywhere (``log``: ``(POSITIVE,)``; ``truediv``: ``(ALL_REALS, NONZERO)``)
-        self.domain = domain
+        self.attr_name, self.attr_key = attr_name, attr_key
+        self.relational, self.aliases = relational, aliases
+        self.c_render, self.llvm, self.libmvec = c_render, llvm, libmvec
+        self.grad, self.batch_attr, self.domain = grad, batch_attr, domain
+        self.counts_bools, self.float_result = counts_bools, float_result
+        self.logical, self.mixed_operands = logical, mixed_operands
         self.doc = doc
-        #: intern table of this op's live terms (see Term.__new__)
-        self.table: dict = {}
+        self.table = {}
 
     def check(self, args: tuple, attr: Any) -> tuple[str, tuple]:
         """Validate the operands and return the result's ``(dtype, shape)``."""
@@ -221,6 +261,13 @@ class Op:
         return (get_op, (self.name,))
 
 
+def _check_declaration(name: str, notation: str) -> None:
+    if notation not in NOTATIONS:
+        raise ValueError(f"notation must be one of {NOTATIONS}, not {notation!r}")
+    if not name.isidentifier():
+        raise ValueError(f"op name {name!r} must be an identifier")
+
+
 def register_op(op: Op, *, replace: bool = False) -> Op:
     """Add ``op`` to the op table (every layer sees it at once); returns the op."""
     if not replace:
@@ -257,8 +304,6 @@ def as_term(value: Any, context: str = "") -> Term:
     """
     if value.__class__ is Term:
         return value
-    from .leaves import const
-
     try:
         return const(value, weak_dtype(value, context) if context else None)
     except DTypeError:
@@ -341,3 +386,6 @@ def result_kinds(op: Op, operands: tuple[frozenset[Kind], ...], attr: Any = None
             continue
         out.add((dtype, tuple(shape)))
     return frozenset(out)
+
+
+hooks.as_term = as_term

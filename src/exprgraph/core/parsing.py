@@ -18,8 +18,8 @@ import numpy as np
 from ..errors import ParseError
 from .dtypes import FLOAT32, FLOAT64, as_dtype
 from .leaves import CONSTANT_NAMES, Symbol, const
-from .op import Op
-from .term import REGISTRY, Term
+from .op import Op, get_op, ops
+from .term import Term, hooks
 
 __all__ = ["parse", "tokenize", "scan"]
 
@@ -69,10 +69,18 @@ def tokenize(text: str) -> list[tuple[str, str, int]]:
 
 def _binary_ops() -> dict[str, Op]:
     table: dict[str, Op] = {}
-    for op in REGISTRY.values():
+    for op in ops():
         if op.notation == "infix":
             table.setdefault(op.symbol, op)
     return table
+
+
+def _op_or_none(name: str) -> Op | None:
+    """The op called ``name`` (:func:`get_op`), or None when there is none."""
+    try:
+        return get_op(name)
+    except KeyError:
+        return None
 
 
 def _number(text: str) -> Any:
@@ -90,8 +98,8 @@ class _Parser:
         self.dtype = dtype
         self.strict = strict
         self.binary = _binary_ops()
-        self.neg = REGISTRY["neg"]
-        self.not_ = REGISTRY["logical_not"]
+        self.neg = get_op("neg")
+        self.not_ = get_op("logical_not")
         self.operands: list[Any] = []  # terms (patterns, for the rule parser that extends this one)
         # entries: ("bin", op, pos, n) for n operands joined by op (n > 2: a flat chain a*b*c of a
         # variadic op) | ("pre", op, pos) | ("paren", None, pos) | ("call", op, pos, height, kw)
@@ -221,7 +229,7 @@ class _Parser:
                         raise self.fail("expected ')' after the array literal", self.peek()[2])
                     self.i += 1
                     return False
-                if value == "float32" and value not in REGISTRY:
+                if value == "float32" and _op_or_none(value) is None:
                     self.operands.append(self.single_literal(pos))
                     return False
                 self.open_call(value, pos)
@@ -279,14 +287,14 @@ class _Parser:
         return const(arr if arr.ndim else arr[()], FLOAT32)
 
     def open_call(self, name: str, pos: int) -> None:
-        op = REGISTRY.get(name)
+        op = _op_or_none(name)
         if op is None or op.notation == "leaf":
             raise self.fail(f"unknown function {name!r}", pos)
         self.ops.append(("call", op, pos, len(self.operands), {}))
 
     def open_index(self, pos: int) -> bool:
         """``T[``: the indexed-access op applied to ``T`` and the indices up to ``]``."""
-        op = next((op for op in REGISTRY.values() if op.notation == "index"), None)
+        op = next((op for op in ops() if op.notation == "index"), None)
         if op is None:  # pragma: no cover - the standard table registers access
             raise self.fail("no op reads T[i, j]", pos)
         self.i += 1
@@ -440,3 +448,6 @@ def parse(
             for s in symbols:
                 table[s.name] = s
     return _Parser(text, table, as_dtype(dtype), strict).parse()
+
+
+hooks.parse = parse

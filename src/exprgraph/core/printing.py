@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import TermTooLargeError
 from .leaves import ConstArray
 from .op import PREC_ATOM, PREC_UNARY
-from .term import Term
+from .term import Term, hooks
 from .walk import postorder
 
 __all__ = ["to_infix", "to_repr", "dprint", "dformat", "to_dot", "format_const", "MAX_PRINT_NODES"]
@@ -322,3 +322,7 @@ def to_dot(terms: Term | Iterable[Term], name: str = "expr") -> str:
             lines.append(f'  n{num[a]} -> n{num[node]} [label="{i}"];')
     lines.append("}")
     return "\n".join(lines)
+
+
+hooks.to_infix = to_infix
+hooks.to_repr = to_repr

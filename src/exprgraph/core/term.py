@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .walk import postorder, postorder_until
@@ -21,6 +22,34 @@ __all__ = ["Term", "intern_table_size"]
 
 #: op name -> Op; filled by :mod:`exprgraph.core.op` (kept here so Term needs no import of it)
 REGISTRY: dict[str, Op] = {}
+
+
+class Hooks:
+    """Functions of the core modules above ``term`` that the bottom of core calls at run time.
+
+    ``term`` is the lowest core module (then ``leaves`` and ``op``, then ``printing``, ``parsing``
+    and ``latex``, then the op families and ``builders``), so it never imports upward: each
+    module named below fills in its entries when it is imported, and the core package imports
+    them all, so every entry is set before a term exists.
+    """
+
+    #: set by :mod:`exprgraph.core.printing`
+    to_infix: Callable[[Term], str]
+    to_repr: Callable[[Term], str]
+    #: set by :mod:`exprgraph.core.latex`
+    repr_latex: Callable[[Term], str | None]
+    repr_svg: Callable[[Term], str | None]
+    pretty_text: Callable[[Term], str]
+    #: set by :mod:`exprgraph.core.leaves`: ``const(value, dtype)``
+    const: Callable[..., Term]
+    #: set by :mod:`exprgraph.core.op`: ``as_term(value)``
+    as_term: Callable[..., Term]
+    #: set by :mod:`exprgraph.core.parsing`: ``parse(text, dtype=...)``
+    parse: Callable[..., Term]
+
+
+#: the one instance of :class:`Hooks`
+hooks = Hooks()
 
 
 class _Ref(weakref.ref):
@@ -208,17 +237,13 @@ class Term:
     def __iter__(self):
         raise TypeError("terms are not iterable; use .args for the operands")
 
-    # -- printing (implemented in printing.py) ----------------------------------------------------
+    # -- printing (implemented in printing.py, reached through hooks) -----------------------------
 
     def __str__(self) -> str:
-        from .printing import to_infix
-
-        return to_infix(self)
+        return hooks.to_infix(self)
 
     def __repr__(self) -> str:
-        from .printing import to_repr
-
-        return to_repr(self)
+        return hooks.to_repr(self)
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
@@ -344,21 +369,15 @@ class Term:
 
     def _repr_latex_(self) -> str | None:
         """LaTeX for notebooks (None for very large terms, which then show as text)."""
-        from .latex import repr_latex
-
-        return repr_latex(self)
+        return hooks.repr_latex(self)
 
     def _repr_svg_(self) -> str | None:
         """The DAG drawn by Graphviz ``dot`` as SVG (None when ``dot`` is not installed)."""
-        from .latex import repr_svg
-
-        return repr_svg(self)
+        return hooks.repr_svg(self)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         """IPython's pretty printer: the infix text (a summary when that text would be huge)."""
-        from .latex import pretty_text
-
-        printer.text(pretty_text(self))
+        printer.text(hooks.pretty_text(self))
 
     __hash__ = object.__hash__
     __eq__ = object.__eq__
@@ -382,16 +401,12 @@ def _wrap(value: Any, context: str = "") -> Any:
     cls = value.__class__
     if cls is float or cls is int or cls is bool:
         if context == "float32" and cls is not bool:
-            from .leaves import const
-
-            return const(value, "float32")
+            return hooks.const(value, "float32")
         if cls is int and not -(2**63) <= value < 2**63:
             raise OverflowError(f"integer constant {value} does not fit in int64")
         return Term(REGISTRY["const"], (), value)
-    from .op import as_term
-
     try:
-        return as_term(value)
+        return hooks.as_term(value)
     except TypeError:
         return NotImplemented  # let the other operand's reflected method try (patterns do)
 

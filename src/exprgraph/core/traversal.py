@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import singledispatch
 from typing import Any
 
+from .op import as_term
 from .term import Term
 from .walk import postorder as _postorder
 from .walk import postorder_until
@@ -165,8 +166,6 @@ def substitute(term: Term, mapping: Mapping[Term, Any] | Mapping[str, Any] | Map
     A key is a term, or (as in ``evaluate``) a name standing for the symbols of ``term`` so named;
     a term key wins over its name. Values are terms or numbers.
     """
-    from .op import as_term
-
     repl: dict[Term, Term] = {}
     names: dict[str, Any] = {}
     for key, value in mapping.items():

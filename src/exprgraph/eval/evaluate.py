@@ -26,7 +26,7 @@ from typing import Any, overload
 import numpy as np
 
 from ..core.dtypes import BOOL
-from ..core.stdops import ARITHMETIC, FLOAT_FUNCS, bool_casts
+from ..core.stdops import bool_casts
 from ..core.term import Term
 from ..core.traversal import schedule
 from ..errors import EvaluationError, SizeLimitError
@@ -39,8 +39,6 @@ _ndarray = np.ndarray
 _ufunc = np.ufunc
 _INT64 = NUMPY_DTYPES["int64"]
 _broadcast_shapes = np.broadcast_shapes
-#: ops that cast bool operands (to int64 for arithmetic, to float64 for float functions)
-_CASTS = ARITHMETIC | FLOAT_FUNCS
 
 
 @overload
@@ -103,7 +101,7 @@ def _kind(op: Any, n: int) -> int:
         return _SYMBOL
     ufunc = op.ufunc
     if ufunc.__class__ is _ufunc and ufunc.nout == 1 and ufunc.signature is None and op.name != "pow":
-        casts = op.name in _CASTS
+        casts = op.counts_bools or op.float_result  # bool operands are cast (see bool_casts)
         if ufunc.nin == n == 1:
             return _UNARY_CAST if casts else _UNARY
         if ufunc.nin == 2 == n:
@@ -115,81 +113,90 @@ def _run(outputs: tuple[Term, ...], env: Mapping[Any, Any], limit: int) -> list[
     """Evaluate ``outputs`` (already validated) in one walk of their DAG, no array above ``limit`` elements."""
     _check_env(env)
     order, pending = schedule(outputs)
-    kinds: dict[Any, tuple[int, ...]] = {}
-    dtypes = NUMPY_DTYPES
-    node: Term | None = None
-    fresh = True  # whether the value just computed is a buffer made by a ufunc (ours to reuse)
     with np.errstate(all="ignore"):
         # casting inputs is silent too (nan to int64, say)
         values, owned = bind_symbols([t for t in order if not t.args and t.op.name == "symbol"], env, evaluate)
-        try:
-            for node in order:
-                args = node.args
-                op = node.op
-                n = len(args)
-                if n < 3:
-                    by_arity = kinds.get(op)
-                    if by_arity is None:
-                        by_arity = kinds[op] = (_kind(op, 0), _kind(op, 1), _kind(op, 2))
-                    kind = by_arity[n]
-                else:
-                    kind = _IMPL
-                # the hot paths, inline: elementwise ufuncs of one or two operands without bools
-                if (kind == _BINARY_CAST and args[0].dtype != BOOL and args[1].dtype != BOOL) or kind == _BINARY:
-                    a, b = args
-                    va = values[a]
-                    vb = values[b]
-                    if va.size * vb.size > limit:  # the broadcast may be larger than either operand
-                        check_elements(_broadcast_shapes(va.shape, vb.shape), limit, f"evaluating {op.name}")
-                    want = dtypes[node.dtype]
-                    out = None
-                    if a in owned and va.dtype == want and pending[a] == (2 if a is b else 1):
-                        if va.shape == vb.shape or not vb.ndim or _broadcast_shapes(va.shape, vb.shape) == va.shape:
-                            out = va
-                    if out is None and b in owned and vb.dtype == want and pending[b] == 1:
-                        if vb.shape == va.shape or not va.ndim or _broadcast_shapes(va.shape, vb.shape) == vb.shape:
-                            out = vb
-                    result = op.ufunc(va, vb) if out is None else op.ufunc(va, vb, out=out)
-                elif (kind == _UNARY_CAST and args[0].dtype != BOOL) or kind == _UNARY:
-                    (a,) = args
-                    va = values[a]
-                    want = dtypes[node.dtype]
-                    if a in owned and va.dtype == want and pending[a] == 1:
-                        result = op.ufunc(va, out=va)
-                    else:
-                        result = op.ufunc(va)
-                elif kind == _SYMBOL:
-                    continue
-                elif kind == _CONST:
-                    values[node] = const_value(node)
-                    continue
-                else:
-                    result, fresh = _apply(node, args, values, owned, pending, limit)
-                    want = dtypes[node.dtype]
-                if not fresh:
-                    # an impl's result may be a view of an input, or kept by the impl: never ours
-                    result = _finish(result, node)
-                    fresh = True
-                elif result.__class__ is _ndarray and result.dtype == want:
-                    owned.add(node)  # a ufunc's result: a new buffer, or a dead operand's we had
-                else:
-                    result = _finish(result, node)
-                    if result.__class__ is _ndarray:
-                        owned.add(node)  # a cast copy of a ufunc's result
-                values[node] = result
-                for a in args:
-                    left = pending[a] - 1
-                    pending[a] = left
-                    if not left:
-                        del values[a]
-                        owned.discard(a)
-        except (EvaluationError, SizeLimitError):
-            raise
-        except (ArithmeticError, ValueError, TypeError) as exc:
-            if node is None:  # pragma: no cover - no node has run yet
-                raise
-            raise _op_error(node, [values.get(a) for a in node.args], exc) from None
+        _walk(order, _kinds_of(order), values, owned, pending, limit)
         return [values[t] for t in outputs]
+
+
+def _kinds_of(order: list[Term]) -> list[int]:
+    """How each node of ``order`` is computed (:func:`_kind`, found once per op and operand count)."""
+    kinds: dict[Any, tuple[int, ...]] = {}
+    out = []
+    for node in order:
+        n = len(node.args)
+        if n < 3:
+            op = node.op
+            by_arity = kinds.get(op)
+            if by_arity is None:
+                by_arity = kinds[op] = (_kind(op, 0), _kind(op, 1), _kind(op, 2))
+            out.append(by_arity[n])
+        else:
+            out.append(_IMPL)
+    return out
+
+
+def _walk(order: list[Term], kinds: list[int], values: dict, owned: set, pending: dict, limit: int) -> None:
+    """Compute every node of ``order`` into ``values``, dropping each value after its last reader."""
+    dtypes = NUMPY_DTYPES
+    node: Term | None = None
+    fresh = True  # whether the value just computed is a buffer made by a ufunc (ours to reuse)
+    try:
+        for node, kind in zip(order, kinds, strict=True):
+            args = node.args
+            op = node.op
+            # the hot paths, inline: elementwise ufuncs of one or two operands without bools
+            if (kind == _BINARY_CAST and args[0].dtype != BOOL and args[1].dtype != BOOL) or kind == _BINARY:
+                a, b = args
+                va, vb = values[a], values[b]
+                if va.size * vb.size > limit:  # the broadcast may be larger than either operand
+                    check_elements(_broadcast_shapes(va.shape, vb.shape), limit, f"evaluating {op.name}")
+                want = dtypes[node.dtype]
+                out = None
+                if a in owned and va.dtype == want and pending[a] == (2 if a is b else 1):
+                    if va.shape == vb.shape or not vb.ndim or _broadcast_shapes(va.shape, vb.shape) == va.shape:
+                        out = va
+                if out is None and b in owned and vb.dtype == want and pending[b] == 1:
+                    if vb.shape == va.shape or not va.ndim or _broadcast_shapes(va.shape, vb.shape) == vb.shape:
+                        out = vb
+                result = op.ufunc(va, vb) if out is None else op.ufunc(va, vb, out=out)
+            elif (kind == _UNARY_CAST and args[0].dtype != BOOL) or kind == _UNARY:
+                (a,) = args
+                va = values[a]
+                want = dtypes[node.dtype]
+                result = op.ufunc(va, out=va) if a in owned and va.dtype == want and pending[a] == 1 else op.ufunc(va)
+            elif kind == _SYMBOL:
+                continue
+            elif kind == _CONST:
+                values[node] = const_value(node)
+                continue
+            else:
+                result, fresh = _apply(node, args, values, owned, pending, limit)
+                want = dtypes[node.dtype]
+            if not fresh:
+                # an impl's result may be a view of an input, or kept by the impl: never ours
+                result = _finish(result, node)
+                fresh = True
+            elif result.__class__ is _ndarray and result.dtype == want:
+                owned.add(node)  # a ufunc's result: a new buffer, or a dead operand's we had
+            else:
+                result = _finish(result, node)
+                if result.__class__ is _ndarray:
+                    owned.add(node)  # a cast copy of a ufunc's result
+            values[node] = result
+            for a in args:
+                left = pending[a] - 1
+                pending[a] = left
+                if not left:
+                    del values[a]
+                    owned.discard(a)
+    except (EvaluationError, SizeLimitError):
+        raise
+    except (ArithmeticError, ValueError, TypeError) as exc:
+        if node is None:  # pragma: no cover - no node has run yet
+            raise
+        raise _op_error(node, [values.get(a) for a in node.args], exc) from None
 
 
 def _apply(node: Term, args: tuple[Term, ...], values: dict, owned: set, pending: dict, limit: int) -> tuple[Any, bool]:
@@ -204,7 +211,7 @@ def _apply(node: Term, args: tuple[Term, ...], values: dict, owned: set, pending
         if size > limit:  # a bound on the result's size: look closer only when it is large
             _check_result_size(node, vs, limit)
     want = NUMPY_DTYPES[node.dtype]
-    if name in _CASTS:
+    if op.counts_bools or op.float_result:
         # arithmetic counts bools as integers (True + True == 2), float functions as floats (see bool_casts)
         casts = bool_casts(node)
         vs = [

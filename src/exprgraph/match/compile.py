@@ -24,8 +24,10 @@ from typing import Any
 import numpy as np
 
 from ..core import ConstArray, Op, Term, const, get_op
-from .matcher import const_value_equal, cut_points, literal_matches, solve
+from .cuts import cut_points
+from .machine import solve
 from .patterns import OpPattern, Pattern, Var, Where, _DotType
+from .values import const_value_equal, literal_matches
 
 __all__ = ["CompiledPattern", "compile_pattern"]
 
@@ -198,44 +200,35 @@ Step = Callable[[list, dict], bool]
 
 def _make_step(op: Any, attr: Any, in_reg: int, checks: list[Check], pure: list[bool], nxt: Step) -> Step:
     """One step: check op arity and attr, run the operand checks (pure ones first), continue."""
-    k = len(checks)
+    if len(checks) == 1:
+        return _step_one(attr, in_reg, checks[0], nxt)
+    if len(checks) == 2:
+        return _step_two(op, attr, in_reg, checks, pure, nxt)
+    return _step_many(op, attr, in_reg, checks, pure, nxt)
+
+
+def _step_one(attr: Any, in_reg: int, c0: Check, nxt: Step) -> Step:
+    """The step of an op pattern with one operand."""
+
+    def step1(regs: list, b: dict) -> bool:
+        e = regs[in_reg]
+        args = e.args
+        if len(args) != 1 or e.attr != attr:
+            return False
+        return c0(args[0], b, regs) and nxt(regs, b)
+
+    return step1
+
+
+def _step_two(op: Any, attr: Any, in_reg: int, checks: list[Check], pure: list[bool], nxt: Step) -> Step:
+    """The step of an op pattern with two operands (both orders when the op is commutative)."""
     assoc = op.associative
-    if k == 1:
-        (c0,) = checks
+    # evaluate a check that binds nothing first: it rejects before any variable is bound
+    first, second = (1, 0) if pure[1] and not pure[0] else (0, 1)
+    cf, cs = checks[first], checks[second]
+    if op.commutative:
 
-        def step1(regs: list, b: dict) -> bool:
-            e = regs[in_reg]
-            args = e.args
-            if len(args) != 1 or e.attr != attr:
-                return False
-            return c0(args[0], b, regs) and nxt(regs, b)
-
-        return step1
-    if k == 2:
-        # evaluate a check that binds nothing first: it rejects before any variable is bound
-        first, second = (1, 0) if pure[1] and not pure[0] else (0, 1)
-        cf, cs = checks[first], checks[second]
-        if op.commutative:
-
-            def step_comm(regs: list, b: dict) -> bool:
-                e = regs[in_reg]
-                args = e.args
-                if len(args) != 2:
-                    if assoc:
-                        raise _MachineNeededError
-                    return False
-                if e.attr != attr:
-                    return False
-                af, as_ = args[first], args[second]
-                if cf(af, b, regs) and cs(as_, b, regs) and nxt(regs, b):
-                    return True
-                if af is as_:
-                    return False
-                return cf(as_, b, regs) and cs(af, b, regs) and nxt(regs, b)
-
-            return step_comm
-
-        def step2(regs: list, b: dict) -> bool:
+        def step_comm(regs: list, b: dict) -> bool:
             e = regs[in_reg]
             args = e.args
             if len(args) != 2:
@@ -244,9 +237,33 @@ def _make_step(op: Any, attr: Any, in_reg: int, checks: list[Check], pure: list[
                 return False
             if e.attr != attr:
                 return False
-            return cf(args[first], b, regs) and cs(args[second], b, regs) and nxt(regs, b)
+            af, as_ = args[first], args[second]
+            if cf(af, b, regs) and cs(as_, b, regs) and nxt(regs, b):
+                return True
+            if af is as_:
+                return False
+            return cf(as_, b, regs) and cs(af, b, regs) and nxt(regs, b)
 
-        return step2
+        return step_comm
+
+    def step2(regs: list, b: dict) -> bool:
+        e = regs[in_reg]
+        args = e.args
+        if len(args) != 2:
+            if assoc:
+                raise _MachineNeededError
+            return False
+        if e.attr != attr:
+            return False
+        return cf(args[first], b, regs) and cs(args[second], b, regs) and nxt(regs, b)
+
+    return step2
+
+
+def _step_many(op: Any, attr: Any, in_reg: int, checks: list[Check], pure: list[bool], nxt: Step) -> Step:
+    """The step of an op pattern with three or more operands, in a fixed order."""
+    k = len(checks)
+    assoc = op.associative
     order = [i for i in range(k) if pure[i]] + [i for i in range(k) if not pure[i]]
     ordered = [(i, checks[i]) for i in order]
 
@@ -274,7 +291,40 @@ def _compile_fast(pattern: Any) -> Callable[[Any], dict | None] | None:
         pattern = pattern.pattern
     if pattern.__class__ is not OpPattern or not _supported(pattern):
         return None
-    # steps in preorder over op patterns; registers hold the terms they examine
+    order, reg_of_child, nregs = _step_order(pattern)
+    step_checks, step_pure = _operand_checks(order, reg_of_child)
+    if len(order) == 1 and test is None:
+        flat = _flat_binary(pattern)
+        if flat is not None:
+            return flat
+    nxt: Step = _last_step(test)
+    for s in range(len(order) - 1, -1, -1):
+        node, reg = order[s]
+        nxt = _make_step(node.op, node.attr, reg, step_checks[s], step_pure[s], nxt)
+    root_step = nxt
+    root_op = pattern.op
+    blank: list[Any] = [None] * nregs
+    # report bindings in the order the general machine makes them (left to right, depth first)
+    names = _preorder_names(pattern)
+    bound_order = [n for checks_node in order for n in _var_names(checks_node[0])]
+    reorder = list(dict.fromkeys(bound_order)) != names
+
+    def fast(e: Any) -> dict | None:
+        if e.__class__ is not Term or e.op is not root_op:
+            return None
+        regs = blank.copy()
+        regs[0] = e
+        b: dict[str, Any] = {}
+        if not root_step(regs, b):
+            return None
+        return {n: b[n] for n in names} if reorder else b
+
+    return fast
+
+
+def _step_order(pattern: OpPattern) -> tuple[list[tuple[OpPattern, int]], dict[tuple[int, int], int], int]:
+    """The steps in preorder over op patterns, each with the register holding the term it examines;
+    the register of each (step, operand position) that is an op pattern; the register count."""
     order: list[tuple[OpPattern, int]] = []
     stack: list[tuple[OpPattern, int]] = [(pattern, 0)]
     nregs = 1
@@ -289,8 +339,17 @@ def _compile_fast(pattern: Any) -> Callable[[Any], dict | None] | None:
                 kids.append((a, nregs))
                 nregs += 1
         stack.extend(reversed(kids))
-    # operand checks in execution order, so the first occurrence of a name is the one that binds
-    # (a step runs its pure checks, literals and ops, before its variables; see _make_step)
+    return order, reg_of_child, nregs
+
+
+def _operand_checks(
+    order: list[tuple[OpPattern, int]], reg_of_child: dict[tuple[int, int], int]
+) -> tuple[list[list[Check]], list[list[bool]]]:
+    """Each step's operand checks, and which of them bind nothing (pure).
+
+    Built in execution order, so the first occurrence of a name is the one that binds (a step
+    runs its pure checks, literals and ops, before its variables; see :func:`_make_step`).
+    """
     seen: set[str] = set()
     step_checks: list[list[Check]] = []
     step_pure: list[list[bool]] = []
@@ -315,43 +374,22 @@ def _compile_fast(pattern: Any) -> Callable[[Any], dict | None] | None:
                 lits = _literal_set(a.attr if cls is Term else a)
                 checks.append(_in_set(lits) if lits is not None else _is(a))
         step_checks.append(checks)
+    return step_checks, step_pure
+
+
+def _last_step(test: Callable[[dict], Any] | None) -> Step:
+    """The step after the last op pattern: accept, or run the ``Where`` test on the bindings."""
     if test is None:
 
         def done(regs: list, b: dict) -> bool:
             return True
 
-    else:
+        return done
 
-        def done(regs: list, b: dict) -> bool:
-            return bool(test(b))
+    def done_test(regs: list, b: dict) -> bool:
+        return bool(test(b))
 
-    if len(order) == 1 and test is None:
-        flat = _flat_binary(pattern)
-        if flat is not None:
-            return flat
-    nxt: Step = done
-    for s in range(len(order) - 1, -1, -1):
-        node, reg = order[s]
-        nxt = _make_step(node.op, node.attr, reg, step_checks[s], step_pure[s], nxt)
-    root_step = nxt
-    root_op = pattern.op
-    blank: list[Any] = [None] * nregs
-    # report bindings in the order the general machine makes them (left to right, depth first)
-    names = _preorder_names(pattern)
-    bound_order = [n for checks_node in order for n in _var_names(checks_node[0])]
-    reorder = list(dict.fromkeys(bound_order)) != names
-
-    def fast(e: Any) -> dict | None:
-        if e.__class__ is not Term or e.op is not root_op:
-            return None
-        regs = blank.copy()
-        regs[0] = e
-        b: dict[str, Any] = {}
-        if not root_step(regs, b):
-            return None
-        return {n: b[n] for n in names} if reorder else b
-
-    return fast
+    return done_test
 
 
 def _var_names(node: OpPattern) -> list[str]:

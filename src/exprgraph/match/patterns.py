@@ -13,7 +13,7 @@ Patterns over terms are written with the term operators: ``V.x * 1``, ``V.x / V.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import Op, Term, get_op
 from ..errors import PatternError
@@ -34,61 +34,44 @@ __all__ = [
     "pattern_children",
 ]
 
+#: ``pattern >> rhs`` builds a rule; rules sit above match: :mod:`exprgraph.rules.rule` sets this to
+#: its ``Rule`` class when it is imported (``import exprgraph`` always does)
+rule_maker: Callable[[Any, Any], Any] | None = None
+
 
 class Pattern:
     """Base class of pattern nodes; Python operators on patterns build op patterns."""
 
     __slots__ = ("__weakref__",)
 
-    # -- operators build OpPatterns, like the term operators build terms -------------------------
+    # -- operators build OpPatterns, like the term operators build terms (binary ones set below) --
 
-    def __add__(self, other: Any) -> OpPattern:
-        return OpPattern("add", (self, other))
+    if TYPE_CHECKING:  # set below from one table (_operators); declared here for type checkers
 
-    def __radd__(self, other: Any) -> OpPattern:
-        return OpPattern("add", (other, self))
-
-    def __sub__(self, other: Any) -> OpPattern:
-        return OpPattern("sub", (self, other))
-
-    def __rsub__(self, other: Any) -> OpPattern:
-        return OpPattern("sub", (other, self))
-
-    def __mul__(self, other: Any) -> OpPattern:
-        return OpPattern("mul", (self, other))
-
-    def __rmul__(self, other: Any) -> OpPattern:
-        return OpPattern("mul", (other, self))
-
-    def __truediv__(self, other: Any) -> OpPattern:
-        return OpPattern("truediv", (self, other))
-
-    def __rtruediv__(self, other: Any) -> OpPattern:
-        return OpPattern("truediv", (other, self))
-
-    def __floordiv__(self, other: Any) -> OpPattern:
-        return OpPattern("floordiv", (self, other))
-
-    def __rfloordiv__(self, other: Any) -> OpPattern:
-        return OpPattern("floordiv", (other, self))
-
-    def __mod__(self, other: Any) -> OpPattern:
-        return OpPattern("mod", (self, other))
-
-    def __rmod__(self, other: Any) -> OpPattern:
-        return OpPattern("mod", (other, self))
-
-    def __pow__(self, other: Any) -> OpPattern:
-        return OpPattern("pow", (self, other))
-
-    def __rpow__(self, other: Any) -> OpPattern:
-        return OpPattern("pow", (other, self))
-
-    def __matmul__(self, other: Any) -> OpPattern:
-        return OpPattern("matmul", (self, other))
-
-    def __rmatmul__(self, other: Any) -> OpPattern:
-        return OpPattern("matmul", (other, self))
+        def __add__(self, other: Any) -> OpPattern: ...
+        def __radd__(self, other: Any) -> OpPattern: ...
+        def __sub__(self, other: Any) -> OpPattern: ...
+        def __rsub__(self, other: Any) -> OpPattern: ...
+        def __mul__(self, other: Any) -> OpPattern: ...
+        def __rmul__(self, other: Any) -> OpPattern: ...
+        def __truediv__(self, other: Any) -> OpPattern: ...
+        def __rtruediv__(self, other: Any) -> OpPattern: ...
+        def __floordiv__(self, other: Any) -> OpPattern: ...
+        def __rfloordiv__(self, other: Any) -> OpPattern: ...
+        def __mod__(self, other: Any) -> OpPattern: ...
+        def __rmod__(self, other: Any) -> OpPattern: ...
+        def __pow__(self, other: Any) -> OpPattern: ...
+        def __rpow__(self, other: Any) -> OpPattern: ...
+        def __matmul__(self, other: Any) -> OpPattern: ...
+        def __rmatmul__(self, other: Any) -> OpPattern: ...
+        def __and__(self, other: Any) -> OpPattern: ...
+        def __rand__(self, other: Any) -> OpPattern: ...
+        def __or__(self, other: Any) -> OpPattern: ...
+        def __ror__(self, other: Any) -> OpPattern: ...
+        def __lt__(self, other: Any) -> OpPattern: ...
+        def __le__(self, other: Any) -> OpPattern: ...
+        def __gt__(self, other: Any) -> OpPattern: ...
+        def __ge__(self, other: Any) -> OpPattern: ...
 
     def __neg__(self) -> OpPattern:
         return OpPattern("neg", (self,))
@@ -96,38 +79,14 @@ class Pattern:
     def __abs__(self) -> OpPattern:
         return OpPattern("abs", (self,))
 
-    def __lt__(self, other: Any) -> OpPattern:
-        return OpPattern("lt", (self, other))
-
-    def __le__(self, other: Any) -> OpPattern:
-        return OpPattern("le", (self, other))
-
-    def __gt__(self, other: Any) -> OpPattern:
-        return OpPattern("gt", (self, other))
-
-    def __ge__(self, other: Any) -> OpPattern:
-        return OpPattern("ge", (self, other))
-
-    def __and__(self, other: Any) -> OpPattern:
-        return OpPattern("logical_and", (self, other))
-
-    def __rand__(self, other: Any) -> OpPattern:
-        return OpPattern("logical_and", (other, self))
-
-    def __or__(self, other: Any) -> OpPattern:
-        return OpPattern("logical_or", (self, other))
-
-    def __ror__(self, other: Any) -> OpPattern:
-        return OpPattern("logical_or", (other, self))
-
     def __invert__(self) -> OpPattern:
         return OpPattern("logical_not", (self,))
 
     def __rshift__(self, rhs: Any) -> Any:
         """``pattern >> rhs`` is a rule (``V.x * 1 >> V.x``); ``rhs`` is a template or a handler."""
-        from ..rules.ruleset import Rule
-
-        return Rule(self, rhs)
+        if rule_maker is None:
+            raise TypeError("pattern >> rhs builds a rule: import exprgraph.rules first")
+        return rule_maker(self, rhs)
 
     def __bool__(self) -> bool:
         return True
@@ -137,6 +96,30 @@ class Pattern:
 
     def __repr__(self) -> str:
         return format_pattern(self)
+
+
+def _operators(name: str) -> tuple[Callable[..., OpPattern], Callable[..., OpPattern]]:
+    """The forward and reflected operator methods building ``name`` op patterns."""
+
+    def forward(self: Pattern, other: Any) -> OpPattern:
+        return OpPattern(name, (self, other))
+
+    def reflected(self: Pattern, other: Any) -> OpPattern:
+        return OpPattern(name, (other, self))
+
+    return forward, reflected
+
+
+# ``p + q`` is OpPattern("add", (p, q)), and so on; ``<`` and friends have no reflected form
+for _method, _op in [("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "truediv"),
+                     ("floordiv", "floordiv"), ("mod", "mod"), ("pow", "pow"), ("matmul", "matmul"),
+                     ("and", "logical_and"), ("or", "logical_or")]:  # fmt: skip
+    _f, _r = _operators(_op)
+    setattr(Pattern, f"__{_method}__", _f)
+    setattr(Pattern, f"__r{_method}__", _r)
+for _method in ("lt", "le", "gt", "ge"):
+    setattr(Pattern, f"__{_method}__", _operators(_method)[0])
+del _method, _op, _f, _r
 
 
 def _check_name(name: Any, what: str) -> None:

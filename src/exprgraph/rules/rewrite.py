@@ -26,7 +26,9 @@ from typing import Any
 from ..core import Term, as_term, tree_children
 from ..errors import RewriteLimitError
 from ..match.matcher import values_equal
-from .ruleset import Rule, RuleSet, rebuild, rule_name
+from . import ruleset as _ruleset
+from .rule import Rule, rebuild, rule_name
+from .ruleset import RuleSet
 
 __all__ = ["rewrite", "RewriteProfile", "RuleStats", "DEFAULT_MAX_STEPS"]
 
@@ -183,39 +185,56 @@ def _profiled_table(ruleset: RuleSet, profile: RewriteProfile) -> tuple[dict, tu
     return new_table, tuple(wrap(e) for e in wild)
 
 
+def _dispatch(ruleset: RuleSet, profile: RewriteProfile | None) -> tuple[Any, tuple, bool]:
+    """``(get, wild, leaves_final)``: the rule lookup by op, the rules for every op, and whether
+    leaves are their own normal form (no rule can touch them: they are settled without a visit)."""
+    table, wild = ruleset.table() if profile is None else _profiled_table(ruleset, profile)
+    return table.get, wild, not wild and all(op.arity[1] != 0 for op in table)
+
+
+def _first_rewrite(cur: Term, entries: tuple, profile: RewriteProfile | None, budget: _Budget) -> tuple[Any, Any]:
+    """``(rule, result)`` of the first rule of ``entries`` that rewrites ``cur``, or ``(None, None)``."""
+    for rule, apply in entries:
+        res = apply(cur)
+        if res is None or res is cur:
+            continue
+        if res.__class__ is not Term:
+            try:
+                res = as_term(res)
+            except TypeError:
+                raise TypeError(f"rule {rule_name(rule)!r} returned {type(res).__name__}, not a term") from None
+            if res is cur:
+                continue
+        if res.shape != cur.shape:
+            continue  # a rewrite must not change the shape: decline it
+        if profile is not None:
+            profile.stats(rule_name(rule)).rewrites += 1
+        budget.spend(rule)
+        return rule, res
+    return None, None
+
+
 def _rewrite_term(
     root: Term, ruleset: RuleSet, budget: _Budget, profile: RewriteProfile | None, done: dict[Term, Term]
 ) -> Term:
     if root in done:
         return done[root]
-    if profile is None:
-        table, wild = ruleset.table()
-    else:
-        table, wild = _profiled_table(ruleset, profile)
-    get = table.get
-    # leaves no rule can touch are their own normal form: settle them without a visit
-    leaves_final = not wild and all(op.arity[1] != 0 for op in table)
+    get, wild, leaves_final = _dispatch(ruleset, profile)
     pending: set[Term] = set()
     stack: list[Any] = [root]
-    push = stack.append
-    pop = stack.pop
+    push, pop = stack.append, stack.pop
     visited = 0
     while stack:
         node = stack[-1]
         if node.__class__ is tuple:  # (node, cur, out, rule): out's normal form is node's
-            pop()
-            node, cur, out, _rule = node
-            nf = done[out]
-            done[node] = nf
-            done[cur] = nf
-            pending.discard(node)
-            pending.discard(cur)
+            node, cur, out, _rule = pop()
+            done[node] = done[cur] = done[out]
+            pending.difference_update((node, cur))
             continue
         if node in done:
             pop()
             continue
-        args = node.args
-        waiting = False
+        args, waiting = node.args, False
         for a in args:
             if a not in done:
                 if leaves_final and not a.args:
@@ -240,41 +259,18 @@ def _rewrite_term(
                     continue
                 if pending and cur in pending:
                     raise _cycle(_culprit(stack, cur), cur, budget.steps)
-        out = None
-        for rule, apply in get(cur.op, wild):
-            res = apply(cur)
-            if res is None or res is cur:
-                continue
-            if res.__class__ is not Term:
-                try:
-                    res = as_term(res)
-                except TypeError:
-                    raise TypeError(f"rule {rule_name(rule)!r} returned {type(res).__name__}, not a term") from None
-                if res is cur:
-                    continue
-            if res.shape != cur.shape:
-                continue  # a rewrite must not change the shape: decline it
-            out = res
-            break
+        rule, out = _first_rewrite(cur, get(cur.op, wild), profile, budget)
         if out is None:
-            done[node] = cur
-            if cur is not node:
-                done[cur] = cur
+            done[node] = done[cur] = cur
             continue
-        if profile is not None:
-            profile.stats(rule_name(rule)).rewrites += 1
-        budget.spend(rule)
         known = done.get(out)
         if known is not None:
-            done[node] = known
-            done[cur] = known
+            done[node] = done[cur] = known
             continue
         if out is node or out in pending:
             raise _cycle(rule, cur, budget.steps)
-        pending.add(node)
-        pending.add(cur)
-        push((node, cur, out, rule))
-        push(out)
+        pending.update((node, cur))
+        stack += ((node, cur, out, rule), out)  # out's normal form, then node's
     if profile is not None:
         profile.nodes += visited
     return done[root]
@@ -348,3 +344,6 @@ def _rewrite_tree(
         else:
             stack.append([out, None, None])  # normalise the result; it reports to the same parent
     return result[0]
+
+
+_ruleset.rewriter = rewrite

@@ -1,0 +1,183 @@
+"""The standard table, tensor ops: indexed access, matmul, dot, sum over axes and transpose.
+
+Each op is declared next to its numpy evaluation and its gradient rule; importing this module
+registers them. Imports the lower core modules and the op-building helpers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import ShapeError
+from .declare import _call, _infix
+from .dtypes import INT64
+from .grad_tools import _O, broadcast_like, insert_axes, times
+from .inference import _axis_key, dot_rule, matmul_rule, sum_rule, transpose_rule
+from .op import PREC_MUL, Op, register_op
+from .shapes import normalize_axes
+
+
+def _sum(x: Any, attr: Any = None) -> Any:
+    return np.sum(x, axis=_axis_key(attr))
+
+
+def _batch_axes(attr: Any, ndim: int, value_ndim: int) -> Any:
+    """Axes of a term with ``ndim`` axes, read on a value with leading batch axes: the trailing ones."""
+    lead = value_ndim - ndim
+    axes = range(ndim) if attr is None else ((attr,) if isinstance(attr, int) else attr)
+    return tuple(lead + a % ndim for a in axes) if ndim else ()
+
+
+def _batch_perm(attr: Any, ndim: int, value_ndim: int) -> Any:
+    """A permutation of a term's axes, extended to leave the leading batch axes in place."""
+    lead = value_ndim - ndim
+    perm = range(ndim - 1, -1, -1) if attr is None else attr
+    return (*range(lead), *(lead + a % ndim for a in perm))
+
+
+def _transpose(x: Any, attr: Any = None) -> Any:
+    return np.transpose(x, attr)
+
+
+def _swap_last(t: Any) -> Any:
+    """``t`` with its last two axes exchanged (the matrix transpose of each batch entry)."""
+    if t.ndim == 2:
+        return _O.transpose(t)
+    return _O.transpose(t, axes=(*range(t.ndim - 2), t.ndim - 1, t.ndim - 2))
+
+
+def _grad_matprod(node: Any, g: Any, prod: Op) -> tuple:
+    # C = A @ B: dA = dC @ B^T, dB = A^T @ dC; vectors as in numpy (batch axes summed by sum_to)
+    a, b = node.args
+    if a.ndim <= 1 and b.ndim <= 1:  # dot of vectors or with a scalar: an elementwise product
+        return (None if a.is_const else times(g, b), None if b.is_const else times(g, a))
+    if a.ndim >= 2 and b.ndim >= 2:
+        da = prod(g, _swap_last(b))
+        db = prod(_swap_last(a), g)
+    elif b.ndim == 1:  # (..., m, n) @ (n,) -> (..., m)
+        da = insert_axes(g, [g.ndim]) * b
+        if a.ndim == 2:
+            db = prod(_swap_last(a), g)
+        else:
+            db = _O.sum(prod(_swap_last(a), insert_axes(g, [g.ndim])), axis=-1)
+    else:  # (n,) @ (..., n, k) -> (..., k)
+        da = prod(b, g) if b.ndim == 2 else _O.sum(prod(b, insert_axes(g, [g.ndim])), axis=-1)
+        db = insert_axes(a, [1]) * (g if b.ndim == 2 else insert_axes(g, [g.ndim - 1]))
+    return (None if a.is_const else da, None if b.is_const else db)
+
+
+def _grad_dot(node: Any, g: Any) -> tuple:
+    # dot with a scalar operand is a product; otherwise the matrix product rule
+    a, b = node.args
+    if not a.ndim or not b.ndim:
+        return (None if a.is_const else times(g, b), None if b.is_const else times(g, a))
+    return _grad_matprod(node, g, _O.dot)
+
+
+def _grad_matmul(node: Any, g: Any) -> tuple:
+    return _grad_matprod(node, g, _O.matmul)
+
+
+def _grad_sum(node: Any, g: Any) -> tuple:
+    # every summed entry gets the upstream value: put the summed axes back, then broadcast
+    (x,) = node.args
+    if node.attr is not None and x.ndim:
+        axes = normalize_axes(node.attr, x.ndim, "sum")
+        if len(axes) < x.ndim:
+            g = insert_axes(g, axes)
+    return (broadcast_like(g, x),)
+
+
+def _grad_transpose(node: Any, g: Any) -> tuple:
+    # the inverse permutation
+    if node.attr is None:
+        return (_O.transpose(g),)
+    axes = normalize_axes(node.attr, node.args[0].ndim, "transpose")
+    inverse = tuple(int(i) for i in np.argsort(axes))
+    return (_O.transpose(g, axes=inverse),)
+
+
+def _access_rule(args: tuple, attr: Any) -> tuple[str, tuple]:
+    """``access(T, i, j, ...)``: one element of the tensor symbol ``T`` (int64 scalar indices, one per axis)."""
+    tensor, index = args[0], args[1:]
+    if tensor.op.name != "symbol" or not tensor.shape:
+        raise ShapeError("access reads an element of a tensor: its first operand must be a symbol with a shape")
+    shape = tensor.shape
+    if len(index) != len(shape) and not (not index and tuple(shape) == (1,)):
+        raise ShapeError(f"{tensor.name} has {len(shape)} dimension(s) but {len(index)} index(es)")
+    for t in index:
+        if t.dtype != INT64 or t.shape:
+            raise ShapeError(f"an index of {tensor.name} must be an int64 scalar, not {t.dtype}{list(t.shape)}")
+    return tensor.dtype, ()
+
+
+def _access(tensor: Any, *index: Any) -> Any:
+    arr = np.asarray(tensor)
+    if not index:
+        return arr.reshape(-1)[0]  # a tensor of one element read as a scalar
+    return arr[tuple(np.asarray(i, np.intp) for i in index)]
+
+
+register_op(
+    Op(
+        "access",
+        (1, None),
+        _access_rule,
+        impl=_access,
+        notation="index",
+        doc="T[i, j]: the element of the tensor symbol T at int64 indices (index arrays broadcast together).",
+    )
+)
+
+
+_infix(
+    "matmul",
+    "@",
+    PREC_MUL,
+    matmul_rule,
+    np.matmul,
+    associative=True,
+    grad=_grad_matmul,
+    counts_bools=True,
+    doc="Matrix product (numpy matmul).",
+)
+
+
+_call(
+    "dot",
+    2,
+    dot_rule,
+    impl=np.dot,
+    grad=_grad_dot,
+    counts_bools=True,
+    doc="numpy dot for operands of up to 2 dimensions.",
+)
+
+
+_call(
+    "sum",
+    1,
+    sum_rule,
+    impl=_sum,
+    batch_attr=_batch_axes,
+    attr_name="axis",
+    attr_key=_axis_key,
+    grad=_grad_sum,
+    counts_bools=True,
+    doc="Sum over axes (all by default).",
+)
+
+
+_call(
+    "transpose",
+    1,
+    transpose_rule,
+    impl=_transpose,
+    batch_attr=_batch_perm,
+    attr_name="axes",
+    attr_key=_axis_key,
+    grad=_grad_transpose,
+    doc="Permute axes (reverse by default).",
+)
