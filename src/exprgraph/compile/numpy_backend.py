@@ -28,7 +28,7 @@ import numpy as np
 
 from ..core import Symbol, Term
 from ..core.dtypes import BOOL, DTYPES, INT64, is_float
-from ..core.stdops import ARITHMETIC, FLOAT_FUNCS, bool_casts
+from ..core.stdops import bool_casts
 from ..errors import CompileError, EvaluationError
 from ..eval.bind import NUMPY_DTYPES
 from .function import bind_inputs
@@ -40,7 +40,6 @@ _counter = itertools.count()
 #: a scalar symbol of each dtype, to ask an op's dtype rule about one step of a fold
 _SCALAR = {d: Symbol("s", d) for d in DTYPES}
 #: ops whose bool operands are cast before numpy sees them (see :func:`~exprgraph.core.stdops.bool_casts`)
-_CASTS = ARITHMETIC | FLOAT_FUNCS
 
 
 def _finish(value: Any, dtype: np.dtype) -> Any:
@@ -85,7 +84,7 @@ class _Writer:
     def operand(self, t: Term, node: Term, position: int) -> str:
         """The text of operand ``t`` (at ``position``) of ``node``, cast the way evaluate casts bools."""
         text = self.name(t)
-        if t.dtype == BOOL and node.op.name in _CASTS:
+        if t.dtype == BOOL and (node.op.counts_bools or node.op.float_result):
             cast = bool_casts(node)[position]
             if cast is not None:
                 return f"{text}.astype(np.{cast})"

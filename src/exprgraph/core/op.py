@@ -22,6 +22,7 @@ __all__ = [
     "Op",
     "register_op",
     "get_op",
+    "find_op",
     "ops",
     "Interval",
     "Domain",
@@ -286,6 +287,11 @@ def get_op(name: str) -> Op:
         return REGISTRY[name]
     except KeyError:
         raise KeyError(f"no op named {name!r}") from None
+
+
+def find_op(name: str) -> Op | None:
+    """The registered op called ``name``, or None when there is none (``get_op`` raises instead)."""
+    return REGISTRY.get(name)
 
 
 def ops() -> list[Op]:

@@ -24,8 +24,8 @@ from typing import Any
 
 from ..core import Symbol, Term, as_term, const
 from ..core import sum as sum_
+from ..core.op import get_op
 from ..core.stdops import arith, boolean, broadcast_like, negate, product, real, same, sum_to, where_rule
-from ..core.term import REGISTRY
 from ..errors import DifferentiationError, ShapeError
 from .reverse import backprop, collector_paused, live_order, one_like, resolve_wrt, zeros_like
 
@@ -36,9 +36,9 @@ _ELEMENTWISE = frozenset({arith, same, real, boolean, where_rule})
 #: ops linear in each operand separately (the tangent is the op with one operand swapped for its tangent)
 _MULTILINEAR = frozenset({"sum", "transpose", "dot", "matmul"})
 
-_ADD = REGISTRY["add"]
-_CONST = REGISTRY["const"]
-_WHERE = REGISTRY["where"]
+_ADD = get_op("add")
+_CONST = get_op("const")
+_WHERE = get_op("where")
 _ZERO = const(0.0)
 _ZERO32 = const(0.0, "float32")
 

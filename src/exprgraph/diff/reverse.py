@@ -18,8 +18,8 @@ from typing import Any, TypeVar, overload
 import numpy as np
 
 from ..core import Symbol, Term, as_term, const
+from ..core.op import get_op
 from ..core.stdops import broadcast_like, sum_to
-from ..core.term import REGISTRY
 from ..errors import DifferentiationError
 
 __all__ = ["grad", "backprop", "live_order", "zeros_like", "one_like", "resolve_wrt", "collector_paused"]
@@ -28,8 +28,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _ONE = const(1.0)
 _ONE32 = const(1.0, "float32")
-_ADD = REGISTRY["add"]
-_CONST = REGISTRY["const"]
+_ADD = get_op("add")
+_CONST = get_op("const")
 
 
 def collector_paused(fn: F) -> F:

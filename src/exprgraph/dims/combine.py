@@ -14,7 +14,8 @@
 
 from __future__ import annotations
 
-from ..core.term import REGISTRY, Term
+from ..core.op import get_op
+from ..core.term import Term
 from .context import Context
 from .division import floordiv_const, mod_const, mod_poly
 from .factored import fold_sums
@@ -34,8 +35,8 @@ from .normal import (
 
 __all__ = ["combine_terms"]
 
-_FLOORDIV, _MOD = REGISTRY["floordiv"], REGISTRY["mod"]
-_MAX, _MIN = REGISTRY["maximum"], REGISTRY["minimum"]
+_FLOORDIV, _MOD = get_op("floordiv"), get_op("mod")
+_MAX, _MIN = get_op("maximum"), get_op("minimum")
 _OPS = (_FLOORDIV, _MOD, _MAX)
 
 #: largest constant divisor k for which Hermite's identity (k terms) is tried

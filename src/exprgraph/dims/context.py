@@ -13,8 +13,8 @@ its polynomial, its expansion (or None when that is too large) and its size.
 
 from __future__ import annotations
 
-from ..core.op import Op
-from ..core.term import REGISTRY, Term
+from ..core.op import Op, get_op
+from ..core.term import Term
 from .normal import Budget, Poly, defer_key, inner_term, p_atom
 from .polyprint import atom_text
 from .ranges import INF, UNBOUNDED, Range, r_mul, r_pow, r_scale
@@ -23,7 +23,7 @@ __all__ = ["Context", "context", "CACHE_LIMIT"]
 
 CACHE_LIMIT = 200_000
 
-_SYMBOL = REGISTRY["symbol"]
+_SYMBOL = get_op("symbol")
 
 
 class Context:

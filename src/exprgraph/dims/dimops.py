@@ -10,7 +10,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from ..core.term import REGISTRY, Term
+from ..core.op import get_op
+from ..core.term import Term
 from .parse import parse_expression
 from .simplify import simplify_term
 from .terms import dim_const
@@ -32,7 +33,7 @@ __all__ = [
 #: a dimension: a concrete size, an expression string or an int64 term
 DimType = int | str | Term
 
-_CONST = REGISTRY["const"]
+_CONST = get_op("const")
 
 
 def _term(d: Any) -> Term:
@@ -51,7 +52,7 @@ def _apply(op_name: str, ints: Callable[[int, int], int], dims: tuple) -> DimTyp
         for d in dims[1:]:
             acc = ints(acc, d)
         return acc
-    op = REGISTRY[op_name]
+    op = get_op(op_name)
     terms = [_term(d) for d in dims]
     acc_term = terms[0]
     for t in terms[1:]:
@@ -130,7 +131,7 @@ def dim_equal(a: DimType, b: DimType) -> bool | None:
     """
     if a.__class__ is int and b.__class__ is int:
         return a == b
-    diff = simplify_term(Term(REGISTRY["sub"], (_term(a), _term(b))))
+    diff = simplify_term(Term(get_op("sub"), (_term(a), _term(b))))
     if diff.op is _CONST:
         return diff.attr == 0
     return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from math import gcd, lcm
 
-from ..core.term import REGISTRY
+from ..core.op import get_op
 from .context import Context
 from .factored import exact_quotient
 from .normal import (
@@ -40,7 +40,7 @@ __all__ = [
     "coefficient_gcd",
 ]
 
-_FLOORDIV, _MOD = REGISTRY["floordiv"], REGISTRY["mod"]
+_FLOORDIV, _MOD = get_op("floordiv"), get_op("mod")
 
 
 def _finite(x: object) -> bool:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..core.op import Op
-from ..core.term import REGISTRY, Term
+from ..core.op import Op, get_op
+from ..core.term import Term
 from .context import Context
 from .normal import (
     Poly,
@@ -24,7 +24,7 @@ from .terms import BROADCAST
 
 __all__ = ["maxmin_poly", "broadcast_poly", "MAX_COMPARED"]
 
-_MAX, _MIN, _SYMBOL = REGISTRY["maximum"], REGISTRY["minimum"], REGISTRY["symbol"]
+_MAX, _MIN, _SYMBOL = get_op("maximum"), get_op("minimum"), get_op("symbol")
 
 #: arguments compared pairwise through value ranges (beyond, only exact rules apply)
 MAX_COMPARED = 64

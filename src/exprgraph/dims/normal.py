@@ -17,7 +17,8 @@ from fractions import Fraction
 from math import gcd
 from operator import itemgetter
 
-from ..core.term import REGISTRY, Term
+from ..core.op import get_op
+from ..core.term import Term
 from ..errors import TermTooLargeError
 from .monomials import (
     MAX_DEGREE,
@@ -75,7 +76,7 @@ Poly = dict
 #: monomial operations one simplification may spend before giving up with TermTooLargeError
 MAX_WORK = 1_000_000
 
-_ADD, _SUB, _MUL, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"], REGISTRY["neg"]
+_ADD, _SUB, _MUL, _NEG = get_op("add"), get_op("sub"), get_op("mul"), get_op("neg")
 
 
 class Budget:

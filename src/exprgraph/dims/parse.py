@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 
 from ..core.leaves import RESERVED_NAMES
-from ..core.term import REGISTRY, Term
+from ..core.op import get_op
+from ..core.term import Term
 from ..errors import DimExpressionError
 from .terms import BROADCAST, CEIL_DIV, FN, INT64_MAX, dim_const, dim_name
 
@@ -32,9 +33,9 @@ __all__ = ["parse_expression", "parse_expression_tokens", "tokenize_expression",
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(//|[-+*/%^&(),]))")
 _SPACE = re.compile(r"\s*")
 
-_ADD, _SUB, _MUL = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"]
-_FLOORDIV, _MOD, _NEG = REGISTRY["floordiv"], REGISTRY["mod"], REGISTRY["neg"]
-_MAX, _MIN, _ABS = REGISTRY["maximum"], REGISTRY["minimum"], REGISTRY["abs"]
+_ADD, _SUB, _MUL = get_op("add"), get_op("sub"), get_op("mul")
+_FLOORDIV, _MOD, _NEG = get_op("floordiv"), get_op("mod"), get_op("neg")
+_MAX, _MIN, _ABS = get_op("maximum"), get_op("minimum"), get_op("abs")
 #: marks the operator ``/``, read only as the argument of a rounding call (floor(a/b))
 _RATIO_OP = "ratio"
 

@@ -12,8 +12,7 @@ Imports: the core's op table and the polynomial algebra of this package.
 
 from __future__ import annotations
 
-from ..core.op import Op
-from ..core.term import REGISTRY
+from ..core.op import Op, get_op
 from .combine import combine_terms
 from .context import Context
 from .division import ceil_poly, floordiv_poly, mod_poly
@@ -22,9 +21,9 @@ from .maxmin import maxmin_poly
 from .normal import Poly, mono_mul, mono_of_powers, p_const
 from .terms import CEIL_DIV
 
-_ADD, _SUB, _MUL, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"], REGISTRY["neg"]
-_FLOORDIV, _MOD = REGISTRY["floordiv"], REGISTRY["mod"]
-_MAX, _MIN = REGISTRY["maximum"], REGISTRY["minimum"]
+_ADD, _SUB, _MUL, _NEG = get_op("add"), get_op("sub"), get_op("mul"), get_op("neg")
+_FLOORDIV, _MOD = get_op("floordiv"), get_op("mod")
+_MAX, _MIN = get_op("maximum"), get_op("minimum")
 
 _OPAQUE = {_FLOORDIV: floordiv_poly, _MOD: mod_poly, CEIL_DIV: ceil_poly}
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ..core.op import Op
-from ..core.term import REGISTRY, Term
+from ..core.op import Op, get_op
+from ..core.term import Term
 from .normal import ONE, Mono, Poly, atom_key, mono_order
 from .terms import INT64_MAX, INT64_MIN
 from .unparse import (
@@ -31,9 +31,9 @@ from .unparse import (
 
 __all__ = ["poly_text", "poly_value", "inner_text", "atom_text", "fits_int64", "clear_print_cache"]
 
-_SYMBOL = REGISTRY["symbol"]
+_SYMBOL = get_op("symbol")
 #: op -> (symbol, precedence) of the infix ops of the grammar (from unparse's table)
-_INFIX_OPS = {REGISTRY[name]: entry for name, entry in INFIX.items()}
+_INFIX_OPS = {get_op(name): entry for name, entry in INFIX.items()}
 
 
 def fits_int64(c: int) -> int:

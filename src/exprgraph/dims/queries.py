@@ -24,7 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..core.term import REGISTRY, Term
+from ..core.op import get_op
+from ..core.term import Term
 from ..errors import DimExpressionError
 from .combine import combine_terms
 from .context import Context, context
@@ -65,7 +66,7 @@ __all__ = [
     "ranges_from_expressions",
 ]
 
-_SUB, _CONST = REGISTRY["sub"], REGISTRY["const"]
+_SUB, _CONST = get_op("sub"), get_op("const")
 #: memoised answers kept per environment before the table is cleared
 MEMO_LIMIT = 100_000
 

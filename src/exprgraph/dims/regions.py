@@ -13,7 +13,8 @@ this is always sound).
 from __future__ import annotations
 
 from ..core.dtypes import INT64
-from ..core.term import REGISTRY, Term
+from ..core.op import get_op
+from ..core.term import Term
 from ..core.walk import postorder_until
 from .combine import combine_terms
 from .context import Context
@@ -26,10 +27,10 @@ from .terms import BROADCAST, CEIL_DIV
 
 __all__ = ["to_poly"]
 
-_ADD, _SUB, _MUL, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"], REGISTRY["neg"]
-_FLOORDIV, _MOD, _POW = REGISTRY["floordiv"], REGISTRY["mod"], REGISTRY["pow"]
-_MAX, _MIN = REGISTRY["maximum"], REGISTRY["minimum"]
-_CONST, _SYMBOL = REGISTRY["const"], REGISTRY["symbol"]
+_ADD, _SUB, _MUL, _NEG = get_op("add"), get_op("sub"), get_op("mul"), get_op("neg")
+_FLOORDIV, _MOD, _POW = get_op("floordiv"), get_op("mod"), get_op("pow")
+_MAX, _MIN = get_op("maximum"), get_op("minimum")
+_CONST, _SYMBOL = get_op("const"), get_op("symbol")
 
 # kinds of nodes
 _LEAF, _OPAQUE, _LIN, _PROD, _MAXK, _MINK = range(6)

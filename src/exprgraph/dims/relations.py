@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..core.term import REGISTRY, Term
+from ..core.op import get_op
+from ..core.term import Term
 from ..errors import DimExpressionError
 from .context import Context
 from .normal import Poly, mono_div, p_add, p_mono_gcd, p_scale
@@ -41,7 +42,7 @@ __all__ = [
 #: a relation: (op name, left side, right side); op names: lt, le, gt, ge, eq, ne
 Relation = tuple[str, Term, Term]
 
-_SUB, _CONST, _MOD = REGISTRY["sub"], REGISTRY["const"], REGISTRY["mod"]
+_SUB, _CONST, _MOD = get_op("sub"), get_op("const"), get_op("mod")
 _RELATIONS = ("lt", "le", "gt", "ge", "eq", "ne")
 #: comparison operators of relation text, longest first
 _COMPARATORS = (("<=", "le"), (">=", "ge"), ("==", "eq"), ("!=", "ne"), ("<", "lt"), (">", "gt"))

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..core.term import REGISTRY, Term
+from ..core.op import get_op
+from ..core.term import Term
 from ..core.traversal import substitute
 from ..core.walk import postorder
 from ..errors import DimExpressionError
@@ -15,8 +16,8 @@ from .unparse import unparse
 
 __all__ = ["rename_expression", "rename_dynamic_expression", "rename_dynamic_dimensions", "tidy"]
 
-_ADD, _SUB, _MUL = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"]
-_FLOORDIV, _MAX, _MIN, _CONST = REGISTRY["floordiv"], REGISTRY["maximum"], REGISTRY["minimum"], REGISTRY["const"]
+_ADD, _SUB, _MUL = get_op("add"), get_op("sub"), get_op("mul")
+_FLOORDIV, _MAX, _MIN, _CONST = get_op("floordiv"), get_op("maximum"), get_op("minimum"), get_op("const")
 
 
 def _replacement(value: Any) -> Term:

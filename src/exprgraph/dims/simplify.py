@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.term import REGISTRY, Term
+from ..core.op import get_op
+from ..core.term import Term
 from ..errors import DimExpressionError
 from .combine import combine_terms
 from .context import Context, context
@@ -27,7 +28,7 @@ __all__ = [
     "simplify_two_expressions",
 ]
 
-_CONST = REGISTRY["const"]
+_CONST = get_op("const")
 
 #: more caches to clear with clear_caches() (the memoised answers of exprgraph.dims.queries)
 CLEAR_HOOKS: list = []

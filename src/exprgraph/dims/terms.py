@@ -20,9 +20,9 @@ import numpy as np
 
 from ..core.dtypes import INT64
 from ..core.leaves import RESERVED_NAMES, Symbol
-from ..core.op import Op, register_op
+from ..core.op import Op, find_op, get_op, register_op
 from ..core.stdops import arith
-from ..core.term import REGISTRY, Term
+from ..core.term import Term
 
 __all__ = [
     "CEIL_DIV",
@@ -48,7 +48,7 @@ def _ceil_div(n: Any, d: Any) -> Any:
 
 
 def _register() -> Op:
-    existing = REGISTRY.get("ceil_div")
+    existing = find_op("ceil_div")
     if existing is not None:
         return existing
     return register_op(
@@ -94,7 +94,7 @@ def _int_scalar(args: tuple, attr: Any) -> tuple[str, tuple]:
 
 
 def _register_more() -> tuple[Op, Op]:
-    broadcast = REGISTRY.get("broadcast_dim")
+    broadcast = find_op("broadcast_dim")
     if broadcast is None:
         broadcast = register_op(
             Op(
@@ -112,7 +112,7 @@ def _register_more() -> tuple[Op, Op]:
                 doc="Broadcast size of two dimensions: a where b == 1, else b (broadcast(a, b) in dimension text).",
             )
         )
-    fn = REGISTRY.get("dim_fn")
+    fn = find_op("dim_fn")
     if fn is None:
         fn = register_op(
             Op(
@@ -139,8 +139,8 @@ def dim_fn(name: str, *args: Term) -> Term:
 
 _names: dict[str, Term] = {}
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_SYMBOL = REGISTRY["symbol"]
-_CONST = REGISTRY["const"]
+_SYMBOL = get_op("symbol")
+_CONST = get_op("const")
 
 
 def dim_name(name: str) -> Term:

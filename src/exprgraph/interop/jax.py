@@ -22,7 +22,7 @@ from typing import Any
 
 from ..core import Symbol, Term
 from ..core.dtypes import FLOAT32, is_float
-from ..core.stdops import ARITHMETIC, FLOAT_FUNCS, bool_casts
+from ..core.stdops import bool_casts
 from ..core.walk import postorder
 from ..errors import ConversionError
 from ._optional import require
@@ -123,9 +123,9 @@ def _step(node: Term, index: dict[Term, int]) -> tuple:
     # our arithmetic counts bools as ints (as float32 next to float32), and our float functions take
     # ints (JAX's may not): cast to the float of the result (float32 stays float32 in 64-bit mode)
     casts: tuple = ()
-    if op.name in ARITHMETIC:
+    if op.counts_bools:
         casts = tuple((i, "float32" if c == FLOAT32 else int) for i, c in enumerate(bool_casts(node)) if c is not None)
-    elif op.name in FLOAT_FUNCS:
+    elif op.float_result:
         want = "float32" if node.dtype == FLOAT32 else float
         casts = tuple((i, want) for i, a in enumerate(node.args) if not is_float(a.dtype))
     return fn, slots, kwargs, casts, len(slots) > 2 and op.arity[1] is None

@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from ..core import BOOL, FLOAT32, FLOAT64, INT64, Term, promote
-from ..core.stdops import ARITHMETIC, FLOAT_FUNCS
 from ..core.walk import postorder
 from ..errors import ConversionError
 from ._optional import require
@@ -116,11 +115,11 @@ def _operand_dtype(node: Term) -> str:
     """The dtype every operand of ``node`` is cast to before its ONNX operator runs."""
     name = node.op.name
     dtypes = [a.dtype for a in node.args]
-    if name in FLOAT_FUNCS:
+    if node.op.float_result:
         return node.dtype  # float32 for float32 operands, else float64
-    if name in ARITHMETIC:
+    if node.op.counts_bools:
         return _numbers(dtypes)
-    if name in ("logical_and", "logical_or", "logical_not"):
+    if node.op.logical:
         return BOOL
     if name in ("lt", "le", "gt", "ge"):
         return _numbers(dtypes)  # ONNX orders numbers, not bools

@@ -27,7 +27,7 @@ import numpy as np
 from ..core import BOOL, FLOAT32, FLOAT64, INT64, Symbol, Term, const, get_op
 from ..core.dtypes import is_float
 from ..core.leaves import RESERVED_NAMES
-from ..core.stdops import ARITHMETIC, FLOAT_FUNCS, bool_casts, insert_axes
+from ..core.stdops import bool_casts, insert_axes
 from ..core.walk import postorder
 from ..errors import ConversionError
 from ..graph import FunctionGraph
@@ -124,7 +124,7 @@ class _Writer:
         ps, pt = self.ps, self.pt
         name = node.op.name
         args = [self.done[a] for a in node.args]
-        if name in ARITHMETIC or name in FLOAT_FUNCS:
+        if node.op.counts_bools or node.op.float_result:
             # our arithmetic counts bools as integers (as float32 next to float32), float functions as floats
             casts = bool_casts(node)
             args = [v if c is None else self.cast(v, c) for v, c in zip(args, casts, strict=True)]
@@ -314,7 +314,7 @@ class _Reader:
             term, virtual = self.done[v]
             # leading inserted axes are what broadcasting adds anyway; others must be built
             args.append(term if virtual == tuple(range(len(virtual))) else self.full(v))
-        if op.name in ARITHMETIC:
+        if op.counts_bools:
             args = [self.uncast(v, a) for v, a in zip(inputs, args, strict=True)]
         term = op(*args)
         return term, tuple(range(ndim - term.ndim))

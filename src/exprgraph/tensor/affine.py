@@ -16,7 +16,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from ..core import INT64, Symbol, Term, const, postorder, substitute
-from ..core.term import REGISTRY
+from ..core.op import get_op
 from .index_values import NonAffineError, bounds, evaluate_index
 
 __all__ = [
@@ -36,9 +36,9 @@ __all__ = [
 
 Number = int | Fraction
 
-_ADD, _SUB, _MUL, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"], REGISTRY["neg"]
-_FLOORDIV, _MOD = REGISTRY["floordiv"], REGISTRY["mod"]
-_CONST, _SYMBOL = REGISTRY["const"], REGISTRY["symbol"]
+_ADD, _SUB, _MUL, _NEG = get_op("add"), get_op("sub"), get_op("mul"), get_op("neg")
+_FLOORDIV, _MOD = get_op("floordiv"), get_op("mod")
+_CONST, _SYMBOL = get_op("const"), get_op("symbol")
 
 
 def index_var(name: str) -> Term:

@@ -25,7 +25,7 @@ from ..compile import crender
 from ..core import Term, const, substitute
 from ..core import postorder as core_postorder
 from ..core.dtypes import FLOAT64, INT64
-from ..core.term import REGISTRY
+from ..core.op import get_op
 from .affine import bounds, linearize, to_term
 from .ir import Guard, Kernel, Loop, Statement, Tensor, format_statement
 from .schedule import Level, Schedule, schedule_statement
@@ -33,9 +33,9 @@ from .terms import ACCESS, MAX_TREE, index_of, map_accesses, read, tensor_name, 
 
 __all__ = ["codegen_c", "c_index", "c_value"]
 
-_ADD, _SUB, _MUL, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"], REGISTRY["neg"]
-_FLOORDIV, _MOD = REGISTRY["floordiv"], REGISTRY["mod"]
-_CONST, _SYMBOL = REGISTRY["const"], REGISTRY["symbol"]
+_ADD, _SUB, _MUL, _NEG = get_op("add"), get_op("sub"), get_op("mul"), get_op("neg")
+_FLOORDIV, _MOD = get_op("floordiv"), get_op("mod")
+_CONST, _SYMBOL = get_op("const"), get_op("symbol")
 
 _INDENT = "    "
 _DIALECT = crender.KERNEL

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from ..core import Term, const, substitute
-from ..core.term import REGISTRY
+from ..core.op import get_op
 from ..diff import backprop
 from ..errors import DifferentiationError, KernelError
 from .affine import index_var, reduce_atoms
@@ -39,7 +39,7 @@ __all__ = ["grad_kernel", "grad_name", "statement_adjoints", "MAX_GRADIENT_NODES
 #: largest total size (distinct nodes) of the gradient right-hand sides
 MAX_GRADIENT_NODES = 2_000_000
 
-_ADD, _SUB, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["neg"]
+_ADD, _SUB, _NEG = get_op("add"), get_op("sub"), get_op("neg")
 
 
 def grad_name(name: str) -> str:

@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core import Term, postorder
-from ..core.term import REGISTRY
+from ..core.op import get_op
 
 __all__ = ["NonAffineError", "bounds", "evaluate_index"]
 
-_ADD, _SUB, _MUL, _NEG = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"], REGISTRY["neg"]
-_FLOORDIV, _MOD = REGISTRY["floordiv"], REGISTRY["mod"]
-_CONST, _SYMBOL = REGISTRY["const"], REGISTRY["symbol"]
+_ADD, _SUB, _MUL, _NEG = get_op("add"), get_op("sub"), get_op("mul"), get_op("neg")
+_FLOORDIV, _MOD = get_op("floordiv"), get_op("mod")
+_CONST, _SYMBOL = get_op("const"), get_op("symbol")
 
 
 class NonAffineError(ValueError):

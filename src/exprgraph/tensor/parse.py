@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core import FLOAT64, INT64, Symbol, Term
+from ..core.op import get_op
 from ..core.parsing import scan
-from ..core.term import REGISTRY
 from ..errors import KernelError
 from .ir import Kernel, build_kernel
 from .names import check_name
@@ -115,9 +115,7 @@ class _Parser:
         self.i = 0
         self.data_type = data_type
         self.dtype = INT64 if data_type == "int" else FLOAT64
-        self.ops = {
-            symbol: REGISTRY[entry[2] if data_type == "int" else entry[1]] for symbol, entry in OPERATORS.items()
-        }
+        self.ops = {symbol: get_op(entry[2] if data_type == "int" else entry[1]) for symbol, entry in OPERATORS.items()}
         self.shapes = self.declared_shapes()
 
     # -- helpers ---------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core import FLOAT64, INT64, Term, const
-from ..core.term import REGISTRY
+from ..core.op import get_op
 from .affine import NonAffineError, index_var, linearize
 from .names import check_name
 from .terms import OPERATORS, function
@@ -27,8 +27,8 @@ MAX_INDEX_DIVISIONS = 32
 
 _BIN_PREC = {symbol: entry[0] for symbol, entry in OPERATORS.items()}
 
-_I_ADD, _I_SUB, _I_MUL = REGISTRY["add"], REGISTRY["sub"], REGISTRY["mul"]
-_I_FLOORDIV, _I_MOD, _I_NEG = REGISTRY["floordiv"], REGISTRY["mod"], REGISTRY["neg"]
+_I_ADD, _I_SUB, _I_MUL = get_op("add"), get_op("sub"), get_op("mul")
+_I_FLOORDIV, _I_MOD, _I_NEG = get_op("floordiv"), get_op("mod"), get_op("neg")
 _I_OPS = {"+": _I_ADD, "-": _I_SUB, "*": _I_MUL, "//": _I_FLOORDIV, "%": _I_MOD}
 
 

@@ -16,14 +16,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..core import Term, const
-from ..core.term import REGISTRY
+from ..core.op import get_op
 from .affine import Lin, NonAffineError, bounds, is_var, linearize, to_term
 from .ir import Guard, Loop, Statement, Tensor, statement_guards
 from .terms import index_of, tensor_name
 
 __all__ = ["Level", "Schedule", "schedule_statement", "choose_order", "strides"]
 
-_FLOORDIV = REGISTRY["floordiv"]
+_FLOORDIV = get_op("floordiv")
 
 #: stride class costs for choosing the innermost loop
 _IRREGULAR = None

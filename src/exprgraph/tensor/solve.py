@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ..core import INT64, Symbol, Term, const, substitute
-from ..core.term import REGISTRY
+from ..core.op import get_op
 from .affine import Lin, bounds, is_var, linearize, to_term
 from .ir import Guard, Loop
 from .names import fresh_name
@@ -38,7 +38,7 @@ SEARCH_BUDGET = 512
 #: larger systems use the equality-guard fallback
 MAX_EQUATIONS = 64
 
-_FLOORDIV, _MOD = REGISTRY["floordiv"], REGISTRY["mod"]
+_FLOORDIV, _MOD = get_op("floordiv"), get_op("mod")
 
 #: names tried, in order, for the written indices of a gradient
 LHS_NAMES = ("h", "w", "u", "v", "x", "y", "z", "a", "b", "e", "f", "g", "m", "o")

@@ -16,9 +16,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ..core import Symbol, Term, const, substitute
 from ..core.dtypes import FLOAT64
-from ..core.op import PREC_ADD, PREC_ATOM, PREC_MUL, PREC_UNARY, Op
+from ..core.op import PREC_ADD, PREC_ATOM, PREC_MUL, PREC_UNARY, Op, find_op, get_op
 from ..core.printing import format_const
-from ..core.term import REGISTRY
 from ..errors import KernelError
 
 __all__ = [
@@ -40,7 +39,7 @@ __all__ = [
 ]
 
 #: the indexed-access op: ``access(T, i, j)`` is ``T[i, j]``
-ACCESS: Op = REGISTRY["access"]
+ACCESS: Op = get_op("access")
 
 #: infix operators of the kernel language: symbol -> (precedence, op in float kernels, op in int kernels);
 #: ``/`` and ``%`` are C's (``truncdiv``/``fmod`` on ints, true division and fmodf on floats)
@@ -56,8 +55,8 @@ OPERATORS: dict[str, tuple[int, str, str]] = {
 #: most nodes a right-hand side may have once written out as a tree (text expands shared nodes)
 MAX_TREE = 1_000_000
 
-_SYMBOL = REGISTRY["symbol"]
-_NEG = REGISTRY["neg"]
+_SYMBOL = get_op("symbol")
+_NEG = get_op("neg")
 
 
 def read(tensor: Term, index: Sequence[Term]) -> Term:
@@ -135,7 +134,7 @@ _FUNCTIONS: dict[str, tuple[Op, Op | None]] = {}
 
 def function(name: str) -> Op | None:
     """The op a kernel calls by ``name`` (an elementwise op of the table, or an alias), else None."""
-    op = REGISTRY.get(name)
+    op = find_op(name)
     if op is None:
         return None
     cached = _FUNCTIONS.get(name)
@@ -202,7 +201,7 @@ def tree_size(roots: Iterable[Term], limit: int) -> int:
     return total
 
 
-_ACC_ADD, _ACC_SUB = REGISTRY["add"], REGISTRY["sub"]
+_ACC_ADD, _ACC_SUB = get_op("add"), get_op("sub")
 
 
 def split_accumulator(rhs: Term, target: Term, data_type: str = "float") -> Term | None:
