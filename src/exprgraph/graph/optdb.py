@@ -97,13 +97,26 @@ def _div_by_power_of_two(fgraph: FunctionGraph, node: Term) -> Any:
 
 def make_optdb() -> tuple[SequenceDB, EquilibriumDB, EquilibriumDB, EquilibriumDB]:
     """A fresh default database and its three phases (``optdb`` is one made at import)."""
+    canon, stab, spec = _canonicalize_db(), _stabilize_db(), _specialize_db()
     db = SequenceDB("optdb")
-    canon = EquilibriumDB("canonicalize")
-    stab = EquilibriumDB("stabilize")
-    spec = EquilibriumDB("specialize")
+    db.register(
+        "merge1", MergeOptimizer(commutative=True, name="merge1"), "fast_run", "fast_compile", "merge", position=0
+    )
+    db.register("canonicalize", canon, "fast_run", "fast_compile", position=1)
+    db.register("stabilize", stab, "fast_run", position=1.5)
+    db.register("specialize", spec, "fast_run", position=2)
+    db.register(
+        "merge2", MergeOptimizer(commutative=True, name="merge2"), "fast_run", "fast_compile", "merge", position=49
+    )
+    return db, canon, stab, spec
 
-    # canonicalize: the simplifier's rules, region by region (never grows the graph); with the
-    # unsafe variant selected too, the safe one stands aside
+
+def _canonicalize_db() -> EquilibriumDB:
+    """The simplifier's rules, region by region (never grows the graph); a merge as cleanup.
+
+    With the unsafe variant selected too, the safe one stands aside.
+    """
+    canon = EquilibriumDB("canonicalize")
     unsafe_regions = RegionNodeRewriter(_normaliser(True), "simplify_regions_unsafe")
     safe_regions = RegionNodeRewriter(_normaliser(False), "simplify_regions", superseded_by=unsafe_regions)
     canon.register("simplify_regions_unsafe", unsafe_regions, "unsafe", use_db_name_as_tag=False)
@@ -115,8 +128,12 @@ def make_optdb() -> tuple[SequenceDB, EquilibriumDB, EquilibriumDB, EquilibriumD
         "fast_compile",
         cleanup=True,
     )
+    return canon
 
-    # stabilize: numerically stable forms of canonical expressions
+
+def _stabilize_db() -> EquilibriumDB:
+    """Numerically stable forms of canonical expressions, put back in canonical order."""
+    stab = EquilibriumDB("stabilize")
     stable = [
         # 1/(1 + exp(-x)) -> sigmoid(x): no overflow of exp(-x) for very negative x
         ("sigmoid_reciprocal", ("truediv", 1, ("add", 1, ("exp", ("neg", "x")))), ("sigmoid", "x"), False),
@@ -142,8 +159,12 @@ def make_optdb() -> tuple[SequenceDB, EquilibriumDB, EquilibriumDB, EquilibriumD
         stab.register(name, PatternNodeRewriter(lhs, rhs, allow_multiple_clients=multi, name=name), "fast_run")
     # stable forms are put back in canonical order, so canonicalize has nothing to redo on them
     stab.register("simplify_regions", RegionNodeRewriter(_normaliser(False), "simplify_regions"), "fast_run")
+    return stab
 
-    # specialize: cheaper operations for the same value
+
+def _specialize_db() -> EquilibriumDB:
+    """Cheaper operations for the same value."""
+    spec = EquilibriumDB("specialize")
     spec.register(
         "square_to_mul", PatternNodeRewriter(("pow", "x", 2), ("mul", "x", "x"), name="square_to_mul"), "fast_run"
     )  # x**2 -> x*x
@@ -154,17 +175,7 @@ def make_optdb() -> tuple[SequenceDB, EquilibriumDB, EquilibriumDB, EquilibriumD
         "unsafe",
         use_db_name_as_tag=False,
     )  # x**0.5 -> sqrt(x), not at -0.0 or -inf
-
-    db.register(
-        "merge1", MergeOptimizer(commutative=True, name="merge1"), "fast_run", "fast_compile", "merge", position=0
-    )
-    db.register("canonicalize", canon, "fast_run", "fast_compile", position=1)
-    db.register("stabilize", stab, "fast_run", position=1.5)
-    db.register("specialize", spec, "fast_run", position=2)
-    db.register(
-        "merge2", MergeOptimizer(commutative=True, name="merge2"), "fast_run", "fast_compile", "merge", position=49
-    )
-    return db, canon, stab, spec
+    return spec
 
 
 #: the default database (see the module docstring)
