@@ -17,6 +17,10 @@ Callbacks (all optional):
 - ``on_revert(fgraph, checkpoint)``: the graph went back to a checkpoint;
 - ``on_validate(fgraph)``: return False or raise :class:`~exprgraph.errors.InconsistencyError`
   to reject the graph; a graph with validators runs each rewrite as a transaction.
+
+The graph's side (``attach_feature``, ``remove_feature``, ``validate``) is written here too, as
+functions bound in :class:`~exprgraph.graph.FunctionGraph`'s class body. This module imports
+errors and :mod:`~exprgraph.graph.printing` only; it reaches the graph through the one it is given.
 """
 
 from __future__ import annotations
