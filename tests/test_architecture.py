@@ -39,18 +39,6 @@ LAYERS: list[set[str]] = [
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 60
 
-#: (check, package) pairs still being worked on (issue 19): expected to fail, strictly, so a pair
-#: that comes clean must leave this set
-NOT_YET: set[tuple[str, str]] = {
-    ("downward", "diff"),
-    ("downward", "egraph"),
-    ("downward", "simplify"),
-    ("cycles", "graph"),
-    ("sizes", "diff"),
-    ("sizes", "egraph"),
-    ("sizes", "graph"),
-}
-
 
 def _modules() -> dict[str, Path]:
     found = {}
@@ -125,14 +113,7 @@ PACKAGES = sorted({package_of(m) for m in MODULES} - {"(top)"})
 
 
 def _check(check: str, package: str, problems: list[str]) -> None:
-    if (check, package) in NOT_YET:
-        if not problems:
-            pytest.fail(
-                f"{package} is clean: take ({check!r}, {package!r}) out of NOT_YET in tests/test_architecture.py",
-                pytrace=False,
-            )
-        pytest.xfail(f"{len(problems)} left in {package}: " + "; ".join(problems[:5]))
-    assert not problems, "\n".join(problems)
+    assert not problems, f"{check} in {package}:\n" + "\n".join(problems)
 
 
 def test_every_package_has_a_layer() -> None:

@@ -410,3 +410,57 @@ def test_python_dash_m_exprgraph():
         [sys.executable, "-m", "exprgraph", "print", "x +"], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "^" in proc.stderr
+
+
+# -- console: the helpers every sub-command shares --------------------------------------------------
+
+
+def test_console_is_what_cli_re_exports():
+    from exprgraph import console
+
+    assert cli.parse_assignment is console.parse_assignment
+    assert cli.format_value is console.format_value
+    assert cli.EXIT_INPUT == console.EXIT_INPUT == 2
+
+
+def test_console_add_command_adds_expr_and_dtype():
+    from exprgraph import console
+
+    parser = argparse.ArgumentParser(prog="t")
+    sub = parser.add_subparsers(dest="command", required=True)
+    console.add_command(sub, "one", lambda a: 0, summary="s", description="d", expr="one")
+    console.add_command(sub, "many", lambda a: 1, summary="s", description="d", expr="many")
+    console.add_command(sub, "none", lambda a: 2, summary="s", description="d")
+    args = parser.parse_args(["one", "x+1", "--dtype", "int64"])
+    assert (args.expr, args.dtype, args.func(args)) == ("x+1", "int64", 0)
+    args = parser.parse_args(["many", "x", "y"])
+    assert (args.exprs, args.dtype, args.func(args)) == (["x", "y"], "float64", 1)
+    args = parser.parse_args(["none"])
+    assert not hasattr(args, "expr") and args.func(args) == 2
+
+
+def test_console_read_text_file(tmp_path):
+    from exprgraph import console
+
+    good = tmp_path / "r.txt"
+    good.write_text("x -> x\n", encoding="utf-8")
+    assert console.read_text_file(str(good), "rule file", 100) == "x -> x\n"
+    with pytest.raises(eg.errors.CommandError, match="a rule file is at most 3 bytes"):
+        console.read_text_file(str(good), "rule file", 3)
+    with pytest.raises(eg.errors.CommandError, match="cannot read the rule file"):
+        console.read_text_file(str(tmp_path / "missing.txt"), "rule file", 100)
+    bad = tmp_path / "b.txt"
+    bad.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(eg.errors.CommandError, match="is not UTF-8 text"):
+        console.read_text_file(str(bad), "rule file", 100)
+
+
+def test_console_report_error(capsys):
+    from exprgraph import console
+
+    assert console.report_error(eg.errors.CommandError("bad value")) == 2
+    assert capsys.readouterr().err == "exprgraph: error: bad value\n"
+    with pytest.raises(eg.errors.ParseError) as info:
+        eg.parse("x +")
+    assert console.report_error(info.value) == 2
+    assert capsys.readouterr().err.startswith("exprgraph: syntax error: ")

@@ -2,7 +2,9 @@
 
 Each entry names a module (optionally ``module:function``) whose ``add_parser(subparsers)``
 adds one subparser and sets its ``func`` default to ``func(args) -> int``. A later layer adds a
-command by appending one entry here and writing that function in its own module.
+command by appending one entry here and writing that function in its own module; the helpers
+the commands share (:func:`~exprgraph.console.add_command`, ``name=value`` reading, error
+reporting) are in :mod:`exprgraph.console`, which every layer may import.
 
 Errors of the input (bad syntax, unknown names, missing values) are printed to stderr as one
 clear message and end with exit code 2, never with a traceback.
@@ -12,14 +14,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import CommandError, ExprgraphError, ParseError
+from .console import EXIT_INPUT, add_command, format_value, parse_assignment, report_error
+from .errors import CommandError, ExprgraphError
 
 __all__ = ["main", "build_parser", "COMMANDS", "CommandError", "parse_assignment", "format_value", "draw_svg"]
 
@@ -38,77 +40,12 @@ COMMANDS: list[tuple[str, str]] = [
     ("saturate", "exprgraph.egraph.cli"),
 ]
 
-#: exit code for bad input (the same as argparse's usage errors)
-EXIT_INPUT = 2
-
-_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
-
-
-# -- shared helpers for subcommands ------------------------------------------------------------------
-
-
-def _scalar(text: str, where: str) -> int | float | bool:
-    """A Python number literal read without eval: int, float (inf/nan too), True or False."""
-    text = text.strip()
-    if text in ("True", "False"):
-        return text == "True"
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        raise CommandError(f"{where}: {text!r} is not a number (use an int, a float, True or False)") from None
-
-
-def parse_assignment(item: str) -> tuple[str, Any]:
-    """Read ``name=value`` (a number) or ``name=v1,v2,...`` (a numpy vector of numbers)."""
-    import numpy as np
-
-    name, sep, text = item.partition("=")
-    name = name.strip()
-    if not sep or not _NAME.match(name):
-        raise CommandError(f"expected name=value, got {item!r}")
-    if not text.strip():
-        raise CommandError(f"{item!r}: missing value after '='")
-    if "," not in text:
-        return name, _scalar(text, item)
-    values = [_scalar(part, item) for part in text.split(",")]
-    if all(isinstance(v, bool) for v in values):
-        return name, np.array(values, dtype=np.bool_)
-    if all(isinstance(v, int) for v in values):
-        try:
-            return name, np.array(values, dtype=np.int64)
-        except OverflowError:
-            raise CommandError(f"{item!r}: integers do not fit in int64") from None
-    return name, np.array(values, dtype=np.float64)
-
-
-def format_value(value: Any) -> str:
-    """Text of an evaluation result: a Python scalar, or a (nested) list for arrays."""
-    import numpy as np
-
-    arr = np.asarray(value)
-    if arr.ndim == 0:
-        return repr(arr.item())
-    return repr(arr.tolist())
-
 
 def _parse_expr(text: str, dtype: str) -> Any:
+    """The term of an EXPR argument (core is imported when a command runs, not at start-up)."""
     from .core import parse
 
     return parse(text, dtype=dtype)
-
-
-def _add_expr_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("expr", metavar="EXPR", help="an infix expression; put -- before one that starts with '-'")
-    parser.add_argument(
-        "--dtype",
-        default="float64",
-        choices=("float64", "int64", "bool"),
-        help="dtype of the symbols the expression names (default float64)",
-    )
 
 
 # -- eval ------------------------------------------------------------------------------------------
@@ -116,15 +53,16 @@ def _add_expr_args(parser: argparse.ArgumentParser) -> None:
 
 def add_eval_parser(subparsers: Any) -> argparse.ArgumentParser:
     """``exprgraph eval EXPR name=value ...``."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "eval",
-        help="evaluate an expression at a point (or many points)",
+        run_eval,
+        summary="evaluate an expression at a point (or many points)",
         description="Evaluate EXPR with the given values. A value is an int, a float, True or False; "
         "a comma-separated list (x=1,2,3) is a vector, and the expression is evaluated at each entry.",
+        expr="one",
     )
-    _add_expr_args(p)
     p.add_argument("values", nargs="*", metavar="name=value", help="a value for each symbol of EXPR")
-    p.set_defaults(func=run_eval)
     return p
 
 
@@ -152,14 +90,16 @@ def run_eval(args: argparse.Namespace) -> int:
 
 def add_print_parser(subparsers: Any) -> argparse.ArgumentParser:
     """``exprgraph print EXPR [--tree|--dot|--svg|--repr]``."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "print",
-        help="parse an expression and print it (as text, a DAG listing, Graphviz source or a picture)",
+        run_print,
+        summary="parse an expression and print it (as text, a DAG listing, Graphviz source or a picture)",
         description="Parse EXPR and print it: infix with minimal parentheses (default), "
         "a DAG listing (--tree), Graphviz source (--dot), an SVG picture of the DAG drawn by "
         "Graphviz's dot program, which must be installed (--svg), or the constructor form (--repr).",
+        expr="one",
     )
-    _add_expr_args(p)
     how = p.add_mutually_exclusive_group()
     how.add_argument("--tree", dest="form", action="store_const", const="tree", help="DAG listing (dformat)")
     how.add_argument("--dot", dest="form", action="store_const", const="dot", help="Graphviz source (to_dot)")
@@ -167,7 +107,7 @@ def add_print_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--svg", dest="form", action="store_const", const="svg", help="SVG drawn by Graphviz's dot (needs Graphviz)"
     )
     how.add_argument("--repr", dest="form", action="store_const", const="repr", help="constructor form (repr)")
-    p.set_defaults(func=run_print, form="infix")
+    p.set_defaults(form="infix")
     return p
 
 
@@ -242,16 +182,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _report(exc: BaseException) -> int:
-    err = sys.stderr
-    if isinstance(exc, ParseError):
-        # ParseError's text already holds the position and the caret line
-        print(f"exprgraph: syntax error: {exc}", file=err)
-    else:
-        print(f"exprgraph: error: {exc}", file=err)
-    return EXIT_INPUT
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``exprgraph`` command with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     parser = build_parser()
@@ -263,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except (ExprgraphError, TypeError, ValueError, OverflowError) as exc:
         # input errors; TypeError/ValueError also come from building terms of mismatched operands
-        return _report(exc)
+        return report_error(exc)
     except RecursionError:  # pragma: no cover - our traversals are iterative; belt and braces
         print("exprgraph: error: the expression is too deeply nested", file=sys.stderr)
         return EXIT_INPUT

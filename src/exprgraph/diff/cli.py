@@ -6,6 +6,9 @@ import argparse
 import itertools
 from typing import Any
 
+from ..console import add_command, format_value, parse_assignment
+from ..errors import CommandError
+
 __all__ = ["add_parser", "run", "MAX_ORDER"]
 
 #: the highest order the command computes (the number of partials grows combinatorially)
@@ -14,13 +17,15 @@ MAX_ORDER = 8
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """The ``exprgraph diff`` subcommand."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "diff",
-        help="differentiate an expression symbolically",
+        run,
+        summary="differentiate an expression symbolically",
         description="Print the partial derivatives of EXPR (simplified unless --raw). With --order N, "
         "every partial of order N over the chosen variables (d2f/dxdy, ...). With --at, also their values.",
+        expr="one",
     )
-    p.add_argument("expr", metavar="EXPR", help="an infix expression; put -- before one that starts with '-'")
     p.add_argument(
         "--wrt",
         action="append",
@@ -31,16 +36,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--raw", action="store_true", help="print the derivatives as reverse mode builds them")
     p.add_argument("--safe", action="store_true", help="simplify without the rules that need finite values")
     p.add_argument("--at", nargs="+", metavar="name=value", default=[], help="also print the values at this point")
-    p.add_argument(
-        "--dtype", default="float64", choices=("float64", "int64", "bool"), help="dtype of the symbols (float64)"
-    )
-    p.set_defaults(func=run)
     return p
 
 
 def _names(args: argparse.Namespace, free: list[str]) -> list[str]:
-    from ..cli import CommandError
-
     if not args.wrt:
         return free
     names: list[str] = []
@@ -56,15 +55,14 @@ def _names(args: argparse.Namespace, free: list[str]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Parse, differentiate, simplify and print one line per partial derivative."""
-    from ..cli import CommandError, _parse_expr, format_value, parse_assignment
-    from ..core import Symbol
+    from ..core import Symbol, parse
     from ..eval import evaluate
     from ..simplify import simplify
     from .reverse import grad
 
     if not 1 <= args.order <= MAX_ORDER:
         raise CommandError(f"--order must be between 1 and {MAX_ORDER}, not {args.order}")
-    f = _parse_expr(args.expr, args.dtype)
+    f = parse(args.expr, dtype=args.dtype)
     if f.shape:
         raise CommandError("diff needs a scalar expression")
     symbols = {s.name: s for s in f.free_symbols}

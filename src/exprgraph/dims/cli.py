@@ -7,7 +7,8 @@ import re
 import sys
 from typing import Any
 
-from ..errors import DimExpressionError, EvaluationError
+from ..console import add_command, report_error
+from ..errors import CommandError, DimExpressionError, EvaluationError
 from .evaluate import evaluate_expression
 from .parse import parse_expression
 from .simplify import simplify_term
@@ -20,9 +21,11 @@ _ASSIGN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([-+]?\d+)\s*\Z")
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``dims`` command (with ``simplify`` and ``eval``) to an argparse subparsers object."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "dims",
-        help="simplify or evaluate a dimension expression",
+        _need_action,
+        summary="simplify or evaluate a dimension expression",
         description="Dimension expressions: integers, names, + - * // %, ^ (max), & (min), calls: "
         "CeilToInt(n, d), Max(...), Min(...), torch's FloorDiv, CeilDiv, ModularIndexing, PythonMod..., "
         "sympy's floor(a/b), ceiling(a/b); any other NAME(args) is an opaque function.",
@@ -36,16 +39,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     e.add_argument("expr", metavar="EXPR", help="a dimension expression")
     e.add_argument("values", nargs="*", metavar="name=value", help="an integer for each name of EXPR")
     e.set_defaults(func=run_eval)
-    p.set_defaults(func=_need_action(p))
     return p
 
 
-def _need_action(p: argparse.ArgumentParser) -> Any:
-    def run(args: argparse.Namespace) -> int:  # pragma: no cover - argparse requires the action
-        p.print_usage(sys.stderr)
-        return 2
-
-    return run
+def _need_action(args: argparse.Namespace) -> int:
+    raise CommandError("dims needs an action: simplify or eval")  # pragma: no cover - argparse requires one
 
 
 def run_simplify(args: argparse.Namespace) -> int:
@@ -76,12 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(["dims", *(sys.argv[1:] if argv is None else argv)])
     try:
         return args.func(args)
-    except DimExpressionError as exc:
-        print(f"exprgraph: syntax error: {exc}", file=sys.stderr)
-        return 2
-    except (EvaluationError, OverflowError) as exc:
-        print(f"exprgraph: error: {exc}", file=sys.stderr)
-        return 2
+    except (DimExpressionError, EvaluationError, OverflowError) as exc:
+        return report_error(exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

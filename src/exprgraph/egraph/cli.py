@@ -10,11 +10,10 @@ that terms and rules can use it by name.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from ..cli import _parse_expr
-from ..core import Op, get_op, register_op
+from ..console import add_command, read_text_file
+from ..core import Op, get_op, parse, register_op
 from ..core.stdops import real
 from ..errors import CommandError
 from ..rules import parse_rules
@@ -29,14 +28,16 @@ _MAX_RULE_FILE = 1 << 20
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """The ``exprgraph saturate`` subcommand."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "saturate",
-        help="equality saturation: the cheapest equal form of an expression",
+        run,
+        summary="equality saturation: the cheapest equal form of an expression",
         description="Saturate EXPR with the rules of FILE (default: the algebra rules) and print the "
         "cheapest equal form found, then the report: why the run stopped, and per iteration the "
         "e-nodes, e-classes, matches, applications and seconds in search, apply and rebuild.",
+        expr="one",
     )
-    p.add_argument("expr", metavar="EXPR", help="an infix expression; put -- before one that starts with '-'")
     p.add_argument("--rules", metavar="FILE", help="a rule file (one rule per line, # comments)")
     p.add_argument("--unsafe", action="store_true", help="with the default rules: also x*0 -> 0, x - x -> 0, ...")
     p.add_argument("--op", action="append", default=[], metavar="NAME:ARITY", help="declare an uninterpreted op")
@@ -48,10 +49,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--exact", action="store_true", help="DAG-optimal extraction (integer programming, HiGHS)")
     p.add_argument("--no-fold", action="store_true", help="no constant folding")
     p.add_argument("--dot", action="store_true", help="print the e-graph as Graphviz source at the end")
-    p.add_argument(
-        "--dtype", default="float64", choices=("float64", "int64", "bool"), help="dtype of the symbols (float64)"
-    )
-    p.set_defaults(func=run)
     return p
 
 
@@ -76,16 +73,7 @@ def declare_op(spec: str) -> Op:
 
 
 def _read_rules(path: str) -> list:
-    file = Path(path)
-    try:
-        if file.stat().st_size > _MAX_RULE_FILE:
-            raise CommandError(f"{path}: a rule file is at most {_MAX_RULE_FILE} bytes")
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CommandError(f"cannot read the rule file {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise CommandError(f"{path} is not UTF-8 text") from None
-    rules = parse_rules(text, functions=FUNCTIONS)
+    rules = parse_rules(read_text_file(path, "rule file", _MAX_RULE_FILE), functions=FUNCTIONS)
     if not rules:
         raise CommandError(f"{path} holds no rules")
     return rules
@@ -98,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     if args.iter_limit < 0 or args.node_limit < 0 or args.time_limit < 0:
         raise CommandError("limits must not be negative")
     rules = _read_rules(args.rules) if args.rules else (UNSAFE if args.unsafe else SAFE)
-    term = _parse_expr(args.expr, args.dtype)
+    term = parse(args.expr, dtype=args.dtype)
     report = saturate(
         term,
         rules,

@@ -180,6 +180,26 @@ def _iterate(
     return it, stop
 
 
+def _egraph_of(term_or_egraph: Any, fold: bool, explanations: bool) -> tuple[EGraph, list[int]]:
+    """The e-graph to grow and the e-classes of the given terms (none when an e-graph is given)."""
+    if isinstance(term_or_egraph, EGraph):
+        return term_or_egraph, []
+    egraph = EGraph(fold=fold, explanations=explanations)
+    terms = term_or_egraph if isinstance(term_or_egraph, (list, tuple)) else [term_or_egraph]
+    return egraph, [egraph.add(as_term(t)) for t in terms]
+
+
+def _limit_reached(egraph: EGraph, iterations: int, iter_limit: int, limits: _Limits) -> StopReason | None:
+    """The limit that stops the run before another iteration, if any (iterations, e-nodes, time)."""
+    if iterations >= iter_limit:
+        return StopReason.ITERATION_LIMIT
+    if egraph.total_size() > limits.nodes:
+        return StopReason.NODE_LIMIT
+    if time.perf_counter() > limits.deadline:
+        return StopReason.TIME_LIMIT
+    return None
+
+
 def saturate(
     term_or_egraph: Any,
     rules: Any,
@@ -199,13 +219,7 @@ def saturate(
     ``explanations`` configure a new one). Limits are egg's defaults: 30 iterations, 10,000 e-nodes,
     5 seconds. ``goals`` are pairs of terms: the run stops as soon as each pair is proved equal.
     """
-    if isinstance(term_or_egraph, EGraph):
-        egraph = term_or_egraph
-        roots: list[int] = []
-    else:
-        egraph = EGraph(fold=fold, explanations=explanations)
-        terms = term_or_egraph if isinstance(term_or_egraph, (list, tuple)) else [term_or_egraph]
-        roots = [egraph.add(as_term(t)) for t in terms]
+    egraph, roots = _egraph_of(term_or_egraph, fold, explanations)
     if iter_limit < 0 or node_limit < 0 or time_limit < 0:
         raise ValueError("limits must not be negative")
     compiled = compile_rules(rules, machine)
@@ -219,14 +233,8 @@ def saturate(
     limits = _Limits(node_limit, start + time_limit)
     with Progress("saturating", total=iter_limit) as report:
         while stop is None:
-            if len(iterations) >= iter_limit:
-                stop = StopReason.ITERATION_LIMIT
-                break
-            if egraph.total_size() > node_limit:
-                stop = StopReason.NODE_LIMIT
-                break
-            if clock() > limits.deadline:
-                stop = StopReason.TIME_LIMIT
+            stop = _limit_reached(egraph, len(iterations), iter_limit, limits)
+            if stop is not None:
                 break
             nodes_before, classes_before = egraph.total_size(), egraph.number_of_classes()
             it, stop = _iterate(egraph, compiled, sched, len(iterations), limits)

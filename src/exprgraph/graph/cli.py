@@ -6,30 +6,30 @@ import argparse
 import sys
 from typing import Any
 
+from ..console import add_command
+
 __all__ = ["add_parser", "run_rewrite"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``rewrite`` command to an argparse subparsers object."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "rewrite",
-        help="rewrite expressions with the graph rewrite database (canonicalize by default)",
+        run_rewrite,
+        summary="rewrite expressions with the graph rewrite database (canonicalize by default)",
         description="Put EXPRs (one graph: shared subexpressions are rewritten once) through the rewriters "
         "of optdb selected by the tags: --include canonicalize (default), stabilize, specialize, fast_run, "
         "unsafe, ...; print the results one per line.",
+        expr="many",
     )
-    p.add_argument("exprs", nargs="+", metavar="EXPR", help="infix expressions; put -- before one starting with '-'")
     p.add_argument(
         "--include", action="append", metavar="TAG", help="a tag to include (repeatable; default: canonicalize)"
     )
     p.add_argument("--exclude", action="append", default=[], metavar="TAG", help="a tag to exclude (repeatable)")
     p.add_argument("--require", action="append", default=[], metavar="TAG", help="a tag every rewriter must have")
-    p.add_argument(
-        "--dtype", default="float64", choices=("float64", "int64", "bool"), help="dtype of the symbols (float64)"
-    )
     p.add_argument("--graph", action="store_true", help="print the FunctionGraph form (shared nodes tagged *k)")
     p.add_argument("--profile", action="store_true", help="print the rewrite profile after the result")
-    p.set_defaults(func=run_rewrite)
     return p
 
 

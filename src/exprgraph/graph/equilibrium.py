@@ -29,8 +29,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .features import Feature
+from .interface import GraphRewriter, NodeRewriter, Rewriter
 from .profile import EquilibriumProfile, PassProfile, RewriteProfile
-from .rewriters import GraphRewriter, NodeRewriter, Rewriter
 from .transaction import RewriteDriver, logger
 from .walking import Dispatch, stats_by_name
 
@@ -120,72 +120,19 @@ class EquilibriumGraphRewriter(GraphRewriter):
         n0 = fgraph.node_count
         prof.nodes_before = prof.max_nodes = n0
         max_use = None if self.max_use_ratio is None else self.max_use_ratio * max(n0, 1)
-        dispatch = self.dispatch
-        get = dispatch.get
-        stats = dispatch.stats()
-        try_rewrite = self.driver.try_rewrite
-        cleanups = bool(self.cleanup_rewriters)
-        max_nodes = self.max_nodes
+        stats = self.dispatch.stats()
         stop: str | None = None
         detail = ""
         npass = 0
         while stop is None:
             pstart = time.perf_counter()
             pp = PassProfile(npass)
-            changed = False
-            for g in self.graph_rewriters:
-                if self._run_graph(g, fgraph, prof):
-                    changed = True
-                    pp.counts[g.name] = pp.counts.get(g.name, 0) + 1
-                if cleanups:
-                    self._cleanup(fgraph, prof)
+            changed = self._run_graph_rewriters(self.graph_rewriters, fgraph, prof, pp)
             if self.node_rewriters:
-                t0 = time.perf_counter()
-                queue = deque(fgraph.toposort())
-                pp.toposort_time = time.perf_counter() - t0
-                processed: set = set()
-                watcher = _Watcher(queue, processed, not self.ignore_newtrees, self.revisit_rebuilt)
-                fgraph.attach_feature(watcher)
-                tracker = fgraph.track_rebuilds()
-                popleft = queue.popleft
-                follow = fgraph.follow
-                mark = processed.add if self.revisit_rebuilt else None
-                nstart = time.perf_counter()
-                try:
-                    while queue:
-                        node = follow(popleft(), tracker)
-                        if node is None or (not node.args and node.op.notation == "leaf"):
-                            continue
-                        if mark is not None:
-                            mark(node)
-                        for r in get(node.op):
-                            st = stats[id(r)]
-                            if try_rewrite(fgraph, r, node, st):
-                                changed = True
-                                pp.applied += 1
-                                pp.counts[st.name] = pp.counts.get(st.name, 0) + 1
-                                if max_use is not None and st.applied > max_use:
-                                    stop = "max_use_ratio"
-                                    detail = f"{st.name} applied {st.applied} times, limit {max_use:g}"
-                                elif max_nodes is not None and fgraph._n_nodes > max_nodes:
-                                    stop = "max_nodes"
-                                    detail = f"{fgraph._n_nodes} nodes, limit {max_nodes}"
-                                if cleanups:
-                                    self._cleanup(fgraph, prof)
-                                break
-                        if stop is not None:
-                            break
-                finally:
-                    fgraph.untrack_rebuilds(tracker)
-                    fgraph.remove_feature(watcher)
-                prof.node_rewriter_time += time.perf_counter() - nstart
+                node_changed, stop, detail = self._node_pass(fgraph, prof, pp, stats, max_use)
+                changed |= node_changed
             if stop is None:
-                for g in self.final_rewriters:
-                    if self._run_graph(g, fgraph, prof):
-                        changed = True
-                        pp.counts[g.name] = pp.counts.get(g.name, 0) + 1
-                    if cleanups:
-                        self._cleanup(fgraph, prof)
+                changed |= self._run_graph_rewriters(self.final_rewriters, fgraph, prof, pp)
             pp.nodes = fgraph.node_count
             prof.max_nodes = max(prof.max_nodes, pp.nodes)
             pp.time = time.perf_counter() - pstart
@@ -194,14 +141,91 @@ class EquilibriumGraphRewriter(GraphRewriter):
             npass += 1
             if stop is not None:
                 break
-            if not changed:
-                stop = "fixpoint"
-            elif max_nodes is not None and pp.nodes > max_nodes:
-                stop, detail = "max_nodes", f"{pp.nodes} nodes, limit {max_nodes}"
-            elif self.max_passes is not None and npass >= self.max_passes:
-                stop, detail = "max_passes", f"{npass} passes"
-            elif self.time_limit is not None and time.perf_counter() - start > self.time_limit:
-                stop, detail = "time_limit", f"{time.perf_counter() - start:.3f}s, limit {self.time_limit}s"
+            stop, detail = self._end_of_pass(changed, pp.nodes, npass, start)
+        self._finish(prof, stop, detail, stats, fgraph, start)
+        return prof
+
+    def _run_graph_rewriters(
+        self, rewriters: list[GraphRewriter], fgraph: FunctionGraph, prof: EquilibriumProfile, pp: PassProfile
+    ) -> bool:
+        """Run each graph rewriter once (cleanups after each); whether any changed the graph."""
+        changed = False
+        for g in rewriters:
+            if self._run_graph(g, fgraph, prof):
+                changed = True
+                pp.counts[g.name] = pp.counts.get(g.name, 0) + 1
+            if self.cleanup_rewriters:
+                self._cleanup(fgraph, prof)
+        return changed
+
+    def _node_pass(
+        self, fgraph: FunctionGraph, prof: EquilibriumProfile, pp: PassProfile, stats: dict, max_use: float | None
+    ) -> tuple[bool, str | None, str]:
+        """Offer every node, inputs first, to the node rewriters; (changed, stop reason or None, detail)."""
+        get = self.dispatch.get
+        try_rewrite = self.driver.try_rewrite
+        cleanups = bool(self.cleanup_rewriters)
+        max_nodes = self.max_nodes
+        changed = False
+        stop: str | None = None
+        detail = ""
+        t0 = time.perf_counter()
+        queue = deque(fgraph.toposort())
+        pp.toposort_time = time.perf_counter() - t0
+        processed: set = set()
+        watcher = _Watcher(queue, processed, not self.ignore_newtrees, self.revisit_rebuilt)
+        fgraph.attach_feature(watcher)
+        tracker = fgraph.track_rebuilds()
+        popleft = queue.popleft
+        follow = fgraph.follow
+        mark = processed.add if self.revisit_rebuilt else None
+        nstart = time.perf_counter()
+        try:
+            while queue:
+                node = follow(popleft(), tracker)
+                if node is None or (not node.args and node.op.notation == "leaf"):
+                    continue
+                if mark is not None:
+                    mark(node)
+                for r in get(node.op):
+                    st = stats[id(r)]
+                    if try_rewrite(fgraph, r, node, st):
+                        changed = True
+                        pp.applied += 1
+                        pp.counts[st.name] = pp.counts.get(st.name, 0) + 1
+                        if max_use is not None and st.applied > max_use:
+                            stop = "max_use_ratio"
+                            detail = f"{st.name} applied {st.applied} times, limit {max_use:g}"
+                        elif max_nodes is not None and fgraph._n_nodes > max_nodes:
+                            stop = "max_nodes"
+                            detail = f"{fgraph._n_nodes} nodes, limit {max_nodes}"
+                        if cleanups:
+                            self._cleanup(fgraph, prof)
+                        break
+                if stop is not None:
+                    break
+        finally:
+            fgraph.untrack_rebuilds(tracker)
+            fgraph.remove_feature(watcher)
+        prof.node_rewriter_time += time.perf_counter() - nstart
+        return changed, stop, detail
+
+    def _end_of_pass(self, changed: bool, nodes: int, npass: int, start: float) -> tuple[str | None, str]:
+        """The stop reason after a complete pass (None to go on), and its detail."""
+        if not changed:
+            return "fixpoint", ""
+        if self.max_nodes is not None and nodes > self.max_nodes:
+            return "max_nodes", f"{nodes} nodes, limit {self.max_nodes}"
+        if self.max_passes is not None and npass >= self.max_passes:
+            return "max_passes", f"{npass} passes"
+        if self.time_limit is not None and time.perf_counter() - start > self.time_limit:
+            return "time_limit", f"{time.perf_counter() - start:.3f}s, limit {self.time_limit}s"
+        return None, ""
+
+    def _finish(
+        self, prof: EquilibriumProfile, stop: str, detail: str, stats: dict, fgraph: FunctionGraph, start: float
+    ) -> None:
+        """Record the stop reason (warning on a budget stop) and the per-rewriter table of node and graph rewriters."""
         prof.stop_reason = stop
         prof.stop_detail = detail
         if stop != "fixpoint":
@@ -215,7 +239,6 @@ class EquilibriumGraphRewriter(GraphRewriter):
                 prof.rewriters[name] = st
         prof.nodes_after = fgraph.node_count
         prof.time = time.perf_counter() - start
-        return prof
 
 
 class _Watcher(Feature):

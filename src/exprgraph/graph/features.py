@@ -17,6 +17,10 @@ Callbacks (all optional):
 - ``on_revert(fgraph, checkpoint)``: the graph went back to a checkpoint;
 - ``on_validate(fgraph)``: return False or raise :class:`~exprgraph.errors.InconsistencyError`
   to reject the graph; a graph with validators runs each rewrite as a transaction.
+
+The graph's side (``attach_feature``, ``remove_feature``, ``validate``) is written here too, as
+functions bound in :class:`~exprgraph.graph.FunctionGraph`'s class body. This module imports
+errors and :mod:`~exprgraph.graph.printing` only; it reaches the graph through the one it is given.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FeatureError, InconsistencyError
+from .printing import reason_name, short
 
 if TYPE_CHECKING:
     from ..core import Term
@@ -143,9 +148,7 @@ class Step:
     serial: int = 0
 
     def __str__(self) -> str:
-        from .fgraph import _reason_name, short
-
-        return f"{_reason_name(self.reason)}: {short(self.old)} -> {short(self.new)}"
+        return f"{reason_name(self.reason)}: {short(self.old)} -> {short(self.new)}"
 
 
 class History(Feature):
@@ -226,10 +229,8 @@ class History(Feature):
         base = max(k for k in self._bases if k <= step)
         if base == step:
             return self._bases[step]
-        from .fgraph import FunctionGraph
-
         assert self._fg is not None
-        scratch = FunctionGraph(self._fg.inputs, self._bases[base])
+        scratch = self._fg._fresh(self._bases[base])  # a plain graph on the same inputs replays the steps
         for s in self._steps[base:step]:
             for old, _new in s.rebuilds:
                 if old in scratch._clients and old in scratch._stale:
@@ -265,3 +266,62 @@ class History(Feature):
 
     def __repr__(self) -> str:
         return f"<History at step {self.position} of {len(self._steps)}>"
+
+
+# -- the graph's side: attaching and detaching features, validating (methods of FunctionGraph) ----------
+
+
+def attach_feature(self: FunctionGraph, feature: Feature) -> None:
+    """Attach a feature: run its ``on_attach``, subscribe its callbacks, expose what it ``provides``."""
+    if any(f is feature for f in self._features):
+        return
+    for name in feature.provides:
+        if hasattr(self, name):
+            raise FeatureError(f"{type(feature).__name__} provides {name!r}, which this graph already has")
+    feature.on_attach(self)
+    self._features.append(feature)
+    for name in feature.provides:
+        setattr(self, name, _bind(getattr(feature, name), self))
+    for name in CALLBACKS:
+        method = getattr(type(feature), name, None)
+        if method is not None and method is not getattr(Feature, name, None):
+            self._callbacks[name].append(getattr(feature, name))
+    if type(feature).on_validate is not Feature.on_validate:
+        self._validators.append(feature.on_validate)
+
+
+def remove_feature(self: FunctionGraph, feature: Feature) -> None:
+    """Detach a feature (its callbacks and provided methods go away)."""
+    for i, f in enumerate(self._features):
+        if f is feature:
+            del self._features[i]
+            break
+    else:
+        return
+    for name, cbs in self._callbacks.items():
+        self._callbacks[name] = [cb for cb in cbs if getattr(cb, "__self__", None) is not feature]
+    self._validators = [v for v in self._validators if getattr(v, "__self__", None) is not feature]
+    for name in feature.provides:
+        self.__dict__.pop(name, None)
+    feature.on_detach(self)
+
+
+def validate(self: FunctionGraph) -> None:
+    """Run every feature's ``on_validate``; raises :class:`InconsistencyError` when one refuses."""
+    if self._stale:
+        self._flush()
+    for v in self._validators:
+        ok = v(self)
+        if ok is False:
+            raise InconsistencyError(f"validator {getattr(v, '__qualname__', v)!r} rejected the graph")
+
+
+def _bind(method: Callable, fgraph: FunctionGraph) -> Callable:
+    """``method`` with the graph as its first argument (how a feature's ``provides`` become graph methods)."""
+
+    def bound(*args: Any, **kwargs: Any) -> Any:
+        return method(fgraph, *args, **kwargs)
+
+    bound.__name__ = getattr(method, "__name__", "provided")
+    bound.__doc__ = getattr(method, "__doc__", None)
+    return bound

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import Term
 from .features import Feature
+from .interface import GraphRewriter
 from .profile import MergeProfile
-from .rewriters import GraphRewriter
 
 if TYPE_CHECKING:
     from .fgraph import FunctionGraph

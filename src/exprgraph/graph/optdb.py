@@ -40,6 +40,7 @@ from typing import Any
 
 from ..core import Term, const, get_op
 from ..errors import RewriteDatabaseError
+from ..rules import Rule, rule
 from ..simplify import simplify
 from .db import EquilibriumDB, RewriteDatabaseQuery, SequenceDB
 from .fgraph import FunctionGraph
@@ -80,6 +81,14 @@ def _has_op(name: str) -> bool:
     return True
 
 
+def _rule_rewriter(name: str, text: str, *, allow_multiple_clients: bool = False) -> PatternNodeRewriter:
+    """A pattern rewriter from one rule's text (``"x**2 -> x*x"``)."""
+    found = rule(text)
+    if not isinstance(found, Rule):  # pragma: no cover - the texts here are one-way rules
+        raise TypeError(f"{text!r} is not a one-way rule")
+    return PatternNodeRewriter(found.pattern, found.rhs, allow_multiple_clients=allow_multiple_clients, name=name)
+
+
 @node_rewriter(["truediv"], name="div_by_power_of_two")
 def _div_by_power_of_two(fgraph: FunctionGraph, node: Term) -> Any:
     # x / c -> x * (1/c) when c is a power of two (the reciprocal is exact, so is the product)
@@ -97,13 +106,26 @@ def _div_by_power_of_two(fgraph: FunctionGraph, node: Term) -> Any:
 
 def make_optdb() -> tuple[SequenceDB, EquilibriumDB, EquilibriumDB, EquilibriumDB]:
     """A fresh default database and its three phases (``optdb`` is one made at import)."""
+    canon, stab, spec = _canonicalize_db(), _stabilize_db(), _specialize_db()
     db = SequenceDB("optdb")
-    canon = EquilibriumDB("canonicalize")
-    stab = EquilibriumDB("stabilize")
-    spec = EquilibriumDB("specialize")
+    db.register(
+        "merge1", MergeOptimizer(commutative=True, name="merge1"), "fast_run", "fast_compile", "merge", position=0
+    )
+    db.register("canonicalize", canon, "fast_run", "fast_compile", position=1)
+    db.register("stabilize", stab, "fast_run", position=1.5)
+    db.register("specialize", spec, "fast_run", position=2)
+    db.register(
+        "merge2", MergeOptimizer(commutative=True, name="merge2"), "fast_run", "fast_compile", "merge", position=49
+    )
+    return db, canon, stab, spec
 
-    # canonicalize: the simplifier's rules, region by region (never grows the graph); with the
-    # unsafe variant selected too, the safe one stands aside
+
+def _canonicalize_db() -> EquilibriumDB:
+    """The simplifier's rules, region by region (never grows the graph); a merge as cleanup.
+
+    With the unsafe variant selected too, the safe one stands aside.
+    """
+    canon = EquilibriumDB("canonicalize")
     unsafe_regions = RegionNodeRewriter(_normaliser(True), "simplify_regions_unsafe")
     safe_regions = RegionNodeRewriter(_normaliser(False), "simplify_regions", superseded_by=unsafe_regions)
     canon.register("simplify_regions_unsafe", unsafe_regions, "unsafe", use_db_name_as_tag=False)
@@ -115,56 +137,44 @@ def make_optdb() -> tuple[SequenceDB, EquilibriumDB, EquilibriumDB, EquilibriumD
         "fast_compile",
         cleanup=True,
     )
+    return canon
 
-    # stabilize: numerically stable forms of canonical expressions
+
+def _stabilize_db() -> EquilibriumDB:
+    """Numerically stable forms of canonical expressions, put back in canonical order."""
+    stab = EquilibriumDB("stabilize")
     stable = [
         # 1/(1 + exp(-x)) -> sigmoid(x): no overflow of exp(-x) for very negative x
-        ("sigmoid_reciprocal", ("truediv", 1, ("add", 1, ("exp", ("neg", "x")))), ("sigmoid", "x"), False),
+        ("sigmoid_reciprocal", "1/(1 + exp(-x)) -> sigmoid(x)", False),
         # exp(x)/(1 + exp(x)) -> sigmoid(x): no inf/inf for large x
-        ("sigmoid_exp_ratio", ("truediv", ("exp", "x"), ("add", 1, ("exp", "x"))), ("sigmoid", "x"), True),
+        ("sigmoid_exp_ratio", "exp(x)/(1 + exp(x)) -> sigmoid(x)", True),
         # (exp(x) - exp(-x))/(exp(x) + exp(-x)) -> tanh(x): no inf/inf for large |x|
-        (
-            "tanh_exp_ratio",
-            ("truediv", ("sub", ("exp", "x"), ("exp", ("neg", "x"))), ("add", ("exp", "x"), ("exp", ("neg", "x")))),
-            ("tanh", "x"),
-            True,
-        ),
+        ("tanh_exp_ratio", "(exp(x) - exp(-x))/(exp(x) + exp(-x)) -> tanh(x)", True),
         # sqrt(x**2) -> abs(x): x**2 overflows for |x| > 1e154
-        ("abs_sqrt_square", ("sqrt", ("pow", "x", 2)), ("abs", "x"), False),
+        ("abs_sqrt_square", "sqrt(x**2) -> abs(x)", False),
     ]
     if _has_op("log1p"):
         # log(1 + x) -> log1p(x): exact for tiny x
-        stable.append(("log1p", ("log", ("add", 1, "x")), ("log1p", "x"), False))
+        stable.append(("log1p", "log(1 + x) -> log1p(x)", False))
     if _has_op("expm1"):
         # exp(x) - 1 -> expm1(x): exact for tiny x
-        stable.append(("expm1", ("sub", ("exp", "x"), 1), ("expm1", "x"), False))
-    for name, lhs, rhs, multi in stable:
-        stab.register(name, PatternNodeRewriter(lhs, rhs, allow_multiple_clients=multi, name=name), "fast_run")
+        stable.append(("expm1", "exp(x) - 1 -> expm1(x)", False))
+    for name, text, multi in stable:
+        stab.register(name, _rule_rewriter(name, text, allow_multiple_clients=multi), "fast_run")
     # stable forms are put back in canonical order, so canonicalize has nothing to redo on them
     stab.register("simplify_regions", RegionNodeRewriter(_normaliser(False), "simplify_regions"), "fast_run")
+    return stab
 
-    # specialize: cheaper operations for the same value
-    spec.register(
-        "square_to_mul", PatternNodeRewriter(("pow", "x", 2), ("mul", "x", "x"), name="square_to_mul"), "fast_run"
-    )  # x**2 -> x*x
+
+def _specialize_db() -> EquilibriumDB:
+    """Cheaper operations for the same value."""
+    spec = EquilibriumDB("specialize")
+    spec.register("square_to_mul", _rule_rewriter("square_to_mul", "x**2 -> x*x"), "fast_run")  # x**2 -> x*x
     spec.register("div_by_power_of_two", _div_by_power_of_two, "fast_run")  # x/4 -> x*0.25
-    spec.register(
-        "sqrt_from_pow_half",
-        PatternNodeRewriter(("pow", "x", 0.5), ("sqrt", "x"), name="sqrt_from_pow_half"),
-        "unsafe",
-        use_db_name_as_tag=False,
-    )  # x**0.5 -> sqrt(x), not at -0.0 or -inf
-
-    db.register(
-        "merge1", MergeOptimizer(commutative=True, name="merge1"), "fast_run", "fast_compile", "merge", position=0
-    )
-    db.register("canonicalize", canon, "fast_run", "fast_compile", position=1)
-    db.register("stabilize", stab, "fast_run", position=1.5)
-    db.register("specialize", spec, "fast_run", position=2)
-    db.register(
-        "merge2", MergeOptimizer(commutative=True, name="merge2"), "fast_run", "fast_compile", "merge", position=49
-    )
-    return db, canon, stab, spec
+    # x**0.5 -> sqrt(x), not at -0.0 or -inf
+    sqrt_half = _rule_rewriter("sqrt_from_pow_half", "x**0.5 -> sqrt(x)")
+    spec.register("sqrt_from_pow_half", sqrt_half, "unsafe", use_db_name_as_tag=False)
+    return spec
 
 
 #: the default database (see the module docstring)
@@ -214,6 +224,10 @@ def rewrite_graph(
     runs afterwards. Returns a term for a term, a list for a list, the graph for a graph; with
     ``return_profile=True`` a pair ``(result, profile)``. ``clone`` is accepted for PyTensor
     compatibility and ignored: terms are immutable, so there is nothing to clone.
+
+    Strength: the default query (``include=("canonicalize",)``) uses simplify's *safe* rules, as
+    ``simplify(t, unsafe=False)`` does; include ``"unsafe"`` too for the strength of
+    :func:`~exprgraph.simplify.simplify`'s own default (``unsafe=True``: ``x*0 -> 0``, ...).
     """
     del clone
     if isinstance(graph, FunctionGraph):

@@ -24,8 +24,8 @@ from ..errors import PatternError
 from ..match import Choice, Dot, Not, OpPattern, Pattern, Star, Var, Where, compile_pattern
 from ..match.patterns import format_pattern, pattern_children
 from ..rules.ruleset import Template
-from .fgraph import _as_term_like
-from .rewriters import NodeRewriter, as_op
+from .interface import NodeRewriter, as_op
+from .propagation import as_term_like
 
 if TYPE_CHECKING:
     from .fgraph import FunctionGraph
@@ -293,7 +293,7 @@ class PatternNodeRewriter(NodeRewriter):
             assert self.template is not None
             out = self.template.fill(b, node)
         if out.__class__ is not Term:
-            out = _as_term_like(out, node)
+            out = as_term_like(out, node)
         if out.dtype != node.dtype or out.shape != node.shape:
             return False  # as the seed does: a replacement must have the node's type
         return [out]

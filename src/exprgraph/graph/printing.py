@@ -1,13 +1,15 @@
-"""The text form of a FunctionGraph: ``FunctionGraph(truediv(mul(*1 -> add(y, z), x), *1))``.
+"""The text form of a FunctionGraph: ``FunctionGraph(truediv(mul(*1 -> add(y, z), x), *1))``; short texts for messages.
 
 Nodes print in call form with their op names; a node used in more than one place is tagged
 ``*k -> ...`` where it first appears and printed as ``*k`` afterwards, so the text stays the size
 of the DAG. Iterative (any depth); graphs bigger than :data:`MAX_REPR_NODES` print a summary.
+:func:`short` and :func:`reason_name` are the texts of a term and of a rewrite's reason in messages.
+This module imports only core.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core import Term
 from ..core.printing import format_const
@@ -15,10 +17,32 @@ from ..core.printing import format_const
 if TYPE_CHECKING:
     from .fgraph import FunctionGraph
 
-__all__ = ["format_fgraph", "format_terms", "MAX_REPR_NODES"]
+__all__ = ["format_fgraph", "format_terms", "MAX_REPR_NODES", "short", "reason_name"]
 
 #: beyond this many nodes, ``repr(fgraph)`` is a one-line summary
 MAX_REPR_NODES = 400
+
+
+def short(t: Any, limit: int = 60) -> str:
+    """A short text for a term in messages (small terms in infix, big ones summarised)."""
+    if t.__class__ is not Term:
+        return repr(t)
+    if t.args and t.depth > 12:
+        return f"<{t.op.name} node of depth {t.depth}>"
+    try:
+        text = str(t)
+    except Exception:  # pragma: no cover - printing limits
+        return f"<{t.op.name} node>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def reason_name(reason: Any) -> str:
+    """The name of a rewrite's reason in messages (``<manual>`` for none)."""
+    if reason is None:
+        return "<manual>"
+    if isinstance(reason, str):
+        return reason
+    return getattr(reason, "name", None) or type(reason).__name__
 
 
 class _Text(str):

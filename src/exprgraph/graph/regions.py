@@ -25,7 +25,7 @@ from ..core.walk import postorder_until
 from ..simplify.order import digest
 from .features import Feature
 from .fgraph import OUTPUT
-from .rewriters import NodeRewriter
+from .interface import NodeRewriter
 
 if TYPE_CHECKING:
     from .fgraph import FunctionGraph

@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import Term
 from ..errors import RewriteWarning
-from .fgraph import _as_term_like, short
+from .printing import short
 from .profile import RewriterStats
+from .propagation import as_term_like
 
 if TYPE_CHECKING:
     from .fgraph import FunctionGraph
-    from .rewriters import NodeRewriter
+    from .interface import NodeRewriter
 
 __all__ = ["RewriteDriver", "replacement_pairs", "FAILURE_MODES", "logger"]
 
@@ -72,7 +73,7 @@ def replacement_pairs(node: Term, result: Any) -> list[tuple[Term, Term]]:
         if new is None:
             continue
         if new.__class__ is not Term:
-            new = _as_term_like(new, old)
+            new = as_term_like(new, old)
         if new is not old:
             out.append((old, new))
     return out

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import Op, Term
 from .features import Feature
+from .interface import GraphRewriter, NodeRewriter, Rewriter
 from .profile import RewriterStats, WalkProfile
-from .rewriters import GraphRewriter, NodeRewriter, Rewriter
 from .transaction import RewriteDriver
 
 if TYPE_CHECKING:

@@ -5,35 +5,35 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..console import add_command
+
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """The ``exprgraph simplify`` subcommand."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "simplify",
-        help="simplify an expression",
+        run,
+        summary="simplify an expression",
         description="Print the simplified form of EXPR: constants folded, like terms collected, "
         "identities removed, quotients cancelled. --safe leaves out the rules that hold for finite "
         "(or non-zero) values only, such as x*0 -> 0 and (x*y)/y -> x.",
+        expr="one",
     )
-    p.add_argument("expr", metavar="EXPR", help="an infix expression; put -- before one that starts with '-'")
     p.add_argument("--safe", action="store_true", help="only rules exact for every value (nan and inf too)")
     p.add_argument("--stats", action="store_true", help="also print the cost before and after, and the rules used")
-    p.add_argument(
-        "--dtype", default="float64", choices=("float64", "int64", "bool"), help="dtype of the symbols (float64)"
-    )
-    p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     """Parse, simplify and print."""
-    from ..cli import _parse_expr
+    from ..core import parse
     from ..rules import RewriteProfile
     from .simplify import cost, simplify
 
-    term = _parse_expr(args.expr, args.dtype)
+    term = parse(args.expr, dtype=args.dtype)
     profile = RewriteProfile() if args.stats else None
     out = simplify(term, unsafe=not args.safe, profile=profile)
     print(out)

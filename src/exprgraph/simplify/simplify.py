@@ -74,6 +74,9 @@ def simplify(
     quotients cancelled. The result is canonical: ``simplify`` returns it unchanged. ``unsafe=False``
     leaves out the rules that hold only for finite or non-zero values (``x*0 -> 0``, ``x - x -> 0``,
     ``(x*y)/y -> x``, ``log(exp(x)) -> x``, ``-(a + b) -> -a - b``).
+    The default is the unsafe strength; :func:`~exprgraph.graph.rewrite_graph`'s default query
+    (canonicalize) is the safe one, ``unsafe=False`` (its ``include=("canonicalize", "unsafe")``
+    matches this default).
     Pass a :class:`~exprgraph.rules.RewriteProfile` to count rule applications.
     ``method="egraph"`` simplifies by equality saturation instead (see :mod:`exprgraph.egraph`).
 
@@ -84,7 +87,7 @@ def simplify(
     >>> print(simplify((x*y)/y + x*x))
     x + x**2
     >>> print(simplify((x*y)/y, unsafe=False))
-    x*y/y
+    x*(y/y)
     """
     term = as_term(term)
     if method != "rules":

@@ -19,6 +19,7 @@ import argparse
 import sys
 from typing import Any
 
+from ..console import add_command
 from ..errors import CommandError
 from .check import MAX_ELEMENTS, MAX_POINTS
 
@@ -27,9 +28,11 @@ __all__ = ["add_parser", "run_codegen", "run_grad"]
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``kernel`` (with ``codegen`` and ``grad``) to the ``exprgraph`` command."""
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "kernel",
-        help="tensor index kernels: C code and gradient kernels for JSON cases",
+        _need_action,
+        summary="tensor index kernels: C code and gradient kernels for JSON cases",
         description="Generate C for a tensor index kernel (a JSON case with name, ins, outs, data_type, "
         "kernel and, for gradients, grad_to), or for its gradient kernel.",
     )
@@ -74,7 +77,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "or $EXPRGRAPH_CHECK_MAX_POINTS)",
     )
     gr.set_defaults(func=run_grad)
-    p.set_defaults(func=_need_action)
     return p
 
 
