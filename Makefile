@@ -45,14 +45,14 @@ test: lint
 	EXPRGRAPH_PURE_PYTHON=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/dims
 
 # The suite on every supported Python, each in its own venv (.venv-3.11, .venv-3.12, .venv-3.13);
-# .ci/find-python finds each interpreter (on the PATH or installed by pyenv)
+# .ci/find-python finds each interpreter (on the PATH or installed by pyenv). The versions are
+# independent targets: `make -j3 --output-sync=target test-all` runs them side by side.
 PYTHONS ?= 3.11 3.12 3.13
-test-all:
-	@set -e; for v in $(PYTHONS); do \
-		py=$$(.ci/find-python $$v); \
-		echo "== Python $$v: $$py"; \
-		$(MAKE) --no-print-directory test PYTHON=$$py VENV=.venv-$$v; \
-	done
+test-all: $(addprefix test-python-,$(PYTHONS))
+
+test-python-%:
+	@py=$$(.ci/find-python $*); echo "== Python $*: $$py"; \
+	$(MAKE) --no-print-directory test PYTHON=$$py VENV=.venv-$*
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python -m bench
