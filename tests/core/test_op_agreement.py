@@ -40,7 +40,7 @@ SIDE = max(len(v) for v in VALUES.values())
 #: positions 0..2 enumerate every combination of operand values: position p steps every SIDE**p points
 POINTS = SIDE**3
 #: ops that are not elementwise (the C backend compiles scalar-shaped terms only)
-TENSOR_OPS = {"dot", "matmul", "sum", "transpose"}
+TENSOR_OPS = {"dot", "matmul", "sum", "transpose", "logsumexp"}
 #: ops defined on integers only (their dtype rule accepts more, but they are dimension arithmetic)
 INT_ONLY = {"ceil_div"}
 

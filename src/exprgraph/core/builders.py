@@ -18,7 +18,7 @@ __all__ = [
     "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg", "abs", "exp", "log", "sqrt",
     "sin", "cos", "tan", "tanh", "sigmoid", "maximum", "minimum", "where", "lt", "le", "gt", "ge",
     "eq", "ne", "logical_and", "logical_or", "logical_not", "dot", "matmul", "sum", "transpose",
-    "log1p", "expm1", "softplus", "log_sigmoid", "logaddexp",
+    "log1p", "expm1", "softplus", "log_sigmoid", "logaddexp", "logsumexp",
 ]  # fmt: skip
 
 add = get_op("add")
@@ -59,6 +59,7 @@ expm1 = get_op("expm1")
 softplus = get_op("softplus")
 log_sigmoid = get_op("log_sigmoid")
 logaddexp = get_op("logaddexp")
+logsumexp = get_op("logsumexp")
 
 # exported under names that shadow no builtin (see the module docstring)
 _BUILTIN_NAMED = ("abs", "pow", "sum")

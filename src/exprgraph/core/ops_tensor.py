@@ -1,4 +1,4 @@
-"""The standard table, tensor ops: indexed access, matmul, dot, sum over axes and transpose.
+"""The standard table, tensor ops: indexed access, matmul, dot, sum and logsumexp over axes, transpose.
 
 Each op is declared next to its numpy evaluation and its gradient rule; importing this module
 registers them. Imports the lower core modules and the op-building helpers.
@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .declare import _call, _infix
-from .dtypes import INT64
+from .dtypes import FLOAT32, FLOAT64, INT64
 from .grad_tools import _O, broadcast_like, insert_axes, times
 from .inference import _axis_key, dot_rule, matmul_rule, sum_rule, transpose_rule
 from .op import PREC_MUL, Op, register_op
@@ -88,6 +88,37 @@ def _grad_sum(node: Any, g: Any) -> tuple:
         if len(axes) < x.ndim:
             g = insert_axes(g, axes)
     return (broadcast_like(g, x),)
+
+
+def _logsumexp_rule(args: tuple, attr: Any) -> tuple[str, tuple]:
+    """``logsumexp(x, axis=...)``: the reduced axes disappear, as in ``sum``; the value is a float."""
+    (x,) = args
+    axes = normalize_axes(attr, x.ndim, "logsumexp")
+    return (FLOAT32 if x.dtype == FLOAT32 else FLOAT64), tuple(d for i, d in enumerate(x.shape) if i not in axes)
+
+
+def _logsumexp(x: Any, attr: Any = None) -> Any:
+    # log(sum(exp(x))) folded with logaddexp: each step is max(a, b) + log1p(exp(-|a - b|)), so
+    # nothing overflows (1000 and 1000 give 1000 + log(2)); an empty reduction is log(0) = -inf
+    x = np.asarray(x)
+    if x.dtype.kind != "f":
+        x = x.astype(np.float64)
+    if x.ndim == 0:
+        return x[()]
+    return np.logaddexp.reduce(x, axis=_axis_key(attr))
+
+
+def _grad_logsumexp(node: Any, g: Any) -> tuple:
+    # d logsumexp(x) / dx = exp(x - logsumexp(x)) (the softmax): put the reduced axes back on g and
+    # on the result, then broadcast both over x
+    (x,) = node.args
+    lse = node
+    if node.attr is not None and x.ndim:
+        axes = normalize_axes(node.attr, x.ndim, "logsumexp")
+        if len(axes) < x.ndim:
+            g, lse = insert_axes(g, axes), insert_axes(lse, axes)
+    softmax = _O.exp(_O.sub(x, broadcast_like(lse, x)))
+    return (times(broadcast_like(g, x), softmax),)
 
 
 def _grad_transpose(node: Any, g: Any) -> tuple:
@@ -167,6 +198,20 @@ _call(
     grad=_grad_sum,
     counts_bools=True,
     doc="Sum over axes (all by default).",
+)
+
+
+_call(
+    "logsumexp",
+    1,
+    _logsumexp_rule,
+    impl=_logsumexp,
+    batch_attr=_batch_axes,
+    attr_name="axis",
+    attr_key=_axis_key,
+    grad=_grad_logsumexp,
+    float_result=True,
+    doc="log(sum(exp(x))) over axes (all by default) without overflow, as a fold of logaddexp.",
 )
 
 

@@ -12,7 +12,7 @@ are listed in ``SPECIAL``. Float ``//`` and ``%`` are spelled out as numpy compu
 sign of an infinity; ``a**0.5`` is ``sqrt(a)``, as in our pow. Values follow JAX's precision:
 float32 unless 64-bit mode is on (``jax.config.update("jax_enable_x64", True)``); float32 terms
 compute in float32 either way. ``log1p``, ``expm1`` and ``logaddexp`` are ``jax.numpy``'s,
-``softplus`` and ``log_sigmoid`` ``jax.nn``'s.
+``softplus``, ``log_sigmoid`` and ``logsumexp`` ``jax.nn``'s.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ SPECIAL = {
     "where": "where",
     "dot": "dot",
     "sum": "sum",
+    "logsumexp": "nn.logsumexp",
     "transpose": "transpose",
 }
 
@@ -116,7 +117,7 @@ def _step(node: Term, index: dict[Term, int]) -> tuple:
     fn = jax_function_of(op)
     slots = tuple(index[a] for a in node.args)
     kwargs: dict[str, Any] = {}
-    if op.name == "sum":
+    if op.name in ("sum", "logsumexp"):
         kwargs["axis"] = node.attr
     elif op.name == "transpose":
         kwargs["axes"] = node.attr

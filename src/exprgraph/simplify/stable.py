@@ -2,7 +2,7 @@
 
 Each rule replaces a formula that overflows or cancels at extreme inputs by the op of the table
 that computes the same value without doing so (``log1p``, ``expm1``, ``softplus``,
-``log_sigmoid``, ``logaddexp``). They only ever gain accuracy: where the naive form is exact,
+``log_sigmoid``, ``logaddexp``, ``logsumexp``). They only ever gain accuracy: where the naive form is exact,
 the stable one is too (up to the sign of a zero: ``log(1 + -0.0)`` is 0.0, ``log1p(-0.0)`` is
 -0.0, as the safe rules of :mod:`.canonical` allow). So :func:`~exprgraph.simplify.simplify`
 applies them by default, with or without the unsafe rules.
@@ -29,6 +29,7 @@ ADD, MUL, POW = get_op("add"), get_op("mul"), get_op("pow")
 EXP, LOG, SIGMOID = get_op("exp"), get_op("log"), get_op("sigmoid")
 LOG1P, EXPM1, SOFTPLUS = get_op("log1p"), get_op("expm1"), get_op("softplus")
 LOG_SIGMOID, LOGADDEXP = get_op("log_sigmoid"), get_op("logaddexp")
+SUM, LOGSUMEXP = get_op("sum"), get_op("logsumexp")
 
 
 def _without(args: tuple[Term, ...], k: int) -> Term:
@@ -110,6 +111,15 @@ def log_of_exp_sum(t: Term) -> Term | None:
     return out
 
 
+def log_of_sum_of_exp(t: Term) -> Term | None:
+    # log(sum(exp(x), axis)) -> logsumexp(x, axis): one entry above 709 overflows the sum to inf
+    (s,) = t.args
+    if s.op is not SUM or s.args[0].op is not EXP:
+        return None
+    x = s.args[0].args[0]  # same dtype either way: float32 stays float32, an int's exp is a float64
+    return LOGSUMEXP(x, axis=s.attr) if s.attr is not None else LOGSUMEXP(x)
+
+
 def order_logaddexp(t: Term) -> Term | None:
     # logaddexp(b, a) -> logaddexp(a, b) in the canonical order: numpy's formula gives the same bits both ways
     a, b = t.args
@@ -158,6 +168,7 @@ STABLE_REWRITES: list[tuple[str, Callable[[Term], Term | None], tuple[str, ...],
     ("log_sigmoid", log_of_sigmoid, ("log",), "log(sigmoid(x)) -> log_sigmoid(x)"),
     ("log_one_minus_sigmoid", log1p_of_negated_sigmoid, ("log1p",), "log(1 - sigmoid(x)) -> log_sigmoid(-x)"),
     ("log_exp_sum", log_of_exp_sum, ("log",), "log(exp(a) + exp(b)) -> logaddexp(a, b) (more exps: nested)"),
+    ("log_sum_exp", log_of_sum_of_exp, ("log",), "log(sum(exp(x), axis)) -> logsumexp(x, axis)"),
     ("order_logaddexp", order_logaddexp, ("logaddexp",), "logaddexp(b, a) -> logaddexp(a, b) (sorted operands)"),
     ("exp_minus_one", exp_minus_one, ("add",), "exp(x) - 1 -> expm1(x); c*exp(x) - c -> c*expm1(x)"),
     ("reciprocal_one_plus_exp", reciprocal_of_one_plus_exp, ("pow",), "1/(1 + exp(-x)) -> sigmoid(x)"),
