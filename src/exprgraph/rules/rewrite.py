@@ -151,11 +151,11 @@ def _profiled_table(ruleset: RuleSet, profile: RewriteProfile) -> tuple[dict, tu
         key = id(entry[0])
         if key in wrapped:
             return wrapped[key]
-        rule, _applier = entry
+        rule, applier = entry
         st = profile.stats(rule_name(rule))
-        if isinstance(rule, Rule):
+        if isinstance(rule, Rule) and rule.compiled is not None and rule.guard is None:
 
-            def apply(e: Term) -> Any:
+            def apply(e: Term) -> Any:  # matches and results timed apart from the tries
                 st.tries += 1
                 t0 = clock()
                 b = rule.match(e)
@@ -171,9 +171,9 @@ def _profiled_table(ruleset: RuleSet, profile: RewriteProfile) -> tuple[dict, tu
             def apply(e: Term) -> Any:
                 st.tries += 1
                 t0 = clock()
-                out = rule(e)
+                out = applier(e)
                 st.time += clock() - t0
-                if out is e:
+                if out is None or out is e:
                     return None
                 st.matches += 1
                 return out
