@@ -1,4 +1,9 @@
-"""The rule: a pattern and a right-hand side (a handler of the bindings, or a template).
+"""The rule: a pattern and a right-hand side (a handler of the bindings, or a template), or a
+Python function of the whole term; with a condition, a name, a strength tag and a guard.
+
+:class:`Rule` is the one rule class: rule text, ``make_rule``, ``pattern >> rhs``, the
+simplifier's ``GuardedRule``, kanren relations, plain functions in a rule set and the graph's
+pattern rewriters all build (or are) a Rule, and :func:`as_rule` reads any rule-like callable.
 
 Imports core, match and :mod:`.template`. The condition language of ``where="..."`` lives in
 :mod:`.textual`, above this module: it registers its parser in :data:`condition_parser` when it

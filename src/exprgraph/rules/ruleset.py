@@ -36,7 +36,8 @@ class RuleSet:
     """An ordered collection of rules, indexed by the root op of their patterns.
 
     Rules may be :class:`Rule` objects, rule strings (``"x*1 -> x"``) or any callable
-    ``expr -> expr`` (tried on every node). Earlier rules take precedence.
+    ``expr -> expr``, which the table reads as a Rule without a pattern (:func:`~.rule.as_rule`:
+    tried on every node, or on the ops of its ``root_ops``). Earlier rules take precedence.
     """
 
     def __init__(self, rules: Iterable[Any] = (), *, name: str | None = None) -> None:
