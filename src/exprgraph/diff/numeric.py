@@ -21,7 +21,7 @@ from ..eval import evaluate
 from ..eval.bind import MISSING, lookup
 from .reverse import grad, resolve_wrt
 
-__all__ = ["numeric_gradient", "check_grad", "GradCheck"]
+__all__ = ["numeric_gradient", "check_grad", "GradCheck", "elementwise_errors"]
 
 
 @lru_cache(maxsize=256)
@@ -141,15 +141,34 @@ def check_grad(
     return _compare(analytic, numeric, rtol, atol)
 
 
-def _compare(analytic: Any, numeric: Any, rtol: float, atol: float) -> GradCheck:
-    """The check of ``analytic`` against ``numeric``: nan matches nan, an infinity the same infinity."""
+def elementwise_errors(actual: Any, expected: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(error, special)`` of two arrays (broadcast): the nan/inf rule of every gradient check.
+
+    ``error`` is ``|actual - expected|`` where both values are finite, 0 where both are nan or the
+    same infinity (those places are ``special``), and inf anywhere else: a nan or an infinity
+    against anything else never passes a tolerance. :func:`check_grad` and the tensor kernels'
+    checks (:mod:`exprgraph.tensor.check`) both judge with it.
+
+    >>> nan, inf = float("nan"), float("inf")
+    >>> err, special = elementwise_errors([1.0, nan, inf, nan], [1.5, nan, 1.0, 2.0])
+    >>> err.tolist(), special.tolist()
+    ([0.5, 0.0, inf, inf], [False, True, False, False])
+    """
     with np.errstate(all="ignore"):
-        analytic = np.asarray(analytic, dtype=np.float64)
-        analytic, numeric = np.broadcast_arrays(analytic, numeric)
-        both_nan = np.isnan(analytic) & np.isnan(numeric)
-        same_inf = np.isinf(analytic) & (analytic == numeric)
-        err = np.abs(analytic - numeric) / (atol + rtol * np.abs(numeric))
-        err = np.where(both_nan | same_inf, 0.0, err)
+        a, e = np.broadcast_arrays(np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64))
+        finite = np.isfinite(a) & np.isfinite(e)
+        special = (np.isnan(a) & np.isnan(e)) | (np.isinf(a) & (a == e))
+        error = np.where(finite, np.abs(a - e), np.where(special, 0.0, np.inf))
+    return error, special
+
+
+def _compare(analytic: Any, numeric: Any, rtol: float, atol: float) -> GradCheck:
+    """The check of ``analytic`` against ``numeric``: within ``atol + rtol |numeric|``, nan/inf as
+    :func:`elementwise_errors` says (nan matches nan, an infinity the same infinity)."""
+    error, special = elementwise_errors(analytic, numeric)
+    with np.errstate(all="ignore"):
+        analytic, numeric = np.broadcast_arrays(np.asarray(analytic, dtype=np.float64), numeric)
+        err = np.where(special, 0.0, error / (atol + rtol * np.abs(numeric)))
         err = np.where(np.isnan(err), np.inf, err)
     worst = float(np.max(err)) if err.size else 0.0
     return GradCheck(

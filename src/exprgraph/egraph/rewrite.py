@@ -1,8 +1,8 @@
 """Rules on e-graphs: the same :class:`~exprgraph.rules.Rule` objects, searched and applied to classes.
 
-:class:`ERule` wraps a rule for equality saturation. Its left-hand side is compiled for
-e-matching (:mod:`.ematch`); its right-hand side is instantiated once per match and its class is
-unioned with the matched one:
+:class:`ERule` is a rule compiled for equality saturation (it reads the Rule, and is no rule class
+of its own). Its left-hand side is compiled for e-matching (:mod:`.ematch`); its right-hand side
+is instantiated once per match and its class is unioned with the matched one:
 
 - a *template* (``"x*1 -> x"``, ``V.x * 1 >> V.x``) is compiled, like the matcher, into one Python
   function that looks each new e-node up in the hashcons (adding it only when absent);
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import Term, as_term, const
 from ..errors import PatternError
 from ..match import OpPattern, Pattern, Var
-from ..rules import Rule, RuleSet, parse_condition, parse_rules, rule
+from ..rules import Rule, RuleSet, parse_rules, rule
 from .ematch import EPattern
 from .enode import head_for, head_of
 from .explain import Why
@@ -80,11 +80,17 @@ def literal_for(value: Any, dtype: str) -> Term:
 
 
 class ERule:
-    """A rule compiled for equality saturation (see the module docstring)."""
+    """A :class:`~exprgraph.rules.Rule` compiled for equality saturation (see the module docstring).
+
+    Not another kind of rule: the e-graph's compiled form of the one rule class, as
+    :class:`~exprgraph.match.compile.CompiledPattern` is the matcher's. ``rule`` is the Rule read.
+    """
 
     def __init__(self, rule: Rule, machine: str = "compiled") -> None:
         if not isinstance(rule, Rule):
             raise TypeError(f"ERule takes a Rule, not {type(rule).__name__}")
+        if rule.pattern is None:
+            raise TypeError(f"an e-graph rule needs a pattern; {rule.name!r} is a function of the whole term")
         self.rule = rule
         self.name: str = rule.name
         self.why = Why("rule", rule, rule.name)
@@ -92,13 +98,8 @@ class ERule:
         names = self.lhs.names
         #: user variable names (anonymous slots of ``_`` and leaves are left out of bindings)
         self.user = [(i, n) for i, n in enumerate(names) if not n.startswith("_")]
-        where = rule.where
-        self.where: Callable[[dict], bool] | None = None
-        if isinstance(where, str):
-            self.where = parse_condition(where)
-        elif callable(where):
-            fn = where
-            self.where = lambda b: bool(fn(**b))
+        #: the rule's own condition on the bindings (its ``where``, parsed once by the Rule)
+        self.where: Callable[[dict], bool] | None = rule.condition
         self.tests = self.lhs.tests
         self.restrictions = self.lhs.restrictions
         self.conditional = self.where is not None or bool(self.tests) or bool(self.restrictions)
@@ -159,6 +160,7 @@ class ERule:
     def _apply_handler(self, egraph: EGraph, matches: list[tuple], explained: bool = False) -> int:
         n = 0
         handler = self.handler
+        assert handler is not None  # a rule without a template has a handler
         for m in matches:
             b = self.bindings(egraph, m)
             out = handler(**b)

@@ -34,7 +34,8 @@ class SaturationProfile(RewriteProfile):
     egraph_nodes: int = 0
     egraph_classes: int = 0
     replaced: int = 0
-    report: Report | None = field(default=None, repr=False)
+    #: the saturation's report (this field stands in for the rule table ``report()`` of term rewriting)
+    report: Report | None = field(default=None, repr=False)  # type: ignore[assignment]
 
     def lines(self, indent: str = "") -> list[str]:
         """The printed profile as lines."""

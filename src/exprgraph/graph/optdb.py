@@ -81,12 +81,20 @@ def _has_op(name: str) -> bool:
     return True
 
 
-def _rule_rewriter(name: str, text: str, *, allow_multiple_clients: bool = False) -> PatternNodeRewriter:
-    """A pattern rewriter from one rule's text (``"x**2 -> x*x"``)."""
-    found = rule(text)
+def _rule_rewriter(name: str, text: str, *, allow_multiple_clients: bool = False, tag: str) -> PatternNodeRewriter:
+    """A pattern rewriter reading the rule of ``text`` (``"x**2 -> x*x"``), tagged ``tag``."""
+    found = rule(text, name=name, tag=tag)
     if not isinstance(found, Rule):  # pragma: no cover - the texts here are one-way rules
         raise TypeError(f"{text!r} is not a one-way rule")
-    return PatternNodeRewriter(found.pattern, found.rhs, allow_multiple_clients=allow_multiple_clients, name=name)
+    return PatternNodeRewriter(found, allow_multiple_clients=allow_multiple_clients)
+
+
+def _register_rule(db: EquilibriumDB, rewriter: PatternNodeRewriter) -> None:
+    """Register a rule's rewriter under its name: an unsafe rule carries only the tag ``unsafe``."""
+    if rewriter.rule.unsafe:
+        db.register(rewriter.name, rewriter, "unsafe", use_db_name_as_tag=False)
+    else:
+        db.register(rewriter.name, rewriter, "fast_run")
 
 
 @node_rewriter(["truediv"], name="div_by_power_of_two")
@@ -160,7 +168,7 @@ def _stabilize_db() -> EquilibriumDB:
         # exp(x) - 1 -> expm1(x): exact for tiny x
         stable.append(("expm1", "exp(x) - 1 -> expm1(x)", False))
     for name, text, multi in stable:
-        stab.register(name, _rule_rewriter(name, text, allow_multiple_clients=multi), "fast_run")
+        _register_rule(stab, _rule_rewriter(name, text, allow_multiple_clients=multi, tag="stabilize"))
     # stable forms are put back in canonical order, so canonicalize has nothing to redo on them
     stab.register("simplify_regions", RegionNodeRewriter(_normaliser(False), "simplify_regions"), "fast_run")
     return stab
@@ -169,11 +177,10 @@ def _stabilize_db() -> EquilibriumDB:
 def _specialize_db() -> EquilibriumDB:
     """Cheaper operations for the same value."""
     spec = EquilibriumDB("specialize")
-    spec.register("square_to_mul", _rule_rewriter("square_to_mul", "x**2 -> x*x"), "fast_run")  # x**2 -> x*x
+    _register_rule(spec, _rule_rewriter("square_to_mul", "x**2 -> x*x", tag="specialize"))  # x**2 -> x*x
     spec.register("div_by_power_of_two", _div_by_power_of_two, "fast_run")  # x/4 -> x*0.25
     # x**0.5 -> sqrt(x), not at -0.0 or -inf
-    sqrt_half = _rule_rewriter("sqrt_from_pow_half", "x**0.5 -> sqrt(x)")
-    spec.register("sqrt_from_pow_half", sqrt_half, "unsafe", use_db_name_as_tag=False)
+    _register_rule(spec, _rule_rewriter("sqrt_from_pow_half", "x**0.5 -> sqrt(x)", tag="unsafe"))
     return spec
 
 

@@ -1,6 +1,7 @@
 """PatternNodeRewriter: replace matches of an input pattern by an output pattern.
 
-Patterns come in the seed's tuple form or as :mod:`exprgraph.match` patterns:
+The rewriter reads a :class:`~exprgraph.rules.Rule`; a rule given in the seed's tuple form (or
+with :mod:`exprgraph.match` patterns) is made into one:
 
 - ``(op, sub, ...)`` is an op pattern; ``op`` is an Op, an op name, or a :class:`~exprgraph.match.Var`
   (which binds the op of the matched term);
@@ -21,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import Op, Term
 from ..errors import PatternError
-from ..match import Choice, Dot, Not, OpPattern, Pattern, Star, Var, Where, compile_pattern
+from ..match import Choice, Dot, Not, OpPattern, Pattern, Star, Var, Where
 from ..match.patterns import format_pattern, pattern_children
-from ..rules.ruleset import Template
+from ..rules.rule import Rule
 from .interface import NodeRewriter, as_op
 from .propagation import as_term_like
 
@@ -39,12 +40,13 @@ NEVER = Not(Dot)
 
 
 class _FgraphSlot:
-    """Holds the graph being matched, for constraints written ``lambda fgraph, expr: ...``."""
+    """Holds the graph (and node) being rewritten, for ``lambda fgraph, expr: ...`` constraints and graph handlers."""
 
-    __slots__ = ("fgraph",)
+    __slots__ = ("fgraph", "node")
 
     def __init__(self) -> None:
         self.fgraph: Any = None
+        self.node: Any = None
 
 
 def _constraint(fn: Callable, slot: _FgraphSlot) -> Callable[[Any], bool]:
@@ -184,60 +186,77 @@ def _root_constraints(p: Any, slot: _FgraphSlot) -> tuple[Any, list[Callable[[An
     return p, tests
 
 
-class PatternNodeRewriter(NodeRewriter):
-    """Replace matches of ``in_pattern`` by ``out_pattern``.
+def _tuple_rule(
+    in_pattern: Any, out_pattern: Any, slot: _FgraphSlot, name: str | None
+) -> tuple[Rule, list[Callable[[Any], bool]]]:
+    """The Rule of the seed's spelling, and the tests of ``{"pattern": ..., "constraint": fn}`` at its root."""
+    root, tests = _root_constraints(in_pattern, slot)
+    pattern = to_pattern(root, slot)
+    if callable(out_pattern) and not isinstance(out_pattern, (Pattern, Term, Op, tuple)):
+        handler = out_pattern
 
-    Patterns are the seed's tuples (``(truediv, (mul, "x", "y"), "y")`` -> ``"x"``) or
-    :mod:`exprgraph.match` patterns (``(V.x * V.y) / V.y``). A repeated variable must bind the
-    same node; constants match by value; commutative ops match in either operand order.
-    ``out_pattern`` may also be a callable ``fn(fgraph, node, bindings)`` returning the
-    replacement (None or False to decline). A replacement of another dtype or shape than the
-    node is declined. Unless ``allow_multiple_clients``, a match is rejected when a node matched
-    inside the pattern (not the root) has other clients, because the rewrite would then
-    duplicate it instead of removing it.
+        def result(**b: Any) -> Any:  # the graph handler's own signature: (fgraph, node, bindings)
+            return handler(slot.fgraph, slot.node, b)
+
+        result.__name__ = getattr(handler, "__name__", "handler")
+        return Rule(pattern, result, name=name), tests
+    return Rule(pattern, to_template(out_pattern), name=name), tests
+
+
+class PatternNodeRewriter(NodeRewriter):
+    """Replace matches of ``in_pattern`` by ``out_pattern``: a node rewriter reading one :class:`~exprgraph.rules.Rule`.
+
+    ``in_pattern`` is a Rule (rule text made into one, ``"x**2 -> x*x"``, then ``out_pattern``
+    is left out), or the seed's tuples (``(truediv, (mul, "x", "y"), "y")`` -> ``"x"``) or
+    :mod:`exprgraph.match` patterns (``(V.x * V.y) / V.y``), which are made into a Rule
+    (:attr:`rule`). A repeated variable must bind the same node; constants match by value;
+    commutative ops match in either operand order. ``out_pattern`` may also be a callable
+    ``fn(fgraph, node, bindings)`` returning the replacement (None or False to decline). A
+    replacement of another dtype or shape than the node is declined, and one the rule's guard
+    rejects. Unless ``allow_multiple_clients``, a match is rejected when a node matched inside the
+    pattern (not the root) has other clients, because the rewrite would then duplicate it instead
+    of removing it.
     """
 
     def __init__(
         self,
         in_pattern: Any,
-        out_pattern: Any,
+        out_pattern: Any = None,
         allow_multiple_clients: bool = False,
         name: str | None = None,
         tracks: Iterable[Any] | None = None,
     ) -> None:
         self._slot = _FgraphSlot()
+        if isinstance(in_pattern, Rule) and out_pattern is None:
+            self.rule = in_pattern
+            self._root_tests: list[Callable[[Any], bool]] = []
+        else:
+            self.rule, self._root_tests = _tuple_rule(in_pattern, out_pattern, self._slot, name)
+        rule = self.rule
+        if rule.pattern is None:
+            raise PatternError(f"a pattern rewriter needs a rule with a pattern, not {rule.name!r}")
         self.in_pattern = in_pattern
-        self.out_pattern = out_pattern
-        root, self._root_tests = _root_constraints(in_pattern, self._slot)
-        self.pattern = to_pattern(root, self._slot)
+        self.out_pattern = out_pattern if out_pattern is not None else rule.rhs
+        self.pattern = rule.pattern
         core = self.pattern.pattern if self.pattern.__class__ is Where else self.pattern
-        if core is NEVER and root.__class__ is tuple:
+        self.root_op: Op | None = rule.root_op if core is not NEVER else None
+        self.compiled = rule.compiled if core is not NEVER else None
+        if core is NEVER and in_pattern.__class__ is tuple:
             # the root op cannot take that many operands: a rewriter that never applies
-            head = _head(root[0])
-            self.root_op: Op | None = head if isinstance(head, Op) else None
-            self.compiled = None
+            head = _head(in_pattern[0])
+            self.root_op = head if isinstance(head, Op) else None
             self._depth = 0
         elif core.__class__ is not OpPattern:
             raise PatternError(f"the input pattern must be an op pattern, not {format_pattern(self.pattern)}")
         else:
-            self.root_op = core.op if isinstance(core.op, Op) else None
-            self.compiled = compile_pattern(self.pattern)
             self._depth = _op_depth(core)
         self.allow_multiple_clients = allow_multiple_clients
         if tracks:
             self._tracks: list[Op] | None = [as_op(t) for t in tracks]
         else:
             self._tracks = [self.root_op] if self.root_op is not None else None
-        if callable(out_pattern) and not isinstance(out_pattern, (Pattern, Term, Op, tuple)):
-            self.handler: Callable | None = out_pattern
-            self.template = None
-            shown = getattr(out_pattern, "__name__", "handler")
-        else:
-            self.handler = None
-            tmpl = to_template(out_pattern)
-            self.template = Template(tmpl)
-            shown = format_pattern(tmpl)
-        super().__init__(name or f"{format_pattern(self.pattern)} -> {shown}")
+        self.template = rule.template
+        super().__init__(name or rule.name)
 
     def tracks(self) -> list[Op] | None:
         """The root op of the input pattern (or the ops given; None for a variable root op)."""
@@ -285,15 +304,17 @@ class PatternNodeRewriter(NodeRewriter):
         b = self.match(node, fgraph)
         if b is None:
             return False
-        if self.handler is not None:
-            out = self.handler(fgraph, node, b)
-            if out is None or out is False:
-                return False
-        else:
-            assert self.template is not None
-            out = self.template.fill(b, node)
+        self._slot.fgraph, self._slot.node = fgraph, node
+        try:
+            out = self.rule.build(b, node)
+        finally:
+            self._slot.fgraph = self._slot.node = None
+        if out is None or out is False:
+            return False
         if out.__class__ is not Term:
             out = as_term_like(out, node)
         if out.dtype != node.dtype or out.shape != node.shape:
             return False  # as the seed does: a replacement must have the node's type
+        if self.rule.guard is not None and not self.rule.guard(node, out):
+            return False
         return [out]

@@ -1,6 +1,7 @@
 """Profiles: what every graph rewriter returns (dataclasses, printed as aligned tables).
 
-Each graph rewriter's ``rewrite(fgraph)`` returns a :class:`RewriteProfile` (or a subclass):
+Each graph rewriter's ``rewrite(fgraph)`` returns a :class:`RewriteProfile` (the one profile class
+of :mod:`exprgraph.rules.profile`, re-exported here) or one of the subclasses below:
 wall time, nodes before and after, why it stopped, and per node rewriter the time, the number of
 tries and applications and the nodes created. ``print_profile()`` renders them like the seed's
 profiler output, slowest first; sequences print their children indented.
@@ -8,9 +9,9 @@ profiler output, slowest first; sequences print their children indented.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+
+from ..rules.profile import RewriteProfile, format_seconds, format_table
 
 __all__ = [
     "RewriterStats",
@@ -44,22 +45,7 @@ class RewriterStats:
         self.failed += other.failed
 
 
-def format_table(
-    header: list[str], rows: list[list[Any]], indent: str = "", right: set[int] | None = None
-) -> list[str]:
-    """Lines of an aligned text table (columns in ``right`` are right-aligned)."""
-    right = right if right is not None else set()
-    cells = [[str(c) for c in row] for row in [header, *rows]]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = []
-    for r in cells:
-        parts = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))]
-        lines.append((indent + "  ".join(parts)).rstrip())
-    return lines
-
-
-def _t(seconds: float) -> str:
-    return f"{seconds:.3f}s"
+_t = format_seconds
 
 
 def _stats_lines(stats: dict[str, RewriterStats], indent: str) -> list[str]:
@@ -75,49 +61,6 @@ def _stats_lines(stats: dict[str, RewriterStats], indent: str) -> list[str]:
         rows = [[_t(s.time), s.tried, s.name] for s in unused]
         lines += format_table(["time", "tried", "rewriter"], rows, indent + "  ", {1})
     return lines
-
-
-@dataclass(repr=False)
-class RewriteProfile:
-    """The profile of one graph rewriter run: time, sizes and why it stopped."""
-
-    name: str
-    kind: str
-    time: float = 0.0
-    nodes_before: int = 0
-    nodes_after: int = 0
-    #: "done" for single passes, "fixpoint" or a budget for equilibria
-    stop_reason: str = "done"
-
-    @property
-    def changed(self) -> bool:
-        """Whether the run changed the graph's size (subclasses also count applications)."""
-        return self.nodes_before != self.nodes_after
-
-    def __repr__(self) -> str:
-        return (
-            f"<{type(self).__name__} {self.name}: {self.time:.3g}s, nodes {self.nodes_before} -> "
-            f"{self.nodes_after}, stop: {self.stop_reason}>"
-        )
-
-    def header(self) -> str:
-        """The first line of the printed profile."""
-        return (
-            f"{self.kind} {self.name}: {_t(self.time)}, nodes {self.nodes_before} -> {self.nodes_after}, "
-            f"stop: {self.stop_reason}"
-        )
-
-    def lines(self, indent: str = "") -> list[str]:
-        """The printed profile as lines."""
-        return [indent + self.header()]
-
-    def format(self) -> str:
-        """The printed profile as text."""
-        return "\n".join(self.lines())
-
-    def print_profile(self, file: TextIO | None = None) -> None:
-        """Print the profile (to stdout by default)."""
-        print(self.format(), file=file if file is not None else sys.stdout)
 
 
 @dataclass(repr=False)

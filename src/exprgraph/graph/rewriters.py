@@ -326,29 +326,17 @@ class RuleNodeRewriter(NodeRewriter):
     """
 
     def __init__(self, rule: Any, name: str | None = None) -> None:
-        from ..rules.ruleset import Rule, rule_name
+        from ..rules.rule import as_rule
 
         if isinstance(rule, str):
             from ..rules.textual import rule as text_rule
 
             rule = text_rule(rule)
         self.rule = rule
-        if isinstance(rule, Rule):
-            self._apply = rule.term_applier()
-            root = rule.root_op
-            self._tracks = [root] if root is not None else None
-        else:
-            apply = getattr(rule, "apply", None)
-            if apply is None:
-
-                def apply(e: Term, _fn: Callable = rule) -> Any:
-                    out = _fn(e)
-                    return None if out is e else out
-
-            self._apply = apply
-            roots = tuple(getattr(rule, "root_ops", ()))
-            self._tracks = list(roots) or None
-        super().__init__(name or rule_name(rule))
+        made = as_rule(rule)  # a plain function is a rule without a pattern
+        self._apply = made.term_applier()
+        self._tracks = list(made.root_ops) or None
+        super().__init__(name or made.name)
 
     def tracks(self) -> list[Op] | None:
         """The root op of the rule's pattern (None: every node)."""

@@ -1,11 +1,14 @@
 """exprgraph.rules: rewrite rules, rule combinators, textual rules, rule sets and the rewrite driver.
 
-- :func:`make_rule` / ``pattern >> rhs`` / :func:`rule` (``"x*1 -> x"``) build :class:`Rule` objects;
+- :func:`make_rule` / ``pattern >> rhs`` / :func:`rule` (``"x*1 -> x"``) build :class:`Rule` objects,
+  the one rule class every engine reads (pattern, result, condition, name, strength tag, guard;
+  :meth:`Rule.of_function` for a Python function of the whole term);
 - the combinators :func:`rule_list`, :func:`in_order`, :func:`iterated`,
   :func:`rewrite_subexpressions`, :func:`bottom_up`, :func:`top_down`, :func:`term_rewriter`
   follow the Oryx/Radul *rules* library on terms and on plain Python trees;
 - :class:`RuleSet` indexes rules by root op; :func:`rewrite` drives them bottom-up to a normal
-  form (memoised, iterative, with a step budget and an optional :class:`RewriteProfile`);
+  form (memoised, iterative, with a step budget and an optional :class:`RewriteProfile`, the one
+  profile class, which the graph rewriters return too: :mod:`.profile`);
 - :func:`relation_rule` turns a miniKanren relation into a rule (see :mod:`.relations`);
 - :mod:`.algebra` holds a small standard algebra rule set.
 """

@@ -20,31 +20,48 @@ from kanren.facts import fact
 
 from ..core import Op, Term, get_op, ops
 from ..match.unify import to_term, var
+from .rule import Rule
 
 __all__ = ["relation_rule", "RelationRule", "declare_op_facts"]
 
 
-class RelationRule:
-    """A rule that rewrites a term to the first ground ``out`` of ``relation(term, out)``."""
+class RelationRule(Rule):
+    """A :class:`~exprgraph.rules.Rule` without a pattern: a term becomes the first ground ``out`` of
+    ``relation(term, out)``.
 
-    __slots__ = ("relation", "name", "results", "root_ops", "__weakref__")
+    Only a constructor over :meth:`Rule.of_function` (so a relation is one more way of writing
+    the one rule class); ``relation`` and ``results`` stay readable for the graph's kanren rewriter.
+    """
+
+    __slots__ = ("relation", "results")
 
     def __init__(
         self, relation: Callable[[Any, Any], Any], *, name: str | None = None, ops: Iterable[Any] = (), results: int = 4
     ) -> None:
         if not callable(relation):
             raise TypeError(f"a relation is a callable (in, out) -> goal, not {relation!r}")
+        root_ops = tuple(get_op(o) if isinstance(o, str) else o for o in ops)
+        super().__init__(
+            None,
+            _related(relation, root_ops, results),
+            name=name or getattr(relation, "__name__", "relation"),
+            ops=root_ops,
+        )
         self.relation = relation
-        self.name = name or getattr(relation, "__name__", "relation")
         self.results = results
-        self.root_ops = tuple(get_op(o) if isinstance(o, str) else o for o in ops)
 
-    def apply(self, expr: Any) -> Any:
-        """The related term, or None when the relation gives none (or only the input back)."""
-        if self.root_ops and (expr.__class__ is not Term or expr.op not in self.root_ops):
+    def __repr__(self) -> str:
+        return f"<relation rule {self.name}>"
+
+
+def _related(relation: Callable[[Any, Any], Any], root_ops: tuple[Op, ...], results: int) -> Callable[[Any], Any]:
+    """``term -> the first ground related term different from it, or None``."""
+
+    def related(expr: Any) -> Any:
+        if root_ops and (expr.__class__ is not Term or expr.op not in root_ops):
             return None
         q = var()
-        for res in run(self.results, q, self.relation(expr, q)):
+        for res in run(results, q, relation(expr, q)):
             try:
                 out = to_term(res)
             except (ValueError, TypeError):
@@ -53,17 +70,7 @@ class RelationRule:
                 return out
         return None
 
-    def term_applier(self) -> Callable[[Term], Any]:
-        """The ``term -> result or None`` function the rewrite driver calls."""
-        return self.apply
-
-    def __call__(self, expr: Any) -> Any:
-        """Rewrite ``expr`` once at its root (unchanged when the relation gives nothing new)."""
-        out = self.apply(expr)
-        return expr if out is None else out
-
-    def __repr__(self) -> str:
-        return f"<relation rule {self.name}>"
+    return related
 
 
 def relation_rule(

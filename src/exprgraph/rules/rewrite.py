@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..core import Term, as_term, tree_children
 from ..errors import RewriteLimitError
 from ..match.matcher import values_equal
 from . import ruleset as _ruleset
+from .profile import RewriteProfile, RuleStats
 from .rule import Rule, rebuild, rule_name
 from .ruleset import RuleSet
 
@@ -34,48 +34,6 @@ __all__ = ["rewrite", "RewriteProfile", "RuleStats", "DEFAULT_MAX_STEPS"]
 
 #: default budget of rule applications for one ``rewrite`` call
 DEFAULT_MAX_STEPS = 1_000_000
-
-
-@dataclass
-class RuleStats:
-    """Counters of one rule in a profiled rewrite."""
-
-    tries: int = 0
-    matches: int = 0
-    rewrites: int = 0
-    time: float = 0.0
-
-
-@dataclass
-class RewriteProfile:
-    """Per-rule tries, matches, rewrites and time of profiled ``rewrite`` calls (pass one in to fill it)."""
-
-    rules: dict[str, RuleStats] = field(default_factory=dict)
-    nodes: int = 0
-    steps: int = 0
-    time: float = 0.0
-
-    def stats(self, name: str) -> RuleStats:
-        """The counters of the rule called ``name`` (created on first use)."""
-        found = self.rules.get(name)
-        if found is None:
-            found = self.rules[name] = RuleStats()
-        return found
-
-    def report(self) -> str:
-        """A markdown table, slowest rule first."""
-        lines = [
-            f"rewrite: {self.nodes} nodes visited, {self.steps} rewrites, {self.time * 1e3:.2f} ms",
-            "",
-            "| rule | tries | matches | rewrites | time (ms) |",
-            "|---|---:|---:|---:|---:|",
-        ]
-        for name, st in sorted(self.rules.items(), key=lambda kv: -kv[1].time):
-            lines.append(f"| `{name}` | {st.tries} | {st.matches} | {st.rewrites} | {st.time * 1e3:.3f} |")
-        return "\n".join(lines)
-
-    def __str__(self) -> str:
-        return self.report()
 
 
 def as_ruleset(rules: Any) -> RuleSet:
@@ -151,11 +109,11 @@ def _profiled_table(ruleset: RuleSet, profile: RewriteProfile) -> tuple[dict, tu
         key = id(entry[0])
         if key in wrapped:
             return wrapped[key]
-        rule, _applier = entry
+        rule, applier = entry
         st = profile.stats(rule_name(rule))
-        if isinstance(rule, Rule):
+        if isinstance(rule, Rule) and rule.compiled is not None and rule.guard is None:
 
-            def apply(e: Term) -> Any:
+            def apply(e: Term) -> Any:  # matches and results timed apart from the tries
                 st.tries += 1
                 t0 = clock()
                 b = rule.match(e)
@@ -171,9 +129,9 @@ def _profiled_table(ruleset: RuleSet, profile: RewriteProfile) -> tuple[dict, tu
             def apply(e: Term) -> Any:
                 st.tries += 1
                 t0 = clock()
-                out = rule(e)
+                out = applier(e)
                 st.time += clock() - t0
-                if out is e:
+                if out is None or out is e:
                     return None
                 st.matches += 1
                 return out

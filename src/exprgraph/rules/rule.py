@@ -1,4 +1,9 @@
-"""The rule: a pattern and a right-hand side (a handler of the bindings, or a template).
+"""The rule: a pattern and a right-hand side (a handler of the bindings, or a template), or a
+Python function of the whole term; with a condition, a name, a strength tag and a guard.
+
+:class:`Rule` is the one rule class: rule text, ``make_rule``, ``pattern >> rhs``, the
+simplifier's ``GuardedRule``, kanren relations, plain functions in a rule set and the graph's
+pattern rewriters all build (or are) a Rule, and :func:`as_rule` reads any rule-like callable.
 
 Imports core, match and :mod:`.template`. The condition language of ``where="..."`` lives in
 :mod:`.textual`, above this module: it registers its parser in :data:`condition_parser` when it
@@ -8,10 +13,10 @@ here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..core import Op, Term, tree_map
+from ..core import Op, Term, as_term, get_op, tree_map
 from ..match import OpPattern, Pattern, Where
 from ..match import patterns as _patterns
 from ..match.compile import CompiledPattern, _MachineNeededError, compile_pattern
@@ -19,7 +24,7 @@ from ..match.matcher import solve
 from ..match.patterns import format_pattern
 from .template import Template
 
-__all__ = ["Rule", "make_rule", "rule_name", "rebuild"]
+__all__ = ["Rule", "TAGS", "as_rule", "keeps_dtype", "make_rule", "rule_name", "rebuild"]
 
 #: ``parse_condition(text) -> test(bindings)``; set by :mod:`exprgraph.rules.textual` on import
 condition_parser: Callable[[str], Callable[[dict], bool]] | None = None
@@ -31,57 +36,149 @@ def _describe(rhs: Any) -> str:
     return format_pattern(rhs)
 
 
+#: the usual strength tags: exact rewrites, those exact only for finite (or non-zero) values,
+#: numerically stable forms, and cheaper operations (any other string is allowed too)
+TAGS = ("safe", "unsafe", "stabilize", "specialize")
+
+
 class Rule:
-    """A rewrite rule ``pattern -> rhs`` (``rhs``: a handler of the bindings, or a template).
+    """A rewrite rule: a pattern and a result, a condition, a name, a strength tag and a guard.
+
+    The result is a template (a pattern-like tree filled in with the bindings), a handler
+    ``fn(**bindings) -> term or None``, or, for a rule without a pattern (``pattern=None``, see
+    :meth:`of_function`), a Python function of the whole term ``fn(term) -> term`` (None, or the
+    term itself, when it does not apply) tried on terms whose op is in ``ops``.
 
     ``rule(expr)`` returns the rewritten expression, or ``expr`` itself when the pattern does not
-    match or the handler returns ``None``. ``where`` (a callable of the bindings, or a condition
-    string in the textual-rule language) filters matches; the matcher backtracks to find one
-    that passes.
+    match or the result declines. ``where`` (a callable of the bindings, or a condition string in
+    the textual-rule language) filters matches; the matcher backtracks to find one that passes.
+    ``tag`` says how strong the rule is (``"safe"``: exact; ``"unsafe"``: exact only for finite or
+    non-zero values; ``"stabilize"``, ``"specialize"``...); ``guard(term, result)`` must hold for
+    a result to be taken (:func:`keeps_dtype` declines a change of dtype). Every engine reads this
+    one class: the term rewriter (:func:`~exprgraph.rules.rewrite`), the graph rewriters and the
+    e-graphs.
     """
 
-    __slots__ = ("pattern", "rhs", "name", "where", "compiled", "template", "handler", "root_op", "__weakref__")
+    __slots__ = (
+        "pattern",
+        "rhs",
+        "name",
+        "where",
+        "condition",
+        "tag",
+        "guard",
+        "doc",
+        "function",
+        "compiled",
+        "template",
+        "handler",
+        "root_op",
+        "root_ops",
+        "__weakref__",
+    )
 
-    def __init__(self, pattern: Any, rhs: Any, *, name: str | None = None, where: Any = None) -> None:
+    def __init__(
+        self,
+        pattern: Any,
+        rhs: Any,
+        *,
+        name: str | None = None,
+        where: Any = None,
+        tag: str = "safe",
+        guard: Callable[[Any, Any], bool] | None = None,
+        doc: str = "",
+        ops: Iterable[Any] = (),
+    ) -> None:
         self.pattern = pattern
         self.rhs = rhs
         self.where = where
-        if callable(rhs) and not isinstance(rhs, (Pattern, Term)):
-            self.handler = rhs
-            self.template = None
-        else:
-            self.handler = None
-            self.template = Template(rhs)
-        test = _where_test(where)
-        self.compiled: CompiledPattern = compile_pattern(Where(pattern, test) if test is not None else pattern)
-        root = pattern
+        self.tag = tag
+        self.guard = guard
+        self.doc = doc
+        self.function: Callable[[Any], Any] | None = None
+        self.handler: Callable[..., Any] | None = None
+        self.template: Template | None = None
+        self.condition = _where_test(where)
         self.root_op: Op | None = None
-        if root.__class__ is OpPattern and isinstance(root.op, Op):  # (not a Var standing for the op)
-            self.root_op = root.op
-        elif root.__class__ is Term and root.args:
-            self.root_op = root.op
+        if pattern is None:
+            self._init_function(rhs, ops)
+        else:
+            self._init_pattern(pattern, rhs)
         if name is None:
-            name = f"{format_pattern(pattern)} -> {_describe(rhs)}"
+            name = f"{format_pattern(pattern)} -> {_describe(rhs)}" if pattern is not None else _describe(rhs)
             if isinstance(where, str):
                 name += f" where {where}"
         self.name = name
 
+    def _init_pattern(self, pattern: Any, rhs: Any) -> None:
+        if callable(rhs) and not isinstance(rhs, (Pattern, Term)):
+            self.handler = rhs
+        else:
+            self.template = Template(rhs)
+        test = self.condition
+        self.compiled: CompiledPattern | None = compile_pattern(Where(pattern, test) if test is not None else pattern)
+        if pattern.__class__ is OpPattern and isinstance(pattern.op, Op):  # (not a Var standing for the op)
+            self.root_op = pattern.op
+        elif pattern.__class__ is Term and pattern.args:
+            self.root_op = pattern.op
+        self.root_ops: tuple[Op, ...] = (self.root_op,) if self.root_op is not None else ()
+
+    def _init_function(self, fn: Any, ops: Iterable[Any]) -> None:
+        if not callable(fn):
+            raise TypeError(f"a rule without a pattern needs a function of the term, not {fn!r}")
+        if self.condition is not None:
+            raise TypeError("a rule without a pattern has no bindings for a where condition")
+        self.function = fn
+        self.compiled = None
+        self.root_ops = tuple(get_op(o) if isinstance(o, str) else o for o in ops)
+        self.root_op = self.root_ops[0] if len(self.root_ops) == 1 else None
+
+    @classmethod
+    def of_function(
+        cls,
+        fn: Callable[[Any], Any],
+        *,
+        name: str | None = None,
+        ops: Iterable[Any] = (),
+        tag: str = "safe",
+        guard: Callable[[Any, Any], bool] | None = None,
+        doc: str = "",
+    ) -> Rule:
+        """A rule whose result is ``fn(term)`` (None or ``term``: no rewrite), tried on ``ops`` (all if empty)."""
+        return cls(None, fn, name=name, ops=ops, tag=tag, guard=guard, doc=doc)
+
+    @property
+    def unsafe(self) -> bool:
+        """Whether the rule holds only for finite (or non-zero) values (``tag == "unsafe"``)."""
+        return self.tag == "unsafe"
+
     def match(self, expr: Any) -> dict[str, Any] | None:
-        """The bindings of the first match that passes ``where``, or None."""
-        return self.compiled.first(expr)
+        """The bindings of the first match that passes ``where``, or None (always None without a pattern)."""
+        return None if self.compiled is None else self.compiled.first(expr)
 
     def build(self, bindings: dict[str, Any], matched: Any = None) -> Any:
         """The right-hand side for these bindings (None if the handler declines)."""
         if self.template is not None:
             return self.template.fill(bindings, matched)
-        return self.handler(**bindings)
+        if self.handler is not None:
+            return self.handler(**bindings)
+        raise TypeError(f"rule {self.name!r} has no pattern: call apply(term)")
 
     def apply(self, expr: Any) -> Any:
         """The rewritten expression, or None when the rule does not apply."""
-        b = self.compiled.first(expr)
-        if b is None:
-            return None
-        return self.build(b, expr)
+        if self.function is not None:
+            out = self.function(expr)
+            if out is expr:
+                return None
+        else:
+            assert self.compiled is not None
+            b = self.compiled.first(expr)
+            if b is None:
+                return None
+            out = self.build(b, expr)
+        if out is None or self.guard is None:
+            return out
+        return _checked(self.guard, expr, out)
 
     def __call__(self, expr: Any) -> Any:
         """Rewrite ``expr`` once at its root (Oryx semantics: unchanged when the rule does not apply)."""
@@ -90,13 +187,63 @@ class Rule:
 
     def term_applier(self) -> Callable[[Term], Any]:
         """A fast ``term -> result or None`` closure for the rewrite driver."""
-        fast = self.compiled.fast
-        if fast is None:
-            return _machine_applier(self.compiled.first, self.template, self.handler)
-        return _fast_applier(fast, self.compiled, self.template, self.handler)
+        if self.function is not None:
+            apply = _function_applier(self.function)
+        elif self.compiled is not None and self.compiled.fast is not None:
+            apply = _fast_applier(self.compiled.fast, self.compiled, self.template, self.handler)
+        else:
+            assert self.compiled is not None
+            apply = _machine_applier(self.compiled.first, self.template, self.handler)
+        return apply if self.guard is None else _guarded_applier(apply, self.guard)
 
     def __repr__(self) -> str:
         return f"Rule({self.name!r})"
+
+
+def keeps_dtype(term: Any, out: Any) -> bool:
+    """A guard: the result has the dtype of the term it replaces."""
+    return out.dtype == term.dtype
+
+
+def _checked(guard: Callable[[Any, Any], bool], expr: Any, out: Any) -> Any:
+    """``out`` as a term when ``guard(expr, out)`` holds, else None."""
+    if out is expr:
+        return None
+    if out.__class__ is not Term:
+        out = as_term(out)
+    return out if guard(expr, out) else None
+
+
+def _function_applier(fn: Callable[[Any], Any]) -> Callable[[Term], Any]:
+    def apply_function(e: Term) -> Any:
+        out = fn(e)
+        return None if out is e else out
+
+    return apply_function
+
+
+def _guarded_applier(apply: Callable[[Term], Any], guard: Callable[[Any, Any], bool]) -> Callable[[Term], Any]:
+    def apply_guarded(e: Term) -> Any:
+        out = apply(e)
+        if out is None or out is e:
+            return None
+        if out.__class__ is not Term:
+            out = as_term(out)
+        return out if guard(e, out) else None
+
+    return apply_guarded
+
+
+def as_rule(obj: Any) -> Rule:
+    """``obj`` as a :class:`Rule`: a Rule itself, or a callable ``expr -> expr`` as a rule without a pattern.
+
+    A callable's ``root_ops`` (if it has them) limit the ops it is tried on.
+    """
+    if isinstance(obj, Rule):
+        return obj
+    if not callable(obj):
+        raise TypeError(f"a rule must be a Rule, a rule string or a callable, not {obj!r}")
+    return Rule.of_function(obj, name=rule_name(obj), ops=tuple(getattr(obj, "root_ops", ())))
 
 
 def _where_test(where: Any) -> Callable[[dict], bool] | None:
@@ -183,9 +330,12 @@ def _fast_applier(
     return apply_handler
 
 
-def make_rule(pattern: Any, handler: Any, *, name: str | None = None, where: Any = None) -> Rule:
-    """A rule replacing matches of ``pattern`` by ``handler(**bindings)`` (or by a template)."""
-    return Rule(pattern, handler, name=name, where=where)
+def make_rule(pattern: Any, handler: Any, *, name: str | None = None, where: Any = None, **options: Any) -> Rule:
+    """A rule replacing matches of ``pattern`` by ``handler(**bindings)`` (or by a template).
+
+    ``options``: the other fields of :class:`Rule` (``tag``, ``guard``, ``doc``).
+    """
+    return Rule(pattern, handler, name=name, where=where, **options)
 
 
 def rule_name(rule: Any) -> str:

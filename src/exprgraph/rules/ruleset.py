@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ..core import Op, Term
-from .rule import Rule, make_rule, rule_name
+from ..core import Op
+from .rule import Rule, as_rule, make_rule, rule_name
 from .rule import rebuild as rebuild
 from .template import Template
 from .textual import parse_rules
@@ -36,7 +36,8 @@ class RuleSet:
     """An ordered collection of rules, indexed by the root op of their patterns.
 
     Rules may be :class:`Rule` objects, rule strings (``"x*1 -> x"``) or any callable
-    ``expr -> expr`` (tried on every node). Earlier rules take precedence.
+    ``expr -> expr``, which the table reads as a Rule without a pattern (:func:`~.rule.as_rule`:
+    tried on every node, or on the ops of its ``root_ops``). Earlier rules take precedence.
     """
 
     def __init__(self, rules: Iterable[Any] = (), *, name: str | None = None) -> None:
@@ -101,13 +102,8 @@ class RuleSet:
         if self._table is None:
             entries = []
             for r in self._rules:
-                if isinstance(r, Rule):
-                    entries.append((r, (r.root_op,) if r.root_op is not None else (), r.term_applier()))
-                else:
-                    # rule-like objects may offer their own ``term_applier`` and ``root_ops`` (relations do)
-                    make = getattr(r, "term_applier", None)
-                    apply = make() if make is not None else _callable_applier(r)
-                    entries.append((r, tuple(getattr(r, "root_ops", ())), apply))
+                made = as_rule(r)  # plain functions (and relation rules) are rules without a pattern
+                entries.append((r, made.root_ops, made.term_applier()))
             ops = {op for _, rops, _ in entries for op in rops}
             table = {op: tuple((r, a) for r, rops, a in entries if not rops or op in rops) for op in ops}
             wild = tuple((r, a) for r, rops, a in entries if not rops)
@@ -119,11 +115,3 @@ class RuleSet:
         if rewriter is None:
             raise TypeError("calling a rule set needs exprgraph.rules.rewrite (import exprgraph.rules)")
         return rewriter(expr, self, **kwargs)
-
-
-def _callable_applier(fn: Callable[[Any], Any]) -> Callable[[Term], Any]:
-    def apply(e: Term) -> Any:
-        out = fn(e)
-        return None if out is e else out
-
-    return apply

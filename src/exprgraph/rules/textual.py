@@ -160,10 +160,15 @@ def rule(
     where: str | Callable[..., bool] | None = None,
     name: str | None = None,
     functions: dict[str, Callable] | None = None,
+    tag: str = "safe",
+    guard: Callable[[Any, Any], bool] | None = None,
+    doc: str = "",
 ) -> Rule | tuple[Rule, Rule]:
     """One rule from text: ``rule("x*1 -> x")``, ``rule("(x*y)/y -> x", where="y != 0")``.
 
     A bidirectional rule ``rule("a*(b + c) <-> a*b + a*c")`` returns the pair ``(forward, backward)``.
+    ``tag``, ``guard`` and ``doc`` set those fields of the :class:`Rule` (its strength, the test
+    its results must pass, a note on its algebra).
     """
     if not isinstance(text, str):
         raise TypeError(f"rule() takes a string, not {type(text).__name__}")
@@ -172,6 +177,8 @@ def rule(
         raise RuleSyntaxError("rule() takes one rule; use RuleSet.parse for several", text, body.strip().index("\n"))
     try:
         found = _parse_rule_line(body, functions, where, name)
+        for r in found:
+            r.tag, r.guard, r.doc = tag, guard, doc
         return found[0] if len(found) == 1 else (found[0], found[1])
     except RuleSyntaxError:
         raise

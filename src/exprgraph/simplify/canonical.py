@@ -14,10 +14,10 @@ The canonical form is a sum of products of powers with numeric coefficients:
 The output form (:mod:`.output`) reads back through these rules into the same canonical form, so
 ``simplify`` is idempotent: ``simplify(simplify(t)) is simplify(t)``.
 
-Each rule is a :class:`GuardedRule`: it never changes a term's dtype (and the driver declines
-any change of shape). Rules tagged *unsafe* hold for finite values only, or need a non-zero
-operand (``x*0 -> 0`` is nan for infinite x, ``x/x -> 1`` for zero x); ``simplify(...,
-unsafe=False)`` leaves them out. "Safe" rules are exact, or differ by rounding only.
+Each rule is a :class:`~exprgraph.rules.Rule` (built by :class:`GuardedRule`): it never changes a
+term's dtype (and the driver declines any change of shape). Rules tagged *unsafe* hold for finite
+values only, or need a non-zero operand (``x*0 -> 0`` is nan for infinite x, ``x/x -> 1`` for
+zero x); ``simplify(..., unsafe=False)`` leaves them out. "Safe" rules are exact, or differ by rounding only.
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..core import Op, Term, as_term, const, get_op
+from ..core import Term, const, get_op
 from ..errors import EvaluationError
 from ..eval import evaluate
 from ..match import P, V
 from ..rules import Rule, make_rule, rule
+from ..rules.rule import keeps_dtype
 from .numbers import fold_value, number
 from .order import sort_key
 from .products import (
@@ -51,46 +52,27 @@ AND, OR = get_op("logical_and"), get_op("logical_or")
 TRANSPOSE, SUM, WHERE = get_op("transpose"), get_op("sum"), get_op("where")
 
 
-class GuardedRule:
-    """A named rule (a handler ``term -> term | None`` or a textual :class:`~exprgraph.rules.Rule`).
+class GuardedRule(Rule):
+    """A simplifier rule: a :class:`~exprgraph.rules.Rule` guarded by :func:`~exprgraph.rules.rule.keeps_dtype`.
 
-    ``unsafe`` tags rules that hold for finite (or non-zero) values only. A result of another
-    dtype is declined, so a rule never turns an int expression into a float one.
+    Only a constructor (``GuardedRule(name, body, ops=..., unsafe=..., doc=...)``, the simplifier's
+    table spelling): ``body`` is a textual :class:`~exprgraph.rules.Rule` (its pattern, result and
+    condition are taken) or a function ``term -> term | None`` tried on terms of ``ops``.
+    ``unsafe`` gives the tag ``"unsafe"`` (rules that hold for finite, or non-zero, values only).
+    A result of another dtype is declined, so a rule never turns an int expression into a float one.
     """
 
-    __slots__ = ("name", "root_ops", "unsafe", "doc", "_apply")
-
-    root_ops: tuple[Op, ...]
-    _apply: Callable[[Term], Any]
+    __slots__ = ()
 
     def __init__(
         self, name: str, body: Rule | Callable[[Term], Any], *, ops: tuple = (), unsafe: bool = False, doc: str = ""
     ) -> None:
-        self.name = name
-        self.unsafe = unsafe
-        self.doc = doc
-        if isinstance(body, Rule):
-            self.root_ops = (body.root_op,) if body.root_op is not None else ()
-            self._apply = body.apply
-            self.doc = doc or body.name
+        tag = "unsafe" if unsafe else "safe"
+        if isinstance(body, Rule) and body.pattern is not None:
+            doc = doc or body.name
+            super().__init__(body.pattern, body.rhs, name=name, where=body.where, tag=tag, guard=keeps_dtype, doc=doc)
         else:
-            self.root_ops = tuple(get_op(o) for o in ops)
-            self._apply = body
-
-    def apply(self, term: Term) -> Term | None:
-        """The rewritten term, or None when the rule does not apply (or would change the dtype)."""
-        out = self._apply(term)
-        if out is None or out is term:
-            return None
-        if out.__class__ is not Term:
-            out = as_term(out)
-        if out.dtype != term.dtype:
-            return None
-        return out
-
-    def __call__(self, term: Term) -> Term:
-        out = self.apply(term)
-        return term if out is None else out
+            super().__init__(None, body, name=name, ops=ops, tag=tag, guard=keeps_dtype, doc=doc)
 
     def __repr__(self) -> str:
         tag = " (unsafe)" if self.unsafe else ""

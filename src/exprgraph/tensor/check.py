@@ -2,13 +2,15 @@
 
 The course grader filled inputs uniformly from [-10, 10) and failed an element when the absolute
 error was >= 1e-3 *and* the relative error >= 1e-4; :func:`compare` applies that rule to finite
-values, and passes a nan or an infinity only where both sides have it (a check never says "ok"
-about a nan it compared with a number). Inputs are drawn inside the domain of the ops that read
-them (:func:`input_domains`: ``log(A[i])`` draws A from (0, 10), a divisor stays away from 0).
-:func:`check_kernel` runs the compiled kernel against :func:`~exprgraph.tensor.reference.reference`;
-:func:`check_grad` runs the compiled gradient kernel against the numeric reverse mode
-(:func:`reference_grad`) and against central finite differences of the forward kernel evaluated in
-float64 (per element for small inputs, along random directions otherwise).
+values, and passes a nan or an infinity only where both sides have it (a check never says "ok" about
+a nan it compared with a number): the nan/inf rule of
+:func:`exprgraph.diff.numeric.elementwise_errors`, which :func:`exprgraph.diff.check_grad` uses too.
+Inputs are drawn inside the domain of the ops that read them (:func:`input_domains`: ``log(A[i])``
+draws A from (0, 10), a divisor stays away from 0). :func:`check_kernel` runs the compiled kernel
+against :func:`~exprgraph.tensor.reference.reference`; :func:`check_grad` runs the compiled gradient
+kernel against the numeric reverse mode (:func:`reference_grad`) and against central finite
+differences of the forward kernel evaluated in float64 (per element for small inputs, along random
+directions otherwise).
 
 Before anything is allocated, :func:`check_limits` compares what a check needs (tensor elements
 and loop iterations) with ``max_elements`` and ``max_points`` and raises
@@ -26,6 +28,7 @@ import numpy as np
 
 from ..core import Term
 from ..core.op import Interval, domain_within, operand_domain
+from ..diff.numeric import elementwise_errors
 from ..errors import SizeLimitError
 from ..progress import Progress
 from .build import build, numpy_dtype
@@ -96,13 +99,11 @@ def compare(actual: Any, expected: Any, what: str = "", *, atol: float = ABS_TOL
     e = np.asarray(expected, np.float64)
     if a.shape != e.shape:
         return Comparison(False, float("inf"), float("inf"), max(a.size, e.size), what)
-    finite = np.isfinite(a) & np.isfinite(e)
-    special = (np.isnan(a) & np.isnan(e)) | (np.isinf(a) & (a == e))
+    err, special = elementwise_errors(a, e)  # the gradient check's nan/inf rule (exprgraph.diff.numeric)
     with np.errstate(all="ignore"):
-        err = np.where(finite, np.abs(a - e), np.where(special, 0.0, np.inf))
         scale = np.abs(e)
         rel = np.where(err == 0, 0.0, np.where(scale > 0, err / np.where(scale > 0, scale, 1.0), np.inf))
-    bad = ~special & ((err >= atol) & (rel >= rtol) | ~finite)
+    bad = ~special & ((err >= atol) & (rel >= rtol) | np.isinf(err))
     max_abs = float(err.max()) if err.size else 0.0
     max_rel = float(rel.max()) if rel.size else 0.0
     return Comparison(not bad.any(), max_abs, max_rel, int(bad.sum()), what, int(special.sum()))
