@@ -36,7 +36,7 @@ from exprgraph.rules import rewrite
 from exprgraph.rules.algebra import ALGEBRA
 
 N_EXPRESSIONS = 300
-SYMBOL_NAMES = "abcde"
+SYMBOL_NAMES = "abcdg"  # not "e": parse reads e as the constant, so no float64 symbol takes the name
 
 # -- the random expressions, in a neutral form: (op, *children), ("sym", name), ("num", value) --------
 
