@@ -13,6 +13,9 @@ from the op table's ``llvm`` templates and compiles it in process with llvmlite,
 ``(points, n_inputs)`` giving ``(n_outputs,)`` or ``(points, n_outputs)``, with no per-argument
 Python work. Every backend agrees with
 :func:`exprgraph.evaluate`; the generated code is in ``.source``.
+
+Layer 9 of docs/architecture.md: imports eval, core, console, progress and errors; nothing above
+it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""exprgraph.core: interned terms, the op table, dtypes and shapes, traversal, printing, parsing."""
+"""exprgraph.core: interned terms, the op table, dtypes and shapes, traversal, printing, parsing.
+
+Layer 1 of docs/architecture.md: imports errors only; never a higher layer.
+"""
 
 from __future__ import annotations
 

@@ -9,6 +9,9 @@
 - :func:`check_grad` - gradient versus central finite differences along a random direction.
 
 The gradient rules themselves live in the op table (``Op.grad``, see ``exprgraph.core.stdops``).
+
+Layer 8 of docs/architecture.md: imports simplify, eval, core, console and errors; nothing above
+it.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@
 - integration: ``simplify(t, method="egraph")`` (:mod:`.simplify`), the
   :class:`EqualitySaturationRewriter` graph rewriter, ``exprgraph saturate`` (:mod:`.cli`);
 - egg's math suite and egglog's micro-benchmark in :mod:`.mathsuite`.
+
+Layer 7 of docs/architecture.md: imports graph, simplify, rules, match, eval, core, console,
+progress and errors; never a higher layer.
 """
 
 from __future__ import annotations

@@ -13,6 +13,9 @@
 - rewrite databases (:class:`SequenceDB`, :class:`EquilibriumDB`, :class:`LocalGroupDB`,
   :class:`ProxyDB`, :class:`RewriteDatabaseQuery`), the default :data:`optdb` and :func:`rewrite_graph`;
 - profiles (dataclasses with ``print_profile()``).
+
+Layer 6 of docs/architecture.md: imports simplify, rules, match, core, console and errors; nothing
+above it.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ exprgraph never needs them; a missing package raises
 | ``infer_onnx_shapes``, ``annotate_onnx_shapes`` | ``interop.onnx_shapes`` | onnx |
 | ``dask_evaluate`` | ``interop.dask`` | dask |
 | ``ufunc_ops`` | here | (numpy) |
+
+Layer 12 of docs/architecture.md: imports dims, graph, eval, core and errors (each converter
+imports its own package lazily); never a higher layer.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ variable in the op position, ``V.f(V.x)``).
 Importing this package registers terms with logical-unification, etuples and cons
 (:mod:`exprgraph.match.unify`), so ``unify``, ``reify`` and kanren goals work on terms as soon
 as ``exprgraph`` is imported.
+
+Layer 3 of docs/architecture.md: imports core and errors; never a higher layer.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@
   profile class, which the graph rewriters return too: :mod:`.profile`);
 - :func:`relation_rule` turns a miniKanren relation into a rule (see :mod:`.relations`);
 - :mod:`.algebra` holds a small standard algebra rule set.
+
+Layer 4 of docs/architecture.md: imports match, core and errors; never a higher layer.
 """
 
 from __future__ import annotations

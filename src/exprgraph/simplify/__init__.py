@@ -4,6 +4,9 @@
 and powers, removes identities and cancels quotients, then prints subtraction and division back.
 The rules are named and documented (``rules()``); the unsafe ones (exact only for finite or
 non-zero values) can be left out with ``unsafe=False``.
+
+Layer 5 of docs/architecture.md: imports rules, match, eval, core, console and errors; nothing
+above it.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ core terms (tensor reads are the op table's ``access`` op), generate C with the 
 renderer (:func:`codegen_c`), compile and run it (:func:`build`), evaluate the same kernel in numpy
 through the op table (:func:`reference`), and differentiate it with each op's own gradient rule
 into gather-form gradient kernels (:func:`grad_kernel`), checked by :func:`check_grad`.
+
+Layer 11 of docs/architecture.md: imports compile, diff, core, console, progress and errors;
+nothing above it.
 """
 
 from __future__ import annotations
