@@ -1,6 +1,7 @@
 """Parsing the sides of a textual rule into patterns (names become variables, ``_`` a wildcard).
 
-The core infix parser (:mod:`exprgraph.core.parsing`) with pattern-building hooks, and the
+The core infix parser (:mod:`exprgraph.core.parsing`, on the shared tokens of the expression
+language, :mod:`exprgraph.core.tokens`) with pattern-building hooks, and the
 splitting of a rule line into name, sides and condition. Imports core and match only.
 """
 
@@ -14,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from ..core import Term, get_op
-from ..core.parsing import _Parser, tokenize
+from ..core.parsing import _Parser
+from ..core.tokens import tokenize
 from ..errors import ParseError, PatternError
 from ..match import Dot, OpPattern, Segment, Var
 from ..match.patterns import pattern_children
