@@ -200,12 +200,7 @@ class _Parser:
         if value == "-":
             nxt = self.peek()
             lit = self.operand_literal(nxt[0], nxt[1])
-            after = self.peek(1)
-            if (
-                lit is not None
-                and not (after[0] == "op" and binds_tighter_than_sign(self.binary.get(after[1])))
-                and not (nxt[0] == "name" and after[1] == "(")
-            ):
+            if lit is not None and self.signed_literal(nxt[0]):
                 # a minus sign on a literal is part of it (-2), unless an operator (**) binds the literal first
                 self.i += 1
                 self.operands.append(self.constant(-lit, pos))
@@ -220,6 +215,13 @@ class _Parser:
         if kind == "end":
             raise self.fail("unexpected end of input: expected an operand", pos)
         raise self.fail(f"expected an operand, got {value!r}", pos)
+
+    def signed_literal(self, kind: str) -> bool:
+        """Whether a minus sign takes the literal (of token ``kind``) after it: not in ``-2**x`` nor ``-inf(x)``."""
+        after = self.peek(1)
+        if after[0] == "op" and binds_tighter_than_sign(self.binary.get(after[1])):
+            return False
+        return not (kind == "name" and after[1] == "(")
 
     def single_literal(self, pos: int) -> Term:
         """``float32(1.5)``, ``float32(-inf)``, ``float32(array([...]))``: a float32 constant (after ``float32(``)."""

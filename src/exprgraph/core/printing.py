@@ -59,17 +59,31 @@ def _negative(value: Any) -> bool:
     return cls is int and value < 0
 
 
+_CALL, _SIGNED, _LITERAL = SYNTAX["call"], SYNTAX["signed literal"], SYNTAX["literal"]
+
+
+class _Needs(dict):
+    """op -> the precedence its left and right operands need to go bare (operand_need, memoised)."""
+
+    def __missing__(self, op: Any) -> tuple[int, int]:
+        found = self[op] = (operand_need(op.precedence, op.assoc, 0), operand_need(op.precedence, op.assoc, 1))
+        return found
+
+
+_NEEDS = _Needs()
+
+
 def _prec(node: Term) -> int:
     """Precedence of the printed form of ``node`` (how tightly it binds)."""
     op = node.op
     notation = op.notation
     if notation == "infix":
         n = len(node.args)
-        return op.precedence if n == 2 or (n > 2 and op.chains) else SYNTAX["call"]
+        return op.precedence if n == 2 or (n > 2 and op.chains) else _CALL
     if notation == "prefix":
         return op.precedence
     if notation == "leaf":
-        return SYNTAX["signed literal"] if op.name == "const" and _negative(node.attr) else SYNTAX["literal"]
+        return _SIGNED if op.name == "const" and _negative(node.attr) else _LITERAL
     return SYNTAX[notation]
 
 
@@ -98,10 +112,11 @@ def _infix_parts(node: Term) -> list:
         p = op.precedence
         left, right = args
         lp, rp = _prec(left), _prec(right)
-        lpar = lp < operand_need(p, op.assoc, 0)
+        lneed, rneed = _NEEDS[op]
+        lpar = lp < lneed
         # a right operand that starts with its sign needs no parentheses, however tightly the
         # operator binds: x**-y (the parser reads the sign as the start of the operand)
-        rpar = rp < operand_need(p, op.assoc, 1) and not (rp == PREC_UNARY and right.op.notation in ("prefix", "leaf"))
+        rpar = rp < rneed and not (rp == PREC_UNARY and right.op.notation in ("prefix", "leaf"))
         sym = op.symbol
         sep = f" {sym} " if p <= 6 or sym == "@" else sym
         return [(right, rpar), sep, (left, lpar)]
@@ -133,7 +148,7 @@ def _chain_parts(node: Term) -> list:
         arg = args[i]
         ap = _prec(arg)
         same = arg.op is op and ap == p
-        need = operand_need(p, op.assoc, 0) if i == 0 else p + 1
+        need = _NEEDS[op][0] if i == 0 else p + 1
         parts.append((arg, same or ap < need))
         if i:
             parts.append(sep)
