@@ -170,3 +170,17 @@ def test_pathological_inputs_do_not_crash():
     with pytest.raises(TypeError):
         rule(3)  # type: ignore[arg-type]
     assert rule("x -> x")(mul(x, y)) is mul(x, y)
+
+
+def test_the_arrow_is_a_token_of_rule_text():
+    from exprgraph.core.tokens import tokenize as scan_text
+    from exprgraph.rules.rule_parser import RULE
+
+    assert [t for _, t, _ in scan_text("x-->y", RULE)] == ["x", "-", "->", "y", ""]
+    assert str(rule("x<-y -> y").pattern) == "lt(V.x, neg(V.y))"  # "<-" is no token: a comparison with -y
+    with pytest.raises(RuleSyntaxError) as exc:
+        rule("sin(x -> y) -> x")  # an arrow inside brackets is reported where it stands
+    assert (exc.value.msg, exc.value.pos) == ("expected an operator, got '->'", 6)
+    with pytest.raises(RuleSyntaxError) as exc:
+        rule("x - > y")  # a minus sign and a greater-than apart are no arrow
+    assert exc.value.msg == "expected '->' between the two sides of the rule"

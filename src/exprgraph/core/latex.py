@@ -25,10 +25,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import TermTooLargeError
-from .op import PREC_ADD, PREC_ATOM, PREC_CMP, PREC_MUL, PREC_POW, PREC_UNARY
-from .printing import MAX_PRINT_NODES, single_text, to_dot, to_infix
+from . import stdops as _stdops  # noqa: F401 - the op table the spellings read
+from .notation import operand_need
+from .op import PREC_ADD, PREC_ATOM, PREC_MUL, PREC_UNARY, Op, get_op
+from .printing import MAX_PRINT_NODES, check_tree_size, emit, single_text, to_dot, to_infix
 from .term import Term, hooks
-from .walk import postorder
 
 __all__ = ["latex", "latex_name", "repr_latex", "repr_svg", "pretty_text", "DISPLAY_LIMIT", "SVG_LIMIT"]
 
@@ -63,42 +64,59 @@ class Form:
     joiner: str = ", "
 
 
-def _infix(symbol: str, prec: int, assoc: str | None, signed: bool = False) -> Form:
-    # left-associative: a - b - c needs no parentheses on the left, a - (b - c) does on the right
-    left, right = (prec, prec + 1) if assoc == "left" else (prec + 1, prec + 1)
-    return Form("{0} " + symbol + " {1}", prec, (left, right), signed, f" {symbol} ")
+def _infix(symbol: str, op: Op | str, signed: bool = False) -> Form:
+    """``symbol`` between two operands, binding as ``op`` (an op or its name) does in the op table.
+
+    The parentheses follow the infix printer's rule (:func:`~exprgraph.core.notation.operand_need`):
+    a left-associative op writes ``a - b - c`` bare and ``a - (b - c)`` bracketed.
+    """
+    entry = get_op(op) if isinstance(op, str) else op
+    p, assoc = entry.precedence, entry.assoc
+    need = (operand_need(p, assoc, 0), operand_need(p, assoc, 1))
+    joiner = f" {symbol} " if symbol else " "
+    return Form("{0}" + joiner + "{1}", p, need, signed, joiner)
+
+
+def _prefix(spelling: str, op: Op | str, bracket_same: bool = False) -> Form:
+    """``spelling`` before the operand, binding as ``op`` does (``bracket_same``: bracket an operand as loose)."""
+    entry = get_op(op) if isinstance(op, str) else op
+    return Form(spelling + "{0}", entry.precedence, (entry.precedence + bracket_same,))
 
 
 def _call(name: str) -> Form:
     return Form(name + "\\left({*}\\right)", PREC_ATOM)
 
 
+_POW = get_op("pow")
+
 # the LaTeX spelling of the standard ops; anything else prints from its table entry (see _form)
 FORMS: dict[str, Form] = {
-    "add": _infix("+", PREC_ADD, "left", signed=True),
-    "sub": _infix("-", PREC_ADD, "left", signed=True),
-    "mul": _infix("\\cdot", PREC_MUL, "left", signed=True),
-    "mod": _infix("\\bmod", PREC_MUL, "left", signed=True),
-    "matmul": Form("{0} {1}", PREC_MUL, (PREC_MUL, PREC_MUL + 1), True, " "),
-    "dot": _infix("\\cdot", PREC_MUL, "left", signed=True),
+    "add": _infix("+", "add", signed=True),
+    "sub": _infix("-", "sub", signed=True),
+    "mul": _infix("\\cdot", "mul", signed=True),
+    "mod": _infix("\\bmod", "mod", signed=True),
+    "matmul": _infix("", "matmul", signed=True),  # A B
+    # a dot product binds as a product
+    "dot": _infix("\\cdot", "mul", signed=True),
     # a fraction needs no parentheses inside; outside it binds like a unary operand
     "truediv": Form("\\frac{{0}}{{1}}", PREC_UNARY, (0, 0)),
     "floordiv": Form("\\left\\lfloor \\frac{{0}}{{1}} \\right\\rfloor", PREC_ATOM, (0, 0)),
     "ceil_div": Form("\\left\\lceil \\frac{{0}}{{1}} \\right\\rceil", PREC_ATOM, (0, 0)),
     # the exponent sits in braces; the base needs parentheses unless it is an atom
-    "pow": Form("{0}^{{1}}", PREC_POW, (PREC_POW + 1, 0)),
-    "lt": _infix("<", PREC_CMP, None),
-    "le": _infix("\\leq", PREC_CMP, None),
-    "gt": _infix(">", PREC_CMP, None),
-    "ge": _infix("\\geq", PREC_CMP, None),
-    "eq": _infix("=", PREC_CMP, None),
-    "ne": _infix("\\neq", PREC_CMP, None),
-    "logical_and": _infix("\\land", 2, "left"),
-    "logical_or": _infix("\\lor", 1, "left"),
-    "logical_not": Form("\\lnot {0}", 3, (3,)),
-    "neg": Form("-{0}", PREC_UNARY, (PREC_UNARY + 1,)),
+    "pow": Form("{0}^{{1}}", _POW.precedence, (operand_need(_POW.precedence, _POW.assoc, 0), 0)),
+    "lt": _infix("<", "lt"),
+    "le": _infix("\\leq", "le"),
+    "gt": _infix(">", "gt"),
+    "ge": _infix("\\geq", "ge"),
+    "eq": _infix("=", "eq"),
+    "ne": _infix("\\neq", "ne"),
+    "logical_and": _infix("\\land", "logical_and"),
+    "logical_or": _infix("\\lor", "logical_or"),
+    "logical_not": _prefix("\\lnot ", "logical_not"),
+    # a sign after a sign is bracketed: -\\left(-x\\right)
+    "neg": _prefix("-", "neg", bracket_same=True),
     "abs": Form("\\left|{0}\\right|", PREC_ATOM),
-    "exp": Form("e^{{0}}", PREC_POW),
+    "exp": Form("e^{{0}}", _POW.precedence),
     "log": _call("\\log"),
     "sqrt": Form("\\sqrt{{0}}", PREC_ATOM),
     "sin": _call("\\sin"),
@@ -113,7 +131,7 @@ FORMS: dict[str, Form] = {
     "where": Form(
         "\\begin{cases} {1} & \\text{if } {0} \\\\ {2} & \\text{otherwise} \\end{cases}", PREC_ADD, (0, 0, 0)
     ),
-    "transpose": Form("{0}^{\\mathsf{T}}", PREC_POW, (PREC_POW + 1,)),
+    "transpose": Form("{0}^{\\mathsf{T}}", _POW.precedence, (operand_need(_POW.precedence, _POW.assoc, 0),)),
     "sum": Form("\\sum\\left({0}\\right)", PREC_ATOM),
 }
 
@@ -204,10 +222,9 @@ def _form(node: Term) -> Form:
             return Form("\\operatorname{" + op.name + "}_{" + text + "}\\left({0}\\right)", PREC_ATOM)
         return form
     if op.notation == "infix":
-        assoc = op.assoc if op.assoc in ("left", None) else None
-        return _infix("\\mathbin{" + _escape(op.symbol) + "}", op.precedence, assoc)
+        return _infix("\\mathbin{" + _escape(op.symbol) + "}", op)
     if op.notation == "prefix":
-        return Form("\\operatorname{" + _escape(op.symbol) + "} {0}", op.precedence, (op.precedence + 1,))
+        return _prefix("\\operatorname{" + _escape(op.symbol) + "} ", op, bracket_same=True)
     attr = ""
     if op.attr_name is not None and node.attr is not None:
         attr = "_{" + _escape(f"{op.attr_name}={node.attr!r}") + "}"
@@ -295,38 +312,14 @@ def _slot_start(template: str, pos: int) -> int:
         pos = start + 1
 
 
-def _tree_size_check(term: Term, limit: int) -> None:
-    tree: dict[Term, int] = {}
-    for node in postorder((term,)):
-        n = 1
-        for a in node.args:
-            n += tree[a]
-        if n > limit:
-            raise TermTooLargeError(f"LaTeX would expand shared nodes into more than {limit} tree nodes; use dprint()")
-        tree[node] = n
-
-
 def latex(term: Term, *, limit: int = MAX_PRINT_NODES) -> str:
     """LaTeX source of ``term`` (math mode, without the surrounding ``$``)."""
     if term.__class__ is not Term:
         raise TypeError(f"latex() takes a term, not {type(term).__name__}")
     if term.args:
-        _tree_size_check(term, limit)
-    out: list[str] = []
+        check_tree_size((term,), limit, "LaTeX")
     memo: dict[Term, bool] = {}
-    stack: list = [(term, False)]
-    while stack:
-        item = stack.pop()
-        if item.__class__ is str:
-            out.append(item)
-            continue
-        node, par = item
-        if par:
-            stack.append("\\right)")
-        stack.extend(_pieces(node, memo))
-        if par:
-            stack.append("\\left(")
-    return "".join(out)
+    return emit([term], lambda node: _pieces(node, memo), "\\left(", "\\right)")
 
 
 def repr_latex(term: Term) -> str | None:

@@ -1,7 +1,8 @@
 """Parsing: the infix syntax the printer writes, read back without recursion and without eval.
 
-An operator-precedence (shunting-yard) parser with explicit stacks; the precedences come from
-the op table, shared with the printer. A flat chain of a variadic infix op is one term
+An operator-precedence (shunting-yard) parser with explicit stacks over the tokens of
+:mod:`.tokens`; the precedences and associativities come from the op table, shared with the
+printers (:mod:`.notation`). A flat chain of a variadic infix op is one term
 (``a*b*c`` is ``mul(a, b, c)``; ``(a*b)*c`` is ``mul(mul(a, b), c)``), as the printer writes it;
 ``pi`` and ``e`` are float64 constants. Errors raise :class:`~exprgraph.errors.ParseError`
 (a ``SyntaxError`` and a ``ValueError``) with the position and a caret line.
@@ -9,8 +10,7 @@ the op table, shared with the printer. A flat chain of a variadic infix op is on
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -18,61 +18,14 @@ import numpy as np
 from ..errors import ParseError
 from .dtypes import FLOAT32, FLOAT64, as_dtype
 from .leaves import CONSTANT_NAMES, Symbol, const
+from .notation import binds_tighter_than_sign, infix_ops
 from .op import Op, get_op, ops
 from .term import Term, hooks
+from .tokens import scan, tokenize
 
 __all__ = ["parse", "tokenize", "scan"]
 
-# numbers are ASCII digits; a name is a run of word characters not starting with a digit (Unicode
-# letters included, so every name Symbol() accepts reads back: see leaves.NAME)
-_TOKEN = re.compile(
-    r"""(?P<ws>\s+)
-      | (?P<num>(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?)
-      | (?P<name>[^\W\d]\w*)
-      | (?P<op>\*\*|//|<=|>=|==|!=|[-+*/%@<>(),=\[\]])""",
-    re.VERBOSE,
-)
-_WORD_OPS = {"and", "or", "not"}
 _LITERAL_NAMES = {"True": True, "False": False, "inf": float("inf"), "nan": float("nan")}
-
-
-def scan(text: str, pattern: re.Pattern, fail: Callable[[str, int], Exception]) -> list[tuple[str, str, int]]:
-    """``(group name, text, position)`` of each match of ``pattern``'s named groups, left to right.
-
-    A ``ws`` group is dropped; a character no group matches raises ``fail(message, position)``.
-    Shared by the parsers of every layer that read their own token sets.
-    """
-    tokens = []
-    pos = 0
-    n = len(text)
-    match = pattern.match
-    while pos < n:
-        m = match(text, pos)
-        if m is None:
-            raise fail(f"unexpected character {text[pos]!r}", pos)
-        kind = m.lastgroup or ""
-        if kind != "ws":
-            tokens.append((kind, m.group(), pos))
-        pos = m.end()
-    return tokens
-
-
-def tokenize(text: str) -> list[tuple[str, str, int]]:
-    """Tokens ``(kind, text, position)`` with kinds num, name, op and a final ``end``."""
-    tokens = [
-        ("op", value, pos) if kind == "name" and value in _WORD_OPS else (kind, value, pos)
-        for kind, value, pos in scan(text, _TOKEN, lambda message, pos: ParseError(message, text, pos))
-    ]
-    tokens.append(("end", "", len(text)))
-    return tokens
-
-
-def _binary_ops() -> dict[str, Op]:
-    table: dict[str, Op] = {}
-    for op in ops():
-        if op.notation == "infix":
-            table.setdefault(op.symbol, op)
-    return table
 
 
 def _op_or_none(name: str) -> Op | None:
@@ -97,7 +50,7 @@ class _Parser:
         self.symbols = symbols
         self.dtype = dtype
         self.strict = strict
-        self.binary = _binary_ops()
+        self.binary = infix_ops()
         self.neg = get_op("neg")
         self.not_ = get_op("logical_not")
         self.operands: list[Any] = []  # terms (patterns, for the rule parser that extends this one)
@@ -247,8 +200,8 @@ class _Parser:
         if value == "-":
             nxt = self.peek()
             lit = self.operand_literal(nxt[0], nxt[1])
-            if lit is not None and self.peek(1)[1] != "**" and not (nxt[0] == "name" and self.peek(1)[1] == "("):
-                # a minus sign on a literal is part of it (-2), unless ** binds the literal first
+            if lit is not None and self.signed_literal(nxt[0]):
+                # a minus sign on a literal is part of it (-2), unless an operator (**) binds the literal first
                 self.i += 1
                 self.operands.append(self.constant(-lit, pos))
                 return False
@@ -262,6 +215,13 @@ class _Parser:
         if kind == "end":
             raise self.fail("unexpected end of input: expected an operand", pos)
         raise self.fail(f"expected an operand, got {value!r}", pos)
+
+    def signed_literal(self, kind: str) -> bool:
+        """Whether a minus sign takes the literal (of token ``kind``) after it: not in ``-2**x`` nor ``-inf(x)``."""
+        after = self.peek(1)
+        if after[0] == "op" and binds_tighter_than_sign(self.binary.get(after[1])):
+            return False
+        return not (kind == "name" and after[1] == "(")
 
     def single_literal(self, pos: int) -> Term:
         """``float32(1.5)``, ``float32(-inf)``, ``float32(array([...]))``: a float32 constant (after ``float32(``)."""

@@ -1,22 +1,25 @@
 """Printing: infix text that parses back, constructor-form repr, a DAG listing and Graphviz.
 
 Every printer is iterative (an explicit stack of text pieces), so million-node chains print at
-the default recursion limit in linear time. The parenthesisation uses the precedence table of the
-op table, which the parser shares, so ``parse(str(t)) is t``.
+the default recursion limit in linear time. The parenthesisation reads the precedence table
+(:mod:`.notation`: the op table's precedences and associativities), which the parser shares, so
+``parse(str(t)) is t``; the LaTeX printer (:mod:`.latex`) applies the same rule with its own
+spellings, through the same emitter (:func:`emit`).
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
 import numpy as np
 
 from ..errors import TermTooLargeError
 from .leaves import ConstArray
-from .op import PREC_ATOM, PREC_UNARY
+from .notation import SYNTAX, operand_need
+from .op import PREC_UNARY
 from .term import Term, hooks
 from .walk import postorder
 
@@ -56,30 +59,43 @@ def _negative(value: Any) -> bool:
     return cls is int and value < 0
 
 
+_CALL, _SIGNED, _LITERAL = SYNTAX["call"], SYNTAX["signed literal"], SYNTAX["literal"]
+
+
+class _Needs(dict):
+    """op -> the precedence its left and right operands need to go bare (operand_need, memoised)."""
+
+    def __missing__(self, op: Any) -> tuple[int, int]:
+        found = self[op] = (operand_need(op.precedence, op.assoc, 0), operand_need(op.precedence, op.assoc, 1))
+        return found
+
+
+_NEEDS = _Needs()
+
+
 def _prec(node: Term) -> int:
     """Precedence of the printed form of ``node`` (how tightly it binds)."""
     op = node.op
     notation = op.notation
     if notation == "infix":
         n = len(node.args)
-        return op.precedence if n == 2 or (n > 2 and op.chains) else PREC_ATOM
+        return op.precedence if n == 2 or (n > 2 and op.chains) else _CALL
     if notation == "prefix":
         return op.precedence
-    if notation == "leaf" and op.name == "const" and _negative(node.attr):
-        return PREC_UNARY
-    return PREC_ATOM
+    if notation == "leaf":
+        return _SIGNED if op.name == "const" and _negative(node.attr) else _LITERAL
+    return SYNTAX[notation]
 
 
-def _check_size(roots: Iterable[Term], limit: int) -> None:
+def check_tree_size(roots: Iterable[Term], limit: int, what: str = "printing") -> None:
+    """TermTooLargeError when writing ``roots`` out as trees (shared nodes expanded) passes ``limit`` nodes."""
     tree: dict[Term, int] = {}
     for node in postorder(roots):
         n = 1
         for a in node.args:
             n += tree[a]
         if n > limit:
-            raise TermTooLargeError(
-                f"printing would expand shared nodes into more than {limit} tree nodes; use dprint()"
-            )
+            raise TermTooLargeError(f"{what} would expand shared nodes into more than {limit} tree nodes; use dprint()")
         tree[node] = n
 
 
@@ -96,14 +112,11 @@ def _infix_parts(node: Term) -> list:
         p = op.precedence
         left, right = args
         lp, rp = _prec(left), _prec(right)
-        if op.assoc == "left":
-            lpar, rpar = lp < p, rp <= p
-        elif op.assoc == "right":
-            lpar = lp <= p
-            # the exponent may be a unary expression without parentheses: x**-y
-            rpar = rp < p and not (rp == PREC_UNARY and right.op.notation in ("prefix", "leaf"))
-        else:
-            lpar, rpar = lp <= p, rp <= p
+        lneed, rneed = _NEEDS[op]
+        lpar = lp < lneed
+        # a right operand that starts with its sign needs no parentheses, however tightly the
+        # operator binds: x**-y (the parser reads the sign as the start of the operand)
+        rpar = rp < rneed and not (rp == PREC_UNARY and right.op.notation in ("prefix", "leaf"))
         sym = op.symbol
         sep = f" {sym} " if p <= 6 or sym == "@" else sym
         return [(right, rpar), sep, (left, lpar)]
@@ -135,7 +148,8 @@ def _chain_parts(node: Term) -> list:
         arg = args[i]
         ap = _prec(arg)
         same = arg.op is op and ap == p
-        parts.append((arg, same or (ap < p if i == 0 and op.assoc == "left" else ap <= p)))
+        need = _NEEDS[op][0] if i == 0 else p + 1
+        parts.append((arg, same or ap < need))
         if i:
             parts.append(sep)
     return parts
@@ -168,7 +182,13 @@ def _call_parts(node: Term) -> list:
     return parts
 
 
-def _emit(roots: list[Term], parts_of: Any) -> str:
+def emit(roots: list[Term], parts_of: Callable[[Term], list], opening: str = "(", closing: str = ")") -> str:
+    """The text of ``roots`` (comma-separated), every format's one emitter, with an explicit stack.
+
+    ``parts_of(node)`` is the format's table: the pieces of ``node`` in reverse order, strings
+    and ``(operand, parenthesise)`` pairs; a parenthesised operand is wrapped in ``opening`` and
+    ``closing``.
+    """
     out: list[str] = []
     stack: list = []
     for i in range(len(roots) - 1, -1, -1):
@@ -182,10 +202,10 @@ def _emit(roots: list[Term], parts_of: Any) -> str:
             continue
         node, par = item
         if par:
-            stack.append(")")
+            stack.append(closing)
         stack.extend(parts_of(node))
         if par:
-            stack.append("(")
+            stack.append(opening)
     return "".join(out)
 
 
@@ -193,8 +213,8 @@ def to_infix(term: Term, *, limit: int = MAX_PRINT_NODES) -> str:
     """Infix text with the fewest parentheses that still parses back to ``term``."""
     if not term.args and term.op.notation == "leaf":
         return _infix_parts(term)[0]
-    _check_size((term,), limit)
-    return _emit([term], _infix_parts)
+    check_tree_size((term,), limit)
+    return emit([term], _infix_parts)
 
 
 def _repr_parts(node: Term) -> list:
@@ -219,8 +239,8 @@ def _repr_parts(node: Term) -> list:
 def to_repr(term: Term, *, limit: int = MAX_PRINT_NODES) -> str:
     """Constructor form: ``add(Symbol('x'), const(1))``, evaluable with ``exprgraph`` names."""
     if term.args:
-        _check_size((term,), limit)
-    return _emit([term], _repr_parts)
+        check_tree_size((term,), limit)
+    return emit([term], _repr_parts)
 
 
 def _ident(n: int) -> str:

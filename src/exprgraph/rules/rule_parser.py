@@ -1,6 +1,7 @@
 """Parsing the sides of a textual rule into patterns (names become variables, ``_`` a wildcard).
 
-The core infix parser (:mod:`exprgraph.core.parsing`) with pattern-building hooks, and the
+The core infix parser (:mod:`exprgraph.core.parsing`, on the shared tokens of the expression
+language, :mod:`exprgraph.core.tokens`) with pattern-building hooks, and the
 splitting of a rule line into name, sides and condition. Imports core and match only.
 """
 
@@ -14,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from ..core import Term, get_op
-from ..core.parsing import _Parser, tokenize
+from ..core.parsing import _Parser
+from ..core.tokens import EXPRESSION, Lexicon, tokenize
 from ..errors import ParseError, PatternError
 from ..match import Dot, OpPattern, Segment, Var
 from ..match.patterns import pattern_children
@@ -32,6 +34,9 @@ _NAME_PREFIX = re.compile(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*:(?!=)")
 
 
 _RESERVED = frozenset({"where"})
+
+#: rule text's tokens: the expression language's and the arrow between the sides
+RULE = Lexicon((*EXPRESSION.operators, "->"), words=EXPRESSION.words)
 
 
 def _num(v: Any) -> Any:
@@ -194,14 +199,14 @@ def _split_rule(line: str) -> tuple[str | None, str, list, list, list | None, tu
     if m and "->" in line[m.end() :]:
         name = m.group(1)
         masked = " " * m.end() + line[m.end() :]
-    tokens = tokenize(masked)[:-1]
+    tokens = tokenize(masked, RULE)[:-1]
     arrow, where = _find_arrow(tokens, line, 0)
     if arrow < 0:  # unbalanced brackets hide the arrow: take one at any depth, the parser will complain
         arrow, where = _find_arrow(tokens, line, None)
     if arrow < 0:
         raise ParseError("expected '->' between the two sides of the rule", line, len(line.rstrip()))
     lhs = tokens[:arrow]
-    rhs = tokens[arrow + 2 : where if where >= 0 else len(tokens)]
+    rhs = tokens[arrow + 1 : where if where >= 0 else len(tokens)]
     cond = tokens[where + 1 :] if where >= 0 else None
     arrow_pos = tokens[arrow][2]
     where_pos = tokens[where][2] if where >= 0 else len(line)
@@ -219,7 +224,7 @@ def _find_arrow(tokens: list, line: str, at_depth: int | None) -> tuple[int, int
             depth -= 1
         elif at_depth is not None and depth != at_depth:
             continue
-        elif value == "-" and t + 1 < len(tokens) and tokens[t + 1][1] == ">" and tokens[t + 1][2] == pos + 1:
+        elif kind == "op" and value == "->":
             if arrow >= 0:
                 raise ParseError("a rule has one '->'", line, pos)
             arrow = t

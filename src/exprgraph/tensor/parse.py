@@ -30,7 +30,8 @@ from typing import Any
 
 from ..core import FLOAT64, INT64, Symbol, Term
 from ..core.op import get_op
-from ..core.parsing import scan
+from ..core.tokens import Lexicon
+from ..core.tokens import tokenize as core_tokenize
 from ..errors import KernelError
 from .ir import Kernel, build_kernel
 from .names import check_name
@@ -52,15 +53,16 @@ __all__ = [
 #: the largest integer constant a kernel may write (C int)
 MAX_INT_CONSTANT = 2**31 - 1
 
-_TOKEN = re.compile(
-    r"""
-    (?P<ws>\s+)
-  | (?P<float>\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)
-  | (?P<int>\d+)
-  | (?P<name>[A-Za-z_][A-Za-z_0-9]*)
-  | (?P<op>//|[-+*/%()\[\]<>,;=])
-    """,
-    re.VERBOSE,
+#: the kernel's tokens (the core tokenizer's table): int and float numbers, C names, its operators
+#: and brackets (``<>`` of shapes, ``[]`` of indices, ``;`` ending a statement)
+LEXICON = Lexicon(
+    ("//", *"-+*/%()[]<>,;="),
+    kinds=(
+        ("float", r"\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+"),
+        ("int", r"\d+"),
+        ("name", r"[A-Za-z_][A-Za-z_0-9]*"),
+    ),
+    error=KernelError,
 )
 
 
@@ -75,9 +77,7 @@ class Token:
 
 def tokenize(text: str) -> list[Token]:
     """Split kernel text into tokens (whitespace dropped); a stray character is a KernelError."""
-    out = [Token(*tok) for tok in scan(text, _TOKEN, lambda message, pos: KernelError(message, text, pos))]
-    out.append(Token("end", "", len(text)))
-    return out
+    return [Token(*tok) for tok in core_tokenize(text, LEXICON)]
 
 
 @dataclass

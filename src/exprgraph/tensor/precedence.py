@@ -3,8 +3,10 @@
 Both read tokens from a parser of :mod:`.parse` with explicit operator and operand stacks (so
 nesting is limited only by memory) and build core terms: a right-hand side of the op table's
 elementwise ops and tensor reads, an index of loop variables and integer constants (``+ - *``,
-and ``//`` and ``%`` by a positive constant). Imports: the core, :mod:`.affine`, :mod:`.names`
-and :mod:`.terms` (the parser only for type checking).
+and ``//`` and ``%`` by a positive constant). Tokens come from the core tokenizer, binding powers
+from the core precedence table (:mod:`exprgraph.core.notation`); every operator is read
+left-associative. Imports: the core, :mod:`.affine`, :mod:`.names` and :mod:`.terms` (the
+parser only for type checking).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core import FLOAT64, INT64, Term, const
+from ..core.notation import infix_ops
 from ..core.op import get_op
 from .affine import NonAffineError, index_var, linearize
 from .names import check_name
@@ -25,7 +28,9 @@ __all__ = ["MAX_INDEX_DIVISIONS", "read_expression", "read_index"]
 #: deepest nesting of ``//`` and ``%`` inside one index (``(i % 4) // 2`` nests 2)
 MAX_INDEX_DIVISIONS = 32
 
-_BIN_PREC = {symbol: entry[0] for symbol, entry in OPERATORS.items()}
+#: binding power of each infix spelling: the core op table's, for the op the expression language
+#: spells the same way (``%`` binds as ``mod`` does, though a kernel's ``%`` computes ``fmod``)
+_BIN_PREC = {symbol: infix_ops()[symbol].precedence for symbol in OPERATORS}
 
 _I_ADD, _I_SUB, _I_MUL = get_op("add"), get_op("sub"), get_op("mul")
 _I_FLOORDIV, _I_MOD, _I_NEG = get_op("floordiv"), get_op("mod"), get_op("neg")
