@@ -66,8 +66,17 @@ def test_check_grad_catches_a_wrong_rule(monkeypatch: pytest.MonkeyPatch) -> Non
     numeric._gradient_terms.cache_clear()
     try:
         assert not check_grad(eg.sin(x), {x: 0.4}).ok
+        assert not check_grad(eg.sin(x) + 262144.0, {x: 0.4}).ok  # the rounding allowance hides no wrong rule
     finally:
         numeric._gradient_terms.cache_clear()
+
+
+def test_check_grad_allows_for_the_rounding_of_large_values() -> None:
+    # f = 2**18 + x rounds at 3e-11 while x moves by 1e-6: the quotient is off by about 1e-5, which
+    # is rounding, not a wrong gradient
+    for offset in (2.0**18, 1e9, -1e12):
+        result = check_grad(x + offset + y * z, {x: 0.0, y: 0.0, z: 0.0}, seed=2)
+        assert result.ok, (offset, result)
 
 
 def test_check_grad_tensor_variables() -> None:
