@@ -290,9 +290,8 @@ class DimEnv:
     # -- how they are answered ----------------------------------------------------------------------
 
     def _difference(self, left: Any, right: Any) -> Poly:
-        if left.__class__ is Term and right.__class__ is Term:
-            return self._poly(Term(_SUB, (left, right)))
-        # text sides: left - right from their polynomials, then the rules across terms of a sum
+        # left - right from the sides' polynomials (each cached: a side asked again is not walked
+        # again), then the rules across terms of a sum
         ctx = self.context
         d = p_add(self._poly_of(left), p_scale(self._poly_of(right), -1))
         return ctx.unwrap(combine_terms(d, ctx))

@@ -15,7 +15,6 @@ from __future__ import annotations
 from ..core.dtypes import INT64
 from ..core.op import get_op
 from ..core.term import Term
-from ..core.walk import postorder_until
 from .combine import combine_terms
 from .context import Context
 from .division import ceil_poly, floordiv_poly, mod_poly
@@ -80,32 +79,14 @@ def to_poly(root: Term, ctx: Context) -> Poly:
     if p is not None:
         return p
     ctx.budget = Budget()
-
-    def stop(n: Term) -> bool:
-        return n in vals or _foreign(n)
-
-    for a in root.args:
-        if a not in vals:
-            order = postorder_until((root,), stop)
-            break
-    else:
-        order = [] if _foreign(root) else [root]  # the children are known (a query's difference): no walk
-    if not order:
+    if not root.args:
+        return _val(root, ctx)  # a name, a constant, or a foreign leaf
+    if _foreign(root):
         return _val(root, ctx)  # a foreign root: an atom of its own
-    kinds: dict[Term, int] = {}
-    edges: dict[Term, int] = {}
-    parent_kind: dict[Term, int] = {}
-    for node in order:
-        k = _kind(node)
-        kinds[node] = k
-        for a in node.args:
-            edges[a] = edges.get(a, 0) + 1
-            parent_kind[a] = k
+    order, kinds, edges, parent_kind = _walk(root, vals)
     for node in order:
         k = kinds[node]
-        if k == _LEAF:
-            vals[node] = _leaf(node)
-        elif k == _OPAQUE:
+        if k == _OPAQUE:
             vals[node] = ctx.unwrap(_opaque(node, ctx))
         elif node is root or edges[node] != 1 or parent_kind[node] != k:
             if k == _LIN:
@@ -118,11 +99,44 @@ def to_poly(root: Term, ctx: Context) -> Poly:
     return vals[root]
 
 
+def _walk(root: Term, vals: dict) -> tuple[list[Term], dict[Term, int], dict[Term, int], dict[Term, int]]:
+    """The nodes under ``root`` to normalise, children first, with their kinds, the number of
+    edges into each node and the kind of (one of) its parents.
+
+    Leaves are not listed (their values are made when first needed, see _val), nor are nodes
+    already normalised or foreign; each node is listed once, without recursion.
+    """
+    order: list[Term] = []
+    kinds: dict[Term, int] = {}
+    edges: dict[Term, int] = {}
+    parent_kind: dict[Term, int] = {}
+    expanded: set[Term] = set()
+    stack: list[tuple[Term, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:  # its children are listed: list it
+            order.append(node)
+            k = kinds[node] = _kind(node)
+            for a in node.args:
+                edges[a] = edges.get(a, 0) + 1
+                parent_kind[a] = k
+        elif node not in expanded:
+            expanded.add(node)
+            stack.append((node, True))
+            for child in reversed(node.args):  # the first child on top: listed first
+                if child.args and child not in expanded and child not in vals and not _foreign(child):
+                    stack.append((child, False))
+    return order, kinds, edges, parent_kind
+
+
 def _val(node: Term, ctx: Context) -> Poly:
     p = ctx.vals.get(node)
     if p is None:
-        # a foreign operand (a float or array term inside an opaque call): an atom of its own
-        p = ctx.known_atom(node, (), UNBOUNDED)
+        if node.args or _foreign(node):
+            # a foreign operand (a float or array term inside an opaque call): an atom of its own
+            p = ctx.known_atom(node, (), UNBOUNDED)
+        else:
+            p = _leaf(node)
         ctx.vals[node] = p
     return p
 
@@ -138,11 +152,21 @@ def _linear(root: Term, kinds: dict, ctx: Context) -> Poly:
     vals = ctx.vals
     spend = ctx.budget.spend
     acc: Poly = {}
+    names = 0
     stack: list[tuple[Term, int]] = [(root, 1)]
     pop, push = stack.pop, stack.append
     while stack:
         node, k = pop()
         if node is not root and (node in vals or kinds.get(node) != _LIN):
+            if node.op is _SYMBOL and node.dtype == INT64 and node.shape == ():
+                m = ((node, 1),)  # a name (not a foreign one): its monomial, straight into the sum
+                v = acc.get(m, 0) + k
+                if v:
+                    acc[m] = v
+                else:
+                    del acc[m]
+                names += 1
+                continue
             p = _val(node, ctx)
             spend(len(p))
             p_add_into(acc, p, k)
@@ -168,6 +192,7 @@ def _linear(root: Term, kinds: dict, ctx: Context) -> Poly:
                 p_add_into(acc, p_const(k))
             elif k:
                 push((child, k))
+    spend(names)
     return acc
 
 
