@@ -42,6 +42,7 @@ from .relations import (
     as_term,
     bound_from_text,
     constant_powers,
+    decided_by_range,
     meet,
     narrowings,
     open_bound,
@@ -67,10 +68,8 @@ __all__ = [
 ]
 
 _SUB, _CONST = get_op("sub"), get_op("const")
-#: memoised answers kept per set of ranges before the table is cleared
-MEMO_LIMIT = 100_000
-#: sets of ranges whose state (context and memo) is kept for the environments that have them
-MAX_STATES = 256
+#: memoised answers kept per set of ranges before the table is cleared; sets of ranges whose state is kept
+MEMO_LIMIT, MAX_STATES = 100_000, 256
 
 
 class DimEnv:
@@ -301,11 +300,10 @@ class DimEnv:
 
     # -- how they are answered ----------------------------------------------------------------------
 
-    def _difference(self, left: Any, right: Any) -> Poly:
-        # left - right from the sides' polynomials (each cached: a side asked again is not walked
-        # again), then the rules across terms of a sum
+    def _difference(self, left: Any, right: Any, raw: Poly | None = None) -> Poly:
+        # left - right (``raw`` if given) from the sides' polynomials, each cached, then the rules across terms
         ctx = self.context
-        d = p_add(self._poly_of(left), p_scale(self._poly_of(right), -1))
+        d = p_add(self._poly_of(left), p_scale(self._poly_of(right), -1)) if raw is None else raw
         return ctx.unwrap(combine_terms(d, ctx))
 
     def _is_zero(self, d: Poly) -> bool:
@@ -328,7 +326,13 @@ class DimEnv:
         return g > 1 and c0 % g != 0
 
     def _decide(self, op: str, left: Any, right: Any) -> bool | None:
-        d = self._difference(left, right)
+        # first the quick range of the difference, before the rules across its terms (a sound range
+        # of an equal polynomial: what it settles is right)
+        raw = p_add(self._poly_of(left), p_scale(self._poly_of(right), -1))
+        quick = decided_by_range(op, self.context.range_of(raw), not raw)
+        if quick is not None:
+            return quick
+        d = self._difference(left, right, raw)
         if op in ("eq", "ne"):
             if self._is_zero(d):
                 return op == "eq"
