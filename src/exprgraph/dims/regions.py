@@ -20,6 +20,7 @@ from .context import Context
 from .division import ceil_poly, floordiv_poly, mod_poly
 from .factored import product_poly
 from .maxmin import broadcast_poly, maxmin_poly
+from .monomials import _check_degree, mono_of_powers
 from .normal import Budget, Poly, inner_term, p_add_into, p_atom, p_const
 from .ranges import INF, UNBOUNDED
 from .terms import BROADCAST, CEIL_DIV
@@ -83,6 +84,13 @@ def to_poly(root: Term, ctx: Context) -> Poly:
         return _val(root, ctx)  # a name, a constant, or a foreign leaf
     if _foreign(root):
         return _val(root, ctx)  # a foreign root: an atom of its own
+    if _kind(root) == _LIN:
+        # a sum over names, constants and normalised terms (the commonest): no walk needed
+        flat = _linear(root, None, ctx)
+        if flat is not None:
+            p = vals[root] = combine_terms(flat, ctx)
+            return p
+        ctx.budget = Budget()
     order, kinds, edges, parent_kind = _walk(root, vals)
     for node in order:
         k = kinds[node]
@@ -90,7 +98,9 @@ def to_poly(root: Term, ctx: Context) -> Poly:
             vals[node] = ctx.unwrap(_opaque(node, ctx))
         elif node is root or edges[node] != 1 or parent_kind[node] != k:
             if k == _LIN:
-                vals[node] = combine_terms(_linear(node, kinds, ctx), ctx)
+                region = _linear(node, kinds, ctx)
+                assert region is not None  # with kinds, always a sum
+                vals[node] = combine_terms(region, ctx)
             elif k == _PROD:
                 vals[node] = _product(node, kinds, ctx)
             else:
@@ -124,7 +134,7 @@ def _walk(root: Term, vals: dict) -> tuple[list[Term], dict[Term, int], dict[Ter
             expanded.add(node)
             stack.append((node, True))
             for child in reversed(node.args):  # the first child on top: listed first
-                if child.args and child not in expanded and child not in vals and not _foreign(child):
+                if child not in expanded and child not in vals and child.args and not _foreign(child):
                     stack.append((child, False))
     return order, kinds, edges, parent_kind
 
@@ -147,17 +157,29 @@ def _leaf(node: Term) -> Poly:
     return p_atom(node)
 
 
-def _linear(root: Term, kinds: dict, ctx: Context) -> Poly:
-    """Sum region: propagate coefficients down the tree of add/sub/neg/k*x nodes."""
+def _linear(root: Term, kinds: dict | None, ctx: Context) -> Poly | None:
+    """Sum region: propagate coefficients down the tree of add/sub/neg/k*x nodes.
+
+    Without ``kinds`` (no walk before it), the region is every add/sub/neg/k*x node below the
+    root not normalised yet, and None is returned when that is not a tree of them over names,
+    constants and normalised terms (a node met twice, or one to normalise first).
+    """
     vals = ctx.vals
     spend = ctx.budget.spend
     acc: Poly = {}
     names = 0
+    seen: set[Term] = set()
     stack: list[tuple[Term, int]] = [(root, 1)]
     pop, push = stack.pop, stack.append
     while stack:
         node, k = pop()
-        if node is not root and (node in vals or kinds.get(node) != _LIN):
+        if kinds is None and node is not root and node not in vals and _kind(node) == _LIN and not _foreign(node):
+            if node in seen:
+                return None  # shared inside the region: the walk counts its edges
+            seen.add(node)
+        elif node is not root and (node in vals or kinds is None or kinds.get(node) != _LIN):
+            if kinds is None and node.args and node not in vals:
+                return None  # a node to normalise first: the walk orders them
             if node.op is _SYMBOL and node.dtype == INT64 and node.shape == ():
                 m = ((node, 1),)  # a name (not a foreign one): its monomial, straight into the sum
                 v = acc.get(m, 0) + k
@@ -212,6 +234,12 @@ def _product(root: Term, kinds: dict, ctx: Context) -> Poly:
         else:
             for a in node.args:
                 stack.append((a, e))
+    for node in powers:
+        if node.op is not _SYMBOL or node.dtype != INT64 or node.shape != ():
+            break
+    else:  # a product of names (the commonest): its monomial at once, as product_poly makes it
+        named = {a: _check_degree(e) for a, e in powers.items() if e}
+        return {mono_of_powers(named): 1} if named else p_const(1)
     # the factors in the order the walk met them (right to left), each with its total power;
     # sums stay factors (sum atoms, see .factored)
     return product_poly([(_val(node, ctx), e) for node, e in powers.items()], ctx)
