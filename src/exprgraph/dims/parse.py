@@ -230,12 +230,32 @@ class _Parser:
         expect_operand = True
         while True:
             if expect_operand:
-                i, expect_operand = self.operand(i, stack, operands)
+                kind, value, pos = tokens[i]
+                if kind == "name" and tokens[i + 1][1] != "(" and value not in RESERVED_NAMES:
+                    operands.append(dim_name(value))  # the commonest operand, at once
+                    i += 1
+                    expect_operand = False
+                else:
+                    i, expect_operand = self.operand(i, stack, operands)
                 continue
             kind, value, pos = tokens[i]
             i += 1
             if kind == "end":
                 break
+            entry = _BINARY.get(value) if kind == "op" else None
+            if entry is not None:
+                prec = entry[0]
+                while stack and stack[-1][0] == "bin" and stack[-1][1] >= prec and stack[-1][2] is not _RATIO_OP:
+                    b = operands.pop()  # a op b, reduced at once when neither is a ratio
+                    a = operands[-1]
+                    if isinstance(a, _Ratio) or isinstance(b, _Ratio):
+                        operands.append(b)
+                        break
+                    operands[-1] = make_term(stack.pop()[2], (a, b))
+                if not stack or stack[-1][1] < prec:
+                    stack.append(("bin", prec, entry[1], pos))
+                    expect_operand = True
+                    continue
             self.operator(kind, value, pos, stack, operands)
             expect_operand = value != ")"
         while stack:
