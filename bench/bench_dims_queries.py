@@ -18,7 +18,10 @@ Queries: ``simplify`` (torch: ``sympy.expand``, what ``sizevars.simplify`` does)
 relational, then ``bound_sympy`` of the expanded difference, as ``_maybe_evaluate_static``),
 ``eq`` (torch: the expanded difference is 0, or its bound excludes 0) and ``divisible`` (torch:
 ``Mod`` of the expanded expression, then its bound). Both sides start cold (our caches and
-sympy's cache cleared before each round) and are timed two ways:
+sympy's cache cleared before each round) and are timed two ways. Within a round, each side keeps
+what it caches: sympy's cache serves every scenario, and our environments with equal ranges share
+one state (as a DimEnv does by design), so scenarios with the same ranges reuse what earlier ones
+worked out on both sides:
 
 - *build + answer* (the target): each side builds its own expressions, then answers. Ours parses
   the corpus text; torch's builds its sympy objects from our parsed terms with

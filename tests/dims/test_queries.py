@@ -14,6 +14,7 @@ from exprgraph.dims import (
     DimEnv,
     DimExpressionError,
     bound,
+    clear_caches,
     compare_expressions,
     dim_name,
     divisible,
@@ -118,6 +119,7 @@ def test_environment_constraints():
 
 
 def test_answers_are_memoised():
+    clear_caches()  # environments with these ranges share their memo: start from none
     env = DimEnv({"s0": (2, 100)})
     assert env.bound("s0//2 + s0%3") == (1, 52)
     memo = dict(env._memo)
@@ -134,6 +136,26 @@ def test_answers_are_memoised():
     assert not env._memo
     assert env.bound("s0//2 + s0%3") == (1, 7)
     assert statically_known("x >= 0") is statically_known("x >= 0") is True
+
+
+def test_equal_ranges_share_answers():
+    """Environments with equal ranges share one state; narrowing one moves it to the state of its new ranges."""
+    clear_caches()
+    first, second = DimEnv({"s0": (2, 100), "s1": (0, 7)}), DimEnv({"s1": (0, 7), "s0": (2, 100)})
+    assert first.bound("s0//2 + s1") == (1, 57)
+    assert second.context is first.context and second._memo is first._memo
+    assert ("bound", "s0//2 + s1") in second._memo
+    other = DimEnv({"s0": (2, 100)}, default=(1, None))  # other names from 1: another state
+    assert other.context is not first.context
+    assert other.bound("s0//2 + s1") == (2, math.inf)
+    second.declare("s0 <= 10")
+    assert second.bound("s0//2 + s1") == (1, 12)
+    assert first.bound("s0//2 + s1") == (1, 57)  # the first keeps its ranges and answers
+    assert second._memo is not first._memo and second.context is not first.context
+    third = DimEnv({"s0": (2, 10), "s1": (0, 7)})  # the narrowed ranges, given at once
+    assert third.context is second.context and third.bound("s0//2 + s1") == (1, 12)
+    clear_caches()  # a cleared cache: environments made afterwards start afresh
+    assert DimEnv({"s0": (2, 100), "s1": (0, 7)}).context is not first.context
 
 
 def test_many_names_and_long_sums():

@@ -19,7 +19,7 @@ from .normal import (
     poly_key,
 )
 from .polyprint import atom_text
-from .ranges import INF, Range
+from .ranges import Range
 from .terms import BROADCAST
 
 __all__ = ["maxmin_poly", "broadcast_poly", "MAX_COMPARED"]
@@ -48,18 +48,6 @@ def _flatten(args: list[Poly], op: object, ctx: Context) -> list[Poly]:
     return flat
 
 
-def _difference_range(a: Poly, b: Poly, ranges: dict, ctx: Context) -> Range:
-    """Range of ``a - b``."""
-    if not a.keys().isdisjoint(b):
-        return ctx.range_of(p_add(a, p_scale(b, -1)))  # common terms cancel or merge first
-    # range_of sums the ranges of the terms, so with no term in common: range(a) - range(b)
-    a_lo, a_hi = _range(a, ranges, ctx)
-    b_lo, b_hi = _range(b, ranges, ctx)
-    lo = -INF if a_lo.__class__ is float or b_hi.__class__ is float else a_lo - b_hi
-    hi = INF if a_hi.__class__ is float or b_lo.__class__ is float else a_hi - b_lo
-    return (lo, hi)
-
-
 def _range(a: Poly, ranges: dict, ctx: Context) -> Range:
     # the range of an argument, computed once per call of maxmin_poly (the argument is kept with
     # its range, so its id is not reused while the table lives; arguments are never mutated)
@@ -73,13 +61,27 @@ def _dominated(rest: list[Poly], is_max: bool, ranges: dict, ctx: Context) -> li
     # max(a, a+1) -> a+1: drop an argument another one always reaches (value range of the difference)
     n = len(rest)
     keep = [True] * n
+    bounds = [_range(a, ranges, ctx) for a in rest]
     for i in range(n):
         if not keep[i]:
             continue
+        a = rest[i]
+        terms = a.keys()
+        a_lo, a_hi = bounds[i]
         for j in range(n):
             if i == j or not keep[j]:
                 continue
-            lo, hi = _difference_range(rest[i], rest[j], ranges, ctx)
+            b = rest[j]
+            if terms.isdisjoint(b):
+                # range_of sums the ranges of the terms, so with no term in common the range of
+                # a - b is range(a) - range(b): a >= b always when lo(a) >= hi(b) (both finite)
+                other = bounds[j][1] if is_max else bounds[j][0]
+                mine = a_lo if is_max else a_hi
+                if mine.__class__ is not float and other.__class__ is not float:
+                    if (mine >= other) if is_max else (mine <= other):
+                        keep[j] = False
+                continue
+            lo, hi = ctx.range_of(p_add(a, p_scale(b, -1)))  # common terms cancel or merge first
             if (lo >= 0) if is_max else (hi <= 0):
                 keep[j] = False
     return keep

@@ -21,17 +21,21 @@ position of the fault and a caret line.
 from __future__ import annotations
 
 import re
+import string
+from itertools import accumulate
 
 from ..core.leaves import RESERVED_NAMES
 from ..core.op import get_op
 from ..core.term import Term
 from ..errors import DimExpressionError
-from .terms import BROADCAST, CEIL_DIV, FN, INT64_MAX, dim_const, dim_name
+from .terms import BROADCAST, CEIL_DIV, FN, INT64_MAX, dim_const, dim_name, make_term
 
 __all__ = ["parse_expression", "parse_expression_tokens", "tokenize_expression", "clear_parse_cache"]
 
-_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(//|[-+*/%^&(),]))")
-_SPACE = re.compile(r"\s*")
+#: the tokens (numbers, names, operators; ``**`` only to reject it); what lies between them must be whitespace
+_PIECES = re.compile(r"(\d+|[A-Za-z_][A-Za-z0-9_]*|//|\*\*|[-+*/%^&(),])")
+#: the kind of a token by its first character (a token starting with none of these is a number)
+_KIND = {c: "name" for c in string.ascii_letters + "_"} | {c: "op" for c in "-+*/%^&(),"}
 
 _ADD, _SUB, _MUL = get_op("add"), get_op("sub"), get_op("mul")
 _FLOORDIV, _MOD, _NEG = get_op("floordiv"), get_op("mod"), get_op("neg")
@@ -83,6 +87,14 @@ class _Ratio:
         self.num, self.den, self.pos = num, den, pos
 
 
+#: marks ``//`` while a text is split (a character that no valid text holds)
+_MARK = "\x00"
+_OPERATORS = {c: "op" for c in "-+*/%^&(),"} | {_MARK: "op"}
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_NUMBER = re.compile(r"\d+\Z")
+#: the kinds of the pieces of text met so far (the operators, the names and numbers read)
+_words: dict[str, str] = dict(_OPERATORS)
+
 _cache: dict[str, Term] = {}
 _CACHE_LIMIT = 1 << 16
 
@@ -90,36 +102,76 @@ _CACHE_LIMIT = 1 << 16
 def clear_parse_cache() -> None:
     """Forget cached parses (parsing is pure; the cache only saves time)."""
     _cache.clear()
+    _words.clear()
+    _words.update(_OPERATORS)
 
 
 def tokenize_expression(text: str) -> list[tuple[str, str, int]]:
     """Tokens ``(kind, text, position)`` of a dimension expression; kinds: num, name, op, end."""
-    tokens: list[tuple[str, str, int]] = []
-    append = tokens.append
-    match = _TOKEN.match
-    pos = 0
-    n = len(text)
-    while True:
-        m = match(text, pos)
-        if m is None:
-            space = _SPACE.match(text, pos)  # always matches (maybe nothing)
-            pos = space.end() if space is not None else pos
-            if pos >= n:
-                break
-            raise _bad_character(text, pos)
-        num, name, op = m.groups()
-        if num is not None:
-            append(("num", num, m.start(1)))
-        elif name is not None:
-            append(("name", name, m.start(2)))
-        else:
-            start = m.start(3)
-            if op == "*" and text.startswith("**", start):
-                raise DimExpressionError("'**' (power) is not a dimension operator; multiply instead", text, start)
-            append(("op", op, start))
-        pos = m.end()
-    append(("end", "", n))
+    # one split in C: the tokens at the odd places, the gaps between them (all whitespace when
+    # the text is well formed) at the even ones; positions are the running sum of the lengths
+    pieces = _PIECES.split(text)
+    starts = list(accumulate(map(len, pieces)))
+    values = pieces[1::2]
+    gaps = "".join(pieces[0::2])
+    if (gaps and not gaps.isspace()) or "**" in values:
+        raise _first_fault(text, pieces, starts)
+    kind = _KIND.get
+    tokens = list(zip([kind(v[0], "num") for v in values], values, starts[0:-1:2], strict=True))
+    tokens.append(("end", "", len(text)))
     return tokens
+
+
+def _indexed_tokens(text: str) -> list[tuple[str, str, int]]:
+    """Tokens ``(kind, text, index)``: as tokenize_expression's, with the token's index for its position.
+
+    The common text (tokens separated by spaces or operators) is split by str methods in C:
+    ``//`` is marked by a character no valid text holds, a space is put around each operator,
+    and the pieces between spaces are the tokens, each looked up in a table of known words.
+    Anything else (``2x``, a character no token takes, ``**``) is tokenised by the regular expression.
+    """
+    if "**" in text or _MARK in text:
+        return _by_pattern(text)
+    spaced = text.replace("//", _MARK) if "//" in text else text
+    for op in _OPERATORS:
+        if op in spaced:
+            spaced = spaced.replace(op, f" {op} ")  # one pass in C per operator the text holds
+    pieces = spaced.split()
+    values = [p if p != _MARK else "//" for p in pieces] if "//" in text else pieces
+    words = _words.get
+    kinds = [words(p) or _word_kind(p) for p in pieces]
+    if "" in kinds:
+        return _by_pattern(text)
+    tokens = list(zip(kinds, values, range(len(values)), strict=True))
+    tokens.append(("end", "", len(values)))
+    return tokens
+
+
+def _by_pattern(text: str) -> list[tuple[str, str, int]]:
+    return [(kind, value, i) for i, (kind, value, _) in enumerate(tokenize_expression(text))]
+
+
+def _word_kind(word: str) -> str:
+    """The kind of a piece of text between spaces and operators: name, num, or "" (not one token)."""
+    kind = "name" if _NAME.match(word) else "num" if _NUMBER.match(word) else ""
+    if kind:
+        if len(_words) >= _CACHE_LIMIT:
+            _words.clear()
+            _words.update(_OPERATORS)
+        _words[word] = kind
+    return kind
+
+
+def _first_fault(text: str, pieces: list[str], starts: list[int]) -> DimExpressionError:
+    """The error for the first character that is neither whitespace nor a token, or the first ``**``."""
+    for j, piece in enumerate(pieces):
+        start = starts[j - 1] if j else 0
+        if j % 2 and piece == "**":
+            return DimExpressionError("'**' (power) is not a dimension operator; multiply instead", text, start)
+        stripped = piece.lstrip()
+        if not j % 2 and stripped:
+            return _bad_character(text, start + len(piece) - len(stripped))
+    raise AssertionError("no fault found")  # pragma: no cover - called only when there is one
 
 
 def _bad_character(text: str, pos: int) -> DimExpressionError:
@@ -159,11 +211,13 @@ class _Parser:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.tokens = tokenize_expression(text)
+        self.tokens = _indexed_tokens(text)
         self.i = 0
 
-    def fail(self, message: str, pos: int) -> DimExpressionError:
-        return DimExpressionError(message, self.text, pos)
+    def fail(self, message: str, index: int) -> DimExpressionError:
+        """The error at the token ``index`` (tokens carry their index; the text is tokenised
+        again, with positions, only to report an error)."""
+        return DimExpressionError(message, self.text, tokenize_expression(self.text)[index][2])
 
     def parse(self) -> Term:
         """The term of the whole text (operator precedence: an operand, then an operator, in turn)."""
@@ -176,18 +230,38 @@ class _Parser:
         expect_operand = True
         while True:
             if expect_operand:
-                i, expect_operand = self.operand(i, stack, operands)
+                kind, value, pos = tokens[i]
+                if kind == "name" and tokens[i + 1][1] != "(" and value not in RESERVED_NAMES:
+                    operands.append(dim_name(value))  # the commonest operand, at once
+                    i += 1
+                    expect_operand = False
+                else:
+                    i, expect_operand = self.operand(i, stack, operands)
                 continue
             kind, value, pos = tokens[i]
             i += 1
             if kind == "end":
                 break
+            entry = _BINARY.get(value) if kind == "op" else None
+            if entry is not None:
+                prec = entry[0]
+                while stack and stack[-1][0] == "bin" and stack[-1][1] >= prec and stack[-1][2] is not _RATIO_OP:
+                    b = operands.pop()  # a op b, reduced at once when neither is a ratio
+                    a = operands[-1]
+                    if isinstance(a, _Ratio) or isinstance(b, _Ratio):
+                        operands.append(b)
+                        break
+                    operands[-1] = make_term(stack.pop()[2], (a, b))
+                if not stack or stack[-1][1] < prec:
+                    stack.append(("bin", prec, entry[1], pos))
+                    expect_operand = True
+                    continue
             self.operator(kind, value, pos, stack, operands)
             expect_operand = value != ")"
         while stack:
             top = stack[-1]
             if top[0] in ("paren", "call"):
-                raise self.fail("'(' was never closed", top[3] + (len(top[2]) if top[0] == "call" else 0))
+                raise self.fail("'(' was never closed", top[3] + (top[0] == "call"))  # the '(' after a call's name
             self.reduce(stack, operands)
         result = operands[0]
         if isinstance(result, _Ratio):
@@ -258,7 +332,7 @@ class _Parser:
         kind, _, op, pos = stack.pop()
         if kind == "neg":
             self.no_ratio(operands[-1])
-            operands[-1] = Term(_NEG, (operands[-1],))
+            operands[-1] = make_term(_NEG, (operands[-1],))
             return
         b = operands.pop()
         a = operands[-1]
@@ -267,7 +341,7 @@ class _Parser:
         if op is _RATIO_OP:
             operands[-1] = _Ratio(a, b, pos)  # only a rounding call takes it
         else:
-            operands[-1] = Term(op, (a, b))
+            operands[-1] = make_term(op, (a, b))
 
     def no_ratio(self, operand: object) -> None:
         """Reject a ratio a/b anywhere but as the argument of a rounding call."""
@@ -283,7 +357,7 @@ class _Parser:
             arg = args[0]
             if arg.__class__ is _Ratio:
                 operands.append(
-                    Term(rounding, (arg.num, arg.den))
+                    make_term(rounding, (arg.num, arg.den))
                 )  # floor(a/b) -> a//b, ceiling(a/b) -> CeilToInt(a, b)
             else:
                 operands.append(arg)  # floor(n) -> n for an integer n
@@ -294,7 +368,7 @@ class _Parser:
             if len(args) != 3:
                 raise self.fail(f"ModularIndexing() takes 3 arguments, got {len(args)}", pos)
             x, d, m = args
-            operands.append(Term(_MOD, (Term(_FLOORDIV, (x, d)), m)))  # ModularIndexing(x, d, m) -> (x//d)%m
+            operands.append(make_term(_MOD, (make_term(_FLOORDIV, (x, d)), m)))  # ModularIndexing(x, d, m) -> (x//d)%m
             return
         if name == "abs" and len(args) == 1:
             operands.append(Term(_ABS, (args[0],)))
@@ -310,9 +384,9 @@ class _Parser:
         if len(args) == 1:
             operands.append(args[0])
             return
-        result = Term(op, (args[0], args[1]))
+        result = make_term(op, (args[0], args[1]))
         for a in args[2:]:
-            result = Term(op, (result, a))  # Max(a, b, c) -> a^b^c
+            result = make_term(op, (result, a))  # Max(a, b, c) -> a^b^c
         operands.append(result)
 
     def name(self, value: str, pos: int) -> Term:

@@ -42,6 +42,7 @@ from .relations import (
     as_term,
     bound_from_text,
     constant_powers,
+    decided_by_range,
     meet,
     narrowings,
     open_bound,
@@ -67,8 +68,8 @@ __all__ = [
 ]
 
 _SUB, _CONST = get_op("sub"), get_op("const")
-#: memoised answers kept per environment before the table is cleared
-MEMO_LIMIT = 100_000
+#: memoised answers kept per set of ranges before the table is cleared; sets of ranges whose state is kept
+MEMO_LIMIT, MAX_STATES = 100_000, 256
 
 
 class DimEnv:
@@ -132,8 +133,7 @@ class DimEnv:
         else:
             dim_name(name)  # checks the name
             self._ranges[name] = r
-            self._ctx = None
-            self._memo.clear()
+            self._ctx = None  # answers change: the state of the new ranges
 
     def _narrow(self, name: str, r: Range) -> DimEnv:
         """Narrow the range of ``name`` (its own, or the default) to ``r``."""
@@ -144,8 +144,7 @@ class DimEnv:
             raise ValueError(f"the ranges of {name!r} contradict: {old} and {r} have no integer in common")
         if new != old:
             self._ranges[name] = new
-            self._ctx = None  # answers change: a new context and a new memo
-            self._memo.clear()
+            self._ctx = None  # answers change: the state of the new ranges
         return self
 
     def declare(self, *constraints: str | Term) -> DimEnv:
@@ -187,14 +186,24 @@ class DimEnv:
     def context(self) -> Context:
         """The simplifier's state (caches and ranges) for this environment."""
         ctx = self._ctx
-        if ctx is None:
+        return self._bind() if ctx is None else ctx
+
+    def _bind(self) -> Context:
+        """Take the state (context and memo) of these ranges: environments with equal ranges share
+        one, so what one of them worked out the others do not work out again."""
+        key = (self.default, frozenset(self._ranges.items()))
+        state = _states.get(key)
+        if state is None:
             if not self._ranges and self.default == (0, INF):
                 ctx = context(False)  # the default assumption: share its caches
             else:
                 named = {dim_name(n): r for n, r in self._ranges.items()}
                 ctx = Context(False, named, self.default)
-            self._ctx = ctx
-        return ctx
+            if len(_states) >= MAX_STATES:
+                _states.clear()
+            state = _states[key] = (ctx, {})
+        self._ctx, self._memo = state
+        return state[0]
 
     def _poly(self, term: Term) -> Poly:
         ctx = self.context
@@ -206,9 +215,9 @@ class DimEnv:
         if not isinstance(expr, str):
             return self._poly(as_term(expr))
         key = ("poly", expr)
+        ctx = self.context  # binds the memo too
         p = self._memo.get(key)
         if p is None:
-            ctx = self.context
             ctx.maybe_trim()
             text = constant_powers(expr) if "**" in expr else expr
             read = read_polynomial(text, ctx)  # None: declined, the general way answers
@@ -232,6 +241,8 @@ class DimEnv:
         return tight_range(p, self.context)
 
     def _memoised(self, key: tuple, compute: Any) -> Any:
+        if self._ctx is None:
+            self._bind()
         memo = self._memo
         if key in memo:
             return memo[key]
@@ -289,12 +300,10 @@ class DimEnv:
 
     # -- how they are answered ----------------------------------------------------------------------
 
-    def _difference(self, left: Any, right: Any) -> Poly:
-        if left.__class__ is Term and right.__class__ is Term:
-            return self._poly(Term(_SUB, (left, right)))
-        # text sides: left - right from their polynomials, then the rules across terms of a sum
+    def _difference(self, left: Any, right: Any, raw: Poly | None = None) -> Poly:
+        # left - right (``raw`` if given) from the sides' polynomials, each cached, then the rules across terms
         ctx = self.context
-        d = p_add(self._poly_of(left), p_scale(self._poly_of(right), -1))
+        d = p_add(self._poly_of(left), p_scale(self._poly_of(right), -1)) if raw is None else raw
         return ctx.unwrap(combine_terms(d, ctx))
 
     def _is_zero(self, d: Poly) -> bool:
@@ -317,7 +326,13 @@ class DimEnv:
         return g > 1 and c0 % g != 0
 
     def _decide(self, op: str, left: Any, right: Any) -> bool | None:
-        d = self._difference(left, right)
+        # first the quick range of the difference, before the rules across its terms (a sound range
+        # of an equal polynomial: what it settles is right)
+        raw = p_add(self._poly_of(left), p_scale(self._poly_of(right), -1))
+        quick = decided_by_range(op, self.context.range_of(raw), not raw)
+        if quick is not None:
+            return quick
+        d = self._difference(left, right, raw)
         if op in ("eq", "ne"):
             if self._is_zero(d):
                 return op == "eq"
@@ -380,12 +395,14 @@ class DimEnv:
 
 # -- the module-level functions -----------------------------------------------------------------------
 
+_states: dict[tuple, tuple[Context, dict[tuple, Any]]] = {}
 _DEFAULT = DimEnv()
 _envs: dict[tuple, DimEnv] = {}
 
 
 def _clear() -> None:
     _DEFAULT._memo.clear()
+    _states.clear()
     _envs.clear()
 
 

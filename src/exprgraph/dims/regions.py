@@ -15,12 +15,12 @@ from __future__ import annotations
 from ..core.dtypes import INT64
 from ..core.op import get_op
 from ..core.term import Term
-from ..core.walk import postorder_until
 from .combine import combine_terms
 from .context import Context
 from .division import ceil_poly, floordiv_poly, mod_poly
 from .factored import product_poly
 from .maxmin import broadcast_poly, maxmin_poly
+from .monomials import _check_degree, mono_of_powers
 from .normal import Budget, Poly, inner_term, p_add_into, p_atom, p_const
 from .ranges import INF, UNBOUNDED
 from .terms import BROADCAST, CEIL_DIV
@@ -80,36 +80,27 @@ def to_poly(root: Term, ctx: Context) -> Poly:
     if p is not None:
         return p
     ctx.budget = Budget()
-
-    def stop(n: Term) -> bool:
-        return n in vals or _foreign(n)
-
-    for a in root.args:
-        if a not in vals:
-            order = postorder_until((root,), stop)
-            break
-    else:
-        order = [] if _foreign(root) else [root]  # the children are known (a query's difference): no walk
-    if not order:
+    if not root.args:
+        return _val(root, ctx)  # a name, a constant, or a foreign leaf
+    if _foreign(root):
         return _val(root, ctx)  # a foreign root: an atom of its own
-    kinds: dict[Term, int] = {}
-    edges: dict[Term, int] = {}
-    parent_kind: dict[Term, int] = {}
-    for node in order:
-        k = _kind(node)
-        kinds[node] = k
-        for a in node.args:
-            edges[a] = edges.get(a, 0) + 1
-            parent_kind[a] = k
+    if _kind(root) == _LIN:
+        # a sum over names, constants and normalised terms (the commonest): no walk needed
+        flat = _linear(root, None, ctx)
+        if flat is not None:
+            p = vals[root] = combine_terms(flat, ctx)
+            return p
+        ctx.budget = Budget()
+    order, kinds, edges, parent_kind = _walk(root, vals)
     for node in order:
         k = kinds[node]
-        if k == _LEAF:
-            vals[node] = _leaf(node)
-        elif k == _OPAQUE:
+        if k == _OPAQUE:
             vals[node] = ctx.unwrap(_opaque(node, ctx))
         elif node is root or edges[node] != 1 or parent_kind[node] != k:
             if k == _LIN:
-                vals[node] = combine_terms(_linear(node, kinds, ctx), ctx)
+                region = _linear(node, kinds, ctx)
+                assert region is not None  # with kinds, always a sum
+                vals[node] = combine_terms(region, ctx)
             elif k == _PROD:
                 vals[node] = _product(node, kinds, ctx)
             else:
@@ -118,11 +109,44 @@ def to_poly(root: Term, ctx: Context) -> Poly:
     return vals[root]
 
 
+def _walk(root: Term, vals: dict) -> tuple[list[Term], dict[Term, int], dict[Term, int], dict[Term, int]]:
+    """The nodes under ``root`` to normalise, children first, with their kinds, the number of
+    edges into each node and the kind of (one of) its parents.
+
+    Leaves are not listed (their values are made when first needed, see _val), nor are nodes
+    already normalised or foreign; each node is listed once, without recursion.
+    """
+    order: list[Term] = []
+    kinds: dict[Term, int] = {}
+    edges: dict[Term, int] = {}
+    parent_kind: dict[Term, int] = {}
+    expanded: set[Term] = set()
+    stack: list[tuple[Term, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:  # its children are listed: list it
+            order.append(node)
+            k = kinds[node] = _kind(node)
+            for a in node.args:
+                edges[a] = edges.get(a, 0) + 1
+                parent_kind[a] = k
+        elif node not in expanded:
+            expanded.add(node)
+            stack.append((node, True))
+            for child in reversed(node.args):  # the first child on top: listed first
+                if child not in expanded and child not in vals and child.args and not _foreign(child):
+                    stack.append((child, False))
+    return order, kinds, edges, parent_kind
+
+
 def _val(node: Term, ctx: Context) -> Poly:
     p = ctx.vals.get(node)
     if p is None:
-        # a foreign operand (a float or array term inside an opaque call): an atom of its own
-        p = ctx.known_atom(node, (), UNBOUNDED)
+        if node.args or _foreign(node):
+            # a foreign operand (a float or array term inside an opaque call): an atom of its own
+            p = ctx.known_atom(node, (), UNBOUNDED)
+        else:
+            p = _leaf(node)
         ctx.vals[node] = p
     return p
 
@@ -133,16 +157,38 @@ def _leaf(node: Term) -> Poly:
     return p_atom(node)
 
 
-def _linear(root: Term, kinds: dict, ctx: Context) -> Poly:
-    """Sum region: propagate coefficients down the tree of add/sub/neg/k*x nodes."""
+def _linear(root: Term, kinds: dict | None, ctx: Context) -> Poly | None:
+    """Sum region: propagate coefficients down the tree of add/sub/neg/k*x nodes.
+
+    Without ``kinds`` (no walk before it), the region is every add/sub/neg/k*x node below the
+    root not normalised yet, and None is returned when that is not a tree of them over names,
+    constants and normalised terms (a node met twice, or one to normalise first).
+    """
     vals = ctx.vals
     spend = ctx.budget.spend
     acc: Poly = {}
+    names = 0
+    seen: set[Term] = set()
     stack: list[tuple[Term, int]] = [(root, 1)]
     pop, push = stack.pop, stack.append
     while stack:
         node, k = pop()
-        if node is not root and (node in vals or kinds.get(node) != _LIN):
+        if kinds is None and node is not root and node not in vals and _kind(node) == _LIN and not _foreign(node):
+            if node in seen:
+                return None  # shared inside the region: the walk counts its edges
+            seen.add(node)
+        elif node is not root and (node in vals or kinds is None or kinds.get(node) != _LIN):
+            if kinds is None and node.args and node not in vals:
+                return None  # a node to normalise first: the walk orders them
+            if node.op is _SYMBOL and node.dtype == INT64 and node.shape == ():
+                m = ((node, 1),)  # a name (not a foreign one): its monomial, straight into the sum
+                v = acc.get(m, 0) + k
+                if v:
+                    acc[m] = v
+                else:
+                    del acc[m]
+                names += 1
+                continue
             p = _val(node, ctx)
             spend(len(p))
             p_add_into(acc, p, k)
@@ -168,6 +214,7 @@ def _linear(root: Term, kinds: dict, ctx: Context) -> Poly:
                 p_add_into(acc, p_const(k))
             elif k:
                 push((child, k))
+    spend(names)
     return acc
 
 
@@ -187,6 +234,12 @@ def _product(root: Term, kinds: dict, ctx: Context) -> Poly:
         else:
             for a in node.args:
                 stack.append((a, e))
+    for node in powers:
+        if node.op is not _SYMBOL or node.dtype != INT64 or node.shape != ():
+            break
+    else:  # a product of names (the commonest): its monomial at once, as product_poly makes it
+        named = {a: _check_degree(e) for a, e in powers.items() if e}
+        return {mono_of_powers(named): 1} if named else p_const(1)
     # the factors in the order the walk met them (right to left), each with its total power;
     # sums stay factors (sum atoms, see .factored)
     return product_poly([(_val(node, ctx), e) for node, e in powers.items()], ctx)

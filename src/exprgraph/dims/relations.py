@@ -35,6 +35,7 @@ __all__ = [
     "ceil_bound",
     "floor_bound",
     "sign_known",
+    "decided_by_range",
     "tight_range",
     "narrowings",
 ]
@@ -139,6 +140,21 @@ def sign_known(op: str, r: Range) -> bool | None:
     if op == "ge":
         return True if lo >= 0 else False if hi < 0 else None
     return True if lo > 0 else False if hi <= 0 else None
+
+
+def decided_by_range(op: str, r: Range, zero: bool) -> bool | None:
+    """The answer to ``d OP 0`` for every value when ``d`` lies in ``r`` (``zero``: ``d`` is the
+    zero polynomial), or None when ``r`` does not settle it; ``op`` is a relation's name."""
+    lo, hi = r
+    if op in ("le", "lt"):
+        lo, hi = -hi, -lo  # d <= 0 is -d >= 0
+    if op in ("ge", "le"):
+        return True if lo >= 0 else False if hi < 0 else None
+    if op in ("gt", "lt"):
+        return True if lo > 0 else False if hi <= 0 else None
+    if zero or lo > 0 or hi < 0:
+        return (op == "eq") == zero  # zero, or never zero
+    return None
 
 
 def query_side(expr: int | str | Term) -> str | Term:

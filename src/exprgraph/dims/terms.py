@@ -36,6 +36,7 @@ __all__ = [
     "INT64_MAX",
     "INT64_MIN",
     "is_dim_term",
+    "make_term",
 ]
 
 INT64_MAX = 2**63 - 1
@@ -130,6 +131,20 @@ def _register_more() -> tuple[Op, Op]:
 #: ``broadcast(a, b)``: a where b == 1, else b
 #: an opaque function ``NAME(args...)``: ``Term(FN, args, name)``
 BROADCAST, FN = _register_more()
+
+
+def make_term(op: Op, args: tuple[Term, ...]) -> Term:
+    """``Term(op, args)``: the live term straight from the op's intern table when there is one.
+
+    Dimension expressions repeat (a compiler asks about the same sizes again and again), so most
+    terms built here are alive already; this skips the constructor's checks for them.
+    """
+    ref = op.table.get(args)  # the key of a term without an attr is its args (see Term.__new__)
+    if ref is not None:
+        term = ref()
+        if term is not None:
+            return term
+    return Term(op, args)
 
 
 def dim_fn(name: str, *args: Term) -> Term:
