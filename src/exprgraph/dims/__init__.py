@@ -9,6 +9,8 @@ min, as in the reference libraries. Names may carry ranges, and the queries a co
 >>> from exprgraph.dims import simplify_expression
 >>> simplify_expression("CeilToInt(seq, 8)*8 - (seq+7)//8*8")
 0
+
+Layer 10 of docs/architecture.md: imports core, console and errors; never a higher layer.
 """
 
 from __future__ import annotations
