@@ -105,7 +105,8 @@ def _logsumexp(x: Any, attr: Any = None) -> Any:
         x = x.astype(np.float64)
     if x.ndim == 0:
         return x[()]
-    return np.logaddexp.reduce(x, axis=_axis_key(attr))
+    fold: Any = np.logaddexp.reduce  # typed loosely: numpy's stubs for ufunc.reduce differ by version
+    return fold(x, axis=_axis_key(attr))
 
 
 def _grad_logsumexp(node: Any, g: Any) -> tuple:
