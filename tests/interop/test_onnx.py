@@ -111,3 +111,15 @@ def test_long_chain_exports_without_recursion():
     model = to_onnx(chain)
     assert len(model.graph.node) == 100_001
     onnx.checker.check_model(model)
+
+
+def test_logsumexp_is_reduce_log_sum_exp_and_does_not_overflow():
+    logsumexp = get_op("logsumexp")
+    A = Symbol("A", shape=("batch", 3))
+    s = Symbol("s")
+    outs = [logsumexp(A), logsumexp(A, axis=1), logsumexp(A * 2, axis=(0, 1)), logsumexp(s), logsumexp(A, axis=0)]
+    model = _check(outs, [A, s], {"A": np.array([[1000.0, 1000.0, -5.0], [-1e4, 0.5, 2.0]]), "s": 3.0})
+    assert {n.op_type for n in model.graph.node} >= {"ReduceLogSumExp"}
+    got = _run(model, {"A": np.array([[1000.0, 1000.0, 1000.0]]), "s": -1.0})
+    assert got[1][0] == pytest.approx(1000 + np.log(3))  # no overflow in the exported model either
+    assert got[3] == -1.0  # logsumexp of one number is the number

@@ -148,3 +148,15 @@ def test_names_stay_distinct_and_deep_chains_do_not_recurse():
     for _ in range(20_000):
         chain = get_op("add")(chain, 1)
     assert from_pytensor(to_pytensor(chain, scalar=True)) is chain
+
+
+def test_logsumexp_goes_out_as_pytensors_stable_logsumexp():
+    logsumexp = get_op("logsumexp")
+    A = Symbol("A", shape=(2, "n"))
+    outs = [logsumexp(A), logsumexp(A, axis=1), logsumexp(A * 2, axis=(0, 1)), logsumexp(A, axis=0) + 1]
+    graph = to_pytensor(FunctionGraph([A], outs))
+    values = np.array([[1000.0, 1000.0, -5.0], [-1e4, 0.5, 2.0]])
+    got = _run(graph.inputs, graph.outputs, [values])
+    for g, want in zip(got, evaluate(outs, {"A": values}), strict=True):
+        np.testing.assert_allclose(g, want, rtol=1e-12)
+    assert np.isfinite(got[0]) and got[1][0] == pytest.approx(1000 + np.log(2))

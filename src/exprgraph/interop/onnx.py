@@ -10,7 +10,9 @@ are spelled out with ONNX's truncating ops exactly as numpy computes them. float
 ``logaddexp`` numpy's formula on ``Softplus``, all exact. ONNX has no ``log1p`` nor ``expm1``:
 they are written with Goldberg's and Kahan's corrections (``u = 1 + x``, ``log(u)*x/(u - 1)``;
 ``u = exp(x)``, ``(u - 1)*x/log(u)``), within a few units in the last place and free of the
-cancellation of ``log(1 + x)`` and ``exp(x) - 1``, but not bit for bit.
+cancellation of ``log(1 + x)`` and ``exp(x) - 1``, but not bit for bit. ``logsumexp`` is ONNX's
+``ReduceLogSumExp`` (shifted by the maximum where ours folds ``logaddexp``: equal within rounding;
+where every entry is ``-inf`` the reference evaluator gives nan, ours ``-inf``).
 """
 
 from __future__ import annotations
@@ -190,6 +192,15 @@ def _lower(b: _Builder, node: Term, args: list[str]) -> str:
             return b.op("ReduceSum", args, keepdims=0)
         axes = [node.attr] if isinstance(node.attr, int) else list(node.attr)
         return b.op("ReduceSum", [args[0], b.const(axes, INT64)], keepdims=0)
+    if name == "logsumexp":
+        # ONNX's ReduceLogSumExp (max-shifted, as ours: within a few units in the last place)
+        x = node.args[0]
+        if not x.ndim:
+            return b.op("Identity", args)  # logsumexp of one number is the number
+        if node.attr is None:
+            return b.op("ReduceLogSumExp", args, keepdims=0)
+        axes = [node.attr] if isinstance(node.attr, int) else list(node.attr)
+        return b.op("ReduceLogSumExp", [args[0], b.const(axes, INT64)], keepdims=0)
     if name == "transpose":
         perm = list(range(node.ndim))[::-1] if node.attr is None else [a % node.ndim for a in node.attr]
         return b.op("Transpose", args, perm=perm)

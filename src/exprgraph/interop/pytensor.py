@@ -13,7 +13,9 @@ the implicit broadcasting and the ``dot``/``matmul`` of our terms. Dtypes: ``flo
 float32, int8... to int64). Unknown static dimensions become symbolic dimensions ``<name>_dim<i>``.
 ``log1p``, ``expm1`` and ``softplus`` are PyTensor scalar ops; ``log_sigmoid`` goes out as
 ``-softplus(-x)`` and ``logaddexp`` as its stable formula (PyTensor's ``logaddexp`` is the naive
-``log(exp(a) + exp(b))``), read back as those ops.
+``log(exp(a) + exp(b))``), read back as those ops. ``logsumexp`` goes out as ``m + log(sum(exp(x - m)))`` with ``m``
+the maximum (PyTensor's own ``logsumexp`` overflows until its rewrites run), equal within rounding;
+it is not read back as one op.
 """
 
 from __future__ import annotations
@@ -151,6 +153,8 @@ class _Writer:
             return pt.matmul(*args)
         if name == "sum":
             return pt.sum(args[0], axis=node.attr)
+        if name == "logsumexp":
+            return _logsumexp(pt, args[0], node)
         if name == "transpose":
             return pt.transpose(args[0], node.attr)
         raise ConversionError(f"to_pytensor: the op {name!r} has no PyTensor counterpart")
@@ -188,6 +192,20 @@ def _logaddexp(w: _Writer, args: list) -> Any:
     ln2 = np.log(np.asarray(2.0, dtype=a.dtype))
     spread = e("softplus")(e("neg")(e("abs")(e("sub")(a, b))))
     return e("switch")(e("eq")(a, b), e("add")(a, ln2), e("add")(e("scalar_maximum")(a, b), spread))
+
+
+def _logsumexp(pt: Any, x: Any, node: Term) -> Any:
+    # m + log(sum(exp(x - m))) with m the maximum (0 where it is infinite): no overflow in any mode
+    # (PyTensor's own logsumexp is the naive formula until its stabilizing rewrites run)
+    ndim = node.args[0].ndim
+    axes = tuple(range(ndim)) if node.attr is None else (node.attr,) if isinstance(node.attr, int) else node.attr
+    axes = tuple(a % ndim for a in axes) if ndim else ()
+    if not axes:
+        return x
+    m = pt.max(x, axis=axes, keepdims=True)
+    m = pt.switch(pt.isinf(m), 0.0, m)
+    out = pt.log(pt.sum(pt.exp(x - m), axis=axes, keepdims=True)) + m
+    return pt.squeeze(out, axis=axes)
 
 
 #: ops PyTensor has no scalar op for, written with its scalar ops
