@@ -185,6 +185,22 @@ def forward(outputs: Sequence[Term], tangents: Mapping[Term, Any]) -> list[Term 
     return out
 
 
+def tangent_seeds(outputs: list[Term], wrt: Any, v: Any, caller: str, what: str) -> tuple[Any, str, dict[Term, Any]]:
+    """``(variables, kind, {variable: tangent})`` from ``wrt`` (a term or a list) and the matching ``v``."""
+    targets, kind = resolve_wrt(outputs, wrt)
+    if kind == "dict":
+        raise TypeError(f"{caller} needs the variables wrt as a term or a list, matching the {what} v")
+    vs = [v] if kind == "one" else list(v)
+    if len(vs) != len(targets):
+        raise ValueError(f"{caller} got {len(vs)} {what} for {len(targets)} variables")
+    seeds: dict[Term, Any] = {}
+    for t, tangent in zip(targets, vs, strict=True):
+        if t in seeds:
+            raise ValueError(f"{caller} got the variable {t} twice")
+        seeds[t] = tangent
+    return targets, kind, seeds
+
+
 @collector_paused
 def jvp(f: Any, wrt: Any, v: Any) -> Any:
     """The Jacobian-vector product ``(df/dwrt) v``: the derivative of ``f`` along the tangent ``v``.
@@ -199,17 +215,7 @@ def jvp(f: Any, wrt: Any, v: Any) -> Any:
     y + 2.0*x
     """
     outputs = [as_term(t) for t in f] if isinstance(f, (list, tuple)) else [as_term(f)]
-    targets, kind = resolve_wrt(outputs, wrt)
-    if kind == "dict":
-        raise TypeError("jvp needs the variables wrt as a term or a list, matching the tangents v")
-    vs = [v] if kind == "one" else list(v)
-    if len(vs) != len(targets):
-        raise ValueError(f"jvp got {len(vs)} tangents for {len(targets)} variables")
-    seeds: dict[Term, Any] = {}
-    for t, tangent in zip(targets, vs, strict=True):
-        if t in seeds:
-            raise ValueError(f"jvp got the variable {t} twice")
-        seeds[t] = tangent
+    _, _, seeds = tangent_seeds(outputs, wrt, v, "jvp", "tangents")
     found = forward(outputs, seeds)
     results = [zeros_like(o) if t is None else t for o, t in zip(outputs, found, strict=True)]
     return results if isinstance(f, (list, tuple)) else results[0]

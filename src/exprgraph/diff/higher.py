@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core import Term, as_term, const
 from ..errors import DifferentiationError, SizeLimitError
-from .forward import forward
+from .forward import forward, tangent_seeds
 from .pattern import DEFAULT_MAX_PATTERN
 from .reverse import backprop, collector_paused, grad, one_like, resolve_wrt, zeros_like
 from .sparse import SparseMatrix, sparse_hessian, sparse_jacobian
@@ -191,18 +191,8 @@ def hvp(f: Any, wrt: Any, v: Any) -> Any:
     f = as_term(f)
     if f.shape:
         raise DifferentiationError(f"hvp needs a scalar f, but f has shape {f.shape}")
-    targets, kind = resolve_wrt([f], wrt)
-    if kind == "dict":
-        raise TypeError("hvp needs the variables wrt as a term or a list, matching the vector v")
-    vs = [v] if kind == "one" else list(v)
-    if len(vs) != len(targets):
-        raise ValueError(f"hvp got {len(vs)} vector entries for {len(targets)} variables")
+    targets, kind, seeds = tangent_seeds([f], wrt, v, "hvp", "vector entries")
     gradient = grad(f, list(targets))
-    seeds: dict[Term, Any] = {}
-    for t, entry in zip(targets, vs, strict=True):
-        if t in seeds:
-            raise ValueError(f"hvp got the variable {t} twice")
-        seeds[t] = entry
     found = forward(gradient, seeds)
     values = [zeros_like(t) if d is None else d for t, d in zip(targets, found, strict=True)]
     return _shaped(values, targets, kind)

@@ -27,6 +27,7 @@ from ..core import Term, as_term, const
 from ..errors import PatternError
 from ..match import OpPattern, Pattern, Var
 from ..rules import Rule, RuleSet, parse_rules, rule
+from ..rules.template import literal_for
 from .ematch import EPattern
 from .enode import head_for, head_of
 from .explain import Why
@@ -66,17 +67,6 @@ def _rhs_tree(source: Any, names: list[str]) -> Any:
         else:
             raise PatternError(f"cannot use {node!r} on the right-hand side of an e-graph rule")
     return out[id(source)]
-
-
-def literal_for(value: Any, dtype: str) -> Term:
-    """A right-hand-side literal in the matched class's dtype when the cast loses nothing (as in term rules)."""
-    if value.__class__ is bool or dtype == "bool":
-        return const(value)
-    try:
-        c = const(value, dtype=dtype)
-    except (TypeError, ValueError, OverflowError):
-        return const(value)
-    return c if c.attr == value else const(value)
 
 
 class ERule:

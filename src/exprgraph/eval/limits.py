@@ -13,7 +13,7 @@ import os
 
 from ..errors import SizeLimitError
 
-__all__ = ["DEFAULT_MAX_ELEMENTS", "ENV_MAX_ELEMENTS", "limit_in_force", "check_elements"]
+__all__ = ["DEFAULT_MAX_ELEMENTS", "ENV_MAX_ELEMENTS", "limit_in_force", "positive_limit", "check_elements"]
 
 #: elements of one array (2**28: 2 GiB of float64) unless the caller or the environment says otherwise
 DEFAULT_MAX_ELEMENTS = 2**28
@@ -23,20 +23,28 @@ ENV_MAX_ELEMENTS = "EXPRGRAPH_MAX_ELEMENTS"
 
 def limit_in_force(limit: int | None = None) -> int:
     """The limit in force: ``limit`` when given, else ``$EXPRGRAPH_MAX_ELEMENTS``, else the default."""
-    if limit is not None:
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise ValueError(f"max_elements must be a positive int, not {limit!r}")
-        return limit
-    text = os.environ.get(ENV_MAX_ELEMENTS)
+    return positive_limit(limit, ENV_MAX_ELEMENTS, DEFAULT_MAX_ELEMENTS, "max_elements")
+
+
+def positive_limit(value: int | None, env: str, default: int, what: str) -> int:
+    """``value`` when given, else the environment variable ``env`` (``_`` allowed), else ``default``.
+
+    Each must be a positive int; anything else raises ValueError naming ``what`` or ``$env``.
+    """
+    if value is not None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{what} must be a positive int, not {value!r}")
+        return value
+    text = os.environ.get(env)
     if not text:
-        return DEFAULT_MAX_ELEMENTS
+        return default
     try:
-        value = int(text.replace("_", ""))
+        parsed = int(text.replace("_", ""))
     except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"${ENV_MAX_ELEMENTS} must be a positive integer, not {text!r}")
-    return value
+        parsed = 0
+    if parsed < 1:
+        raise ValueError(f"${env} must be a positive integer, not {text!r}")
+    return parsed
 
 
 def check_elements(shape: tuple[int, ...], limit: int, what: str) -> None:

@@ -98,6 +98,7 @@ class FunctionGraph:
     _refresh = propagation._refresh
     _refresh_many = propagation._refresh_many
     _rebuild = propagation._rebuild
+    _set_position = propagation._set_position
 
     def __init__(
         self,
@@ -333,25 +334,16 @@ class FunctionGraph:
         """Make the positions ``moved`` use ``new`` instead of ``old`` (parents become stale, output slots change)."""
         pos = self._clients[old]
         target = self._clients[new]
-        outputs = self._outputs
-        logical = self._logical
         stale = self._stale
         on_change = self._callbacks["on_change_input"]
         for p in moved:
             del pos[p]
             target[p] = None
-            c, i = p
-            if c is OUTPUT:
-                outputs[i] = new
-            else:
-                la = logical.get(c)
-                if la is None:
-                    la = logical[c] = list(c.args)
-                la[i] = new
-                if c not in stale:
-                    self._mark_stale(c)
+            c = self._set_position(p, new)
+            if c is not OUTPUT and c not in stale:
+                self._mark_stale(c)
             for cb in on_change:
-                cb(self, c, i, old, new, reason)
+                cb(self, c, p[1], old, new, reason)
 
     def replace_all(self, pairs: Iterable[tuple[Term, Any]] | Mapping[Term, Any], reason: Any = None) -> None:
         """Replace each ``old`` by its ``new`` in turn (dtypes and shapes are checked first)."""

@@ -296,6 +296,20 @@ def _refresh_many(self: FunctionGraph, roots: Iterable[Term]) -> None:
         self._topo = None
 
 
+def _set_position(self: FunctionGraph, p: tuple[Any, int], new: Term) -> Any:
+    """Make the position ``p = (consumer, i)`` read ``new``: an output slot, or operand ``i`` of the
+    consumer's logical operands (its pending rebuild); returns the consumer."""
+    c, i = p
+    if c is OUTPUT:
+        self._outputs[i] = new
+    else:
+        la = self._logical.get(c)
+        if la is None:
+            la = self._logical[c] = list(c.args)
+        la[i] = new
+    return c
+
+
 def _rebuild(self: FunctionGraph, t: Term, new: Term | None) -> None:
     """Replace the stale node ``t`` by ``new`` (``t`` with its current operands) in all its positions."""
     stale = self._stale
@@ -315,18 +329,9 @@ def _rebuild(self: FunctionGraph, t: Term, new: Term | None) -> None:
         self._n_nodes += 1
         for cb in self._callbacks["on_import"]:
             cb(self, new, "rebuild")
-    outputs = self._outputs
-    logical = self._logical
     for p in pos:
         target[p] = None
-        c, j = p
-        if c is OUTPUT:
-            outputs[j] = new
-        else:
-            lc = logical.get(c)
-            if lc is None:
-                lc = logical[c] = list(c.args)
-            lc[j] = new
+        _set_position(self, p, new)
     pos.clear()
     # drop ``t``: its operand positions are registered under its current operands
     del clients[t]

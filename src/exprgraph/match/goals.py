@@ -237,6 +237,22 @@ def _operand_goals(op: Any, attr: Any, pargs: tuple, eargs: tuple, goals: Any, c
     return _branch(alternatives(), choices, trail_len)
 
 
+def pair_goals(ok1: bool, ok2: bool, pargs: tuple, eargs: tuple, goals: Any, choices: list, trail_len: int) -> Any:
+    """Goals for the two operands of a commutative pair: in order where ``ok1``, swapped where ``ok2``.
+
+    When both orders are possible the swapped one is left as a choice to backtrack into.
+    """
+    p0, p1 = pargs
+    e0, e1 = eargs
+    if ok1:
+        if ok2:
+            choices.append((iter(((p0, e1, (p1, e0, goals)),)), trail_len))
+        return (p0, e0, (p1, e1, goals))
+    if ok2:
+        return (p0, e1, (p1, e0, goals))
+    return _FAIL
+
+
 def _commutative_goals(
     op: Any, attr: Any, pargs: tuple, eargs: tuple, has_run: bool, goals: Any, choices: list, trail_len: int
 ) -> Any:
@@ -254,13 +270,7 @@ def _commutative_goals(
             e0, e1 = eargs
             ok1 = not (_quick_reject(p0, e0) or _quick_reject(p1, e1))
             ok2 = e0 is not e1 and not (_quick_reject(p0, e1) or _quick_reject(p1, e0))
-            if ok1:
-                if ok2:
-                    choices.append((iter(((p0, e1, (p1, e0, goals)),)), trail_len))
-                return (p0, e0, (p1, e1, goals))
-            if ok2:
-                return (p0, e1, (p1, e0, goals))
-            return _FAIL
+            return pair_goals(ok1, ok2, pargs, eargs, goals, choices, trail_len)
         return (_Comm(pargs, 0, eargs, 0, (), None), None, goals)
     if not op.associative:
         return _FAIL

@@ -29,6 +29,7 @@ from .goals import (
     _seq_goals,
     _seq_rest,
     _SeqRest,
+    pair_goals,
 )
 from .patterns import Choice, Not, OpPattern, Pattern, Star, Var, Where, _DotType
 from .values import CONST, const_value_equal, literal_matches, same_value, values_equal
@@ -219,13 +220,7 @@ def _op_goals(p: OpPattern, e: Any, goals: Any, choices: list, trail_len: int, s
                 and (q0 is None or (e1.op is q0 if q0 is not False else not _quick_reject(p0, e1)))
                 and (q1 is None or (e0.op is q1 if q1 is not False else not _quick_reject(p1, e0)))
             )
-            if ok1:
-                if ok2:
-                    choices.append((iter(((p0, e1, (p1, e0, goals)),)), trail_len))
-                return (p0, e0, (p1, e1, goals))
-            if ok2:
-                return (p0, e1, (p1, e0, goals))
-            return _FAIL
+            return pair_goals(ok1, ok2, pargs, eargs, goals, choices, trail_len)
     if isinstance(attr, Pattern):
         goals = (attr, e.attr, goals)
     elif attr != e.attr:

@@ -19,7 +19,8 @@ from typing import Any
 from ..core import Term, tree_children, tree_map
 from ..errors import RewriteLimitError
 from ..match.matcher import values_equal
-from .ruleset import RuleSet, make_rule, rebuild, rule_name
+from .ruleset import RuleSet, make_rule, rule_name
+from .treewalk import UNSETTLED, walk_up
 
 __all__ = [
     "make_rule",
@@ -147,54 +148,24 @@ def rewrite_subexpressions(rule: RuleFn) -> Combinator:
     return Combinator(apply, f"rewrite_subexpressions({rule_name(rule)})", (rule,))
 
 
-def _children(node: Any) -> list:
-    return list(node.args) if node.__class__ is Term else list(tree_children(node))
-
-
-def _same_children(res: list, kids: list) -> bool:
-    for r, k in zip(res, kids, strict=True):
-        if r is not k:
-            return False
-    return True
-
-
 def bottom_up(rule: RuleFn) -> Combinator:
     """Rewrite the children first (recursively), then apply ``rule`` once to the rebuilt node."""
 
     def apply(expr: Any) -> Any:
         memo: dict[Term, Any] = {}
-        stack: list[list] = [[expr, None, None]]
-        result: list[Any] = []
-        while stack:
-            frame = stack[-1]
-            node = frame[0]
-            if frame[1] is None:
-                if node.__class__ is Term and node in memo:
-                    stack.pop()
-                    _deliver(stack, result, memo[node])
-                    continue
-                frame[1] = _children(node)
-                frame[2] = []
-            kids, res = frame[1], frame[2]
-            if len(res) < len(kids):
-                stack.append([kids[len(res)], None, None])
-                continue
-            stack.pop()
-            cur = node if _same_children(res, kids) else rebuild(node, res)
+
+        def settle(node: Any) -> Any:
+            return memo.get(node, UNSETTLED) if node.__class__ is Term else UNSETTLED
+
+        def leave(node: Any, cur: Any) -> tuple[Any, bool]:
             out = rule(cur)
             if node.__class__ is Term:
                 memo[node] = out
-            _deliver(stack, result, out)
-        return result[0]
+            return out, False
+
+        return walk_up(expr, leave, settle)
 
     return Combinator(apply, f"bottom_up({rule_name(rule)})", (rule,))
-
-
-def _deliver(stack: list, result: list, value: Any) -> None:
-    if stack:
-        stack[-1][2].append(value)
-    else:
-        result.append(value)
 
 
 def top_down(rule: RuleFn, max_steps: int = DEFAULT_TOP_DOWN_STEPS) -> Combinator:
@@ -208,48 +179,30 @@ def top_down(rule: RuleFn, max_steps: int = DEFAULT_TOP_DOWN_STEPS) -> Combinato
     def apply(expr: Any) -> Any:
         memo: dict[Term, Any] = {}
         steps = 0
-        stack: list[list] = [[expr, None, None, None]]  # [input, rewritten, children, results]
-        result: list[Any] = []
-        while stack:
-            frame = stack[-1]
-            if frame[2] is None:
-                node = frame[0]
-                if node.__class__ is Term and node in memo:
-                    stack.pop()
-                    _deliver_td(stack, result, memo[node])
-                    continue
-                steps += 1
-                if steps > max_steps:
-                    raise RewriteLimitError(
-                        f"{name} visited {max_steps} nodes without finishing: the rule keeps creating "
-                        "new subexpressions to rewrite (raise max_steps if the tree is that large)",
-                        rule_name(rule),
-                        steps,
-                    )
-                out = rule(node)
-                frame[1] = out
-                frame[2] = _children(out)
-                frame[3] = []
-            kids, res = frame[2], frame[3]
-            if len(res) < len(kids):
-                stack.append([kids[len(res)], None, None, None])
-                continue
-            stack.pop()
-            out = frame[1]
-            final = out if _same_children(res, kids) else rebuild(out, res)
-            if frame[0].__class__ is Term:
-                memo[frame[0]] = final
-            _deliver_td(stack, result, final)
-        return result[0]
+
+        def settle(node: Any) -> Any:
+            return memo.get(node, UNSETTLED) if node.__class__ is Term else UNSETTLED
+
+        def enter(node: Any) -> Any:
+            nonlocal steps
+            steps += 1
+            if steps > max_steps:
+                raise RewriteLimitError(
+                    f"{name} visited {max_steps} nodes without finishing: the rule keeps creating "
+                    "new subexpressions to rewrite (raise max_steps if the tree is that large)",
+                    rule_name(rule),
+                    steps,
+                )
+            return rule(node)
+
+        def leave(node: Any, cur: Any) -> tuple[Any, bool]:
+            if node.__class__ is Term:
+                memo[node] = cur
+            return cur, False
+
+        return walk_up(expr, leave, settle, enter)
 
     return Combinator(apply, name, (rule,))
-
-
-def _deliver_td(stack: list, result: list, value: Any) -> None:
-    if stack:
-        stack[-1][3].append(value)
-    else:
-        result.append(value)
 
 
 def term_rewriter(*rules: RuleFn, max_steps: int | None = None) -> Combinator:

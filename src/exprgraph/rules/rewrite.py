@@ -22,13 +22,14 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from ..core import Term, as_term, tree_children
+from ..core import Term, as_term
 from ..errors import RewriteLimitError
 from ..match.matcher import values_equal
 from . import ruleset as _ruleset
 from .profile import RewriteProfile, RuleStats
-from .rule import Rule, rebuild, rule_name
+from .rule import Rule, rule_name
 from .ruleset import RuleSet
+from .treewalk import UNSETTLED, walk_up
 
 __all__ = ["rewrite", "RewriteProfile", "RuleStats", "DEFAULT_MAX_STEPS"]
 
@@ -253,35 +254,13 @@ def _rewrite_tree(
     rules = list(ruleset)
     stats = [profile.stats(rule_name(r)) for r in rules] if profile is not None else None
     clock = time.perf_counter
-    # frames: [node, children or None, results]
-    stack: list[list] = [[expr, None, None]]
-    result: list[Any] = []
 
-    def deliver(value: Any) -> None:
-        if stack:
-            stack[-1][2].append(value)
-        else:
-            result.append(value)
+    def settle(node: Any) -> Any:
+        if node.__class__ is Term:
+            return _rewrite_term(node, ruleset, budget, profile, memo)
+        return UNSETTLED
 
-    while stack:
-        frame = stack[-1]
-        node = frame[0]
-        if frame[1] is None:
-            if node.__class__ is Term:
-                stack.pop()
-                deliver(_rewrite_term(node, ruleset, budget, profile, memo))
-                continue
-            frame[1] = list(tree_children(node))
-            frame[2] = []
-        kids, res = frame[1], frame[2]
-        if len(res) < len(kids):
-            stack.append([kids[len(res)], None, None])
-            continue
-        stack.pop()
-        cur = node
-        if kids and any(r is not k for r, k in zip(res, kids, strict=True)):
-            cur = rebuild(node, res)
-        out = cur
+    def leave(node: Any, cur: Any) -> tuple[Any, bool]:
         for i, r in enumerate(rules):
             if stats is not None:
                 stats[i].tries += 1
@@ -295,13 +274,10 @@ def _rewrite_tree(
                     stats[i].matches += 1
                     stats[i].rewrites += 1
                 budget.spend(r)
-                out = cand
-                break
-        if out is cur:
-            deliver(cur)
-        else:
-            stack.append([out, None, None])  # normalise the result; it reports to the same parent
-    return result[0]
+                return cand, True  # normalise the result in the node's place
+        return cur, False
+
+    return walk_up(expr, leave, settle)
 
 
 _ruleset.rewriter = rewrite

@@ -13,7 +13,7 @@ from ..errors import PatternError
 from ..match import Choice, OpPattern, Pattern, Segment, Star, Var, Where
 from ..match.patterns import _DotType, format_pattern
 
-__all__ = ["Template"]
+__all__ = ["Template", "literal_for"]
 
 _BOOL_INT_FLOAT = (bool, int, float)
 
@@ -198,7 +198,11 @@ def _literal_like(value: Any, matched: Any) -> Any:
     """A literal result; for a matched term, a constant of its dtype when int/float casting loses nothing."""
     if matched.__class__ is not Term:
         return value
-    dtype = matched.dtype
+    return literal_for(value, matched.dtype)
+
+
+def literal_for(value: Any, dtype: str) -> Term:
+    """A result literal in ``dtype`` when the cast loses nothing (``2`` in a float rule is ``2.0``), else as given."""
     if value.__class__ is bool or dtype == "bool":
         return const(value)
     try:

@@ -19,7 +19,6 @@ and loop iterations) with ``max_elements`` and ``max_points`` and raises
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +29,7 @@ from ..core import Term
 from ..core.op import Interval, domain_within, operand_domain
 from ..diff.numeric import elementwise_errors
 from ..errors import SizeLimitError
+from ..eval.limits import positive_limit
 from ..progress import Progress
 from .build import build, numpy_dtype
 from .grad import grad_kernel, grad_name
@@ -198,23 +198,6 @@ def _draw(rng: np.random.Generator, parts: list[Interval], shape: tuple[int, ...
     return lows + rng.uniform(0.0, 1.0, shape) * (highs - lows)
 
 
-def _limit(value: int | None, env: str, default: int, what: str) -> int:
-    if value is not None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{what} must be a positive int, not {value!r}")
-        return value
-    text = os.environ.get(env)
-    if not text:
-        return default
-    try:
-        parsed = int(text.replace("_", ""))
-    except ValueError:
-        parsed = 0
-    if parsed < 1:
-        raise ValueError(f"${env} must be a positive integer, not {text!r}")
-    return parsed
-
-
 def _points(kernel: Kernel) -> int:
     """Loop iterations of one numpy evaluation of ``kernel`` (every statement's loop box)."""
     total = 0
@@ -242,8 +225,8 @@ def check_limits(
     evaluates, the finite differences included. The limits default to ``MAX_ELEMENTS`` and
     ``MAX_POINTS``, or ``$EXPRGRAPH_CHECK_MAX_ELEMENTS`` / ``$EXPRGRAPH_CHECK_MAX_POINTS``.
     """
-    elements_limit = _limit(max_elements, ENV_MAX_ELEMENTS, MAX_ELEMENTS, "max_elements")
-    points_limit = _limit(max_points, ENV_MAX_POINTS, MAX_POINTS, "max_points")
+    elements_limit = positive_limit(max_elements, ENV_MAX_ELEMENTS, MAX_ELEMENTS, "max_elements")
+    points_limit = positive_limit(max_points, ENV_MAX_POINTS, MAX_POINTS, "max_points")
     kernels = [kernel] if gradient is None else [kernel, gradient]
     elements = sum(t.size for k in kernels for t in k.tensors.values())
     if elements > elements_limit:
