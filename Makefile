@@ -5,7 +5,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 COMMA := ,
-DIMS_SOURCES := $(wildcard src/exprgraph/dims/*.py)
+# the sources the build compiles (the C term base, the dims fast path): an edit rebuilds
+BUILD_SOURCES := $(wildcard src/exprgraph/dims/*.py src/exprgraph/core/_cterm*.[ch])
 
 .PHONY: demo test test-all lint bench clean
 
@@ -13,22 +14,22 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-$(VENV)/.installed: pyproject.toml setup.py $(DIMS_SOURCES) | $(BIN)/python
+$(VENV)/.installed: pyproject.toml setup.py $(BUILD_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install -q -e .
 	touch $@
 
-# Every install builds the dimension simplifier's fast path compiled by mypyc (mypy is a build
-# requirement: see setup.py, which falls back to pure Python when it cannot compile). Any change to
-# a dims module rebuilds (DIMS_SOURCES, above).
+# Every install builds the C term base and the dimension simplifier's fast path compiled by mypyc
+# (mypy is a build requirement: see setup.py, which falls back to pure Python when it cannot
+# compile). Any change to one of them rebuilds (BUILD_SOURCES, above).
 define install_compiled
 	$(BIN)/python -m pip install -q -e ".[$(1)]"
 endef
 
-$(VENV)/.installed-test: pyproject.toml setup.py $(DIMS_SOURCES) | $(BIN)/python
+$(VENV)/.installed-test: pyproject.toml setup.py $(BUILD_SOURCES) | $(BIN)/python
 	$(call install_compiled,test)
 	touch $@
 
-$(VENV)/.installed-bench: pyproject.toml setup.py $(DIMS_SOURCES) | $(BIN)/python
+$(VENV)/.installed-bench: pyproject.toml setup.py $(BUILD_SOURCES) | $(BIN)/python
 	$(call install_compiled,test$(COMMA)bench)
 	touch $@
 
@@ -42,7 +43,7 @@ lint: $(VENV)/.installed-test
 
 test: lint
 	EXPRGRAPH_EXPECT_COMPILED=1 $(BIN)/python -m pytest -q
-	EXPRGRAPH_PURE_PYTHON=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/dims
+	EXPRGRAPH_PURE_PYTHON=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/dims tests/core tests/diff
 
 # The suite on every supported Python, each in its own venv (.venv-3.11, .venv-3.12, .venv-3.13);
 # .ci/find-python finds each interpreter (on the PATH or installed by pyenv). The versions are

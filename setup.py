@@ -1,10 +1,13 @@
-"""Build hook: compile the dimension simplifier's fast path with mypyc when it can be.
+"""Build hook: compile the C term base and the dimension simplifier's fast path when it can.
 
-Everything else about the package is in pyproject.toml. The modules listed in
+Everything else about the package is in pyproject.toml. ``src/exprgraph/core/_cterm.c`` (the
+interned term node and the reverse sweep, see ``exprgraph.core.termbase``; with the other
+``_cterm_*.c`` files) is compiled by the system C compiler. The modules listed in
 ``exprgraph.dims.accel.COMPILED_MODULES`` are compiled to C by mypyc (a build-time tool, in the
 build requirements) and by the system C compiler. The build falls back to pure Python, with a
 note on stderr, when ``EXPRGRAPH_PURE_PYTHON`` is set, when mypyc cannot be imported, or when the
 C compiler fails (the extensions are optional); the pure modules behave the same, only slower.
+The C term base is built whenever a C compiler works, with or without mypyc.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Extension, setup
 
 HERE = Path(__file__).parent
 PACKAGE_DIR = Path("src", "exprgraph", "dims")
@@ -33,6 +36,22 @@ def _ext_modules() -> list:
     if os.environ.get("EXPRGRAPH_PURE_PYTHON"):
         print("exprgraph: EXPRGRAPH_PURE_PYTHON is set, building pure Python", file=sys.stderr)
         return []
+    return [_term_extension(), *_dims_extensions()]
+
+
+def _term_extension() -> Extension:
+    """The C term base (optional: a compiler failure leaves the pure Python base in use)."""
+    core = Path("src", "exprgraph", "core")
+    return Extension(
+        "exprgraph.core._cterm",
+        sorted(str(p) for p in core.glob("_cterm*.c")),
+        depends=[str(core / "_cterm.h")],
+        optional=True,
+        extra_compile_args=["-O2", "-fvisibility=hidden", *_reproducible_flags()],
+    )
+
+
+def _dims_extensions() -> list:
     try:
         from mypyc.build import mypycify
     except ImportError:
@@ -71,10 +90,13 @@ def _reproducible_flags() -> list[str]:
     """
     if sys.platform == "win32":
         return []
-    import mypyc
-
+    flags = [f"-ffile-prefix-map={HERE.resolve()}=."]
+    try:
+        import mypyc
+    except ImportError:
+        return flags
     runtime = Path(mypyc.__file__).resolve().parent / "lib-rt"
-    return [f"-ffile-prefix-map={HERE.resolve()}=.", f"-ffile-prefix-map={runtime}=mypyc-lib-rt"]
+    return [*flags, f"-ffile-prefix-map={runtime}=mypyc-lib-rt"]
 
 
 setup(ext_modules=_ext_modules())

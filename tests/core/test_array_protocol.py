@@ -16,7 +16,8 @@ b = Symbol("b", "bool")
 
 def test_every_op_with_a_ufunc_is_reached_from_numpy():
     table = Term.ufunc_builders()
-    with_ufunc = [op for op in ops() if op.ufunc is not None]
+    # the first op to name a ufunc is its builder (other tests register ops that reuse one)
+    with_ufunc = list({op.ufunc: op for op in reversed(ops()) if op.ufunc is not None}.values())
     assert with_ufunc  # the table names ufuncs
     for op in with_ufunc:
         assert table[op.ufunc] is op

@@ -58,7 +58,7 @@ def test_op_without_gradient_rule_raises() -> None:
     name = "test_nograd_op"
     op = eg.core.op.REGISTRY.get(name) if hasattr(eg.core, "op") else None
     if op is None:
-        op = register_op(Op(name, 1, real, ufunc=np.sin, doc="an op without a gradient rule"), replace=True)
+        op = register_op(Op(name, 1, real, impl=np.sin, doc="an op without a gradient rule"), replace=True)
     with pytest.raises(DifferentiationError, match="no gradient rule"):
         grad(op(x) * y, x)
     # not on a path to the variable: fine

@@ -14,6 +14,11 @@ node in second and later sweeps share it.
 
 The ops these helpers build are looked up in the table on first use (``_O``), so this module
 imports only dtypes, inference, leaves, op and term.
+
+Tracing (see :mod:`exprgraph.core.grad_template`): a rule may be run once on placeholder operands
+(``SLOT`` terms) to record what it builds. :func:`product` and :func:`negate` called on a
+placeholder or on a recorded call then build a ``DEFERRED_PRODUCT`` / ``DEFERRED_NEGATE`` node
+instead of folding, so that the recording replays them on the real terms, folds included.
 """
 
 from __future__ import annotations
@@ -24,12 +29,35 @@ import numpy as np
 
 from ..errors import ShapeError
 from .dtypes import FLOAT32, FLOAT64, is_float, promote
-from .inference import _ARITH2, _numeric
+from .inference import _ARITH2, _numeric, arith, same
 from .leaves import const
-from .op import get_op
+from .op import Op, get_op
 from .term import Term
 
-__all__ = ["product", "times", "negate", "insert_axes", "broadcast_like", "sum_to", "no_grad"]
+__all__ = [
+    "product",
+    "times",
+    "negate",
+    "insert_axes",
+    "broadcast_like",
+    "sum_to",
+    "no_grad",
+    "SLOT",
+    "DEFERRED_PRODUCT",
+    "DEFERRED_NEGATE",
+]
+
+
+def _slot_infer(args: tuple, attr: Any) -> tuple[str, tuple]:
+    return attr[1], attr[2]
+
+
+#: a placeholder operand or adjoint of a traced rule: ``attr = (role, dtype, shape)`` (not in the op table)
+SLOT = Op("_slot", 0, _slot_infer, notation="leaf", doc="A placeholder of a traced gradient rule.")
+#: a recorded ``product(g, factors)``: args ``(g, *factors)``
+DEFERRED_PRODUCT = Op("_product", (2, None), arith, doc="A recorded product() call of a traced gradient rule.")
+#: a recorded ``negate(g)``
+DEFERRED_NEGATE = Op("_negate", 1, same, doc="A recorded negate() call of a traced gradient rule.")
 
 
 _NUMBERS = {
@@ -73,10 +101,19 @@ def _two(like: Any) -> Any:
 
 
 def product(g: Any, factors: Any) -> Any:
-    """``g * factors[0] * ...`` as one mul; folds ``c1*c2``, ``1*t``, ``t*1.0`` and ``(1/b)*t -> t/b`` when float."""
+    """``g * factors[0] * ...`` as one mul; folds ``c1*c2``, ``1*t``, ``t*1.0``, ``(-h)*(-t) -> h*t`` and
+    ``(1/b)*t -> t/b`` when float."""
+    op = g.op
+    if op is SLOT or op is DEFERRED_PRODUCT or op is DEFERRED_NEGATE:
+        return Term(DEFERRED_PRODUCT, (g, *factors))  # tracing: replayed on the real terms
     first = factors[0]
+    neg = _O.neg
+    if op is neg and len(factors) == 1 and first.op is neg:
+        g, first = g.args[0], first.args[0]  # (-h) * (-t) -> h * t: negation is exact
+        op = g.op
+        factors = (first,)
     k = _O.const
-    if g.op is k and first.op is k:
+    if op is k and first.op is k:
         a, b = g.attr, first.attr
         if (a.__class__ is float and b.__class__ in (int, float)) or (b.__class__ is float and a.__class__ is int):
             g = const(a * b)  # c1*c2 -> c: the same rounding as evaluating the product left to right
@@ -111,6 +148,8 @@ def times(g: Any, t: Any) -> Any:
 def negate(g: Any) -> Any:
     """``-g``: a constant for a scalar number, ``-(-t) -> t``, ``-(c*t) -> (-c)*t``, else a neg term."""
     op = g.op
+    if op is SLOT or op is DEFERRED_PRODUCT or op is DEFERRED_NEGATE:
+        return Term(DEFERRED_NEGATE, (g,))  # tracing: replayed on the real term
     cls = g.attr.__class__
     if op is _O.const and (cls is float or cls is np.float32 or (cls is int and g.attr != -(2**63))):
         return const(-g.attr)

@@ -15,8 +15,10 @@ from typing import Any
 
 from ..errors import DTypeError, ShapeError
 from .dtypes import DTYPES, INT64, promote, weak_dtype
+from .inference import arith, boolean, real, same, where_rule
 from .leaves import Symbol, const
 from .term import REGISTRY, Term, hooks
+from .termbase import configure
 
 __all__ = [
     "Op",
@@ -103,6 +105,7 @@ class Op:
         "c_render",
         "llvm",
         "grad",
+        "grad_reads_constants",
         "doc",
         "table",
         "batch_attr",
@@ -148,6 +151,9 @@ class Op:
     llvm: dict[str, str] | None
     #: gradient rule ``grad(node, upstream) -> tuple of per-argument contributions``
     grad: Callable[..., Any] | None
+    #: the gradient rule reads the values of constant operands (pow's exponent), not only that
+    #: they are constants: the fast sweep records it per constant (see core.grad_template)
+    grad_reads_constants: bool
     #: ``batch_attr(attr, ndim, value_ndim)``: the attr to evaluate with when the operand's value
     #: carries leading batch axes (many parameter sets) beyond the term's ``ndim`` axes
     batch_attr: Callable[[Any, int, int], Any] | None
@@ -193,6 +199,7 @@ class Op:
         c_render: str | Callable[..., str] | None = None,
         llvm: dict[str, str] | None = None,
         grad: Callable[..., Any] | None = None,
+        grad_reads_constants: bool = False,
         batch_attr: Callable[[Any, int, int], Any] | None = None,
         domain: tuple[Domain, ...] | None = None,
         counts_bools: bool = False,
@@ -215,6 +222,7 @@ class Op:
         self.relational, self.aliases = relational, aliases
         self.c_render, self.llvm, self.libmvec = c_render, llvm, libmvec
         self.grad, self.batch_attr, self.domain = grad, batch_attr, domain
+        self.grad_reads_constants = grad_reads_constants
         self.counts_bools, self.float_result = counts_bools, float_result
         self.logical, self.mixed_operands = logical, mixed_operands
         self.doc = doc
@@ -260,6 +268,10 @@ class Op:
 
     def __reduce__(self) -> tuple:
         return (get_op, (self.name,))
+
+
+# the C term base (when built) applies the scalar cases of these dtype rules itself
+configure(Term, Op, (arith, real, same, boolean, where_rule))
 
 
 def _check_declaration(name: str, notation: str) -> None:

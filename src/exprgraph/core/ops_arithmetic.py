@@ -89,16 +89,12 @@ def _grad_mul(node: Any, g: Any) -> tuple:
 
 
 def _grad_truediv(node: Any, g: Any) -> tuple:
-    # d(a/b)/da = 1/b, d(a/b)/db = -(a/b)/b (a factor that does not depend on g: every user shares it)
+    # d(a/b)/da = 1/b, d(a/b)/db = -(a/b)/b (a factor that does not depend on g: every user shares it;
+    # times folds (-h) * -((a/b)/b) -> h * ((a/b)/b))
     a, b = node.args
     c, truediv = _O.const, _O.truediv
     da = None if a.op is c else Term(truediv, (g, b))
-    if b.op is c:
-        db = None
-    elif g.op is _O.neg:  # (-h) * -((a/b)/b) -> h * ((a/b)/b)
-        db = times(g.args[0], Term(truediv, (node, b)))
-    else:
-        db = times(g, Term(_O.neg, (Term(truediv, (node, b)),)))
+    db = None if b.op is c else times(g, Term(_O.neg, (Term(truediv, (node, b)),)))
     return da, db
 
 
@@ -329,6 +325,7 @@ _infix(
     impl=_power,
     domain=(POSITIVE, ALL_REALS),
     grad=_grad_pow,
+    grad_reads_constants=True,
     llvm={
         FLOAT64: "call double @eg_pow_dd(double {0}, double {1})",
         FLOAT32: "call float @eg_pow_ff(float {0}, float {1})",

@@ -65,9 +65,8 @@ def _grad_sin(node: Any, g: Any) -> tuple:
 
 
 def _grad_cos(node: Any, g: Any) -> tuple:
-    # d cos(a) = -sin(a) da (the factor -sin(a) does not depend on g: every user shares it)
-    if g.op is _O.neg:  # (-h) * -sin(a) -> h * sin(a)
-        return (times(g.args[0], Term(_O.sin, node.args)),)
+    # d cos(a) = -sin(a) da (the factor -sin(a) does not depend on g: every user shares it;
+    # times folds (-h) * -sin(a) -> h * sin(a))
     return (times(g, Term(_O.neg, (Term(_O.sin, node.args),))),)
 
 

@@ -13,6 +13,7 @@ from . import ops_elementary as _ops_elementary  # noqa: F401 - registers the fa
 from . import ops_logic as _ops_logic  # noqa: F401 - registers the family
 from . import ops_tensor as _ops_tensor  # noqa: F401 - registers the family
 from .dtypes import BOOL, FLOAT32, INT64
+from .grad_template import configure_sweep
 from .grad_tools import broadcast_like as broadcast_like
 from .grad_tools import insert_axes as insert_axes
 from .grad_tools import negate as negate
@@ -31,6 +32,8 @@ from .ops_tensor import _grad_transpose as _grad_transpose
 from .term import Term
 
 __all__ = ["ARITHMETIC", "FLOAT_FUNCS"]
+
+configure_sweep()  # the table is complete: the C sweep may record its rules
 
 
 #: names of the standard ops whose bool operands count as integers (``Op.counts_bools``; read the

@@ -1,27 +1,26 @@
 """Term: the one node type. Interned, immutable, compared by identity.
 
 ``Term(op, args, attr)`` returns the existing object when an equal term is alive, so ``==`` is
-``is``, hashing is by identity and common subexpressions are shared at construction. The intern
-table is a dictionary of weak references guarded by a lock, so equal terms built on different
-threads are the same object too. Constructors never simplify.
+``is``, hashing is by identity and common subexpressions are shared at construction; equal terms
+built on different threads are the same object too. The fields and the interning are the base
+class's (:mod:`exprgraph.core.termbase`: in C when built, else in Python); every method is here.
+Constructors never simplify.
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .termbase import REGISTRY, TermBase, intern_table_size
 from .walk import postorder, postorder_until
 
 if TYPE_CHECKING:
     from .op import Op
 
-__all__ = ["Term", "intern_table_size"]
+__all__ = ["Term", "intern_table_size", "REGISTRY"]
 
-#: op name -> Op; filled by :mod:`exprgraph.core.op` (kept here so Term needs no import of it)
-REGISTRY: dict[str, Op] = {}
+_set = object.__setattr__  # fills the caches of an immutable term
 
 
 class Hooks:
@@ -52,38 +51,16 @@ class Hooks:
 hooks = Hooks()
 
 
-class _Ref(weakref.ref):
-    """A weak reference that remembers its intern key (set after creation: no Python __init__)."""
+class Term(TermBase):
+    """An interned, immutable expression node ``(op, args, attr)`` with cached dtype and shape.
 
-    __slots__ = ("key", "table")
+    ``Term(op, args, attr)`` returns the live term with the same op, the same operand objects and
+    an equal attr when there is one, and builds it otherwise (checking the operands and finding
+    the dtype and shape through the op's rule). The fields and the interning live in the base
+    (:mod:`exprgraph.core.termbase`: C when built, else Python); every method is here.
+    """
 
-    key: Any
-    table: dict[Any, _Ref]
-
-
-_lock = threading.RLock()
-_new = object.__new__
-_set = object.__setattr__
-
-
-def _forget(ref: _Ref, _lock: threading.RLock = _lock) -> None:
-    # called by the garbage collector when an interned term dies (the lock is bound as a default
-    # so that the module's globals being cleared at interpreter exit cannot break it)
-    with _lock:
-        table = ref.table
-        if table.get(ref.key) is ref:
-            del table[ref.key]
-
-
-def intern_table_size() -> int:
-    """Number of live interned terms."""
-    return sum(len(op.table) for op in {id(op): op for op in REGISTRY.values()}.values())
-
-
-class Term:
-    """An interned, immutable expression node ``(op, args, attr)`` with cached dtype and shape."""
-
-    __slots__ = ("op", "args", "attr", "dtype", "shape", "_free", "_depth", "_size", "__weakref__")
+    __slots__ = ()
 
     op: Op
     args: tuple[Term, ...]
@@ -94,49 +71,6 @@ class Term:
     _free: frozenset[Term]
     _depth: int
     _size: int
-
-    def __new__(cls, op: Op | str, args: tuple[Term, ...] = (), attr: Any = None) -> Term:
-        """Return the interned term for ``(op, args, attr)``, building it if none is alive."""
-        if op.__class__ is str:
-            return cls(REGISTRY[op], args, attr)
-        if TYPE_CHECKING:  # not a str: an Op (a type checker cannot tell from the class check above)
-            assert isinstance(op, Op)
-        # per-op intern table; the key is the args tuple itself unless the op carries an attr
-        table = op.table
-        key: Any
-        if attr is None:
-            key = args
-        else:
-            keyf = op.attr_key
-            key = (args, attr if keyf is None else keyf(attr))
-        ref = table.get(key)
-        if ref is not None:
-            term = ref()
-            if term is not None:
-                return term
-        if args.__class__ is not tuple:
-            return cls(op, tuple(args), attr)
-        dtype, shape = op.check(args, attr)  # validates arity and operand types
-        term = _new(cls)
-        _put_op(term, op)
-        _put_args(term, args)
-        _put_attr(term, attr)
-        _put_dtype(term, dtype)
-        _put_shape(term, shape)
-        made = _Ref(term, _forget)
-        made.key = key
-        made.table = table
-        # insert-if-absent is atomic without the lock; replacing an entry and _forget's delete take it
-        if ref is None and table.setdefault(key, made) is made:
-            return term
-        with _lock:  # a dead entry to replace, or another thread interned an equal term first
-            ref = table.get(key)
-            if ref is not None:
-                other = ref()
-                if other is not None:
-                    return other
-            table[key] = made
-        return term
 
     # -- immutability, copying, pickling -------------------------------------------------------
 
@@ -382,14 +316,6 @@ class Term:
     __hash__ = object.__hash__
     __eq__ = object.__eq__
     __ne__ = object.__ne__
-
-
-# slot setters of the immutable Term (quicker than object.__setattr__ by name)
-_put_op = vars(Term)["op"].__set__
-_put_args = vars(Term)["args"].__set__
-_put_attr = vars(Term)["attr"].__set__
-_put_dtype = vars(Term)["dtype"].__set__
-_put_shape = vars(Term)["shape"].__set__
 
 
 def _wrap(value: Any, context: str = "") -> Any:

@@ -17,8 +17,12 @@ from collections.abc import Sequence
 
 from ..core import Term
 from ..core.stdops import no_grad
+from ..core.termbase import native_sweep
 from ..errors import SizeLimitError
 from .reverse import live_order
+
+#: the C module (its dependency_sets is this module's, with the sets kept in the terms), or None
+_native = native_sweep()
 
 __all__ = ["dependency_sets", "colour_rows", "DEFAULT_MAX_PATTERN"]
 
@@ -37,6 +41,11 @@ def dependency_sets(
     graph made of local pieces costs about its size. Raises :class:`SizeLimitError` when the
     patterns, or the sets built on the way, hold more than ``max_pattern`` entries (a dense derivative).
     """
+    if _native is not None:
+        found = _native.dependency_sets(outputs, columns, max_pattern, no_grad, _too_dense)
+        if found is not NotImplemented:  # (another C traversal is running: the Python one below)
+            patterns: list[frozenset[int]] = found
+            return patterns
     targets = set(columns)
     order, _ = live_order(outputs, targets)
     deps: dict[Term, frozenset[int]] = {}
@@ -62,19 +71,7 @@ def dependency_sets(
             else:
                 more.append(s)
         if more is not None and best is not None:  # (there is a best whenever there are more)
-            if len(more) == 1:  # two operands' sets (the usual case): keep the one holding the other
-                other = more[0]
-                if len(other) > len(best):
-                    best, other = other, best
-                if not other <= best:
-                    best = best | other
-                    built += len(best)
-            else:
-                biggest = max(best, *more, key=len)
-                if not all(s <= biggest for s in (best, *more)):
-                    biggest = best.union(*more)
-                    built += len(biggest)
-                best = biggest
+            best, built = _union(best, more, built)
             if built > max_pattern:
                 _too_dense(built, max_pattern)
         if node in targets:  # a target that is not a leaf (an intermediate node) is its own column too
@@ -86,6 +83,24 @@ def dependency_sets(
     if entries > max_pattern:
         _too_dense(entries, max_pattern)
     return patterns
+
+
+def _union(best: frozenset[int], more: list[frozenset[int]], built: int) -> tuple[frozenset[int], int]:
+    """The union of ``best`` and ``more``, reusing one of them when it holds the others; and ``built``
+    plus the size of any set made."""
+    if len(more) == 1:  # two operands' sets (the usual case): keep the one holding the other
+        other = more[0]
+        if len(other) > len(best):
+            best, other = other, best
+        if not other <= best:
+            best = best | other
+            built += len(best)
+        return best, built
+    biggest = max(best, *more, key=len)
+    if not all(s <= biggest for s in (best, *more)):
+        biggest = best.union(*more)
+        built += len(biggest)
+    return biggest, built
 
 
 def _too_dense(size: int, limit: int) -> None:

@@ -20,11 +20,15 @@ import numpy as np
 from ..core import Symbol, Term, as_term, const
 from ..core.op import get_op
 from ..core.stdops import broadcast_like, sum_to
+from ..core.termbase import native_sweep
 from ..errors import DifferentiationError
 
 __all__ = ["grad", "backprop", "live_order", "zeros_like", "one_like", "resolve_wrt", "collector_paused"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: the C sweep (exprgraph.core._cterm: the same loop, rules replayed from recorded templates), or None
+_native = native_sweep()
 
 _ONE = const(1.0)
 _ONE32 = const(1.0, "float32")
@@ -106,6 +110,11 @@ def live_order(outputs: Iterable[Term], targets: set[Term] | frozenset[Term]) ->
     One iterative depth-first walk: a node is live when it is a target or one of its operands is.
     Leaves are looked at once and never stacked.
     """
+    if _native is not None and isinstance(targets, (set, frozenset)):
+        found = _native.live_order(outputs, targets)
+        if found is not NotImplemented:  # (a C traversal is running: the Python walk below)
+            order_live: tuple[list[Term], set[Term]] = found
+            return order_live
     order: list[Term] = []
     live: set[Term] = set()
     seen: set[Term] = set()
@@ -133,16 +142,22 @@ def live_order(outputs: Iterable[Term], targets: set[Term] | frozenset[Term]) ->
     return order, live
 
 
+def _seed_for(out: Term, seed: Any) -> Term:
+    """``seed`` as a term of ``out``'s shape (a scalar seed is broadcast)."""
+    seed = as_term(seed)
+    if seed.shape != out.shape:
+        seed = broadcast_like(seed, out)
+        if seed.shape != out.shape:
+            raise DifferentiationError(f"a seed of shape {seed.shape} does not fit an output of shape {out.shape}")
+    return seed
+
+
 def _seeded(outputs: Sequence[Term], seeds: Sequence[Any], live: set[Term]) -> dict[Term, Any]:
     pending: dict[Term, Any] = {}
     for out, seed in zip(outputs, seeds, strict=True):
         if out not in live:
             continue
-        seed = as_term(seed)
-        if seed.shape != out.shape:
-            seed = broadcast_like(seed, out)
-            if seed.shape != out.shape:
-                raise DifferentiationError(f"a seed of shape {seed.shape} does not fit an output of shape {out.shape}")
+        seed = _seed_for(out, seed)
         prev = pending.get(out)
         pending[out] = seed if prev is None else [*(prev if prev.__class__ is list else [prev]), seed]
     return pending
@@ -167,7 +182,16 @@ def backprop(outputs: Sequence[Term], seeds: Sequence[Any], targets: Iterable[Te
     do not depend on are missing from the result. Raises :class:`DifferentiationError` when a
     node on a path to a target has an op without a gradient rule.
     """
+    outputs = outputs if isinstance(outputs, (list, tuple)) else list(outputs)
+    seeds = seeds if isinstance(seeds, (list, tuple)) else list(seeds)
     target_set = targets if isinstance(targets, (set, frozenset)) else set(targets)
+    if _native is not None:
+        if len(seeds) != len(outputs):
+            raise ValueError(f"backprop got {len(seeds)} seeds for {len(outputs)} outputs")
+        found = _native.backprop(outputs, seeds, target_set, _seed_for)
+        if found is not NotImplemented:  # (another C sweep is running: the set-based one below)
+            swept: dict[Term, Term] = found
+            return swept
     order, live = live_order(outputs, target_set)
     # adjoint parts per node: one term, or a list of them once a second user has sent one
     pending = _seeded(outputs, seeds, live)

@@ -1,0 +1,242 @@
+/* _cterm_folds.c: the folds the reverse sweep applies as it builds terms, step for step those of
+   exprgraph.core.grad_tools.product / negate and exprgraph.diff.reverse._fan_in (tests compare them
+   on many inputs), and the constructors they use. */
+
+#include "_cterm.h"
+
+int
+is_float_index(int d)
+{
+    return d == D_FLOAT32 || d == D_FLOAT64;
+}
+
+/* Term(op, items[0..n)) */
+PyObject *
+make_n(PyObject *op, PyObject *const *items, Py_ssize_t n)
+{
+    PyObject *tuple = PyTuple_New(n);
+    if (tuple == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_INCREF(items[i]);
+        PyTuple_SET_ITEM(tuple, i, items[i]);
+    }
+    PyObject *res = intern_term(TermClass, op, tuple, Py_None);
+    Py_DECREF(tuple);
+    return res;
+}
+
+PyObject *
+make2(PyObject *op, PyObject *a, PyObject *b)
+{
+    PyObject *items[2] = {a, b};
+    return make_n(op, items, 2);
+}
+
+/* const(value), stealing the reference to value: a Python float or an int64 int is interned
+   here as leaves.const would (it keeps them as they are); anything else goes to const() */
+PyObject *
+make_const(PyObject *value)
+{
+    if (value == NULL)
+        return NULL;
+    PyObject *res;
+    int plain = PyFloat_CheckExact(value);
+    if (!plain && PyLong_CheckExact(value)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(value);
+            return NULL;
+        }
+        plain = overflow == 0;
+    }
+    if (plain) {
+        PyObject *empty = PyTuple_New(0);
+        res = empty == NULL ? NULL : intern_term(TermClass, OpConst, empty, value);
+        Py_XDECREF(empty);
+    } else {
+        res = PyObject_CallOneArg(ConstFn, value);
+    }
+    Py_DECREF(value);
+    return res;
+}
+
+/* grad_tools.product(g, factors): g * factors[0] * ... with its folds (new reference) */
+PyObject *
+c_product(PyObject *g, PyObject *const *factors, Py_ssize_t n)
+{
+    PyObject *small[16];
+    PyObject **base = n <= 16 ? small : (PyObject **)PyMem_Malloc(n * sizeof(PyObject *));
+    if (base == NULL)
+        return PyErr_NoMemory();
+    memcpy(base, factors, n * sizeof(PyObject *));
+    PyObject **f = base;
+    PyObject *res = NULL;
+    Py_INCREF(g);
+    PyObject *first = f[0];
+    if (TERM(g)->op == OpNeg && n == 1 && TERM(first)->op == OpNeg) {
+        /* (-h) * (-t) -> h * t */
+        PyObject *h = ARG(g, 0);
+        Py_INCREF(h);
+        Py_SETREF(g, h);
+        f[0] = first = ARG(first, 0);
+    }
+    if (TERM(g)->op == OpConst && TERM(first)->op == OpConst) {
+        PyObject *a = TERM(g)->attr, *b = TERM(first)->attr;
+        if ((PyFloat_CheckExact(a) && (PyLong_CheckExact(b) || PyFloat_CheckExact(b))) ||
+            (PyFloat_CheckExact(b) && PyLong_CheckExact(a))) {
+            PyObject *c = make_const(PyNumber_Multiply(a, b)); /* c1*c2 -> c */
+            if (c == NULL)
+                goto done;
+            Py_SETREF(g, c);
+            f++;
+            n--;
+            if (n == 0) {
+                res = g;
+                g = NULL;
+                goto done;
+            }
+            first = f[0];
+        }
+    }
+    int dg = dtype_index(TERM(g)->dtype);
+    if (dg < 0)
+        goto general;
+    PyObject *one = dg == D_FLOAT32 ? One32 : One;
+    int has_one = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (f[i] == one)
+            has_one = 1;
+    if (has_one && is_float_index(dg)) { /* t*1.0 -> t */
+        Py_ssize_t m = 0;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (f[i] != one)
+                f[m++] = f[i];
+        n = m;
+        if (n == 0) {
+            res = g;
+            g = NULL;
+            goto done;
+        }
+        first = f[0];
+    }
+    if (g == One || g == OneInt || g == One32) { /* 1*t -> t */
+        int dt = dtype_index(TERM(first)->dtype);
+        for (Py_ssize_t i = 1; i < n && dt >= 0; i++) {
+            int di = dtype_index(TERM(f[i])->dtype);
+            dt = di < 0 ? -1 : Promote[dt][di];
+        }
+        if (dt < 0)
+            goto general;
+        if (n > 1)
+            dt = Numeric[dt];
+        if (is_float_index(dt) && Numeric[Promote[dg][dt]] == dt) {
+            if (n == 1) {
+                Py_INCREF(first);
+                res = first;
+            } else {
+                res = make_n(OpMul, f, n);
+            }
+            goto done;
+        }
+    } else if (n == 1 && is_float_index(dg) && dtype_index(TERM(first)->dtype) == dg) {
+        if (TERM(g)->op == OpTruediv && ARG(g, 0) == one) { /* (1/b)*t -> t/b */
+            res = make2(OpTruediv, first, ARG(g, 1));
+            goto done;
+        }
+        if (TERM(first)->op == OpTruediv && ARG(first, 0) == one) { /* g*(1/b) -> g/b */
+            res = make2(OpTruediv, g, ARG(first, 1));
+            goto done;
+        }
+    }
+general: {
+    PyObject *tuple = PyTuple_New(n + 1);
+    if (tuple == NULL)
+        goto done;
+    Py_INCREF(g);
+    PyTuple_SET_ITEM(tuple, 0, g);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_INCREF(f[i]);
+        PyTuple_SET_ITEM(tuple, i + 1, f[i]);
+    }
+    res = intern_term(TermClass, OpMul, tuple, Py_None);
+    Py_DECREF(tuple);
+}
+done:
+    if (base != small)
+        PyMem_Free(base);
+    Py_XDECREF(g);
+    return res;
+}
+
+/* grad_tools.negate(g) (new reference) */
+PyObject *
+c_negate(PyObject *g)
+{
+    PyObject *op = TERM(g)->op, *attr = TERM(g)->attr;
+    if (op == OpConst) {
+        PyTypeObject *cls = Py_TYPE(attr);
+        int ok = cls == &PyFloat_Type || (PyObject *)cls == Float32Type;
+        if (!ok && cls == &PyLong_Type) {
+            int overflow = 0;
+            long long v = PyLong_AsLongLongAndOverflow(attr, &overflow);
+            if (v == -1 && PyErr_Occurred())
+                return NULL;
+            ok = overflow != 0 || v != LLONG_MIN; /* -(-2**63) does not fit */
+        }
+        if (ok)
+            return make_const(PyNumber_Negative(attr));
+    }
+    if (op == OpNeg) { /* -(-t) -> t */
+        PyObject *t = ARG(g, 0);
+        Py_INCREF(t);
+        return t;
+    }
+    if (op == OpMul) {
+        PyObject *first = ARG(g, 0);
+        if (TERM(first)->op == OpConst && PyFloat_CheckExact(TERM(first)->attr)) { /* -(c*t) -> (-c)*t */
+            PyObject *c = make_const(PyNumber_Negative(TERM(first)->attr));
+            if (c == NULL)
+                return NULL;
+            PyObject *args = TERM(g)->args;
+            Py_ssize_t n = PyTuple_GET_SIZE(args);
+            PyObject *tuple = PyTuple_New(n);
+            if (tuple == NULL) {
+                Py_DECREF(c);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(tuple, 0, c);
+            for (Py_ssize_t i = 1; i < n; i++) {
+                Py_INCREF(PyTuple_GET_ITEM(args, i));
+                PyTuple_SET_ITEM(tuple, i, PyTuple_GET_ITEM(args, i));
+            }
+            PyObject *res = intern_term(TermClass, OpMul, tuple, Py_None);
+            Py_DECREF(tuple);
+            return res;
+        }
+    }
+    return make_n(OpNeg, &g, 1);
+}
+
+/* reverse._fan_in(parts): one variadic add, or one constant when every part is a float number */
+PyObject *
+c_fan_in(PyObject *parts)
+{
+    Py_ssize_t n = PyList_GET_SIZE(parts);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *p = PyList_GET_ITEM(parts, i);
+        if (TERM(p)->op != OpConst || !PyFloat_CheckExact(TERM(p)->attr)) {
+            PyObject *tuple = PyList_AsTuple(parts);
+            if (tuple == NULL)
+                return NULL;
+            PyObject *res = intern_term(TermClass, OpAdd, tuple, Py_None);
+            Py_DECREF(tuple);
+            return res;
+        }
+    }
+    double total = PyFloat_AS_DOUBLE(TERM(PyList_GET_ITEM(parts, 0))->attr);
+    for (Py_ssize_t i = 1; i < n; i++)
+        total += PyFloat_AS_DOUBLE(TERM(PyList_GET_ITEM(parts, i))->attr);
+    return make_const(PyFloat_FromDouble(total));
+}

@@ -1,0 +1,355 @@
+/* _cterm_rules.c: gradient rules recorded once and replayed (exprgraph.core.grad_template).
+
+   A template is kept per signature: the op, its attr, the rule object, the dtype of the adjoint
+   and per operand its dtype, or the constant itself when the rule reads constants (else a marker
+   per dtype). The Python recorder gives the program as tuples; it is checked and compiled to an
+   array of instructions here. A node that cannot be recorded (a shape, many operands, a full
+   cache) has its rule called. */
+
+#include "_cterm.h"
+
+/* -- recorded templates -- */
+
+enum { I_G = 0, I_NODE = 1, I_ARG = 2, I_CONST = 3, I_RAW = 4, I_PRODUCT = 5, I_NEGATE = 6 };
+
+typedef struct {
+    int kind;
+    int index;        /* I_ARG: the operand */
+    PyObject *op;     /* I_RAW */
+    PyObject *attr;   /* I_RAW: the attr; I_CONST: the constant term */
+    int n;
+    int *operands;    /* registers */
+} Instr;
+
+typedef struct Template {
+    /* the signature (with the rule recorded: a rule replaced later is recorded anew) */
+    PyObject *op, *attr, *gdtype, *rule;
+    int nargs;
+    PyObject *keys[8];
+    Py_hash_t hash;
+    struct Template *next;
+    /* the program; direct = 1 when the rule is called instead */
+    int direct;
+    int ninstr, nout;
+    Instr *code;
+    int *outputs;
+} Template;
+
+#define MAX_RECORDED 8
+#define MAX_TEMPLATES 4096
+static Template *TBuckets[1024];
+static int NTemplates = 0;
+
+static Py_hash_t
+signature_hash(PyObject *op, PyObject *attr, PyObject *const *keys, int n, PyObject *gdtype)
+{
+    Py_uhash_t h = (Py_uhash_t)((uintptr_t)op >> 4);
+    h = mix(h, (Py_uhash_t)((uintptr_t)attr >> 4));
+    for (int i = 0; i < n; i++)
+        h = mix(h, (Py_uhash_t)((uintptr_t)keys[i] >> 4));
+    h = mix(h, (Py_uhash_t)n);
+    h = mix(h, (Py_uhash_t)((uintptr_t)gdtype >> 4));
+    return (Py_hash_t)h;
+}
+
+static int
+compile_program(Template *t, PyObject *program)
+{
+    /* program = (code, outputs); code[k] = (kind, op, attr, operands) */
+    if (!PyTuple_Check(program) || PyTuple_GET_SIZE(program) != 2) {
+        PyErr_SetString(PyExc_TypeError, "a recorded template is (code, outputs)");
+        return -1;
+    }
+    PyObject *code = PyTuple_GET_ITEM(program, 0), *outputs = PyTuple_GET_ITEM(program, 1);
+    if (!PyTuple_Check(code) || !PyTuple_Check(outputs)) {
+        PyErr_SetString(PyExc_TypeError, "a recorded template is (code, outputs)");
+        return -1;
+    }
+    Py_ssize_t ni = PyTuple_GET_SIZE(code), no = PyTuple_GET_SIZE(outputs);
+    t->code = (Instr *)PyMem_Calloc(ni ? ni : 1, sizeof(Instr));
+    t->outputs = (int *)PyMem_Calloc(no ? no : 1, sizeof(int));
+    if (t->code == NULL || t->outputs == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->ninstr = (int)ni;
+    t->nout = (int)no;
+    for (Py_ssize_t k = 0; k < ni; k++) {
+        PyObject *ins = PyTuple_GET_ITEM(code, k);
+        if (!PyTuple_Check(ins) || PyTuple_GET_SIZE(ins) != 4) {
+            PyErr_SetString(PyExc_TypeError, "a template instruction is (kind, op, attr, operands)");
+            return -1;
+        }
+        Instr *in = &t->code[k];
+        in->kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(ins, 0));
+        PyObject *operands = PyTuple_GET_ITEM(ins, 3);
+        if (!PyTuple_Check(operands)) {
+            PyErr_SetString(PyExc_TypeError, "template operands must be a tuple");
+            return -1;
+        }
+        in->n = (int)PyTuple_GET_SIZE(operands);
+        in->operands = (int *)PyMem_Calloc(in->n ? in->n : 1, sizeof(int));
+        if (in->operands == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (int j = 0; j < in->n; j++) {
+            long r = PyLong_AsLong(PyTuple_GET_ITEM(operands, j));
+            if (r < 0 || r >= k) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "a template operand must name an earlier register");
+                return -1;
+            }
+            in->operands[j] = (int)r;
+        }
+        switch (in->kind) {
+        case I_ARG:
+            in->index = (int)PyLong_AsLong(PyTuple_GET_ITEM(ins, 2));
+            if (in->index < 0 || in->index >= t->nargs) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_ValueError, "a template reads an operand the node does not have");
+                return -1;
+            }
+            break;
+        case I_CONST:
+            in->attr = PyTuple_GET_ITEM(ins, 2);
+            Py_INCREF(in->attr);
+            break;
+        case I_RAW:
+            in->op = PyTuple_GET_ITEM(ins, 1);
+            in->attr = PyTuple_GET_ITEM(ins, 2);
+            Py_INCREF(in->op);
+            Py_INCREF(in->attr);
+            break;
+        case I_PRODUCT:
+            if (in->n < 2) {
+                PyErr_SetString(PyExc_ValueError, "a template product needs g and a factor");
+                return -1;
+            }
+            break;
+        case I_NEGATE:
+            if (in->n != 1) {
+                PyErr_SetString(PyExc_ValueError, "a template negate takes one operand");
+                return -1;
+            }
+            break;
+        case I_G: case I_NODE: break;
+        default:
+            PyErr_SetString(PyExc_ValueError, "unknown template instruction");
+            return -1;
+        }
+        if (PyErr_Occurred())
+            return -1;
+    }
+    for (Py_ssize_t j = 0; j < no; j++) {
+        long r = PyLong_AsLong(PyTuple_GET_ITEM(outputs, j));
+        if (r >= ni || r < -1) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "a template output must name a register or be -1");
+            return -1;
+        }
+        t->outputs[j] = (int)r;
+    }
+    return 0;
+}
+
+static void
+free_template(Template *t)
+{
+    if (t->code != NULL) {
+        for (int k = 0; k < t->ninstr; k++) {
+            Py_XDECREF(t->code[k].op);
+            Py_XDECREF(t->code[k].attr);
+            PyMem_Free(t->code[k].operands);
+        }
+        PyMem_Free(t->code);
+    }
+    PyMem_Free(t->outputs);
+    Py_XDECREF(t->op);
+    Py_XDECREF(t->attr);
+    Py_XDECREF(t->gdtype);
+    Py_XDECREF(t->rule);
+    for (int i = 0; i < t->nargs; i++)
+        Py_XDECREF(t->keys[i]);
+    PyMem_Free(t);
+}
+
+/* The template for (node, g): a recorded program, a direct marker, or NULL when the node is not
+   recordable here (call the rule); NULL with an exception on error. */
+static Template *
+find_template(PyObject *node, PyObject *g, PyObject *rule)
+{
+    PyObject *args = TERM(node)->args;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n > MAX_RECORDED || PyTuple_GET_SIZE(TERM(node)->shape) != 0 || PyTuple_GET_SIZE(TERM(g)->shape) != 0)
+        return NULL;
+    PyObject *op = TERM(node)->op;
+    PyObject *reads = OP_SLOT(op, OffReadsConsts);
+    int read_values = reads != NULL && PyObject_IsTrue(reads) == 1;
+    PyObject *keys[MAX_RECORDED];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(args, i);
+        if (PyTuple_GET_SIZE(TERM(a)->shape) != 0)
+            return NULL;
+        int d = dtype_index(TERM(a)->dtype);
+        if (d < 0)
+            return NULL;
+        if (TERM(a)->op != OpConst)
+            keys[i] = DtypeNames[d];
+        else if (read_values || d == D_BOOL)
+            keys[i] = a;
+        else
+            keys[i] = ConstMarker[d];
+    }
+    int dg = dtype_index(TERM(g)->dtype);
+    if (dg < 0)
+        return NULL;
+    PyObject *gdtype = DtypeNames[dg];
+    PyObject *attr = TERM(node)->attr;
+    Py_hash_t h = signature_hash(op, attr, keys, (int)n, gdtype);
+    h = (Py_hash_t)mix((Py_uhash_t)h, (Py_uhash_t)((uintptr_t)rule >> 4));
+    size_t b = (size_t)h & 1023;
+    for (Template *t = TBuckets[b]; t != NULL; t = t->next) {
+        if (t->hash != h || t->op != op || t->attr != attr || t->gdtype != gdtype || t->nargs != n || t->rule != rule)
+            continue;
+        int same = 1;
+        for (Py_ssize_t i = 0; i < n && same; i++)
+            same = t->keys[i] == keys[i];
+        if (same)
+            return t;
+    }
+    if (NTemplates >= MAX_TEMPLATES)
+        return NULL;
+    Template *t = (Template *)PyMem_Calloc(1, sizeof(Template));
+    if (t == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    t->op = op;
+    t->attr = attr;
+    t->gdtype = gdtype;
+    t->rule = rule;
+    Py_INCREF(rule);
+    Py_INCREF(op);
+    Py_INCREF(attr);
+    Py_INCREF(gdtype);
+    t->nargs = (int)n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        t->keys[i] = keys[i];
+        Py_INCREF(keys[i]);
+    }
+    t->hash = h;
+    PyObject *program = PyObject_CallFunctionObjArgs(Recorder, node, g, NULL);
+    if (program == NULL) {
+        free_template(t);
+        return NULL;
+    }
+    if (program == Py_None)
+        t->direct = 1;
+    else if (compile_program(t, program) < 0) {
+        Py_DECREF(program);
+        free_template(t);
+        return NULL;
+    }
+    Py_DECREF(program);
+    t->next = TBuckets[b];
+    TBuckets[b] = t;
+    NTemplates++;
+    return t;
+}
+
+/* the contributions of a template replayed on (node, g): a new tuple (None where there is none) */
+static PyObject *
+replay(Template *t, PyObject *node, PyObject *g)
+{
+    PyObject *small[32];
+    PyObject **regs = t->ninstr <= 32 ? small : (PyObject **)PyMem_Calloc(t->ninstr, sizeof(PyObject *));
+    PyObject *out = NULL;
+    if (regs == NULL)
+        return PyErr_NoMemory();
+    int filled = 0;
+    for (int k = 0; k < t->ninstr; k++) {
+        Instr *in = &t->code[k];
+        PyObject *v = NULL;
+        switch (in->kind) {
+        case I_G: v = g; Py_INCREF(v); break;
+        case I_NODE: v = node; Py_INCREF(v); break;
+        case I_ARG: v = ARG(node, in->index); Py_INCREF(v); break;
+        case I_CONST: v = in->attr; Py_INCREF(v); break;
+        case I_RAW: {
+            PyObject *tuple = PyTuple_New(in->n);
+            if (tuple == NULL)
+                goto fail;
+            for (int j = 0; j < in->n; j++) {
+                Py_INCREF(regs[in->operands[j]]);
+                PyTuple_SET_ITEM(tuple, j, regs[in->operands[j]]);
+            }
+            v = intern_term(TermClass, in->op, tuple, in->attr);
+            Py_DECREF(tuple);
+            break;
+        }
+        case I_PRODUCT: {
+            PyObject *factors[MAX_RECORDED + 8];
+            PyObject **fs = in->n - 1 <= MAX_RECORDED + 8 ? factors : (PyObject **)PyMem_Malloc((in->n - 1) * sizeof(PyObject *));
+            if (fs == NULL) {
+                PyErr_NoMemory();
+                goto fail;
+            }
+            for (int j = 1; j < in->n; j++)
+                fs[j - 1] = regs[in->operands[j]];
+            v = c_product(regs[in->operands[0]], fs, in->n - 1);
+            if (fs != factors)
+                PyMem_Free(fs);
+            break;
+        }
+        default: v = c_negate(regs[in->operands[0]]);
+        }
+        if (v == NULL)
+            goto fail;
+        regs[k] = v;
+        filled = k + 1;
+    }
+    out = PyTuple_New(t->nout);
+    if (out == NULL)
+        goto fail;
+    for (int j = 0; j < t->nout; j++) {
+        PyObject *v = t->outputs[j] < 0 ? Py_None : regs[t->outputs[j]];
+        Py_INCREF(v);
+        PyTuple_SET_ITEM(out, j, v);
+    }
+fail:
+    for (int k = 0; k < filled; k++)
+        Py_DECREF(regs[k]);
+    if (regs != small)
+        PyMem_Free(regs);
+    return out;
+}
+
+/* the contributions of node's rule for adjoint g: replayed, or the rule called (new reference) */
+PyObject *
+contributions(PyObject *node, PyObject *g)
+{
+    PyObject *rule = OP_SLOT(TERM(node)->op, OffGrad);
+    if (rule == NULL || rule == Py_None) {
+        PyErr_Format(DiffError, "op %R has no gradient rule; give it one with the grad= entry of its Op",
+                     OP_SLOT(TERM(node)->op, OffName));
+        return NULL;
+    }
+    Template *t = find_template(node, g, rule);
+    if (t == NULL && PyErr_Occurred())
+        return NULL;
+    if (t != NULL && !t->direct)
+        return replay(t, node, g);
+    PyObject *res = PyObject_CallFunctionObjArgs(rule, node, g, NULL);
+    if (res == NULL)
+        return NULL;
+    PyObject *tuple = PySequence_Tuple(res);
+    Py_DECREF(res);
+    return tuple;
+}
+
+int
+template_total(void)
+{
+    return NTemplates;
+}

@@ -1,0 +1,333 @@
+/* _cterm_sweep.c: marked walks (see _cterm.h), the live order and the reverse sweep of
+   exprgraph.diff.reverse, with the pending adjoints kept in the terms' scratch. */
+
+#include "_cterm.h"
+
+
+static uint64_t Epoch = 0;
+static int Marking = 0;
+
+/* make room for one more element in a PyMem array of *cap elements of size elem holding n */
+static int
+room(void **array, Py_ssize_t *cap, Py_ssize_t n, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    void *grown = PyMem_Realloc(*array, (size_t)(*cap * 2) * elem);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *array = grown;
+    *cap *= 2;
+    return 0;
+}
+
+/* the live nodes under outs, children first (as live_order), in a PyMem array of borrowed terms */
+static TermObject **
+live_nodes(PyObject *outs, uint64_t epoch, Py_ssize_t *count)
+{
+    Py_ssize_t cap = 256, depth = 0, n = 0, ocap = 1024;
+    struct Frame { TermObject *node; PyObject *items; Py_ssize_t next; } *stack = PyMem_Malloc(cap * sizeof(*stack));
+    TermObject **order = PyMem_Malloc(ocap * sizeof(TermObject *));
+    if (stack == NULL || order == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    stack[0].node = NULL;
+    stack[0].items = outs;
+    stack[0].next = 0;
+    depth = 1;
+    while (depth > 0) {
+        struct Frame *fr = &stack[depth - 1];
+        TermObject *push = NULL;
+        while (fr->next < PyTuple_GET_SIZE(fr->items)) {
+            PyObject *item = PyTuple_GET_ITEM(fr->items, fr->next++);
+            if (Py_TYPE(item) != TermClass) {
+                PyErr_Format(PyExc_TypeError, "expected a term, got %s", Py_TYPE(item)->tp_name);
+                goto fail;
+            }
+            TermObject *a = TERM(item);
+            int m = marks(a, epoch);
+            if (m & M_SEEN)
+                continue;
+            stamp(a, epoch, M_SEEN);
+            if (PyTuple_GET_SIZE(a->args) > 0) {
+                push = a;
+                break;
+            }
+            if (m & M_TARGET) {
+                stamp(a, epoch, M_LIVE);
+                if (room((void **)&order, &ocap, n, sizeof(TermObject *)) < 0)
+                    goto fail;
+                order[n++] = a;
+            }
+        }
+        if (push != NULL) {
+            if (room((void **)&stack, &cap, depth, sizeof(*stack)) < 0)
+                goto fail;
+            stack[depth].node = push;
+            stack[depth].items = push->args;
+            stack[depth].next = 0;
+            depth++;
+            continue;
+        }
+        depth--;
+        TermObject *node = fr->node;
+        if (node == NULL)
+            continue;
+        int keep = marks(node, epoch) & M_TARGET;
+        PyObject *args = node->args;
+        for (Py_ssize_t i = 0; !keep && i < PyTuple_GET_SIZE(args); i++)
+            keep = marks(TERM(PyTuple_GET_ITEM(args, i)), epoch) & M_LIVE;
+        if (keep) {
+            stamp(node, epoch, M_LIVE);
+            if (room((void **)&order, &ocap, n, sizeof(TermObject *)) < 0)
+                goto fail;
+            order[n++] = node;
+        }
+    }
+    PyMem_Free(stack);
+    *count = n;
+    return order;
+fail:
+    PyMem_Free(stack);
+    PyMem_Free(order);
+    return NULL;
+}
+
+/* stamp the members of a set of terms as targets of this traversal */
+static int
+stamp_targets(PyObject *targets, uint64_t epoch)
+{
+    PyObject *it = PyObject_GetIter(targets), *item;
+    if (it == NULL)
+        return -1;
+    while ((item = PyIter_Next(it)) != NULL) {
+        if (Py_TYPE(item) == TermClass)
+            stamp(TERM(item), epoch, M_TARGET);
+        Py_DECREF(item);
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+int
+walk_begin(Walk *w, PyObject *outs, PyObject *targets)
+{
+    w->order = NULL;
+    w->n = 0;
+    if (Marking)
+        return 0;
+    Marking = 1;
+    w->epoch = ++Epoch;
+    if (stamp_targets(targets, w->epoch) < 0 || (w->order = live_nodes(outs, w->epoch, &w->n)) == NULL) {
+        Marking = 0;
+        return -1;
+    }
+    return 1;
+}
+
+void
+walk_end(Walk *w)
+{
+    for (Py_ssize_t k = 0; k < w->n; k++)
+        Py_CLEAR(w->order[k]->scratch);
+    PyMem_Free(w->order);
+    w->order = NULL;
+    w->n = 0;
+    Marking = 0;
+}
+
+/* add c to the pending adjoint parts kept in a's scratch (steals c) */
+static int
+send_scratch(TermObject *a, PyObject *c)
+{
+    PyObject *prev = a->scratch;
+    if (prev == NULL) {
+        a->scratch = c;
+        return 0;
+    }
+    if (PyList_CheckExact(prev)) {
+        int r = PyList_Append(prev, c);
+        Py_DECREF(c);
+        return r;
+    }
+    PyObject *parts = PyList_New(2);
+    if (parts == NULL) {
+        Py_DECREF(c);
+        return -1;
+    }
+    PyList_SET_ITEM(parts, 0, prev); /* takes over a's reference */
+    PyList_SET_ITEM(parts, 1, c);
+    a->scratch = parts;
+    return 0;
+}
+
+/* one node of the sweep: hand node's adjoint g to its live operands (0, or -1 on error) */
+static int
+marked_step(TermObject *node, PyObject *g, uint64_t epoch)
+{
+    PyObject *args = node->args;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *cs = contributions((PyObject *)node, g);
+    if (cs == NULL)
+        return -1;
+    if (PyTuple_GET_SIZE(cs) != n) {
+        PyErr_Format(PyExc_ValueError, "the gradient rule of %R gave %zd contributions for %zd operands",
+                     OP_SLOT(node->op, OffName), PyTuple_GET_SIZE(cs), n);
+        Py_DECREF(cs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *c = PyTuple_GET_ITEM(cs, i);
+        TermObject *a = TERM(PyTuple_GET_ITEM(args, i));
+        if (c == Py_None || !(marks(a, epoch) & M_LIVE))
+            continue;
+        if (Py_TYPE(c) != TermClass) {
+            PyErr_Format(PyExc_TypeError, "the gradient rule of %R gave a %s, not a term", OP_SLOT(node->op, OffName),
+                         Py_TYPE(c)->tp_name);
+            Py_DECREF(cs);
+            return -1;
+        }
+        Py_INCREF(c);
+        if (TERM(c)->shape != a->shape) {
+            int eq = PyObject_RichCompareBool(TERM(c)->shape, a->shape, Py_EQ);
+            if (eq <= 0) { /* undo the broadcast of a in node */
+                if (eq == 0)
+                    Py_SETREF(c, PyObject_CallFunctionObjArgs(SumTo, c, (PyObject *)a, NULL));
+                else
+                    Py_CLEAR(c);
+                if (c == NULL) {
+                    Py_DECREF(cs);
+                    return -1;
+                }
+            }
+        }
+        if (send_scratch(a, c) < 0) {
+            Py_DECREF(cs);
+            return -1;
+        }
+    }
+    Py_DECREF(cs);
+    return 0;
+}
+
+/* live_order(outputs, targets): diff.reverse.live_order in C (NotImplemented while another runs) */
+PyObject *
+marked_live_order(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!Configured || nargs != 2 || !PyAnySet_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "live_order(outputs, targets: set)");
+        return NULL;
+    }
+    PyObject *outs = PySequence_Tuple(args[0]);
+    if (outs == NULL)
+        return NULL;
+    Walk w;
+    int began = walk_begin(&w, outs, args[1]);
+    if (began <= 0) {
+        Py_DECREF(outs);
+        if (began < 0)
+            return NULL;
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    PyObject *order = PyList_New(w.n), *live = PySet_New(NULL), *result = NULL;
+    if (order == NULL || live == NULL)
+        goto out;
+    for (Py_ssize_t k = 0; k < w.n; k++) {
+        Py_INCREF(w.order[k]);
+        PyList_SET_ITEM(order, k, (PyObject *)w.order[k]);
+        if (PySet_Add(live, (PyObject *)w.order[k]) < 0)
+            goto out;
+    }
+    result = PyTuple_Pack(2, order, live);
+out:
+    walk_end(&w);
+    Py_DECREF(outs); /* after the walk: it may hold the only references to the outputs */
+    Py_XDECREF(order);
+    Py_XDECREF(live);
+    return result;
+}
+
+/* backprop(outputs, seeds, targets, seed_for): reverse.backprop with marks instead of sets */
+PyObject *
+marked_backprop(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!GradConfigured || nargs != 4 || !PyAnySet_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "backprop(outputs, seeds, targets: set, seed_for), once configured");
+        return NULL;
+    }
+    PyObject *outs = PySequence_Tuple(args[0]), *seeds = PySequence_Tuple(args[1]);
+    PyObject *result = NULL;
+    Walk w = {0, NULL, 0};
+    int began = 0;
+    if (outs == NULL || seeds == NULL)
+        goto out;
+    if (PyTuple_GET_SIZE(outs) != PyTuple_GET_SIZE(seeds)) {
+        PyErr_SetString(PyExc_ValueError, "backprop needs one seed per output");
+        goto out;
+    }
+    began = walk_begin(&w, outs, args[2]);
+    if (began <= 0) {
+        if (began == 0) {
+            Py_INCREF(Py_NotImplemented);
+            result = Py_NotImplemented;
+        }
+        goto out;
+    }
+    uint64_t epoch = w.epoch;
+    result = PyDict_New();
+    if (result == NULL)
+        goto out;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(outs); i++) {
+        TermObject *o = TERM(PyTuple_GET_ITEM(outs, i));
+        if (!(marks(o, epoch) & M_LIVE))
+            continue;
+        PyObject *seed = PyObject_CallFunctionObjArgs(args[3], (PyObject *)o, PyTuple_GET_ITEM(seeds, i), NULL);
+        if (seed == NULL || send_scratch(o, seed) < 0)
+            goto fail;
+    }
+    for (Py_ssize_t k = w.n - 1; k >= 0; k--) {
+        TermObject *node = w.order[k];
+        PyObject *g = node->scratch;
+        if (g == NULL)
+            continue;
+        node->scratch = NULL;
+        if (PyList_CheckExact(g)) {
+            Py_SETREF(g, c_fan_in(g));
+            if (g == NULL)
+                goto fail;
+        }
+        int m = marks(node, epoch);
+        PyObject *nargs_t = node->args;
+        if (m & M_TARGET) {
+            if (PyDict_SetItem(result, (PyObject *)node, g) < 0) {
+                Py_DECREF(g);
+                goto fail;
+            }
+            int any = 0;
+            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(nargs_t) && !any; i++)
+                any = marks(TERM(PyTuple_GET_ITEM(nargs_t, i)), epoch) & M_LIVE;
+            if (!any) {
+                Py_DECREF(g);
+                continue;
+            }
+        }
+        if (PyTuple_GET_SIZE(nargs_t) > 0 && marked_step(node, g, epoch) < 0) {
+            Py_DECREF(g);
+            goto fail;
+        }
+        Py_DECREF(g);
+    }
+    goto out;
+fail:
+    Py_CLEAR(result);
+out:
+    if (began > 0)
+        walk_end(&w);
+    Py_XDECREF(outs);
+    Py_XDECREF(seeds);
+    return result;
+}
+

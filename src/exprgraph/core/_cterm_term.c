@@ -1,0 +1,478 @@
+/* _cterm_term.c: TermBase, the interned term node (see _cterm.c and exprgraph.core.termbase).
+
+   One hash table holds every live term as a borrowed pointer, chained per bucket; a term unlinks
+   itself when freed. The key is (op, the operand objects, the attr's key); a lookup that had to
+   call Python (an attr's __eq__) starts again if the table changed meanwhile. A new term's dtype
+   and shape come from the op's rule: for scalar operands of the elementwise rules this file
+   applies the promotion table itself, anything else calls the rule. */
+
+#include "_cterm.h"
+
+/* ---- the intern table ------------------------------------------------------------------------ */
+
+static TermObject **Buckets = NULL;
+static size_t NBuckets = 0; /* a power of two */
+static size_t Count = 0;
+static uint64_t Version = 0; /* changes whenever the table does */
+
+static int
+table_grow(void)
+{
+    size_t n = NBuckets ? NBuckets * 2 : 1 << 14;
+    TermObject **fresh = (TermObject **)PyMem_Calloc(n, sizeof(TermObject *));
+    if (fresh == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < NBuckets; i++) {
+        TermObject *t = Buckets[i];
+        while (t != NULL) {
+            TermObject *next = t->next;
+            size_t j = (size_t)t->hash & (n - 1);
+            t->next = fresh[j];
+            fresh[j] = t;
+            t = next;
+        }
+    }
+    PyMem_Free(Buckets);
+    Buckets = fresh;
+    NBuckets = n;
+    Version++;
+    return 0;
+}
+
+static void
+table_unlink(TermObject *t)
+{
+    TermObject **slot = &Buckets[(size_t)t->hash & (NBuckets - 1)];
+    while (*slot != NULL) {
+        if (*slot == t) {
+            *slot = t->next;
+            t->next = NULL;
+            t->linked = 0;
+            Count--;
+            Version++;
+            return;
+        }
+        slot = &(*slot)->next;
+    }
+}
+
+Py_uhash_t
+mix(Py_uhash_t h, Py_uhash_t v)
+{
+    h ^= v + (Py_uhash_t)0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h;
+}
+
+/* the intern hash of (op, args, key); -1 with an exception set when the key is unhashable */
+Py_hash_t
+key_hash(PyObject *op, PyObject *args, PyObject *key)
+{
+    Py_uhash_t h = (Py_uhash_t)((uintptr_t)op >> 4);
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    for (Py_ssize_t i = 0; i < n; i++)
+        h = mix(h, (Py_uhash_t)((uintptr_t)PyTuple_GET_ITEM(args, i) >> 4));
+    h = mix(h, (Py_uhash_t)n);
+    if (key != NULL) {
+        Py_hash_t kh = PyObject_Hash(key);
+        if (kh == -1)
+            return -1;
+        h = mix(h, (Py_uhash_t)kh);
+    }
+    if ((Py_hash_t)h == -1)
+        h = (Py_uhash_t)-2;
+    return (Py_hash_t)h;
+}
+
+/* The live term for (op, args, key), borrowed; NULL when there is none (or on error: check
+   PyErr_Occurred). `args` holds only pointers to compare, so non-terms simply miss. */
+TermObject *
+table_find(PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash)
+{
+    if (NBuckets == 0)
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+again:
+    for (TermObject *t = Buckets[(size_t)hash & (NBuckets - 1)]; t != NULL; t = t->next) {
+        if (t->hash != hash || t->op != op)
+            continue;
+        PyObject *targs = t->args;
+        if (PyTuple_GET_SIZE(targs) != n)
+            continue;
+        Py_ssize_t i = 0;
+        while (i < n && PyTuple_GET_ITEM(targs, i) == PyTuple_GET_ITEM(args, i))
+            i++;
+        if (i < n)
+            continue;
+        if (key == NULL || t->key == NULL) {
+            if (key == t->key)
+                return t;
+            continue;
+        }
+        if (t->key == key)
+            return t;
+        uint64_t version = Version;
+        Py_INCREF(t);
+        int eq = PyObject_RichCompareBool(t->key, key, Py_EQ);
+        if (version != Version) { /* Python code ran and changed the table: look again */
+            Py_DECREF(t);
+            if (eq < 0)
+                return NULL;
+            goto again;
+        }
+        Py_DECREF(t); /* still linked, so still alive */
+        if (eq < 0)
+            return NULL;
+        if (eq)
+            return t;
+    }
+    return NULL;
+}
+
+static int
+table_insert(TermObject *t)
+{
+    if (Count + 1 > NBuckets && table_grow() < 0)
+        return -1;
+    size_t i = (size_t)t->hash & (NBuckets - 1);
+    t->next = Buckets[i];
+    Buckets[i] = t;
+    t->linked = 1;
+    Count++;
+    Version++;
+    return 0;
+}
+
+/* ---- dtypes and shapes of the elementwise rules --------------------------------------------- */
+
+int
+dtype_index(PyObject *dtype)
+{
+    for (int i = 0; i < 4; i++)
+        if (dtype == DtypeNames[i])
+            return i;
+    if (PyUnicode_CheckExact(dtype)) /* an equal name that is not the interned one */
+        for (int i = 0; i < 4; i++)
+            if (PyUnicode_Compare(dtype, DtypeNames[i]) == 0)
+                return i;
+    return -1;
+}
+
+/* dtype and shape for scalar operands of an op whose rule is one of InferFns; 1 when done, 0 when
+   the Python rule must decide (a shape, an unknown dtype, another rule) */
+static int
+fast_infer(PyObject *infer, PyObject *args, PyObject **dtype, PyObject **shape)
+{
+    int kind = -1;
+    for (int k = 0; k < 5; k++)
+        if (infer == InferFns[k])
+            kind = k;
+    if (kind < 0)
+        return 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n == 0 || (kind == K_WHERE && n != 3))
+        return 0;
+    int d = D_BOOL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        TermObject *a = (TermObject *)PyTuple_GET_ITEM(args, i);
+        if (PyTuple_GET_SIZE(a->shape) != 0)
+            return 0;
+        int ad = dtype_index(a->dtype);
+        if (ad < 0)
+            return 0;
+        if (kind == K_WHERE && i == 0)
+            continue; /* where(c, a, b): the promoted dtype of a and b */
+        d = i == (kind == K_WHERE ? 1 : 0) ? ad : Promote[d][ad];
+    }
+    switch (kind) {
+    case K_ARITH: d = Numeric[d]; break;
+    case K_REAL: d = d == D_FLOAT32 ? D_FLOAT32 : D_FLOAT64; break;
+    case K_SAME: case K_WHERE: break;
+    default: d = D_BOOL;
+    }
+    *dtype = DtypeNames[d];
+    *shape = ((TermObject *)PyTuple_GET_ITEM(args, 0))->shape; /* the empty tuple */
+    return 1;
+}
+
+/* ---- construction ---------------------------------------------------------------------------- */
+
+static int
+arity_error(PyObject *op, Py_ssize_t n)
+{
+    PyObject *arity = OP_SLOT(op, OffArity);
+    PyObject *name = OP_SLOT(op, OffName);
+    PyObject *lo = PyTuple_GET_ITEM(arity, 0), *hi = PyTuple_GET_ITEM(arity, 1);
+    PyObject *want;
+    if (hi != Py_None && PyObject_RichCompareBool(lo, hi, Py_EQ) == 1)
+        want = PyObject_Str(lo);
+    else if (hi == Py_None)
+        want = PyUnicode_FromFormat("%S..", lo);
+    else
+        want = PyUnicode_FromFormat("%S..%S", lo, hi);
+    if (want != NULL) {
+        PyErr_Format(PyExc_TypeError, "%U takes %U operands, got %zd", name, want, n);
+        Py_DECREF(want);
+    }
+    return -1;
+}
+
+/* validate the operands and attr as Op.check does, and find the result's dtype and shape
+   (new references in *dtype and *shape) */
+static int
+check_and_infer(PyObject *op, PyObject *args, PyObject *attr, PyObject **dtype, PyObject **shape)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *arity = OP_SLOT(op, OffArity);
+    if (arity == NULL || !PyTuple_Check(arity) || PyTuple_GET_SIZE(arity) != 2) {
+        PyErr_SetString(PyExc_TypeError, "an Op's arity must be a (min, max) tuple");
+        return -1;
+    }
+    Py_ssize_t lo = PyLong_AsSsize_t(PyTuple_GET_ITEM(arity, 0));
+    if (lo == -1 && PyErr_Occurred())
+        return -1;
+    PyObject *hiobj = PyTuple_GET_ITEM(arity, 1);
+    Py_ssize_t hi = -1;
+    if (hiobj != Py_None) {
+        hi = PyLong_AsSsize_t(hiobj);
+        if (hi == -1 && PyErr_Occurred())
+            return -1;
+    }
+    if (n < lo || (hi >= 0 && n > hi))
+        return arity_error(op, n);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(args, i);
+        if (Py_TYPE(a) != TermClass) {
+            PyErr_Format(PyExc_TypeError, "operands of %U must be terms, got %s", OP_SLOT(op, OffName),
+                         Py_TYPE(a)->tp_name);
+            return -1;
+        }
+    }
+    if (attr != Py_None && OP_SLOT(op, OffAttrName) == Py_None) {
+        PyObject *notation = OP_SLOT(op, OffNotation);
+        int leaf = notation == LeafNotation || PyObject_RichCompareBool(notation, LeafNotation, Py_EQ) == 1;
+        if (!leaf) {
+            PyErr_Format(PyExc_TypeError, "%U takes no attribute, got %R", OP_SLOT(op, OffName), attr);
+            return -1;
+        }
+    }
+    PyObject *infer = OP_SLOT(op, OffInfer);
+    if (fast_infer(infer, args, dtype, shape)) {
+        Py_INCREF(*dtype);
+        Py_INCREF(*shape);
+        return 0;
+    }
+    PyObject *res = PyObject_CallFunctionObjArgs(infer, args, attr, NULL);
+    if (res == NULL)
+        return -1;
+    if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2) {
+        PyErr_Format(PyExc_TypeError, "the dtype rule of %U must return (dtype, shape)", OP_SLOT(op, OffName));
+        Py_DECREF(res);
+        return -1;
+    }
+    *dtype = PyTuple_GET_ITEM(res, 0);
+    *shape = PyTuple_GET_ITEM(res, 1);
+    Py_INCREF(*dtype);
+    Py_INCREF(*shape);
+    Py_DECREF(res);
+    return 0;
+}
+
+/* The interned term (op, args, attr) of class `cls`: a new reference, or NULL with an exception.
+   `args` must be a tuple; `op` an Op. */
+/* leaves.const_key(value) for a float that is neither nan nor zero, or an int: (tag, value) */
+static PyObject *
+plain_const_key(PyObject *attr)
+{
+    if (PyFloat_CheckExact(attr)) {
+        double v = PyFloat_AS_DOUBLE(attr);
+        if (v != v || v == 0.0)
+            return NULL; /* nan and the zeros are keyed by their bits: const_key decides */
+        return PyTuple_Pack(2, KeyF, attr);
+    }
+    if (PyLong_CheckExact(attr))
+        return PyTuple_Pack(2, KeyI, attr);
+    return NULL;
+}
+
+PyObject *
+intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
+{
+    PyObject *key = NULL;
+    if (op == OpConst && KeyF != NULL)
+        key = plain_const_key(attr);
+    if (key == NULL && attr != Py_None) {
+        if (PyErr_Occurred())
+            return NULL;
+        PyObject *keyf = OP_SLOT(op, OffAttrKey);
+        if (keyf != NULL && keyf != Py_None) {
+            key = PyObject_CallOneArg(keyf, attr);
+            if (key == NULL)
+                return NULL;
+        } else {
+            key = attr;
+            Py_INCREF(key);
+        }
+    }
+    Py_hash_t hash = key_hash(op, args, key);
+    if (hash == -1 && PyErr_Occurred()) {
+        Py_XDECREF(key);
+        return NULL;
+    }
+    TermObject *found = table_find(op, args, key, hash);
+    if (found != NULL) {
+        Py_XDECREF(key);
+        Py_INCREF(found);
+        return (PyObject *)found;
+    }
+    if (PyErr_Occurred()) {
+        Py_XDECREF(key);
+        return NULL;
+    }
+    PyObject *dtype, *shape;
+    uint64_t version = Version;
+    if (check_and_infer(op, args, attr, &dtype, &shape) < 0) {
+        Py_XDECREF(key);
+        return NULL;
+    }
+    if (version != Version) { /* the dtype rule ran Python code: an equal term may exist now */
+        found = table_find(op, args, key, hash);
+        if (found != NULL || PyErr_Occurred()) {
+            Py_XDECREF(key);
+            Py_DECREF(dtype);
+            Py_DECREF(shape);
+            Py_XINCREF(found);
+            return (PyObject *)found;
+        }
+    }
+    TermObject *t = (TermObject *)cls->tp_alloc(cls, 0);
+    if (t == NULL) {
+        Py_XDECREF(key);
+        Py_DECREF(dtype);
+        Py_DECREF(shape);
+        return NULL;
+    }
+    if (PyObject_IS_GC((PyObject *)t))
+        PyObject_GC_UnTrack(t); /* a heap subclass is a GC type; its terms cannot form cycles (see the top) */
+    Py_INCREF(op);
+    t->op = op;
+    Py_INCREF(args);
+    t->args = args;
+    Py_INCREF(attr);
+    t->attr = attr;
+    t->dtype = dtype;
+    t->shape = shape;
+    t->key = key;
+    t->hash = hash;
+    if (table_insert(t) < 0) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    return (PyObject *)t;
+}
+
+PyObject *
+resolve_op(PyObject *op)
+{
+    if (PyUnicode_CheckExact(op)) {
+        PyObject *found = PyDict_GetItemWithError(Registry, op);
+        if (found == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetObject(PyExc_KeyError, op);
+            return NULL;
+        }
+        return found;
+    }
+    return op;
+}
+
+static PyObject *
+term_new(PyTypeObject *cls, PyObject *args, PyObject *kwds)
+{
+    static char *names[] = {"op", "args", "attr", NULL};
+    PyObject *op, *targs = NULL, *attr = Py_None;
+    if (!Configured) {
+        PyErr_SetString(PyExc_RuntimeError, "exprgraph.core._cterm is not configured");
+        return NULL;
+    }
+    if (kwds == NULL && PyTuple_GET_SIZE(args) >= 1 && PyTuple_GET_SIZE(args) <= 3) {
+        op = PyTuple_GET_ITEM(args, 0);
+        if (PyTuple_GET_SIZE(args) > 1)
+            targs = PyTuple_GET_ITEM(args, 1);
+        if (PyTuple_GET_SIZE(args) > 2)
+            attr = PyTuple_GET_ITEM(args, 2);
+    } else if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OO:Term", names, &op, &targs, &attr)) {
+        return NULL;
+    }
+    op = resolve_op(op);
+    if (op == NULL)
+        return NULL;
+    if (targs == NULL) {
+        PyObject *empty = PyTuple_New(0);
+        if (empty == NULL)
+            return NULL;
+        PyObject *res = intern_term(cls, op, empty, attr);
+        Py_DECREF(empty);
+        return res;
+    }
+    if (PyTuple_CheckExact(targs))
+        return intern_term(cls, op, targs, attr);
+    PyObject *tuple = PySequence_Tuple(targs);
+    if (tuple == NULL)
+        return NULL;
+    PyObject *res = intern_term(cls, op, tuple, attr);
+    Py_DECREF(tuple);
+    return res;
+}
+
+static void
+term_dealloc(TermObject *self)
+{
+    if (self->linked)
+        table_unlink(self);
+    if (self->weakreflist != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    Py_CLEAR(self->op);
+    Py_CLEAR(self->attr);
+    Py_CLEAR(self->dtype);
+    Py_CLEAR(self->shape);
+    Py_CLEAR(self->free);
+    Py_CLEAR(self->depth);
+    Py_CLEAR(self->size);
+    Py_CLEAR(self->key);
+    Py_CLEAR(self->scratch);
+    Py_CLEAR(self->args); /* last: freeing it may free a long chain of operands */
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef term_members[] = {
+    {"op", T_OBJECT_EX, offsetof(TermObject, op), READONLY, "The op of the term."},
+    {"args", T_OBJECT_EX, offsetof(TermObject, args), READONLY, "The operands, a tuple of terms."},
+    {"attr", T_OBJECT_EX, offsetof(TermObject, attr), READONLY, "The attribute payload (None for most ops)."},
+    {"dtype", T_OBJECT_EX, offsetof(TermObject, dtype), READONLY, "The element dtype."},
+    {"shape", T_OBJECT_EX, offsetof(TermObject, shape), READONLY, "The shape, a tuple of ints and int64 terms."},
+    {"_free", T_OBJECT_EX, offsetof(TermObject, free), 0, NULL},
+    {"_depth", T_OBJECT_EX, offsetof(TermObject, depth), 0, NULL},
+    {"_size", T_OBJECT_EX, offsetof(TermObject, size), 0, NULL},
+    {"__weakref__", T_OBJECT, offsetof(TermObject, weakreflist), READONLY, NULL},
+    {NULL},
+};
+
+PyTypeObject TermBaseType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "exprgraph.core._cterm.TermBase",
+    .tp_basicsize = sizeof(TermObject),
+    .tp_dealloc = (destructor)term_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The fields of an interned term, in C (subclassed by exprgraph.Term).",
+    .tp_weaklistoffset = offsetof(TermObject, weakreflist),
+    .tp_members = term_members,
+    .tp_new = term_new,
+};
+
+size_t
+table_count(void)
+{
+    return Count;
+}

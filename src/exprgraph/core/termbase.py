@@ -1,0 +1,221 @@
+"""TermBase: the fields of a term and its interning, in C when built (``_cterm.c``), else in Python.
+
+:class:`~exprgraph.core.term.Term` subclasses the :data:`TermBase` chosen here and adds every
+method. Both bases hold the same fields (``op``, ``args``, ``attr``, ``dtype``, ``shape`` and the
+caches ``_free``, ``_depth``, ``_size``) and intern the same way: ``Term(op, args, attr)`` is the
+live term with the same op, the same operand objects and an equal attr key when there is one.
+
+- The C base (``_cterm*.c``) keeps live terms in one hash table of borrowed pointers that a term leaves when it
+  is freed, decides the dtype and shape of scalar elementwise ops itself (from the promotion table
+  and rules it is given by :func:`configure`), and is not tracked by the cyclic collector.
+- The Python base keeps, per op, a dictionary of weak references guarded by a lock.
+
+The C base is used unless ``EXPRGRAPH_PURE_PYTHON`` is set, the extension was not built (the build
+falls back to pure Python when it cannot compile), or the extension is older than ``_cterm.c``
+(an edited checkout not rebuilt yet: a warning says so). :func:`native` says which is in use.
+
+Imports dtypes only.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+import weakref
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .dtypes import DTYPES, promote
+
+if TYPE_CHECKING:
+    from .op import Op
+
+__all__ = [
+    "TermBase",
+    "REGISTRY",
+    "PURE_ENV",
+    "native",
+    "configure",
+    "configure_grad",
+    "native_sweep",
+    "find_term",
+    "intern_table_size",
+]
+
+#: op name -> Op; filled by :mod:`exprgraph.core.op`
+REGISTRY: dict[str, Op] = {}
+
+#: set this environment variable to use the pure Python base even when the C one is built
+PURE_ENV = "EXPRGRAPH_PURE_PYTHON"
+
+_HERE = Path(__file__).parent
+_T = TypeVar("_T", bound="PureTermBase")
+
+
+def _load_native() -> ModuleType | None:
+    if os.environ.get(PURE_ENV):
+        return None
+    try:
+        from . import _cterm  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    built = Path(_cterm.__file__ or "")
+    sources = [*_HERE.glob("_cterm*.c"), *_HERE.glob("_cterm*.h")]
+    if built.exists() and any(p.stat().st_mtime > built.stat().st_mtime + 2.0 for p in sources):
+        warnings.warn(
+            "exprgraph.core: the compiled _cterm is older than its C sources; using the pure Python terms "
+            "(rebuild: `make test`, or `pip install -e .`)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return None
+    module: ModuleType = _cterm
+    return module
+
+
+_native = _load_native()
+
+
+def native() -> bool:
+    """Whether terms are interned by the C extension (else by the pure Python base)."""
+    return _native is not None
+
+
+class _Ref(weakref.ref):
+    """A weak reference that remembers its intern key (set after creation: no Python __init__)."""
+
+    __slots__ = ("key", "table")
+
+    key: Any
+    table: dict[Any, _Ref]
+
+
+_lock = threading.RLock()
+_new = object.__new__
+
+
+def _forget(ref: _Ref, _lock: threading.RLock = _lock) -> None:
+    # called by the garbage collector when an interned term dies (the lock is bound as a default
+    # so that the module's globals being cleared at interpreter exit cannot break it)
+    with _lock:
+        table = ref.table
+        if table.get(ref.key) is ref:
+            del table[ref.key]
+
+
+class PureTermBase:
+    """The fields of an interned term and its interning, in Python (see the module docstring)."""
+
+    __slots__ = ("op", "args", "attr", "dtype", "shape", "_free", "_depth", "_size", "__weakref__")
+
+    def __new__(cls: type[_T], op: Any, args: tuple = (), attr: Any = None) -> _T:
+        """Return the interned term for ``(op, args, attr)``, building it if none is alive."""
+        if op.__class__ is str:
+            return cls(REGISTRY[op], args, attr)
+        if args.__class__ is not tuple:
+            return cls(op, tuple(args), attr)
+        # per-op intern table; the key is the args tuple itself unless the op carries an attr
+        table = op.table
+        key: Any
+        if attr is None:
+            key = args
+        else:
+            keyf = op.attr_key
+            key = (args, attr if keyf is None else keyf(attr))
+        ref = table.get(key)
+        if ref is not None:
+            term: _T | None = ref()
+            if term is not None:
+                return term
+        dtype, shape = op.check(args, attr)  # validates arity and operand types
+        term = _new(cls)
+        _put_op(term, op)
+        _put_args(term, args)
+        _put_attr(term, attr)
+        _put_dtype(term, dtype)
+        _put_shape(term, shape)
+        made = _Ref(term, _forget)
+        made.key = key
+        made.table = table
+        # insert-if-absent is atomic without the lock; replacing an entry and _forget's delete take it
+        if ref is None and table.setdefault(key, made) is made:
+            return term
+        with _lock:  # a dead entry to replace, or another thread interned an equal term first
+            ref = table.get(key)
+            if ref is not None:
+                other: _T | None = ref()
+                if other is not None:
+                    return other
+            table[key] = made
+        return term
+
+
+# slot setters of the pure base (quicker than object.__setattr__ by name)
+_put_op = vars(PureTermBase)["op"].__set__
+_put_args = vars(PureTermBase)["args"].__set__
+_put_attr = vars(PureTermBase)["attr"].__set__
+_put_dtype = vars(PureTermBase)["dtype"].__set__
+_put_shape = vars(PureTermBase)["shape"].__set__
+
+if TYPE_CHECKING:
+    TermBase = PureTermBase
+else:
+    TermBase = _native.TermBase if _native is not None else PureTermBase
+
+
+def configure(term_class: type, op_class: type, rules: tuple[Any, Any, Any, Any, Any]) -> None:
+    """Give the C base the facts it applies itself (a no-op for the pure base).
+
+    ``rules`` are the shape/dtype rules ``arith``, ``real``, ``same``, ``boolean`` and ``where_rule`` of
+    :mod:`exprgraph.core.inference`; the C base applies them to scalar operands from the
+    promotion table of :func:`~exprgraph.core.dtypes.promote`, and calls them otherwise.
+    """
+    if _native is None:
+        return
+    index = {d: i for i, d in enumerate(DTYPES)}
+    table = tuple(index[promote(a, b)] for a in DTYPES for b in DTYPES)
+    numeric = tuple(index["int64" if d == "bool" else d] for d in DTYPES)
+    _native.configure(term_class, REGISTRY, op_class, DTYPES, table, numeric, rules, "leaf")
+
+
+def configure_grad(
+    recorder: Any, sum_to: Any, const: Any, error: type, ops: dict[str, Op], ones: tuple, float32: type
+) -> None:
+    """Give the C reverse sweep what it calls and compares with (a no-op for the pure base).
+
+    ``recorder(node, g)`` records a rule as plain tuples (see :mod:`exprgraph.core.grad_template`);
+    ``sum_to`` and ``const`` are the core's; ``error`` is raised for ops without a rule; ``ops`` maps
+    const, add, mul, neg and truediv to their Ops; ``ones`` are the constants 1.0, 1 and float32 1.
+    """
+    if _native is None:
+        return
+    order = ("const", "add", "mul", "neg", "truediv")
+    _native.configure_grad(recorder, sum_to, const, error, tuple(ops[n] for n in order), ones, float32)
+
+
+def native_sweep() -> Any:
+    """The C module's reverse sweep functions (``live_order``, ``sweep``), or None for the pure base."""
+    return _native
+
+
+def find_term(op: Op, args: tuple, attr: Any = None) -> Any:
+    """The live term ``(op, args, attr)`` if there is one, else None (nothing is built)."""
+    if _native is not None:
+        return _native.find(op, args, attr)
+    if attr is None:
+        key: Any = args
+    else:
+        keyf = op.attr_key
+        key = (args, attr if keyf is None else keyf(attr))
+    ref = op.table.get(key)
+    return None if ref is None else ref()
+
+
+def intern_table_size() -> int:
+    """Number of live interned terms."""
+    if _native is not None:
+        count: int = _native.table_size()
+        return count
+    return sum(len(op.table) for op in {id(op): op for op in REGISTRY.values()}.values())
