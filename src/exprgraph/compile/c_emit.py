@@ -1,7 +1,9 @@
 """C source for a pointwise program: bounded-size parts over blocks of points, and their drivers.
 
 Points are processed in blocks of ``EG_B`` lanes (the CPU's vector width in doubles: 8 with
-AVX-512, else 4; twice that, in floats, for programs whose float values are all float32), and
+AVX-512 unless the build says ``EG_NARROW`` (a CPU that splits 512-bit vectors, see
+``cbuild._splits_wide_vectors``), else 4; twice that, in floats, for programs whose float values
+are all float32), and
 blocks in *superblocks* of up to ``EG_SUPER`` blocks, as many as keep the workspace within
 :data:`WORK_TARGET` bytes (so small programs amortise the per-call overhead over hundreds of
 points, and a single point costs one block).
@@ -124,7 +126,7 @@ def emit_c(program: Program, *, part_size: int = PART_SIZE, units: int | None = 
     superblock = max(1, min(MAX_SUPER, WORK_TARGET // per_block))
     head = "\n".join(
         [
-            "#if defined(__AVX512F__)",
+            "#if defined(__AVX512F__) && !defined(EG_NARROW)",
             f"#define EG_B {8 * wide}",
             "#else",
             f"#define EG_B {4 * wide}",

@@ -316,16 +316,20 @@ static inline int64_t eg_pow_i(int64_t a, int64_t b) {
     }
     return (int64_t)r;
 }
-/* a**0.5 is sqrt(a), as numpy computes it: nan for -inf, -0.0 for -0.0 (C's pow gives inf and 0.0) */
-static inline double eg_pow_dd(double a, double b) { return b == 0.5 ? sqrt(a) : pow(a, b); }
-static inline float eg_pow_ff(float a, float b) { return b == 0.5f ? sqrtf(a) : powf(a, b); }
+/* a**0.5 is sqrt(a), as numpy computes it: nan for -inf, -0.0 for -0.0 (C's pow gives inf and 0.0);
+   a**2 is a*a: the exact square rounded once, as a correctly rounded pow gives it (and a constant
+   exponent of 2 costs one multiplication instead of a call, vector pow's included) */
+static inline double eg_pow_dd(double a, double b) { return b == 2.0 ? a * a : b == 0.5 ? sqrt(a) : pow(a, b); }
+static inline float eg_pow_ff(float a, float b) { return b == 2.0f ? a * a : b == 0.5f ? sqrtf(a) : powf(a, b); }
 /* a float to an int64 power: an odd exponent keeps the base's sign even above 2**53, where the
    exponent read as a double is even */
 static inline double eg_pow_di(double a, int64_t b) {
+    if (b == 2) return a * a;
     double r = pow(a, (double)b);
     return (b & 1) ? copysign(r, a) : r;
 }
 static inline float eg_pow_fi(float a, int64_t b) {
+    if (b == 2) return a * a;
     float r = powf(a, (float)b);
     return (b & 1) ? copysignf(r, a) : r;
 }
