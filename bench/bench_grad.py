@@ -12,8 +12,10 @@ each tool used the way its users would at their best:
   answers. Its program is a handful of array ops whatever n is, so this row compares building a
   scalar graph with tracing a vectorised program (for orientation; not a goal).
 
-Building ``f`` is not timed. Interleaved rounds, best of N, the garbage collector paused during
-each timed call (for every contender alike); the n = 10^5 line is one run with the collector
+Building ``f`` is not timed. Interleaved rounds, best of N, timed by the CPU time of the calling
+thread (every contender but jax builds in that one thread, so other work on a busy machine cannot
+stretch the figures; XLA may compile on other threads, so jax's jitted row is a lower bound), the
+garbage collector paused during each timed call (for every contender alike); the n = 10^5 line is one run with the collector
 enabled, as a user runs it (exprgraph's sweeps pause it themselves, see
 ``exprgraph.diff.reverse.collector_paused``). Sizes are distinct nodes: the gradient's DAG (f's
 nodes it reuses included) against f's.
@@ -116,7 +118,7 @@ def gradient_table(n: int = 1000) -> None:
     contenders.update(jax_contenders(n))
     repeat = dict.fromkeys(contenders, 7)
     repeat.update({"sympy term by term": 2, "jax.grad jitted": 3})
-    times = best_of(contenders, repeat)
+    times = best_of(contenders, repeat, clock=time.thread_time)
     goals = {"CasADi SX gradient": "<= 1.0", "symengine term by term": "<= 1.0"}
     rows = []
     for name, t in times.items():
@@ -151,7 +153,7 @@ def symengine_scale(sizes: tuple[int, ...] = (1000, 10_000, 100_000)) -> None:
         if ca is not None:
             cf, cx = casadi_f(ca, n)
             contenders["casadi"] = lambda cf=cf, cx=cx: ca.gradient(cf, cx)
-        times = best_of(contenders, 3 if n < 100_000 else 1)
+        times = best_of(contenders, 3 if n < 100_000 else 1, clock=time.thread_time)
         row = [n, fmt_seconds(times["exprgraph"])]
         for name in ("symengine", "casadi"):
             row += [fmt_seconds(times[name]), ratio(times["exprgraph"], times[name])] if name in times else ["", ""]
@@ -190,7 +192,7 @@ def deep_chain() -> None:
     if se is not None:
         sf, sx = chain(se, CHAIN_K)
         contenders["symengine"] = lambda: sf.diff(sx)
-    times = best_of(contenders, 20)
+    times = best_of(contenders, 20, clock=time.thread_time)
     rows = [
         [CHAIN_K, name, fmt_seconds(t), ratio(times["exprgraph"], t) if name != "exprgraph" else ""]
         for name, t in times.items()

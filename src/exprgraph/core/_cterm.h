@@ -35,7 +35,6 @@ typedef struct TermObject {
     PyObject *weakreflist;
     PyObject *key;   /* the attr's intern key, NULL when attr is None */
     Py_hash_t hash;  /* intern hash of (op, args, key) */
-    struct TermObject *next; /* next term in the same bucket */
     int linked;
     /* scratch space of the C traversals (see "marked traversals" below): marks of the traversal
        whose epoch they carry, and one owned value (a pending adjoint, a dependency set) */

@@ -1,6 +1,6 @@
 /* _cterm_term.c: TermBase, the interned term node (see _cterm.c and exprgraph.core.termbase).
 
-   One hash table holds every live term as a borrowed pointer, chained per bucket; a term unlinks
+   One hash table holds every live term as a borrowed pointer (open addressing); a term unlinks
    itself when freed. The key is (op, the operand objects, the attr's key); a lookup that had to
    call Python (an attr's __eq__) starts again if the table changed meanwhile. A new term's dtype
    and shape come from the op's rule: for scalar operands of the elementwise rules this file
@@ -8,35 +8,41 @@
 
 #include "_cterm.h"
 
-/* ---- the intern table ------------------------------------------------------------------------ */
+/* ---- the intern table ------------------------------------------------------------------------
+   Open addressing with linear probing: a slot holds a term's hash next to the term, so a probe
+   touches the term only when the hashes agree; at most half the slots are used; a term that
+   leaves shifts the run behind it back (no tombstones). */
 
-static TermObject **Buckets = NULL;
-static size_t NBuckets = 0; /* a power of two */
+typedef struct {
+    Py_hash_t hash;
+    TermObject *term; /* NULL: an empty slot */
+} Slot;
+
+static Slot *Slots = NULL;
+static size_t Capacity = 0; /* a power of two */
 static size_t Count = 0;
 static uint64_t Version = 0; /* changes whenever the table does */
 
 static int
 table_grow(void)
 {
-    size_t n = NBuckets ? NBuckets * 2 : 1 << 14;
-    TermObject **fresh = (TermObject **)PyMem_Calloc(n, sizeof(TermObject *));
+    size_t n = Capacity ? Capacity * 2 : 1 << 15;
+    Slot *fresh = (Slot *)PyMem_Calloc(n, sizeof(Slot));
     if (fresh == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    for (size_t i = 0; i < NBuckets; i++) {
-        TermObject *t = Buckets[i];
-        while (t != NULL) {
-            TermObject *next = t->next;
-            size_t j = (size_t)t->hash & (n - 1);
-            t->next = fresh[j];
-            fresh[j] = t;
-            t = next;
-        }
+    for (size_t i = 0; i < Capacity; i++) {
+        if (Slots[i].term == NULL)
+            continue;
+        size_t j = (size_t)Slots[i].hash & (n - 1);
+        while (fresh[j].term != NULL)
+            j = (j + 1) & (n - 1);
+        fresh[j] = Slots[i];
     }
-    PyMem_Free(Buckets);
-    Buckets = fresh;
-    NBuckets = n;
+    PyMem_Free(Slots);
+    Slots = fresh;
+    Capacity = n;
     Version++;
     return 0;
 }
@@ -44,18 +50,28 @@ table_grow(void)
 static void
 table_unlink(TermObject *t)
 {
-    TermObject **slot = &Buckets[(size_t)t->hash & (NBuckets - 1)];
-    while (*slot != NULL) {
-        if (*slot == t) {
-            *slot = t->next;
-            t->next = NULL;
-            t->linked = 0;
-            Count--;
-            Version++;
-            return;
-        }
-        slot = &(*slot)->next;
+    size_t mask = Capacity - 1, i = (size_t)t->hash & mask;
+    while (Slots[i].term != t) {
+        if (Slots[i].term == NULL)
+            return; /* not there (cannot happen for a linked term) */
+        i = (i + 1) & mask;
     }
+    /* shift back each later entry of the run that may live at i (its home is not in (i, j]) */
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (Slots[j].term == NULL)
+            break;
+        size_t k = (size_t)Slots[j].hash & mask;
+        if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+            continue;
+        Slots[i] = Slots[j];
+        i = j;
+    }
+    Slots[i].term = NULL;
+    t->linked = 0;
+    Count--;
+    Version++;
 }
 
 Py_uhash_t
@@ -80,6 +96,10 @@ key_hash(PyObject *op, PyObject *args, PyObject *key)
             return -1;
         h = mix(h, (Py_uhash_t)kh);
     }
+    /* a final avalanche: the table takes the low bits */
+    h ^= h >> 33;
+    h *= (Py_uhash_t)0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
     if ((Py_hash_t)h == -1)
         h = (Py_uhash_t)-2;
     return (Py_hash_t)h;
@@ -90,12 +110,15 @@ key_hash(PyObject *op, PyObject *args, PyObject *key)
 TermObject *
 table_find(PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash)
 {
-    if (NBuckets == 0)
+    if (Capacity == 0)
         return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(args);
 again:
-    for (TermObject *t = Buckets[(size_t)hash & (NBuckets - 1)]; t != NULL; t = t->next) {
-        if (t->hash != hash || t->op != op)
+    for (size_t i = (size_t)hash & (Capacity - 1); Slots[i].term != NULL; i = (i + 1) & (Capacity - 1)) {
+        if (Slots[i].hash != hash)
+            continue;
+        TermObject *t = Slots[i].term;
+        if (t->op != op)
             continue;
         PyObject *targs = t->args;
         if (PyTuple_GET_SIZE(targs) != n)
@@ -133,11 +156,13 @@ again:
 static int
 table_insert(TermObject *t)
 {
-    if (Count + 1 > NBuckets && table_grow() < 0)
+    if (2 * (Count + 1) > Capacity && table_grow() < 0)
         return -1;
-    size_t i = (size_t)t->hash & (NBuckets - 1);
-    t->next = Buckets[i];
-    Buckets[i] = t;
+    size_t i = (size_t)t->hash & (Capacity - 1);
+    while (Slots[i].term != NULL)
+        i = (i + 1) & (Capacity - 1);
+    Slots[i].hash = t->hash;
+    Slots[i].term = t;
     t->linked = 1;
     Count++;
     Version++;
