@@ -15,8 +15,8 @@ each tool used the way its users would at their best:
 Building ``f`` is not timed. Interleaved rounds, best of N, timed by the CPU time of the calling
 thread (every contender but jax builds in that one thread, so other work on a busy machine cannot
 stretch the figures; XLA may compile on other threads, so jax's jitted row is a lower bound), the
-garbage collector paused during each timed call (for every contender alike); the n = 10^5 line is one run with the collector
-enabled, as a user runs it (exprgraph's sweeps pause it themselves, see
+garbage collector paused during each timed call (for every contender alike); the n = 10^5 line
+is one run with the collector enabled, as a user runs it (exprgraph's sweeps pause it themselves, see
 ``exprgraph.diff.reverse.collector_paused``). Sizes are distinct nodes: the gradient's DAG (f's
 nodes it reuses included) against f's.
 
