@@ -30,7 +30,7 @@ import time
 from typing import Any
 
 import exprgraph as eg
-from bench.common import best_of, fmt_seconds, print_table, ratio, skip
+from bench.common import anchor_module, best_of, fmt_seconds, print_table, ratio, skip
 from exprgraph.diff import grad
 
 CHAIN_K = 30
@@ -69,41 +69,42 @@ def casadi_nodes(ca: Any, inputs: Any, outputs: list[Any]) -> int:
     return ca.Function("count", [inputs], outputs).n_nodes()
 
 
-def jax_contenders(n: int) -> dict[str, Any]:
-    """``jax.grad`` traced, and traced + compiled, each round with a new function (no cache hit)."""
+def jax_fresh(n: int) -> tuple[Any, Any, Any] | None:
+    """``(jax, x0, fresh)``: ``fresh(transform)`` is ``transform`` of a new jax ``f`` (no cache hit), or None."""
     try:
         import jax
         import jax.numpy as jnp
     except ImportError:
         skip("jax rows", "jax is not installed")
-        return {}
+        return None
     jax.config.update("jax_enable_x64", True)
     x0 = jnp.linspace(-1.0, 1.0, n + 1)
 
-    def fresh() -> Any:
+    def fresh(transform: Any) -> Any:
         def f(x: Any) -> Any:
             a, b = x[:-1], x[1:]
             return jnp.sum(jnp.sin(a * b) + jnp.exp(a) / (1 + a**2))
 
-        return jax.grad(f)
+        return transform(f)
 
+    return jax, x0, fresh
+
+
+def jax_contenders(n: int) -> dict[str, Any]:
+    """``jax.grad`` traced, and traced + compiled, each round with a new function (no cache hit)."""
+    found = jax_fresh(n)
+    if found is None:
+        return {}
+    jax, x0, fresh = found
     return {
-        "jax.grad traced": lambda: jax.make_jaxpr(fresh())(x0),
-        "jax.grad jitted": lambda: jax.jit(fresh()).lower(x0).compile(),
+        "jax.grad traced": lambda: jax.make_jaxpr(fresh(jax.grad))(x0),
+        "jax.grad jitted": lambda: jax.jit(fresh(jax.grad)).lower(x0).compile(),
     }
-
-
-def _anchor(name: str) -> Any:
-    try:
-        return __import__(name)
-    except ImportError:
-        skip(f"{name} rows", "not installed")
-        return None
 
 
 def gradient_table(n: int = 1000) -> None:
     """Every contender at one n, with sizes."""
-    ca, se, sp = _anchor("casadi"), _anchor("symengine"), _anchor("sympy")
+    ca, se, sp = anchor_module("casadi"), anchor_module("symengine"), anchor_module("sympy")
     f, xs = build_f(n)
     contenders: dict[str, Any] = {"exprgraph": lambda: grad(f, xs)}
     sizes = {"exprgraph": len(eg.postorder([f, *grad(f, xs)]))}
@@ -142,7 +143,7 @@ def gradient_table(n: int = 1000) -> None:
 
 def symengine_scale(sizes: tuple[int, ...] = (1000, 10_000, 100_000)) -> None:
     """exprgraph vs SymEngine term by term (and CasADi) as n grows."""
-    ca, se = _anchor("casadi"), _anchor("symengine")
+    ca, se = anchor_module("casadi"), anchor_module("symengine")
     rows = []
     for n in sizes:
         f, xs = build_f(n)
@@ -186,7 +187,7 @@ def chain(lib: Any, k: int) -> tuple[Any, Any]:
 
 def deep_chain() -> None:
     """``f_k = sin(f_{k-1})*f_{k-1} + x``, ``df_k/dx``: time and linear size."""
-    se = _anchor("symengine")
+    se = anchor_module("symengine")
     f, x = chain(eg, CHAIN_K)
     contenders = {"exprgraph": lambda: grad(f, x)}
     if se is not None:

@@ -28,17 +28,9 @@ import time
 from typing import Any
 
 import exprgraph as eg
-from bench.bench_grad import build_f, build_terms, casadi_f, casadi_nodes
-from bench.common import best_of, fmt_seconds, print_table, ratio, skip
+from bench.bench_grad import build_f, build_terms, casadi_f, casadi_nodes, jax_fresh
+from bench.common import anchor_module, best_of, fmt_seconds, print_table, ratio
 from exprgraph.diff import hessian, hvp, jvp
-
-
-def _anchor(name: str) -> Any:
-    try:
-        return __import__(name)
-    except ImportError:
-        skip(f"{name} rows", "not installed")
-        return None
 
 
 def symengine_hessian(se: Any, terms: list[Any], xs: list[Any]) -> dict[tuple[int, int], Any]:
@@ -59,28 +51,16 @@ def symengine_hessian(se: Any, terms: list[Any], xs: list[Any]) -> dict[tuple[in
 
 def jax_hessian(n: int) -> dict[str, Any]:
     """``jax.hessian`` traced, a fresh function each round."""
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
-        skip("jax rows", "jax is not installed")
+    found = jax_fresh(n)
+    if found is None:
         return {}
-    jax.config.update("jax_enable_x64", True)
-    x0 = jnp.linspace(-1.0, 1.0, n + 1)
-
-    def fresh() -> Any:
-        def f(x: Any) -> Any:
-            a, b = x[:-1], x[1:]
-            return jnp.sum(jnp.sin(a * b) + jnp.exp(a) / (1 + a**2))
-
-        return jax.hessian(f)
-
-    return {"jax.hessian traced (dense)": lambda: jax.make_jaxpr(fresh())(x0)}
+    jax, x0, fresh = found
+    return {"jax.hessian traced (dense)": lambda: jax.make_jaxpr(fresh(jax.hessian))(x0)}
 
 
 def hessian_table(n: int = 1000) -> None:
     """Sparse Hessian construction at one n, with non-zeros and sizes."""
-    ca, se = _anchor("casadi"), _anchor("symengine")
+    ca, se = anchor_module("casadi"), anchor_module("symengine")
     f, xs = build_f(n)
     contenders: dict[str, Any] = {"exprgraph": lambda: hessian(f, xs, sparse=True)}
     h = hessian(f, xs, sparse=True)
@@ -122,7 +102,7 @@ def hessian_table(n: int = 1000) -> None:
 
 def products_table(n: int = 1000) -> None:
     """jvp and hvp construction with symbolic tangents, against CasADi's jtimes."""
-    ca = _anchor("casadi")
+    ca = anchor_module("casadi")
     f, xs = build_f(n)
     vs = [eg.Symbol(f"v{i}") for i in range(n + 1)]
     contenders: dict[str, Any] = {
@@ -154,7 +134,7 @@ def products_table(n: int = 1000) -> None:
 
 def scale_table(sizes: tuple[int, ...] = (10_000, 100_000)) -> None:
     """Sparse Hessian construction as n grows."""
-    ca = _anchor("casadi")
+    ca = anchor_module("casadi")
     rows = []
     for n in sizes:
         f, xs = build_f(n)
@@ -193,7 +173,7 @@ def compiled_table(n: int = 1000, repeat: int = 3) -> None:
     from bench.bench_codegen import _FreshCache, casadi_build
     from exprgraph.compile import compile as compile_terms
 
-    ca = _anchor("casadi")
+    ca = anchor_module("casadi")
     f, xs = build_f(n)
     h = hessian(f, xs, sparse=True)
     fresh = _FreshCache()

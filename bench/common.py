@@ -8,7 +8,7 @@ import tracemalloc
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["best_of", "peak_memory", "ratio", "print_table", "skip", "fmt_seconds", "fmt_bytes"]
+__all__ = ["anchor_module", "best_of", "peak_memory", "ratio", "print_table", "skip", "fmt_seconds", "fmt_bytes"]
 
 
 def best_of(
@@ -98,3 +98,12 @@ def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[Any]]
 def skip(what: str, reason: str) -> None:
     """Say that a row or a whole benchmark is skipped, and why."""
     print(f"(skipped {what}: {reason})")
+
+
+def anchor_module(name: str) -> Any:
+    """The anchor module ``name``, or None (and a line saying its rows are skipped) when it is not installed."""
+    try:
+        return __import__(name)
+    except ImportError:
+        skip(f"{name} rows", "not installed")
+        return None

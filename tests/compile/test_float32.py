@@ -6,32 +6,14 @@ import pickle
 
 import numpy as np
 import pytest
+from eg_strategies import compiled_backends
 
 import exprgraph as eg
 from exprgraph import Symbol
 from exprgraph.compile import compile as eg_compile
-from exprgraph.compile.cbuild import find_compiler
-from exprgraph.errors import CompilerNotFoundError
 from exprgraph.eval import evaluate
 
-
-def _backends() -> list[str]:
-    out = ["numpy"]
-    try:
-        find_compiler()
-        out.append("c")
-    except CompilerNotFoundError:
-        pass
-    try:
-        import llvmlite  # noqa: F401
-
-        out.append("llvm")
-    except ImportError:
-        pass
-    return out
-
-
-BACKENDS = _backends()
+BACKENDS = compiled_backends()
 x, y = Symbol("x", "float32"), Symbol("y", "float32")
 F = eg.sin(x * y) * eg.exp(-x) / (1 + x**2) + eg.sqrt(y) + eg.tanh(x) - eg.log(y) + eg.sigmoid(x) + x // y
 SPECIAL = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-45, 3.4e38, -1.5, 0.5], np.float32)

@@ -209,3 +209,23 @@ def assert_close_conditioned(t: eg.Term, got: object, want: object, env: dict, r
         diff = np.abs(np.where(finite, got - want, 0.0))
     worst = np.argmax(diff - allowed) if diff.size else 0
     assert np.all(diff <= allowed), f"{got.ravel()[worst]!r} vs {want.ravel()[worst]!r}"
+
+
+def compiled_backends() -> list[str]:
+    """The compiled backends this machine can run: numpy always, c with a C compiler, llvm with llvmlite."""
+    from exprgraph.compile.cbuild import find_compiler
+    from exprgraph.errors import CompilerNotFoundError
+
+    out = ["numpy"]
+    try:
+        find_compiler()
+        out.append("c")
+    except CompilerNotFoundError:
+        pass
+    try:
+        import llvmlite  # noqa: F401
+
+        out.append("llvm")
+    except ImportError:
+        pass
+    return out

@@ -76,10 +76,12 @@ Py_hash_t key_hash(PyObject *op, PyObject *args, PyObject *key);
 TermObject *table_find(PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash);
 size_t table_count(void);
 PyObject *intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr);
+PyObject *intern_taking(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr);
 PyObject *resolve_op(PyObject *op);
 
 /* ---- _cterm_folds.c ---- */
 int is_float_index(int d);
+PyObject *make_head(PyObject *op, PyObject *head, PyObject *const *items, Py_ssize_t n);
 PyObject *make_n(PyObject *op, PyObject *const *items, Py_ssize_t n);
 PyObject *make2(PyObject *op, PyObject *a, PyObject *b);
 PyObject *make_const(PyObject *value);

@@ -10,20 +10,27 @@ is_float_index(int d)
     return d == D_FLOAT32 || d == D_FLOAT64;
 }
 
-/* Term(op, items[0..n)) */
+/* Term(op, (head, *items[0..n))) */
+PyObject *
+make_head(PyObject *op, PyObject *head, PyObject *const *items, Py_ssize_t n)
+{
+    PyObject *tuple = PyTuple_New(n + 1);
+    if (tuple != NULL) {
+        Py_INCREF(head);
+        PyTuple_SET_ITEM(tuple, 0, head);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_INCREF(items[i]);
+            PyTuple_SET_ITEM(tuple, i + 1, items[i]);
+        }
+    }
+    return intern_taking(TermClass, op, tuple, Py_None);
+}
+
+/* Term(op, items[0..n)), n >= 1 */
 PyObject *
 make_n(PyObject *op, PyObject *const *items, Py_ssize_t n)
 {
-    PyObject *tuple = PyTuple_New(n);
-    if (tuple == NULL)
-        return NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_INCREF(items[i]);
-        PyTuple_SET_ITEM(tuple, i, items[i]);
-    }
-    PyObject *res = intern_term(TermClass, op, tuple, Py_None);
-    Py_DECREF(tuple);
-    return res;
+    return make_head(op, items[0], items + 1, n - 1);
 }
 
 PyObject *
@@ -52,9 +59,7 @@ make_const(PyObject *value)
         plain = overflow == 0;
     }
     if (plain) {
-        PyObject *empty = PyTuple_New(0);
-        res = empty == NULL ? NULL : intern_term(TermClass, OpConst, empty, value);
-        Py_XDECREF(empty);
+        res = intern_taking(TermClass, OpConst, PyTuple_New(0), value);
     } else {
         res = PyObject_CallOneArg(ConstFn, value);
     }
@@ -150,19 +155,8 @@ c_product(PyObject *g, PyObject *const *factors, Py_ssize_t n)
             goto done;
         }
     }
-general: {
-    PyObject *tuple = PyTuple_New(n + 1);
-    if (tuple == NULL)
-        goto done;
-    Py_INCREF(g);
-    PyTuple_SET_ITEM(tuple, 0, g);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_INCREF(f[i]);
-        PyTuple_SET_ITEM(tuple, i + 1, f[i]);
-    }
-    res = intern_term(TermClass, OpMul, tuple, Py_None);
-    Py_DECREF(tuple);
-}
+general:
+    res = make_head(OpMul, g, f, n);
 done:
     if (base != small)
         PyMem_Free(base);
@@ -200,19 +194,8 @@ c_negate(PyObject *g)
             if (c == NULL)
                 return NULL;
             PyObject *args = TERM(g)->args;
-            Py_ssize_t n = PyTuple_GET_SIZE(args);
-            PyObject *tuple = PyTuple_New(n);
-            if (tuple == NULL) {
-                Py_DECREF(c);
-                return NULL;
-            }
-            PyTuple_SET_ITEM(tuple, 0, c);
-            for (Py_ssize_t i = 1; i < n; i++) {
-                Py_INCREF(PyTuple_GET_ITEM(args, i));
-                PyTuple_SET_ITEM(tuple, i, PyTuple_GET_ITEM(args, i));
-            }
-            PyObject *res = intern_term(TermClass, OpMul, tuple, Py_None);
-            Py_DECREF(tuple);
+            PyObject *res = make_head(OpMul, c, &PyTuple_GET_ITEM(args, 1), PyTuple_GET_SIZE(args) - 1);
+            Py_DECREF(c);
             return res;
         }
     }
@@ -226,14 +209,8 @@ c_fan_in(PyObject *parts)
     Py_ssize_t n = PyList_GET_SIZE(parts);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *p = PyList_GET_ITEM(parts, i);
-        if (TERM(p)->op != OpConst || !PyFloat_CheckExact(TERM(p)->attr)) {
-            PyObject *tuple = PyList_AsTuple(parts);
-            if (tuple == NULL)
-                return NULL;
-            PyObject *res = intern_term(TermClass, OpAdd, tuple, Py_None);
-            Py_DECREF(tuple);
-            return res;
-        }
+        if (TERM(p)->op != OpConst || !PyFloat_CheckExact(TERM(p)->attr))
+            return intern_taking(TermClass, OpAdd, PyList_AsTuple(parts), Py_None);
     }
     double total = PyFloat_AS_DOUBLE(TERM(PyList_GET_ITEM(parts, 0))->attr);
     for (Py_ssize_t i = 1; i < n; i++)

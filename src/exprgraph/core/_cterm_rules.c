@@ -278,14 +278,11 @@ replay(Template *t, PyObject *node, PyObject *g)
         case I_CONST: v = in->attr; Py_INCREF(v); break;
         case I_RAW: {
             PyObject *tuple = PyTuple_New(in->n);
-            if (tuple == NULL)
-                goto fail;
-            for (int j = 0; j < in->n; j++) {
+            for (int j = 0; tuple != NULL && j < in->n; j++) {
                 Py_INCREF(regs[in->operands[j]]);
                 PyTuple_SET_ITEM(tuple, j, regs[in->operands[j]]);
             }
-            v = intern_term(TermClass, in->op, tuple, in->attr);
-            Py_DECREF(tuple);
+            v = intern_taking(TermClass, in->op, tuple, in->attr);
             break;
         }
         case I_PRODUCT: {

@@ -397,6 +397,17 @@ intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
     return (PyObject *)t;
 }
 
+/* intern_term with an args tuple the caller gives up (NULL: an error already set) */
+PyObject *
+intern_taking(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
+{
+    if (args == NULL)
+        return NULL;
+    PyObject *res = intern_term(cls, op, args, attr);
+    Py_DECREF(args);
+    return res;
+}
+
 PyObject *
 resolve_op(PyObject *op)
 {
@@ -433,22 +444,9 @@ term_new(PyTypeObject *cls, PyObject *args, PyObject *kwds)
     op = resolve_op(op);
     if (op == NULL)
         return NULL;
-    if (targs == NULL) {
-        PyObject *empty = PyTuple_New(0);
-        if (empty == NULL)
-            return NULL;
-        PyObject *res = intern_term(cls, op, empty, attr);
-        Py_DECREF(empty);
-        return res;
-    }
-    if (PyTuple_CheckExact(targs))
+    if (targs != NULL && PyTuple_CheckExact(targs))
         return intern_term(cls, op, targs, attr);
-    PyObject *tuple = PySequence_Tuple(targs);
-    if (tuple == NULL)
-        return NULL;
-    PyObject *res = intern_term(cls, op, tuple, attr);
-    Py_DECREF(tuple);
-    return res;
+    return intern_taking(cls, op, targs == NULL ? PyTuple_New(0) : PySequence_Tuple(targs), attr);
 }
 
 static void

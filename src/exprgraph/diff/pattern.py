@@ -137,9 +137,5 @@ def colour_rows(patterns: Sequence[frozenset[int]]) -> list[list[int]]:
         groups[colour].append(row)
         colour_of[row] = colour
         for c in cols:
-            rows = users.get(c)
-            if rows is None:
-                users[c] = [row]
-            else:
-                rows.append(row)
+            users.setdefault(c, []).append(row)
     return groups
