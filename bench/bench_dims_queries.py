@@ -29,6 +29,11 @@ worked out on both sides:
   (``FloorDiv``, ``Mod``, ``Max`` simplify on construction), so building is part of its answer;
 - *answer only*: the expressions prebuilt on both sides.
 
+Times are the CPU time of the benchmark's thread (``time.thread_time``), best of 5 rounds for ours
+and of 3 for torch's (2 before 2026-11-27, when wall-clock time was read): the machines are shared,
+and other processes stretch wall-clock time, not the thread's CPU time. Both sides run single
+threaded Python; nothing else changed in what either side does or caches within a round.
+
 Checks: every answer of ours is checked on points of the names' ranges (all of them when the box
 is small, else a sample): a bound must hold each value, True/False must hold at each point. The
 same queries are also answered with every range cut to a small box, and checked exhaustively
@@ -553,11 +558,11 @@ def main() -> None:
         contenders[torch_only] = lambda: answer_torch(prepared_torch)
         for name in (torch_built, torch_only):
             setup[name] = sympy.core.cache.clear_cache
-            repeat[name] = 2
+            repeat[name] = 3
     except ImportError:
         have_torch = False
         skip("torch rows", "torch is not installed (pip install torch, the CPU wheel)")
-    best = best_of(contenders, repeat=repeat, setup=setup)
+    best = best_of(contenders, repeat=repeat, setup=setup, clock=time.thread_time)
     clear_caches()
     ours = answer_ours(prepared)
     build = "fast path compiled by mypyc" if compiled_modules() else "pure Python"

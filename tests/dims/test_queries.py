@@ -298,3 +298,17 @@ def test_queries_on_text_are_never_wrong():
                 assert (v1 % v2 == 0) == answers["div"], (t1, t2, point)
             assert answers["bound"][0] <= v1 <= answers["bound"][1], (t1, point)
     assert decided > 30
+
+
+@pytest.mark.parametrize("op", [">=", "<="])
+def test_relations_decided_after_the_rules_rewrite_the_difference(op):
+    """H - ((H-1)//2 + 1) is rewritten by the rules across terms (x - x//2 -> (x+1)//2, in place),
+    then decided by its range; the quick range of the raw difference alone does not decide it."""
+    env = DimEnv({"H": (32, 4096)})
+    left, right = parse_expression("H"), parse_expression("FloorDiv(H - 1, 2) + 1")
+    rel = left >= right if op == ">=" else right <= left
+    assert env.statically_known(rel) is True
+    assert env.statically_known(f"H {op} FloorDiv(H - 1, 2) + 1" if op == ">=" else f"FloorDiv(H - 1, 2) + 1 {op} H")
+    assert env.statically_known(left < right) is False
+    assert env.statically_known(left > right) is True  # (H+1)//2 - 1 >= 15 for H >= 32
+    assert env.compare("H", "FloorDiv(H - 1, 2) + 1") == ">"

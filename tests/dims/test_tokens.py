@@ -1,8 +1,9 @@
 """The parser's quick tokenizer agrees with tokenize_expression, and parse errors keep their positions.
 
 The parser splits a text with str methods (a space around each operator) and carries token
-indices; the regular-expression tokenizer, with character positions, is the reference, and is
-what the quick one falls back to on anything unusual (``2x``, ``**``, a stray character).
+indices; the shared tokenizer (core/tokens.py, in the dimension language), with character
+positions, is the reference, and is what the quick one falls back to on anything unusual
+(``2x``, ``**``, a stray character).
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from exprgraph.core.tokens import tokenize
 from exprgraph.dims import parse_expression
-from exprgraph.dims.parse import _indexed_tokens, clear_parse_cache, tokenize_expression
+from exprgraph.dims.grammar import LEXICON
+from exprgraph.dims.parse import NotATokenError, clear_parse_cache, split_tokens, token_kind, tokenize_expression
 from exprgraph.errors import DimExpressionError
 
 _pieces = st.sampled_from(
@@ -34,15 +37,17 @@ def _reference(text: str) -> list[tuple[str, str]] | str:
 @settings(max_examples=400, deadline=None)
 @given(texts)
 def test_quick_tokens_are_the_pattern_tokens(text: str) -> None:
-    """Same kinds and texts in the same order, token i at index i; the same error when there is one."""
+    """Where every piece of the quick split is a token, they are the shared tokenizer's tokens, in order."""
     want = _reference(text)
-    try:
-        got = _indexed_tokens(text)
-    except DimExpressionError as err:
-        assert str(err) == want
+    values = split_tokens(text)
+    if values is None:
+        assert "**" in text or "\x00" in text
         return
-    assert [(kind, value) for kind, value, _ in got] == want
-    assert [i for _, _, i in got] == list(range(len(got)))
+    try:
+        kinds = [token_kind(v) for v in values]
+    except NotATokenError:
+        return  # the parser reads the shared tokenizer's tokens instead
+    assert list(zip(kinds, values, strict=True)) == want
 
 
 @pytest.mark.parametrize(
@@ -73,6 +78,23 @@ def test_quick_path_and_words_survive_clearing() -> None:
     """Clearing the parse cache forgets the words read, never the operators."""
     parse_expression("batch*seq + 7")
     clear_parse_cache()
-    tokens = _indexed_tokens("batch // 2 + (seq - 7)")
-    assert [v for _, v, _ in tokens] == ["batch", "//", "2", "+", "(", "seq", "-", "7", ")", ""]
-    assert [k for k, _, _ in tokens][:4] == ["name", "op", "num", "op"]
+    values = split_tokens("batch // 2 + (seq - 7)")
+    assert values == ["batch", "//", "2", "+", "(", "seq", "-", "7", ")", ""]
+    assert [token_kind(v) for v in values[:4]] == ["name", "op", "num", "op"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts)
+def test_tokens_are_the_shared_tokenizers(text: str) -> None:
+    """tokenize_expression is the shared tokenizer in the dimension language (``**`` refused by name)."""
+    try:
+        got = tokenize_expression(text)
+    except DimExpressionError as err:
+        if "**" in text[: err.pos + 2]:
+            assert "'**'" in str(err)
+        else:
+            with pytest.raises(DimExpressionError) as shared:
+                tokenize(text, LEXICON)
+            assert shared.value.pos == err.pos and str(shared.value) == str(err)
+        return
+    assert got == tokenize(text, LEXICON)

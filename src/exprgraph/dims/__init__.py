@@ -20,69 +20,28 @@ from typing import Any
 from ..core import shapes as _shapes
 from ..errors import DimExpressionError
 from .accel import compiled_modules  # imported first: picks the compiled or the pure fast path
-from .dimops import DimType, dim_add, dim_div, dim_equal, dim_max, dim_min, dim_mod, dim_mul, dim_multi_mul, dim_sub
+from .dimops import *  # noqa: F403  (DimType and the dim_* arithmetic)
+from .dimops import __all__ as _dimops_all
+from .dimops import dim_equal
 from .evaluate import evaluate_expression
 from .parse import parse_expression, parse_expression_tokens, tokenize_expression
-from .queries import (
-    DimEnv,
-    bound,
-    compare_expressions,
-    divisible,
-    equal,
-    exact_div,
-    ranges_from_expressions,
-    statically_known,
-)
+from .queries import *  # noqa: F403  (DimEnv and the queries)
+from .queries import __all__ as _queries_all
 from .relations import parse_relation
 from .rename import rename_dynamic_dimensions, rename_dynamic_expression, rename_expression, tidy
 from .simplify import clear_caches, simplify_dim, simplify_expression, simplify_term, simplify_two_expressions, to_poly
 from .terms import BROADCAST, CEIL_DIV, FN, dim_const, dim_fn, dim_name
 from .unparse import unparse
 
-__all__ = [
-    "DimExpressionError",
-    "DimType",
-    "CEIL_DIV",
-    "BROADCAST",
-    "FN",
-    "dim_fn",
-    "parse_expression",
-    "parse_expression_tokens",
-    "tokenize_expression",
-    "unparse",
-    "simplify_expression",
-    "simplify_term",
-    "simplify_dim",
-    "simplify_two_expressions",
-    "to_poly",
-    "evaluate_expression",
-    "rename_expression",
-    "rename_dynamic_expression",
-    "rename_dynamic_dimensions",
-    "tidy",
-    "dim_add",
-    "dim_sub",
-    "dim_mul",
-    "dim_div",
-    "dim_mod",
-    "dim_max",
-    "dim_min",
-    "dim_multi_mul",
-    "dim_equal",
-    "dim_name",
-    "dim_const",
-    "clear_caches",
-    "compiled_modules",
-    "DimEnv",
-    "bound",
-    "statically_known",
-    "equal",
-    "divisible",
-    "compare_expressions",
-    "exact_div",
-    "ranges_from_expressions",
-    "parse_relation",
-]
+__all__ = ["DimExpressionError", "CEIL_DIV", "BROADCAST", "FN", "dim_fn"]
+__all__ += ["parse_expression", "parse_expression_tokens", "tokenize_expression", "unparse"]
+__all__ += ["simplify_expression", "simplify_term", "simplify_dim", "simplify_two_expressions", "to_poly"]
+__all__ += ["evaluate_expression", "tidy"]
+__all__ += ["rename_expression", "rename_dynamic_expression", "rename_dynamic_dimensions"]
+__all__ += _dimops_all
+__all__ += ["dim_name", "dim_const", "clear_caches", "compiled_modules"]
+__all__ += _queries_all
+__all__ += ["parse_relation"]
 
 
 def _parse_dim(text: str) -> Any:

@@ -41,9 +41,11 @@ COMPILED_MODULES = (
     "polyparse",
     "regions",
     "terms",
+    "decide",
     "queries",
     "relations",
     "parse",
+    "grammar",
     "unparse",
 )
 

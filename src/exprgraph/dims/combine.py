@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..core.op import get_op
 from ..core.term import Term
 from .context import Context
@@ -32,22 +34,28 @@ from .normal import (
     p_is_const,
     p_mul,
 )
+from .terms import live_term
 
-__all__ = ["combine_terms"]
+__all__ = ["combine_terms", "may_combine"]
 
-_FLOORDIV, _MOD = get_op("floordiv"), get_op("mod")
-_MAX, _MIN = get_op("maximum"), get_op("minimum")
-_OPS = (_FLOORDIV, _MOD, _MAX)
+_FLOORDIV: Final = get_op("floordiv")
+_MOD: Final = get_op("mod")
+_MAX: Final = get_op("maximum")
+_MIN: Final = get_op("minimum")
+_OPS: Final = (_FLOORDIV, _MOD, _MAX)
 
 #: largest constant divisor k for which Hermite's identity (k terms) is tried
-MAX_HERMITE = 64
+MAX_HERMITE: Final = 64
 #: identities applied to one sum at most (each makes it strictly smaller, so this is a safety net)
-MAX_IDENTITIES = 256
+MAX_IDENTITIES: Final = 256
 
 
 def combine_terms(p: Poly, ctx: Context) -> Poly:
-    """Apply the cross-term rules to ``p`` (in place, or to its expansion) until none applies; returns the result."""
-    if len(p) < 2:
+    """Apply the cross-term rules to ``p`` (in place, or to its expansion) until none applies; returns the result.
+
+    ``p`` itself is returned unchanged when :func:`may_combine` says no rule can apply.
+    """
+    if len(p) < 2 or not may_combine(p, ctx):
         return p
     if ctx.sums:
         # products of sums: cancel through the expansion when it is no larger (a*(b+c) - a*c -> a*b)
@@ -58,6 +66,36 @@ def combine_terms(p: Poly, ctx: Context) -> Poly:
     if ctx.sums:
         p = ctx.unwrap(p)
     return p
+
+
+def may_combine(p: Poly, ctx: Context) -> bool:
+    """Whether a rule may apply to ``p`` (False: combine_terms gives ``p`` back unchanged).
+
+    Every rule needs an opaque atom or a sum atom in ``p`` (the rules below look only at atoms of
+    ``ctx.atom_args``, the expansions only at sum atoms), so a sum of names and their products,
+    the commonest, is left as it is at once. So is one opaque atom plus a constant (``x//4 + 1``):
+    each rule needs a second term with an atom (``x%q`` beside ``q*(x//q)``, ``x`` beside
+    ``x//q``, ``min`` beside ``max``, a second member of a Hermite family), and the atom's own
+    arguments never hold the atom.
+    """
+    opaque = ctx.atom_args
+    sums = ctx.sums
+    if not opaque and not sums:
+        return False
+    found = False
+    for m in p:
+        for a, _ in m:
+            if a in sums:
+                return True
+            if a in opaque:
+                found = True
+    if not found or len(p) < 2:
+        return False
+    if len(p) == 2 and ONE in p:
+        for m in p:
+            if m and len(m) == 1 and m[0][1] == 1:
+                return False  # c*atom + constant
+    return True
 
 
 def _rules(p: Poly, ctx: Context) -> bool:
@@ -230,7 +268,7 @@ def _hermite_identity(p: Poly, families: dict[tuple, list], ctx: Context) -> boo
         # the residues not in p are atoms not built yet: each of size >= 2, unless the range of x
         # is narrower than k (then a floor division may fold to a constant)
         lo, hi = ctx.range_of(x)
-        narrow = hi.__class__ is int and lo.__class__ is int and hi - lo < k
+        narrow = type(hi) is int and type(lo) is int and hi - lo < k
         known = {mono_mul(rest, m): c for m, c in x.items()}
         for a in members.values():
             known[mono_mul(rest, ((a, 1),))] = -1
@@ -247,8 +285,7 @@ def _hermite_identity(p: Poly, families: dict[tuple, list], ctx: Context) -> boo
 
 
 def _contains(p: Poly, part: Poly) -> bool:
-    get = p.get
-    return all(get(m) == c for m, c in part.items())
+    return all(p.get(m) == c for m, c in part.items())
 
 
 def _absorb_mod(p: Poly, m: Mono, c: int, mod: Term, rest: Mono, ctx: Context) -> bool:
@@ -256,7 +293,9 @@ def _absorb_mod(p: Poly, m: Mono, c: int, mod: Term, rest: Mono, ctx: Context) -
     x, q = ctx.atom_args[mod]
     if not q:
         return False  # x % 0 stays as it is
-    div = Term(_FLOORDIV, mod.args)
+    div = live_term(_FLOORDIV, mod.args)
+    if div is None:
+        return False  # x//q is in no polynomial, so not in p
     quotient_part = p_mul(q, {mono_mul(rest, ((div, 1),)): c}, ctx.budget)
     if not _contains(p, quotient_part):
         return False
@@ -291,7 +330,9 @@ def _max_plus_min(p: Poly, m: Mono, c: int, mx: Term, rest: Mono, ctx: Context) 
     args = ctx.atom_args[mx]
     if len(args) != 2:
         return False
-    mn = Term(_MIN, mx.args)
+    mn = live_term(_MIN, mx.args)
+    if mn is None:
+        return False  # min(a, b) is in no polynomial, so not in p
     m2 = mono_mul(rest, ((mn, 1),))
     if p.get(m2) != c:
         return False

@@ -13,17 +13,20 @@ its polynomial, its expansion (or None when that is too large) and its size.
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..core.op import Op, get_op
 from ..core.term import Term
-from .normal import Budget, Poly, defer_key, inner_term, p_atom
+from .normal import Budget, Mono, Poly, defer_key, inner_term, p_atom
 from .polyprint import atom_text
 from .ranges import INF, UNBOUNDED, Range, r_mul, r_pow, r_scale
+from .terms import make_term
 
 __all__ = ["Context", "context", "CACHE_LIMIT"]
 
-CACHE_LIMIT = 200_000
+CACHE_LIMIT: Final = 200_000
 
-_SYMBOL = get_op("symbol")
+_SYMBOL: Final = get_op("symbol")
 
 
 class Context:
@@ -38,6 +41,7 @@ class Context:
         "ranges",
         "atom_args",
         "tops",
+        "polys",
         "texts",
         "budget",
         "sums",
@@ -63,6 +67,8 @@ class Context:
         self.atom_args: dict[Term, tuple[Poly, ...]] = {}
         #: term -> its canonical term
         self.tops: dict[Term, Term] = {}
+        #: term -> its polynomial with lone sum atoms written as their sums (what queries work on)
+        self.polys: dict[Term, Poly] = {}
         #: text -> the result of simplify_expression (an int or a text)
         self.texts: dict[str, int | str] = {}
         self.budget = Budget()
@@ -80,6 +86,7 @@ class Context:
         self.ranges.clear()
         self.atom_args.clear()
         self.tops.clear()
+        self.polys.clear()
         self.texts.clear()
         self.sums.clear()
         self.expansions.clear()
@@ -87,7 +94,7 @@ class Context:
 
     def maybe_trim(self) -> None:
         """Clear the caches when they have grown past the limit (called between simplifications)."""
-        if len(self.vals) + len(self.ranges) + len(self.tops) + len(self.texts) > CACHE_LIMIT:
+        if len(self.vals) + len(self.ranges) + len(self.tops) + len(self.polys) + len(self.texts) > CACHE_LIMIT:
             self.clear()
 
     # -- atoms and ranges ----------------------------------------------------------------------------
@@ -107,9 +114,8 @@ class Context:
             s = sums.get(m[0][0]) if len(m) == 1 and m[0][1] == 1 else None
             if s is None:
                 s = {m: 1}
-            get = out.get
             for mm, cc in s.items():  # out += c*s
-                v = get(mm, 0) + c * cc
+                v = out.get(mm, 0) + c * cc
                 if v:
                     out[mm] = v
                 elif mm in out:
@@ -120,7 +126,8 @@ class Context:
         """The polynomial of the atom ``op(args...)`` with canonical arguments, recording its range."""
         if self.sums:
             args = tuple([self.unwrap(a) for a in args])
-        term = Term(op, tuple([inner_term(a) for a in args]), attr)
+        operands = tuple([inner_term(a) for a in args])
+        term = make_term(op, operands) if attr is None else Term(op, operands, attr)
         defer_key(term, atom_text, op, args)  # its text, printed from the polynomials if needed
         return self.known_atom(term, args, rng)
 
@@ -155,60 +162,98 @@ class Context:
         """Range of a polynomial's value: the sum of the ranges of its terms."""
         # Lower bounds are ints or -INF, upper bounds ints or INF (see .ranges), so the bounds are
         # summed as ints, and an infinite one makes the bound of the sum infinite.
-        lo = hi = 0
+        # (the loop variables are typed for the compiled build: coefficients are ints here)
+        lo: int = 0
+        hi: int = 0
         lo_inf = hi_inf = False
-        name_lo = self.name_range[0]
+        name_range = self.name_range
         custom = self.custom
+        name_ranges = self.name_ranges
+        atom_ranges = self.ranges
+        m: Mono
+        c: int
         for m, c in p.items():
-            if not m:
+            n = len(m)
+            if n == 0:
                 lo += c
                 hi += c
                 continue
-            if len(m) == 1 and m[0][1] == 1:
+            first = m[0]
+            if n == 1 and first[1] == 1:
                 # one atom a: c*a lies in c*range(a)
-                a = m[0][0]
+                a = first[0]
                 if a.op is _SYMBOL:
-                    r = self.name_ranges.get(a, self.name_range) if custom else self.name_range
+                    r = name_ranges.get(a, name_range) if custom else name_range
                 else:
-                    r = self.ranges.get(a, UNBOUNDED)
-                a_lo, a_hi = r
+                    r = atom_ranges.get(a, UNBOUNDED)
                 if c < 0:
-                    a_lo, a_hi = a_hi, a_lo
-                if a_lo.__class__ is float:
+                    a_hi, a_lo = r
+                else:
+                    a_lo, a_hi = r
+                if type(a_lo) is float:
                     lo_inf = True
                 else:
                     lo += c * a_lo
-                if a_hi.__class__ is float:
+                if type(a_hi) is float:
                     hi_inf = True
                 else:
                     hi += c * a_hi
                 continue
-            for a, _ in m:
-                if a.op is not _SYMBOL or custom:
-                    break
-            else:
-                # a product of names >= n (n = 0 or 1) and powers of them lies in [n, INF): times c
-                if c > 0:
-                    lo += c * name_lo
-                    hi_inf = True
-                elif c < 0:
-                    lo_inf = True
-                    hi += c * name_lo
-                continue
-            a, e = m[0]
-            r = r_pow(self.atom_range(a), e)
-            for a, e in m[1:]:
-                r = r_mul(r, r_pow(self.atom_range(a), e))
-            r_lo, r_hi = r_scale(r, c)
-            if r_lo.__class__ is float:
+            t_lo, t_hi = self._product_range(m, c)
+            if isinstance(t_lo, float):
                 lo_inf = True
             else:
-                lo += r_lo
-            if r_hi.__class__ is float:
+                lo += t_lo
+            if isinstance(t_hi, float):
                 hi_inf = True
             else:
-                hi += r_hi
+                hi += t_hi
         return (-INF if lo_inf else lo, INF if hi_inf else hi)
+
+    def _product_range(self, m: Mono, c: int) -> tuple[int | float, int | float]:
+        """Range of ``c*m`` for a monomial that is not one atom to the power 1."""
+        for a, _ in m:
+            if a.op is not _SYMBOL or self.custom:
+                break
+        else:
+            # a product of names >= n (n = 0 or 1) and powers of them lies in [n, INF): times c
+            name_lo = self.name_range[0]
+            return (c * name_lo, INF) if c > 0 else (-INF, c * name_lo)
+        fast = self._nonnegative_product(m)
+        if fast is not None:
+            p_lo, p_hi = fast
+            return r_scale((p_lo, p_hi), c)
+        a, e = m[0]
+        r = r_pow(self.atom_range(a), e)
+        for a, e in m[1:]:
+            r = r_mul(r, r_pow(self.atom_range(a), e))
+        return r_scale(r, c)
+
+    def _nonnegative_product(self, m: Mono) -> Range | None:
+        """The range of a product of distinct atoms (powers 1) whose ranges start at 0 or above, else None.
+
+        Its lower bound is the product of the lower bounds, its upper bound that of the upper ones
+        (0 if one is 0, else INF if one is INF), as r_mul of the factors works them out.
+        """
+        p_lo: int = 1
+        p_hi: int = 1
+        zero_hi = inf_hi = False
+        for a, e in m:
+            if e != 1:
+                return None
+            a_lo, a_hi = self.atom_range(a)
+            if type(a_lo) is float or a_lo < 0:
+                return None
+            p_lo *= a_lo
+            if type(a_hi) is float:
+                inf_hi = True
+            elif a_hi == 0:
+                zero_hi = True
+            else:
+                p_hi *= a_hi
+        if zero_hi:
+            return (p_lo, 0)
+        return (p_lo, INF if inf_hi else p_hi)
 
     def single_atom(self, p: Poly) -> tuple[Term | None, int]:
         """``(atom, constant)`` when ``p`` is ``atom + constant`` with coefficient 1, else ``(None, 0)``."""
@@ -226,7 +271,7 @@ class Context:
         return atom, c
 
 
-_contexts = {False: Context(False), True: Context(True)}
+_contexts: Final = {False: Context(False), True: Context(True)}
 
 
 def context(positive: bool = False) -> Context:

@@ -8,6 +8,7 @@ as the original expression would fail there anyway). Rules that need a sign use 
 from __future__ import annotations
 
 from math import gcd, lcm
+from typing import Final
 
 from ..core.op import get_op
 from .context import Context
@@ -26,6 +27,7 @@ from .normal import (
     p_mono_gcd,
     p_mul,
     p_scale,
+    p_sub,
 )
 from .ranges import UNBOUNDED, fdiv, r_floordiv, r_mod
 from .terms import CEIL_DIV, INT64_MAX
@@ -40,11 +42,12 @@ __all__ = [
     "coefficient_gcd",
 ]
 
-_FLOORDIV, _MOD = get_op("floordiv"), get_op("mod")
+_FLOORDIV: Final = get_op("floordiv")
+_MOD: Final = get_op("mod")
 
 
 def _finite(x: object) -> bool:
-    return x.__class__ is int
+    return type(x) is int
 
 
 def _all_negative(q: Poly) -> bool:
@@ -107,7 +110,7 @@ def floordiv_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
     rng = UNBOUNDED
     if qr[0] >= 0:
         sr = ctx.range_of(s)
-        if sr[0] >= 0 and ctx.range_of(p_add(q, p_scale(s, -1)))[0] >= 1:
+        if sr[0] >= 0 and ctx.range_of(p_sub(q, s))[0] >= 1:
             return out  # 0 <= s < q: s//q -> 0
         lo, hi = r_floordiv(sr, qr)
         if lo == hi and _finite(lo):
@@ -129,7 +132,7 @@ def _floor_of_quotient(r: Poly, ctx: Context) -> Poly:
     """``floor(r)`` of an exact quotient: ``r`` itself, or ``n//d`` when its coefficients are rationals ``n/d``."""
     d = 1
     for c in r.values():
-        if c.__class__ is not int:
+        if type(c) is not int:
             d = lcm(d, c.denominator)
     if d == 1:
         return r
@@ -246,7 +249,7 @@ def mod_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
         return p_mul(inner, {m: g}, ctx.budget)
     if len(q) > 1:
         r = exact_quotient(p, q, ctx)
-        if r is not None and all(c.__class__ is int for c in r.values()):
+        if r is not None and all(type(c) is int for c in r.values()):
             return {}  # (q*r) % q -> 0
         s = p
     else:
@@ -259,7 +262,7 @@ def mod_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
     rng = UNBOUNDED
     if qr[0] >= 0:
         sr = ctx.range_of(s)
-        if sr[0] >= 0 and ctx.range_of(p_add(q, p_scale(s, -1)))[0] >= 1:
+        if sr[0] >= 0 and ctx.range_of(p_sub(q, s))[0] >= 1:
             return dict(s)  # 0 <= s < q: s % q -> s
         atom, c = ctx.single_atom(s)
         if atom is not None and c == 0 and atom.op is _MOD and atom in ctx.atom_args and ctx.atom_args[atom][1] == q:

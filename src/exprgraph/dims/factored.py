@@ -18,6 +18,7 @@ perhaps not the simplest. Nothing here ever multiplies out more than the budget 
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Final
 
 from ..core.term import Term
 from ..errors import TermTooLargeError
@@ -48,7 +49,7 @@ from .polyprint import inner_text
 __all__ = ["EXPAND_LIMIT", "sum_atom", "has_sums", "poly_size", "expand", "product_poly", "fold_sums", "exact_quotient"]
 
 #: monomial operations one expansion may spend (beyond, the factored form stands)
-EXPAND_LIMIT = 4096
+EXPAND_LIMIT: Final = 4096
 
 
 def _key_text(q: Poly) -> str:
@@ -152,9 +153,8 @@ def expand(p: Poly, ctx: Context, limit: int = EXPAND_LIMIT) -> Poly | None:
             else:
                 term = {m: c}
             budget.spend(len(term))
-            get = out.get
             for mm, cc in term.items():  # out += term
-                v = get(mm, 0) + cc
+                v = out.get(mm, 0) + cc
                 if v:
                     out[mm] = v
                 elif mm in out:

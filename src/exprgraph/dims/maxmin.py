@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..core.op import Op, get_op
 from ..core.term import Term
 from .context import Context
@@ -10,24 +12,25 @@ from .normal import (
     atom_key,
     defer_key,
     inner_term,
-    p_add,
     p_add_into,
     p_const,
     p_const_value,
     p_is_const,
-    p_scale,
+    p_sub,
     poly_key,
 )
 from .polyprint import atom_text
 from .ranges import Range
-from .terms import BROADCAST
+from .terms import BROADCAST, make_term
 
 __all__ = ["maxmin_poly", "broadcast_poly", "MAX_COMPARED"]
 
-_MAX, _MIN, _SYMBOL = get_op("maximum"), get_op("minimum"), get_op("symbol")
+_MAX: Final = get_op("maximum")
+_MIN: Final = get_op("minimum")
+_SYMBOL: Final = get_op("symbol")
 
 #: arguments compared pairwise through value ranges (beyond, only exact rules apply)
-MAX_COMPARED = 64
+MAX_COMPARED: Final = 64
 
 
 def _flatten(args: list[Poly], op: object, ctx: Context) -> list[Poly]:
@@ -62,26 +65,27 @@ def _dominated(rest: list[Poly], is_max: bool, ranges: dict, ctx: Context) -> li
     n = len(rest)
     keep = [True] * n
     bounds = [_range(a, ranges, ctx) for a in rest]
+    monomials = [frozenset(a) for a in rest]  # each monomial hashed once (a frozenset keeps the hashes)
     for i in range(n):
         if not keep[i]:
             continue
         a = rest[i]
-        terms = a.keys()
+        terms = monomials[i]
         a_lo, a_hi = bounds[i]
         for j in range(n):
             if i == j or not keep[j]:
                 continue
             b = rest[j]
-            if terms.isdisjoint(b):
+            if terms.isdisjoint(monomials[j]):
                 # range_of sums the ranges of the terms, so with no term in common the range of
                 # a - b is range(a) - range(b): a >= b always when lo(a) >= hi(b) (both finite)
                 other = bounds[j][1] if is_max else bounds[j][0]
                 mine = a_lo if is_max else a_hi
-                if mine.__class__ is not float and other.__class__ is not float:
+                if type(mine) is not float and type(other) is not float:
                     if (mine >= other) if is_max else (mine <= other):
                         keep[j] = False
                 continue
-            lo, hi = ctx.range_of(p_add(a, p_scale(b, -1)))  # common terms cancel or merge first
+            lo, hi = ctx.range_of(p_sub(a, b))  # common terms cancel or merge first
             if (lo >= 0) if is_max else (hi <= 0):
                 keep[j] = False
     return keep
@@ -112,9 +116,9 @@ def _of_names(args: list[Poly], op: Op, ctx: Context) -> Poly | None:
 
 def _atom(op: Op, terms: list[Term], args: list[Poly], rng: Range, ctx: Context) -> Poly:
     """The atom ``op(terms)`` (the inner terms of ``args``)."""
-    term = Term(op, (terms[0], terms[1]))
+    term = make_term(op, (terms[0], terms[1]))
     for t in terms[2:]:
-        term = Term(op, (term, t))  # max(a, b, c) -> (a^b)^c, printed a^b^c
+        term = make_term(op, (term, t))  # max(a, b, c) -> (a^b)^c, printed a^b^c
     defer_key(term, atom_text, op, args)  # its text, printed from the polynomials if needed
     return ctx.known_atom(term, tuple(args), rng)
 

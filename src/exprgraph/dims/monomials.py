@@ -6,16 +6,18 @@ terms, so equal atoms are the same object); ``()`` is the monomial 1. Imports: t
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..core.term import Term
 from ..errors import TermTooLargeError
 
 __all__ = ["Mono", "ONE", "MAX_DEGREE", "mono_mul", "mono_of_powers", "mono_pow", "mono_div"]
 
 Mono = tuple
-ONE: Mono = ()
+ONE: Final[Mono] = ()
 
 #: largest power of one atom in a monomial
-MAX_DEGREE = 100_000
+MAX_DEGREE: Final = 100_000
 
 
 def _by_id(item: tuple) -> int:
@@ -68,6 +70,18 @@ def mono_div(m: Mono, d: Mono) -> Mono | None:
     """``m / d`` when ``d`` divides ``m``, else None."""
     if not d:
         return m
+    if len(d) == 1:
+        # one atom a**q (the commonest divisor): found in place, the rest of m kept in its order
+        a, q = d[0]
+        for i in range(len(m)):
+            if m[i][0] is a:
+                p = m[i][1] - q
+                if p < 0:
+                    return None
+                if p:
+                    return (*m[:i], (a, p), *m[i + 1 :])
+                return m[:i] + m[i + 1 :]
+        return None
     powers = dict(m)
     for a, q in d:
         p = powers.get(a, 0) - q

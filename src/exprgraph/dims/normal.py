@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from fractions import Fraction
 from math import gcd
 from operator import itemgetter
+from typing import Final
 
 from ..core.op import get_op
 from ..core.term import Term
@@ -31,7 +32,7 @@ from .monomials import (
     mono_of_powers,
     mono_pow,
 )
-from .terms import dim_const
+from .terms import dim_const, make_term
 from .unparse import unparse
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "p_atom",
     "p_add_into",
     "p_add",
+    "p_sub",
     "p_scale",
     "p_mul",
     "p_const_value",
@@ -76,7 +78,10 @@ Poly = dict
 #: monomial operations one simplification may spend before giving up with TermTooLargeError
 MAX_WORK = 1_000_000
 
-_ADD, _SUB, _MUL, _NEG = get_op("add"), get_op("sub"), get_op("mul"), get_op("neg")
+_ADD: Final = get_op("add")
+_SUB: Final = get_op("sub")
+_MUL: Final = get_op("mul")
+_NEG: Final = get_op("neg")
 
 
 class Budget:
@@ -112,9 +117,8 @@ def p_atom(atom: Term) -> Poly:
 
 def p_add_into(acc: Poly, p: Poly, k: int = 1) -> None:
     """``acc += k * p`` in place."""
-    get = acc.get
     for m, c in p.items():
-        v = get(m, 0) + k * c
+        v = acc.get(m, 0) + k * c
         if v:
             acc[m] = v
         elif m in acc:
@@ -124,14 +128,25 @@ def p_add_into(acc: Poly, p: Poly, k: int = 1) -> None:
 def p_add(*polys: Poly) -> Poly:
     """Sum of polynomials (a new dict)."""
     acc: Poly = {}
-    get = acc.get
     for p in polys:
         for m, c in p.items():  # acc += p (p_add_into, inlined: sums are added everywhere)
-            v = get(m, 0) + c
+            v = acc.get(m, 0) + c
             if v:
                 acc[m] = v
             elif m in acc:
                 del acc[m]
+    return acc
+
+
+def p_sub(p: Poly, q: Poly) -> Poly:
+    """``p - q`` (a new dict, in the order ``p_add(p, p_scale(q, -1))`` gives)."""
+    acc = dict(p)
+    for m, c in q.items():
+        v = acc.get(m, 0) - c
+        if v:
+            acc[m] = v
+        elif m in acc:
+            del acc[m]
     return acc
 
 
@@ -156,11 +171,10 @@ def p_mul(p: Poly, q: Poly, budget: Budget | None = None) -> Poly:
             return p_scale(p, cq)
         return {mono_mul(m, mq): c * cq for m, c in p.items()}
     acc: Poly = {}
-    get = acc.get
     for m1, c1 in p.items():
         for m2, c2 in q.items():
             m = mono_mul(m1, m2)
-            v = get(m, 0) + c1 * c2
+            v = acc.get(m, 0) + c1 * c2
             if v:
                 acc[m] = v
             else:
@@ -295,9 +309,9 @@ def p_exact_div(p: Poly, q: Poly, budget: Budget | None = None, max_steps: int =
 
 # -- keys: the canonical order of atoms and monomials ---------------------------------------------------
 
-_keys: dict[Term, str] = {}
+_keys: Final[dict[Term, str]] = {}
 #: atom -> (function, arguments) that print it (see defer_key)
-_deferred: dict[Term, tuple] = {}
+_deferred: Final[dict[Term, tuple]] = {}
 
 
 def clear_keys() -> None:
@@ -340,7 +354,7 @@ def defer_key(atom: Term, text: Callable[..., str], *args: object) -> None:
 
 
 #: monomial -> (its key, its factors in print order); see mono_order
-_orders: dict[Mono, tuple[tuple, tuple[Term, ...]]] = {}
+_orders: Final[dict[Mono, tuple[tuple, tuple[Term, ...]]]] = {}
 
 
 def mono_order(m: Mono) -> tuple[tuple, tuple[Term, ...]]:
@@ -350,6 +364,11 @@ def mono_order(m: Mono) -> tuple[tuple, tuple[Term, ...]]:
         if len(m) == 1:
             a, p = m[0]
             entry = (((atom_key(a), p),), (a,) * p)
+        elif len(m) == 2 and m[0][1] == 1 and m[1][1] == 1:
+            # two atoms (a product of two names, the commonest): in the order of their keys
+            a, b = m[0][0], m[1][0]
+            ka, kb = atom_key(a), atom_key(b)
+            entry = (((ka, 1), (kb, 1)), (a, b)) if ka < kb else (((kb, 1), (ka, 1)), (b, a))
         else:
             # atoms have distinct keys, so sorting by (key, power) orders the atoms by key
             keyed = sorted([(atom_key(a), p, a) for a, p in m])
@@ -387,15 +406,15 @@ def _mono_term(factors: tuple[Term, ...], c: int) -> Term:
     if c == 1:
         acc = factors[0]
     elif c == -1:
-        acc = Term(_NEG, (factors[0],))
+        acc = make_term(_NEG, (factors[0],))
     else:
-        acc = Term(_MUL, (dim_const(c), factors[0]))
+        acc = make_term(_MUL, (dim_const(c), factors[0]))
     for f in factors[1:]:
-        acc = Term(_MUL, (acc, f))
+        acc = make_term(_MUL, (acc, f))
     return acc
 
 
-_by_key = itemgetter(0)
+_by_key: Final = itemgetter(0)
 
 
 def _ordered_terms(p: Poly) -> list[tuple[tuple, tuple[Term, ...], int]]:
@@ -411,9 +430,9 @@ def _sum_term(items: list[tuple[tuple, tuple[Term, ...], int]], acc: Term | None
         if acc is None:
             acc = _mono_term(factors, c)
         elif c > 0:
-            acc = Term(_ADD, (acc, _mono_term(factors, c)))
+            acc = make_term(_ADD, (acc, _mono_term(factors, c)))
         else:
-            acc = Term(_SUB, (acc, _mono_term(factors, -c)))
+            acc = make_term(_SUB, (acc, _mono_term(factors, -c)))
     return acc
 
 
@@ -424,9 +443,9 @@ def top_term(p: Poly) -> Term:
     if acc is None:
         return dim_const(c)
     if c > 0:
-        return Term(_ADD, (acc, dim_const(c)))
+        return make_term(_ADD, (acc, dim_const(c)))
     if c < 0:
-        return Term(_SUB, (acc, dim_const(-c)))
+        return make_term(_SUB, (acc, dim_const(-c)))
     return acc
 
 

@@ -12,6 +12,8 @@ Imports: the core's op table and the polynomial algebra of this package.
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..core.op import Op, get_op
 from .combine import combine_terms
 from .context import Context
@@ -21,25 +23,30 @@ from .maxmin import maxmin_poly
 from .normal import Poly, mono_mul, mono_of_powers, p_const
 from .terms import CEIL_DIV
 
-_ADD, _SUB, _MUL, _NEG = get_op("add"), get_op("sub"), get_op("mul"), get_op("neg")
-_FLOORDIV, _MOD = get_op("floordiv"), get_op("mod")
-_MAX, _MIN = get_op("maximum"), get_op("minimum")
+_ADD: Final = get_op("add")
+_SUB: Final = get_op("sub")
+_MUL: Final = get_op("mul")
+_NEG: Final = get_op("neg")
+_FLOORDIV: Final = get_op("floordiv")
+_MOD: Final = get_op("mod")
+_MAX: Final = get_op("maximum")
+_MIN: Final = get_op("minimum")
 
-_OPAQUE = {_FLOORDIV: floordiv_poly, _MOD: mod_poly, CEIL_DIV: ceil_poly}
+_OPAQUE: Final = {_FLOORDIV: floordiv_poly, _MOD: mod_poly, CEIL_DIV: ceil_poly}
 
 # Operands are tuples (kind, node id, payload). Kinds, and their payloads:
-_CONST = 0  # an integer literal: its value
-_NAME = 1  # a name: its polynomial (one atom)
-_POLY = 2  # a closed polynomial
-_SUM = 3  # an open sum region: its summands [(polynomial, coefficient)], left to right
-_PRODUCT = 4  # an open product region: [coefficient, {atom: power}, [(node id, sum)]] (see _Reader.product)
-_MAXIMUM = 5  # an open max region: its arguments [polynomial], left to right
-_MINIMUM = 6  # an open min region: likewise
-_REGION = _SUM  # kinds from here on are open regions
+_CONST: Final = 0  # an integer literal: its value
+_NAME: Final = 1  # a name: its polynomial (one atom)
+_POLY: Final = 2  # a closed polynomial
+_SUM: Final = 3  # an open sum region: its summands [(polynomial, coefficient)], left to right
+_PRODUCT: Final = 4  # an open product region: [coefficient, {atom: power}, [(node id, sum)]] (see _Reader.product)
+_MAXIMUM: Final = 5  # an open max region: its arguments [polynomial], left to right
+_MINIMUM: Final = 6  # an open min region: likewise
+_REGION: Final = _SUM  # kinds from here on are open regions
 
 #: node ids of operator nodes start here: above every int64, so they never equal the id of a
 #: literal (its value) and never the id of a name (its term)
-_FIRST_NODE_ID = 2**64
+_FIRST_NODE_ID: Final = 2**64
 
 
 class _DeclineError(Exception):
@@ -223,14 +230,13 @@ class _Reader:
     def close_sum(self, summands: list) -> Poly:
         """``sum(k*p)``, added right to left as the general walk does, then the cross-term rules."""
         acc: Poly = {}
-        get = acc.get
         work = 0
         for p, k in summands[::-1]:
             if not k:
                 continue  # a summand times 0 is left out, unvisited
             work += len(p)
             for m, c in p.items():  # acc += k*p
-                v = get(m, 0) + k * c
+                v = acc.get(m, 0) + k * c
                 if v:
                     acc[m] = v
                 elif m in acc:
@@ -315,10 +321,9 @@ class _LightReader:
             # p*(cq*mq): multiplying by a monomial keeps distinct monomials distinct
             return (_POLY, None, {mono_mul(m, mq): c * cq for m, c in p.items()})
         p = self.owned(a)
-        get = p.get
         k = 1 if op is _ADD else -1
         for m, c in self.poly(b).items():  # p += k*q
-            v = get(m, 0) + k * c
+            v = p.get(m, 0) + k * c
             if v:
                 p[m] = v
             else:

@@ -45,16 +45,16 @@ print key, so ``read_value`` prints it without building anything.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from ..core.leaves import RESERVED_NAMES
 from ..errors import TermTooLargeError
 from . import normal
 from .context import Context
+from .grammar import BINARY, CALLS, P_MAX, UNARY_PREC  # one grammar table for both readers
 from .normal import ONE, Budget, Poly, mono_of_powers
-from .parse import _BINARY, _CALLS, _UNARY_PREC  # one grammar table for both readers
+from .parse import NotATokenError, split_tokens, token_kind  # one tokenizer for both readers
 from .polyoperands import (
     _ADD,
     _CONST,
@@ -76,31 +76,23 @@ __all__ = ["read_polynomial", "read_value", "clear_name_cache", "MAX_TOKENS"]
 _T = TypeVar("_T")
 
 #: longer texts take the general path (linear in the size of its input, however large)
-MAX_TOKENS = 256
+MAX_TOKENS: Final = 256
 
-# names, numbers, "//", and any other single non-blank character (an operator, a bracket, a comma,
-# or a character the grammar does not have, which makes the fast path decline); names first, as
-# the commonest tokens (no token starts with both a letter and a digit, so the order changes nothing)
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|//|\S")
-_DIGITS = frozenset("0123456789")
-_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 
 #: the operators and calls this reader takes (a '/' and any other call send the text the general way)
-_FAST_BINARY = {
-    token: entry
-    for token, entry in _BINARY.items()
-    if entry[1] in _OPAQUE or entry[1] in (_ADD, _SUB, _MUL, _MAX, _MIN)
+_FAST_BINARY: Final = {
+    token: entry for token, entry in BINARY.items() if entry[1] in _OPAQUE or entry[1] in (_ADD, _SUB, _MUL, _MAX, _MIN)
 }
-_FAST_CALLS = {name: entry for name, entry in _CALLS.items() if entry[0] in _OPAQUE or entry[0] in (_MAX, _MIN)}
+_FAST_CALLS: Final = {name: entry for name, entry in CALLS.items() if entry[0] in _OPAQUE or entry[0] in (_MAX, _MIN)}
 #: tokens that make atoms (a call with one argument makes no node: Max(a) is a)
-_ATOM_TOKENS = frozenset(["//", "%", "^", "&", ","])
+_ATOM_TOKENS: Final = frozenset(["//", "%", "^", "&", ","])
 
 #: a bound on the general walk's work on a text the light reader takes: at most 2*MAX_TOKENS
 #: references to sums of at most MAX_TOKENS terms, and as many products of a sum by a monomial
-_LIGHT_WORK = 4 * MAX_TOKENS**2
+_LIGHT_WORK: Final = 4 * MAX_TOKENS**2
 
 #: name -> its operand (the name's term and polynomial); cleared with the other caches
-_names: dict[str, tuple] = {}
+_names: Final[dict[str, tuple]] = {}
 
 
 def clear_name_cache() -> None:
@@ -134,7 +126,6 @@ def _flat_sum(tokens: list[str]) -> NamePoly | None:
     polynomial is just the sum of the terms. ``tokens`` ends with _END.
     """
     acc: NamePoly = {}
-    get = acc.get
     sign = 1  # of the next term: the binary '+' or '-' before it
     i = 0
     while True:
@@ -152,13 +143,13 @@ def _flat_sum(tokens: list[str]) -> NamePoly | None:
         coef = sign
         powers: dict[str, int] = {}
         while True:  # factors joined by '*'
-            first = tok[:1]
-            if first in _DIGITS:
+            kind = token_kind(tok)
+            if kind == "num":
                 value = int(tok)
                 if value > INT64_MAX + negated:
                     raise _DeclineError  # the parser rejects it
                 coef *= value
-            elif first in _NAME_START:
+            elif kind == "name":
                 if tok in RESERVED_NAMES:
                     raise _DeclineError  # the parser rejects it
                 powers[tok] = powers.get(tok, 0) + 1
@@ -173,7 +164,7 @@ def _flat_sum(tokens: list[str]) -> NamePoly | None:
             i += 1
         if coef:
             m = tuple(sorted(powers.items())) if len(powers) > 1 else tuple(powers.items())
-            v = get(m, 0) + coef
+            v = acc.get(m, 0) + coef
             if v:
                 acc[m] = v
             else:
@@ -262,8 +253,9 @@ def _as_is(p: Poly) -> Poly:
 
 def _read_text(text: str, ctx: Context, flat: Callable[[NamePoly], _T], general: Callable[[Poly], _T]) -> _T | None:
     """``flat`` of the polynomial over names of a flat sum, else ``general`` of the polynomial; None to decline."""
-    tokens = _TOKEN.findall(text)
-    tokens.append(_END)
+    tokens = split_tokens(text)  # the parser's tokens (the end, "", last)
+    if tokens is None:
+        return None  # '**' or a character no text holds: the general path reports it
     long = len(tokens) > MAX_TOKENS + 1
     try:
         if _is_light(text):
@@ -280,11 +272,11 @@ def _read_text(text: str, ctx: Context, flat: Callable[[NamePoly], _T], general:
             return None
         ctx.budget = Budget()
         return general(_read(tokens, _Reader(ctx)))
-    except (_DeclineError, TermTooLargeError, OverflowError):
-        return None
+    except (_DeclineError, NotATokenError, TermTooLargeError, OverflowError):
+        return None  # (a piece of text that is no token: the general path reports it)
 
 
-_LIGHT = _LightReader()
+_LIGHT: Final = _LightReader()
 
 
 def _literal(digits: str, sign: int) -> tuple:
@@ -295,17 +287,16 @@ def _literal(digits: str, sign: int) -> tuple:
     return (_CONST, value, value)
 
 
-_END = ""  # appended after the last token: looking one token ahead never runs off the list
-_BOTTOM = (-1, None)  # the bottom of the operator stack
-_BRACKET = (0, "(")
-_NEGATE = (_UNARY_PREC, None)
+_END: Final = ""  # appended after the last token: looking one token ahead never runs off the list
+_BOTTOM: Final = (-1, None)  # the bottom of the operator stack
+_BRACKET: Final = (0, "(")
+_NEGATE: Final = (UNARY_PREC, None)
 
 
 def _read(tokens: list[str], reader: _Reader | _LightReader) -> Poly:
     """The operator-precedence loop of :mod:`.parse`, on operands of the fast path (tokens end with _END)."""
     names = _names
     operands: list[tuple] = []
-    push = operands.append
     # operator stack entries: (precedence, op) for binary operators, (5, None) for unary minus,
     # (0, "(") for a bracket, (0, name, operand height) for a call, and (-1, None) at the bottom;
     # a bracket, a call and the bottom stop reductions
@@ -320,15 +311,15 @@ def _read(tokens: list[str], reader: _Reader | _LightReader) -> Poly:
             operand, i = _operand(tok, tokens, i, stack, len(operands))
             if operand is None:
                 continue  # a prefix: a bracket, a sign or a call was opened
-        push(operand)
+        operands.append(operand)
         # an operator, a comma, a closing bracket or the end is expected
         while True:
             tok = tokens[i]
             i += 1
             entry = _FAST_BINARY.get(tok)
             # reduce: apply the operators on top that bind at least as tightly as this one to their
-            # operands; anything else closes, and reduces every operator (the loosest binds at 1)
-            prec = 1 if entry is None else entry[0]
+            # operands; anything else closes, and reduces every operator (the loosest binds at P_MAX)
+            prec = P_MAX if entry is None else entry[0]
             top = stack[-1]
             while top[0] >= prec:
                 stack.pop()
@@ -363,20 +354,20 @@ def _operand(tok: str, tokens: list[str], i: int, stack: list[tuple], height: in
     A bracket, a unary sign or a call is pushed on ``stack`` instead (``height`` operands are
     read so far), and the operand is None: one is still expected.
     """
-    first = tok[:1]
-    if first in _DIGITS:
+    kind = token_kind(tok)
+    if kind == "num":
         return _literal(tok, 1), i
     if tok == "(":
         stack.append(_BRACKET)
         return None, i
     if tok == "-":
-        if tokens[i][:1] in _DIGITS:
+        if token_kind(tokens[i]) == "num":
             return _literal(tokens[i], -1), i + 1  # a minus sign on a literal is part of it
         stack.append(_NEGATE)
         return None, i
     if tok == "+":
         return None, i  # unary plus changes nothing
-    if first in _NAME_START:
+    if kind == "name":
         if tokens[i] == "(":
             if tok not in _FAST_CALLS or tokens[i + 1] == ")":
                 raise _DeclineError

@@ -11,29 +11,18 @@ operand of a unary minus, left or right operand of a sum, or the whole text.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Final
 
 from ..core.op import Op, get_op
 from ..core.term import Term
+from .grammar import CALL_NAMES, INFIX_OPS, P_ADD, P_ATOM, P_MUL, P_UNARY, left_need, right_need
 from .normal import ONE, Mono, Poly, atom_key, mono_order
 from .terms import INT64_MAX, INT64_MIN
-from .unparse import (
-    CALL_NAMES,
-    INFIX,
-    P_ADD,
-    P_ATOM,
-    P_MUL,
-    P_UNARY,
-    bracket_left,
-    bracket_negated,
-    bracket_right,
-    precedence,
-)
+from .unparse import bracket_left, bracket_negated, bracket_right, precedence
 
 __all__ = ["poly_text", "poly_value", "inner_text", "atom_text", "fits_int64", "clear_print_cache"]
 
-_SYMBOL = get_op("symbol")
-#: op -> (symbol, precedence) of the infix ops of the grammar (from unparse's table)
-_INFIX_OPS = {get_op(name): entry for name, entry in INFIX.items()}
+_SYMBOL: Final = get_op("symbol")
 
 
 def fits_int64(c: int) -> int:
@@ -52,7 +41,7 @@ def _bracketed(text: str, atom: Term, bracket: Callable[..., bool], *p: int) -> 
 
 #: monomial -> (its key, mono_key; its first factor in print order, and that factor's text; the text
 #: "*f2*f3..." of the other factors, which always print as right operands of a product)
-_monos: dict[Mono, tuple[tuple, Term, str, str]] = {}
+_monos: Final[dict[Mono, tuple[tuple, Term, str, str]]] = {}
 
 
 def clear_print_cache() -> None:
@@ -167,14 +156,14 @@ def atom_text(op: Op, args: Iterable[Poly]) -> str:
     right operands; a call prints its arguments without brackets.
     """
     texts = [inner_text(a) for a in args]
-    symbol, p = _INFIX_OPS.get(op, (None, 0))
+    symbol, p = INFIX_OPS.get(op, (None, 0))
     if symbol is None:  # a call: CeilToInt(n,d)
         return f"{CALL_NAMES.get(op.name, op.name)}({','.join(text for text, _ in texts)})"
     text, q = texts[0]
-    out = [f"({text})" if q < p else text]  # bracket_left
+    out = [f"({text})" if q < left_need(p) else text]  # bracket_left
     for text, q in texts[1:]:
         out.append(symbol)
-        out.append(f"({text})" if q <= p or q == P_UNARY else text)  # bracket_right
+        out.append(f"({text})" if q < right_need(p) or q == P_UNARY else text)  # bracket_right
     return "".join(out)
 
 

@@ -22,16 +22,14 @@ as ``ranges=``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from ..core.op import get_op
 from ..core.term import Term
 from ..errors import DimExpressionError
-from .combine import combine_terms
 from .context import Context, context
-from .division import coefficient_gcd, mod_poly, monomial_quotient
-from .factored import exact_quotient, expand, has_sums
-from .normal import Poly, p_add, p_const_value, p_is_const, p_scale, top_term
+from .decide import compare, decide, divides, exact_quotient_term
+from .normal import Poly, top_term
 from .parse import parse_expression
 from .polyparse import read_polynomial
 from .ranges import INF, Range
@@ -42,13 +40,12 @@ from .relations import (
     as_term,
     bound_from_text,
     constant_powers,
-    decided_by_range,
+    int_term,
     meet,
     narrowings,
     open_bound,
     parse_relation,
     query_side,
-    sign_known,
     split_comparison,
     tight_range,
 )
@@ -67,9 +64,13 @@ __all__ = [
     "ranges_from_expressions",
 ]
 
-_SUB, _CONST = get_op("sub"), get_op("const")
+_SUB: Final = get_op("sub")
+_CONST: Final = get_op("const")
 #: memoised answers kept per set of ranges before the table is cleared; sets of ranges whose state is kept
-MEMO_LIMIT, MAX_STATES = 100_000, 256
+MEMO_LIMIT: Final = 100_000
+#: what _recall gives for a question not answered yet
+_MISSING: Final = object()
+MAX_STATES: Final = 256
 
 
 class DimEnv:
@@ -96,7 +97,7 @@ class DimEnv:
         self._ctx: Context | None = None
         self._memo: dict[tuple, Any] = {}
         for name, r in (ranges or {}).items():
-            if r.__class__ is tuple and len(r) == 2 and r[0].__class__ is int and r[1].__class__ is int:
+            if type(r) is tuple and len(r) == 2 and type(r[0]) is int and type(r[1]) is int:
                 self._set_bounds(name, (r[0], r[1]))  # the common case, quickly
             else:
                 self.set_range(name, r)
@@ -211,11 +212,18 @@ class DimEnv:
         return ctx.unwrap(to_poly(term, ctx))
 
     def _poly_of(self, expr: int | str | Term) -> Poly:
-        """The polynomial of an expression; text is read straight into it (see polyparse), cached per text."""
+        """The polynomial of an expression, cached per term and per text (text is read straight into
+        it, see polyparse)."""
+        ctx = self.context  # binds the memo too
+        if type(expr) is Term:
+            p = ctx.polys.get(expr)
+            if p is None:
+                p = self._poly(int_term(expr))
+                ctx.polys[expr] = p
+            return p
         if not isinstance(expr, str):
             return self._poly(as_term(expr))
         key = ("poly", expr)
-        ctx = self.context  # binds the memo too
         p = self._memo.get(key)
         if p is None:
             ctx.maybe_trim()
@@ -237,167 +245,116 @@ class DimEnv:
                 return op, left.strip(), right.strip()
         return parse_relation(rel)
 
-    def _ctx_range(self, p: Poly) -> Range:
-        return tight_range(p, self.context)
+    def _ctx_range(self, p: Poly, known: Range | None = None) -> Range:
+        return tight_range(p, self.context, known)
 
-    def _memoised(self, key: tuple, compute: Any) -> Any:
+    def _recall(self, key: tuple) -> Any:
+        """The memoised answer under ``key``, or _MISSING."""
         if self._ctx is None:
             self._bind()
+        return self._memo.get(key, _MISSING)
+
+    def _remember(self, key: tuple, value: Any) -> Any:
+        """Memoise ``value`` under ``key``; returns it."""
         memo = self._memo
-        if key in memo:
-            return memo[key]
         if len(memo) > MEMO_LIMIT:
             memo.clear()
-        value = memo[key] = compute()
+        memo[key] = value
         return value
 
     # -- queries ------------------------------------------------------------------------------------
 
     def simplify(self, expr: int | str | Term) -> int | str | Term:
         """Canonical form under these ranges: an int when constant, text for text, a term for a term."""
-        if expr.__class__ is int:
+        if type(expr) is int:
             return expr
         term = as_term(expr)
-        top = self._memoised(("simplify", term), lambda: top_term(self._poly(term)))
+        key = ("simplify", term)
+        top = self._recall(key)
+        if top is _MISSING:
+            top = self._remember(key, top_term(self._poly(term)))
         if top.op is _CONST:
             return int(top.attr)
         return unparse(top) if isinstance(expr, str) else top
 
     def bound(self, expr: int | str | Term) -> tuple[int | float, int | float]:
         """``(lo, hi)`` with ``lo <= expr <= hi`` for every value (``-inf``/``inf`` for an open end)."""
-        key = expr if isinstance(expr, str) else as_term(expr)
-        return self._memoised(("bound", key), lambda: self._ctx_range(self._poly_of(key)))
+        source = expr if isinstance(expr, str) else as_term(expr)
+        key = ("bound", source)
+        found = self._recall(key)
+        if found is not _MISSING:
+            return found
+        return self._remember(key, self._ctx_range(self._poly_of(source)))
 
     def statically_known(self, rel: str | Term) -> bool | None:
         """True when the relation holds for every value, False when for none, None otherwise."""
         op, left, right = self._sides(rel)
-        return self._memoised(("rel", op, left, right), lambda: self._decide(op, left, right))
+        key = ("rel", op, left, right)
+        found = self._recall(key)
+        if found is not _MISSING:
+            return found
+        return self._remember(key, self._decide(op, left, right))
 
     def equal(self, e1: int | str | Term, e2: int | str | Term) -> bool | None:
         """True when ``e1 == e2`` for every value, False when for none, None otherwise."""
         left, right = query_side(e1), query_side(e2)
-        return self._memoised(("rel", "eq", left, right), lambda: self._decide("eq", left, right))
+        key = ("rel", "eq", left, right)
+        found = self._recall(key)
+        if found is not _MISSING:
+            return found
+        return self._remember(key, self._decide("eq", left, right))
 
     def compare(self, e1: int | str | Term, e2: int | str | Term) -> str | None:
         """The strongest of ``== < <= > >= !=`` that holds between ``e1`` and ``e2`` for every value, or None."""
         left, right = query_side(e1), query_side(e2)
-        return self._memoised(("compare", left, right), lambda: self._compare(left, right))
+        key = ("compare", left, right)
+        found = self._recall(key)
+        if found is not _MISSING:
+            return found
+        return self._remember(key, self._compare(left, right))
 
     def divisible(self, expr: int | str | Term, k: int | str | Term) -> bool | None:
         """True when ``k`` divides ``expr`` for every value, False when for none, None otherwise."""
         term, divisor = query_side(expr), query_side(k)
-        return self._memoised(("divisible", term, divisor), lambda: self._divisible(term, divisor))
+        key = ("divisible", term, divisor)
+        found = self._recall(key)
+        if found is not _MISSING:
+            return found
+        return self._remember(key, self._divisible(term, divisor))
 
     def exact_div(self, expr: int | str | Term, d: int | str | Term) -> int | str | Term | None:
         """``expr / d`` when ``d`` divides ``expr`` for every value (an int, text or a term as ``expr``), else None."""
         term, divisor = as_term(expr), as_term(d)
-        q = self._memoised(("exact_div", term, divisor), lambda: self._exact_div(term, divisor))
+        key = ("exact_div", term, divisor)
+        q = self._recall(key)
+        if q is _MISSING:
+            q = self._remember(key, self._exact_div(term, divisor))
         if q is None:
             return None
         if q.op is _CONST:
             return int(q.attr)
         return unparse(q) if isinstance(expr, str) else q
 
-    # -- how they are answered ----------------------------------------------------------------------
-
-    def _difference(self, left: Any, right: Any, raw: Poly | None = None) -> Poly:
-        # left - right (``raw`` if given) from the sides' polynomials, each cached, then the rules across terms
-        ctx = self.context
-        d = p_add(self._poly_of(left), p_scale(self._poly_of(right), -1)) if raw is None else raw
-        return ctx.unwrap(combine_terms(d, ctx))
-
-    def _is_zero(self, d: Poly) -> bool:
-        if not d:
-            return True
-        if has_sums(d, self.context):
-            e = expand(d, self.context, 1 << 16)  # products of sums: their expansions cancel
-            return e is not None and not e
-        return False
-
-    def _never_zero(self, d: Poly) -> bool:
-        lo, hi = self.context.range_of(d)
-        if lo <= 0 <= hi:
-            lo, hi = self._ctx_range(d)
-        if lo > 0 or hi < 0:
-            return True
-        # the non-constant terms are multiples of g: a constant that g does not divide is never cancelled
-        g = coefficient_gcd(d, 0)
-        c0 = p_const_value(d)
-        return g > 1 and c0 % g != 0
+    # -- how they are answered (see .decide) -------------------------------------------------------
 
     def _decide(self, op: str, left: Any, right: Any) -> bool | None:
-        # first the quick range of the difference, before the rules across its terms (a sound range
-        # of an equal polynomial: what it settles is right)
-        raw = p_add(self._poly_of(left), p_scale(self._poly_of(right), -1))
-        quick = decided_by_range(op, self.context.range_of(raw), not raw)
-        if quick is not None:
-            return quick
-        d = self._difference(left, right, raw)
-        if op in ("eq", "ne"):
-            if self._is_zero(d):
-                return op == "eq"
-            if self._never_zero(d):
-                return op == "ne"
-            return None
-        if op in ("le", "lt"):
-            d = p_scale(d, -1)  # left <= right is right - left >= 0
-            op = "ge" if op == "le" else "gt"
-        answer = sign_known(op, self.context.range_of(d))  # the quick range first, the tighter one if needed
-        return sign_known(op, self._ctx_range(d)) if answer is None else answer
+        return decide(op, self._poly_of(left), self._poly_of(right), self.context)
 
     def _compare(self, left: Any, right: Any) -> str | None:
-        d = self._difference(left, right)
-        if self._is_zero(d):
-            return "=="
-        lo, hi = self._ctx_range(d)
-        if lo > 0:
-            return ">"
-        if hi < 0:
-            return "<"
-        if lo >= 0:
-            return ">="
-        if hi <= 0:
-            return "<="
-        if self._never_zero(d):
-            return "!="
-        return None
+        return compare(self._poly_of(left), self._poly_of(right), self.context)
 
     def _divisible(self, term: Any, divisor: Any) -> bool | None:
-        ctx = self.context
-        p, q = self._poly_of(term), self._poly_of(divisor)
-        if not q:
-            return None  # x % 0 is undefined
-        r = ctx.unwrap(mod_poly(p, q, ctx))
-        if self._is_zero(r):
-            return True
-        if self._never_zero(r):
-            return False
-        return None
+        return divides(self._poly_of(term), self._poly_of(divisor), self.context)
 
     def _exact_div(self, term: Term, divisor: Term) -> Term | None:
-        ctx = self.context
-        p, q = self._poly(term), self._poly(divisor)
-        if not q:
-            return None
-        if p_is_const(q):
-            k = p_const_value(q)
-            if any(c % k for c in p.values()):
-                return None
-            return top_term({m: c // k for m, c in p.items()})
-        if len(q) == 1:
-            out = monomial_quotient(p, q)
-            return None if out is None else top_term(ctx.unwrap(out))
-        r = exact_quotient(p, q, ctx)
-        if r is None or any(c.__class__ is not int for c in r.values()):
-            return None
-        return top_term(ctx.unwrap(r))
+        return exact_quotient_term(self._poly(term), self._poly(divisor), self.context)
 
 
 # -- the module-level functions -----------------------------------------------------------------------
 
-_states: dict[tuple, tuple[Context, dict[tuple, Any]]] = {}
+_states: Final[dict[tuple, tuple[Context, dict[tuple, Any]]]] = {}
 _DEFAULT = DimEnv()
-_envs: dict[tuple, DimEnv] = {}
+_envs: Final[dict[tuple, DimEnv]] = {}
 
 
 def _clear() -> None:

@@ -8,17 +8,42 @@ meet ints through the helpers below (no int-to-float conversion, so huge bounds 
 
 from __future__ import annotations
 
-__all__ = ["INF", "Range", "UNBOUNDED", "r_add", "r_scale", "r_mul", "r_pow", "r_floordiv", "r_mod", "fdiv"]
+from typing import Final
 
-INF = float("inf")
+__all__ = [
+    "INF",
+    "Range",
+    "UNBOUNDED",
+    "floor_div",
+    "ceil_div",
+    "r_add",
+    "r_scale",
+    "r_mul",
+    "r_pow",
+    "r_floordiv",
+    "r_mod",
+    "fdiv",
+]
+
+INF: Final = float("inf")
 Range = tuple
-UNBOUNDED: Range = (-INF, INF)
+UNBOUNDED: Final[Range] = (-INF, INF)
+
+
+def floor_div(a: int, b: int) -> int:
+    """``floor(a / b)`` of integers (Python's ``//``), for any ``b != 0``."""
+    return a // b
+
+
+def ceil_div(a: int, b: int) -> int:
+    """``ceil(a / b)`` of integers, for any ``b != 0``: ``-((-a) // b)``."""
+    return -((-a) // b)
 
 
 def _xadd(x: int | float, y: int | float) -> int | float:
-    if x.__class__ is float:
+    if type(x) is float:
         return x
-    if y.__class__ is float:
+    if type(y) is float:
         return y
     return x + y
 
@@ -26,7 +51,7 @@ def _xadd(x: int | float, y: int | float) -> int | float:
 def _xmul(x: int | float, y: int | float) -> int | float:
     if x == 0 or y == 0:
         return 0
-    if x.__class__ is float or y.__class__ is float:
+    if type(x) is float or type(y) is float:
         return INF if (x > 0) == (y > 0) else -INF
     return x * y
 
@@ -54,8 +79,8 @@ def r_mul(a: Range, b: Range) -> Range:
 
 
 def _pow_bound(x: int | float, p: int, lower: bool) -> int | float:
-    if x.__class__ is float or x <= 1:
-        return x if x.__class__ is float else x**p
+    if type(x) is float or x <= 1:
+        return x if type(x) is float else x**p
     if p <= 64:
         return x**p
     return x**64 if lower else INF  # still a bound, without computing a huge power
@@ -85,9 +110,9 @@ def _neg(x: int | float) -> int | float:
 
 def fdiv(x: int | float, y: int | float) -> int | float:
     """``floor(x / y)`` for a bound ``x`` and a divisor bound ``y >= 1``."""
-    if x.__class__ is float:
+    if type(x) is float:
         return x
-    if y.__class__ is float:
+    if type(y) is float:
         return 0 if x >= 0 else -1
     return x // y
 
@@ -106,7 +131,7 @@ def r_mod(a: Range, q: Range) -> Range:
     qhi = q[1]
     if qhi < 1:
         return UNBOUNDED  # the divisor can only be 0
-    hi = qhi if qhi.__class__ is float else qhi - 1
+    hi = qhi if type(qhi) is float else qhi - 1
     if a[0] >= 0 and a[1] < hi:
         hi = a[1]
     return (0, hi)

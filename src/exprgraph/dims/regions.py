@@ -12,6 +12,8 @@ this is always sound).
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..core.dtypes import INT64
 from ..core.op import get_op
 from ..core.term import Term
@@ -20,30 +22,41 @@ from .context import Context
 from .division import ceil_poly, floordiv_poly, mod_poly
 from .factored import product_poly
 from .maxmin import broadcast_poly, maxmin_poly
-from .monomials import _check_degree, mono_of_powers
-from .normal import Budget, Poly, inner_term, p_add_into, p_atom, p_const
+from .monomials import Mono, _check_degree, mono_of_powers
+from .normal import Budget, Poly, inner_term, p_add_into, p_atom, p_const, p_is_const
 from .ranges import INF, UNBOUNDED
 from .terms import BROADCAST, CEIL_DIV
 
-__all__ = ["to_poly"]
+__all__ = ["to_poly", "name_mono", "clear_name_monos"]
 
-_ADD, _SUB, _MUL, _NEG = get_op("add"), get_op("sub"), get_op("mul"), get_op("neg")
-_FLOORDIV, _MOD, _POW = get_op("floordiv"), get_op("mod"), get_op("pow")
-_MAX, _MIN = get_op("maximum"), get_op("minimum")
-_CONST, _SYMBOL = get_op("const"), get_op("symbol")
+_ADD: Final = get_op("add")
+_SUB: Final = get_op("sub")
+_MUL: Final = get_op("mul")
+_NEG: Final = get_op("neg")
+_FLOORDIV: Final = get_op("floordiv")
+_MOD: Final = get_op("mod")
+_POW: Final = get_op("pow")
+_MAX: Final = get_op("maximum")
+_MIN: Final = get_op("minimum")
+_CONST: Final = get_op("const")
+_SYMBOL: Final = get_op("symbol")
 
 # kinds of nodes
-_LEAF, _OPAQUE, _LIN, _PROD, _MAXK, _MINK = range(6)
-_LINEAR_OPS = (_ADD, _SUB, _NEG)
+_LEAF: Final = 0
+_OPAQUE: Final = 1
+_LIN: Final = 2
+_PROD: Final = 3
+_MAXK: Final = 4
+_MINK: Final = 5
 
 
 def _is_int_const(t: Term) -> bool:
-    return t.op is _CONST and t.attr.__class__ in (int, bool)
+    return t.op is _CONST and type(t.attr) in (int, bool)
 
 
 def _kind(node: Term) -> int:
     op = node.op
-    if op in _LINEAR_OPS:
+    if op is _ADD or op is _SUB or op is _NEG:
         return _LIN
     if op is _MUL:
         nonconst = 0
@@ -62,6 +75,28 @@ def _kind(node: Term) -> int:
         if _is_int_const(e) and e.attr >= 0:
             return _PROD
     return _OPAQUE
+
+
+#: plain names (int64 scalar symbols) -> their monomial ``((name, 1),)`` (see name_mono)
+_name_monos: Final[dict[Term, Mono]] = {}
+
+
+def name_mono(node: Term) -> Mono | None:
+    """The monomial ``((node, 1),)`` of a plain name (an int64 scalar symbol), or None for any other term."""
+    m = _name_monos.get(node)
+    if m is None:
+        if node.op is not _SYMBOL or node.dtype != INT64 or node.shape != ():
+            return None
+        m = ((node, 1),)
+        if len(_name_monos) > 1 << 16:
+            _name_monos.clear()
+        _name_monos[node] = m
+    return m
+
+
+def clear_name_monos() -> None:
+    """Forget the monomials of names."""
+    _name_monos.clear()
 
 
 def _foreign(node: Term) -> bool:
@@ -86,9 +121,9 @@ def to_poly(root: Term, ctx: Context) -> Poly:
         return _val(root, ctx)  # a foreign root: an atom of its own
     if _kind(root) == _LIN:
         # a sum over names, constants and normalised terms (the commonest): no walk needed
-        flat = _linear(root, None, ctx)
+        flat, mixed = _linear(root, None, ctx)
         if flat is not None:
-            p = vals[root] = combine_terms(flat, ctx)
+            p = vals[root] = combine_terms(flat, ctx) if mixed else flat
             return p
         ctx.budget = Budget()
     order, kinds, edges, parent_kind = _walk(root, vals)
@@ -98,9 +133,9 @@ def to_poly(root: Term, ctx: Context) -> Poly:
             vals[node] = ctx.unwrap(_opaque(node, ctx))
         elif node is root or edges[node] != 1 or parent_kind[node] != k:
             if k == _LIN:
-                region = _linear(node, kinds, ctx)
+                region, mixed = _linear(node, kinds, ctx)
                 assert region is not None  # with kinds, always a sum
-                vals[node] = combine_terms(region, ctx)
+                vals[node] = combine_terms(region, ctx) if mixed else region
             elif k == _PROD:
                 vals[node] = _product(node, kinds, ctx)
             else:
@@ -134,7 +169,7 @@ def _walk(root: Term, vals: dict) -> tuple[list[Term], dict[Term, int], dict[Ter
             expanded.add(node)
             stack.append((node, True))
             for child in reversed(node.args):  # the first child on top: listed first
-                if child not in expanded and child not in vals and child.args and not _foreign(child):
+                if child.args and child not in expanded and child not in vals and not _foreign(child):
                     stack.append((child, False))
     return order, kinds, edges, parent_kind
 
@@ -157,65 +192,116 @@ def _leaf(node: Term) -> Poly:
     return p_atom(node)
 
 
-def _linear(root: Term, kinds: dict | None, ctx: Context) -> Poly | None:
-    """Sum region: propagate coefficients down the tree of add/sub/neg/k*x nodes.
+#: what _role says of a node met inside a sum region
+_EXPAND, _VALUE, _FAIL = 0, 1, 2
 
-    Without ``kinds`` (no walk before it), the region is every add/sub/neg/k*x node below the
-    root not normalised yet, and None is returned when that is not a tree of them over names,
-    constants and normalised terms (a node met twice, or one to normalise first).
+
+def _role(node: Term, op: object, kinds: dict | None, vals: dict, seen: set[Term]) -> int:
+    """Whether a node (not the region's root, not a name) is expanded into the sum, added as a
+    value of its own (normalised, a constant, an opaque or a foreign term), or stops the region."""
+    # (an add, sub, neg or mul below an int64 scalar is one too: dtype and shape rules give it so,
+    # so a linear node met here is never foreign)
+    linear = op is _ADD or op is _SUB or op is _NEG or (op is _MUL and _kind(node) == _LIN)
+    if kinds is not None:
+        return _EXPAND if linear and node not in vals and kinds.get(node) == _LIN else _VALUE
+    if linear and node not in vals:
+        if node in seen:
+            return _FAIL  # shared inside the region: the walk counts its edges
+        seen.add(node)
+        return _EXPAND
+    if node.args and node not in vals:
+        return _FAIL  # a node to normalise first: the walk orders them
+    return _VALUE
+
+
+def _scaling(node: Term, k: int) -> tuple[Term | None, int]:
+    """``k * node`` for a product with at most one non-constant operand: that operand and its coefficient."""
+    child = None
+    for a in node.args:
+        if _is_int_const(a):
+            k *= int(a.attr)
+        else:
+            child = a
+    return child, k
+
+
+def _add_name(acc: Poly, m: Mono, k: int) -> None:
+    # acc += k*m, for the monomial of a name
+    v = acc.get(m, 0) + k
+    if v:
+        acc[m] = v
+    else:
+        del acc[m]
+
+
+def _add_value(acc: Poly, node: Term, k: int, ctx: Context) -> bool:
+    """``acc += k*value(node)``; True when the value is not a constant."""
+    p = _val(node, ctx)
+    ctx.budget.spend(len(p))
+    p_add_into(acc, p, k)
+    return not p_is_const(p)
+
+
+def _linear(root: Term, kinds: dict | None, ctx: Context) -> tuple[Poly | None, bool]:
+    """Sum region: propagate coefficients down the tree of add/sub/neg/k*x nodes (see _role).
+
+    Without ``kinds`` (no walk before it), None when the region is not a tree of them over names,
+    constants and normalised terms. The flag says whether an operand other than a name or a
+    constant was added (without one, no rule across the terms of the sum can apply).
     """
-    vals = ctx.vals
-    spend = ctx.budget.spend
     acc: Poly = {}
     names = 0
+    mixed = False
     seen: set[Term] = set()
-    stack: list[tuple[Term, int]] = [(root, 1)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node, k = pop()
-        if kinds is None and node is not root and node not in vals and _kind(node) == _LIN and not _foreign(node):
-            if node in seen:
-                return None  # shared inside the region: the walk counts its edges
-            seen.add(node)
-        elif node is not root and (node in vals or kinds is None or kinds.get(node) != _LIN):
-            if kinds is None and node.args and node not in vals:
-                return None  # a node to normalise first: the walk orders them
-            if node.op is _SYMBOL and node.dtype == INT64 and node.shape == ():
-                m = ((node, 1),)  # a name (not a foreign one): its monomial, straight into the sum
-                v = acc.get(m, 0) + k
-                if v:
-                    acc[m] = v
-                else:
-                    del acc[m]
-                names += 1
-                continue
-            p = _val(node, ctx)
-            spend(len(p))
-            p_add_into(acc, p, k)
-            continue
+    stack: list[tuple[Term, int]] = []
+    node = root
+    k = 1
+    while True:
         op = node.op
-        if op is _ADD:
-            for a in node.args:
-                push((a, k))
-        elif op is _SUB:
-            a, b = node.args
-            push((a, k))
-            push((b, -k))
-        elif op is _NEG:
-            push((node.args[0], -k))
-        else:  # k * x: a product with at most one non-constant operand
-            child = None
-            for a in node.args:
-                if _is_int_const(a):
-                    k *= int(a.attr)
+        role = _EXPAND
+        if node is not root:
+            m = name_mono(node) if op is _SYMBOL else None
+            if m is not None:
+                _add_name(acc, m, k)  # a name (not a foreign one): its monomial, straight into the sum
+                names += 1
+                role = _VALUE
+            else:
+                role = _role(node, op, kinds, ctx.vals, seen)
+                if role == _FAIL:
+                    return None, False
+                if role == _VALUE:
+                    mixed = _add_value(acc, node, k, ctx) or mixed
+        if role == _EXPAND:
+            if op is _ADD or op is _SUB:
+                args = node.args
+                if len(args) == 2:
+                    a, b = args
+                    kb = k if op is _ADD else -k
+                    m = name_mono(b) if b.op is _SYMBOL else None
+                    if m is not None:
+                        # a name on the right (a chain of them, the commonest): in at once, as the stack
+                        _add_name(acc, m, kb)  # would take it first, then on down the left operand
+                        names += 1
+                        node = a
+                        continue
+                    stack.append((a, k))
+                    stack.append((b, kb))
                 else:
-                    child = a
-            if child is None:
-                p_add_into(acc, p_const(k))
-            elif k:
-                push((child, k))
-    spend(names)
-    return acc
+                    for a in args:
+                        stack.append((a, k))
+            elif op is _NEG:
+                stack.append((node.args[0], -k))
+            else:  # k * x: a product with at most one non-constant operand
+                child, k = _scaling(node, k)
+                if child is None:
+                    p_add_into(acc, p_const(k))
+                elif k:
+                    stack.append((child, k))
+        if not stack:
+            break
+        node, k = stack.pop()
+    ctx.budget.spend(names)
+    return acc, mixed
 
 
 def _product(root: Term, kinds: dict, ctx: Context) -> Poly:
@@ -235,7 +321,7 @@ def _product(root: Term, kinds: dict, ctx: Context) -> Poly:
             for a in node.args:
                 stack.append((a, e))
     for node in powers:
-        if node.op is not _SYMBOL or node.dtype != INT64 or node.shape != ():
+        if name_mono(node) is None:
             break
     else:  # a product of names (the commonest): its monomial at once, as product_poly makes it
         named = {a: _check_degree(e) for a, e in powers.items() if e}

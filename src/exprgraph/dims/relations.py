@@ -8,7 +8,7 @@ be written with powers of integer literals (``2**31-1``) and infinities (``inf``
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Final
 
 from ..core.op import get_op
 from ..core.term import Term
@@ -16,7 +16,7 @@ from ..errors import DimExpressionError
 from .context import Context
 from .normal import Poly, mono_div, p_add, p_mono_gcd, p_scale
 from .parse import parse_expression
-from .ranges import INF, Range, r_add, r_mul
+from .ranges import INF, Range, ceil_div, floor_div, r_add, r_mul
 from .simplify import simplify_term
 from .terms import FN, dim_const, is_dim_term
 
@@ -43,15 +43,17 @@ __all__ = [
 #: a relation: (op name, left side, right side); op names: lt, le, gt, ge, eq, ne
 Relation = tuple[str, Term, Term]
 
-_SUB, _CONST, _MOD = get_op("sub"), get_op("const"), get_op("mod")
-_RELATIONS = ("lt", "le", "gt", "ge", "eq", "ne")
+_SUB: Final = get_op("sub")
+_CONST: Final = get_op("const")
+_MOD: Final = get_op("mod")
+_RELATIONS: Final = ("lt", "le", "gt", "ge", "eq", "ne")
 #: comparison operators of relation text, longest first
-_COMPARATORS = (("<=", "le"), (">=", "ge"), ("==", "eq"), ("!=", "ne"), ("<", "lt"), (">", "gt"))
+_COMPARATORS: Final = (("<=", "le"), (">=", "ge"), ("==", "eq"), ("!=", "ne"), ("<", "lt"), (">", "gt"))
 #: sympy's and torch's relation calls: Eq(a, b) ...
-_RELATION_CALLS = {"Eq": "eq", "Ne": "ne", "Lt": "lt", "Le": "le", "Gt": "gt", "Ge": "ge"}
-_POWER = re.compile(r"(\d+)\s*\*\*\s*(\d+)")
-RANGE_TEXT = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s+in\s*[\[(](.*),(.*)[\])]\s*\Z", re.S)
-_INFINITE = frozenset(["inf", "oo", "int_oo", "+inf", "+oo", "+int_oo", "-inf", "-oo", "-int_oo", "None", ""])
+_RELATION_CALLS: Final = {"Eq": "eq", "Ne": "ne", "Lt": "lt", "Le": "le", "Gt": "gt", "Ge": "ge"}
+_POWER: Final = re.compile(r"(\d+)\s*\*\*\s*(\d+)")
+RANGE_TEXT: Final = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s+in\s*[\[(](.*),(.*)[\])]\s*\Z", re.S)
+_INFINITE: Final = frozenset(["inf", "oo", "int_oo", "+inf", "+oo", "+int_oo", "-inf", "-oo", "-int_oo", "None", ""])
 
 
 def constant_powers(text: str) -> str:
@@ -92,7 +94,7 @@ def parse_relation(rel: str | Term) -> Relation:
     >>> op, unparse(left), unparse(right)
     ('ge', 's0+1', '16')
     """
-    if rel.__class__ is Term:
+    if type(rel) is Term:
         term: Term = rel
         if term.op.name in _RELATIONS:
             left, right = term.args
@@ -116,7 +118,7 @@ def parse_relation(rel: str | Term) -> Relation:
 
 def int_term(t: Any) -> Term:
     """``t`` as an int64 dimension term (an int constant of another dtype is made int64); TypeError otherwise."""
-    if t.__class__ is Term and t.op is _CONST and t.shape == () and t.attr.__class__ is int:
+    if type(t) is Term and t.op is _CONST and t.shape == () and type(t.attr) is int:
         return dim_const(t.attr)
     if not is_dim_term(t):
         raise TypeError(f"a dimension expression must be an int64 scalar term, not {t!r}")
@@ -125,7 +127,7 @@ def int_term(t: Any) -> Term:
 
 def as_term(expr: int | str | Term) -> Term:
     """The term of an int, a text (powers of literals allowed) or a term."""
-    if expr.__class__ is Term:
+    if type(expr) is Term:
         return int_term(expr)
     if isinstance(expr, str):
         return parse_expression(constant_powers(expr) if "**" in expr else expr)
@@ -191,21 +193,22 @@ def meet(r1: Range, r2: Range) -> Range:
 
 def ceil_bound(a: int | float, b: int) -> int | float:
     """``ceil(a / b)`` for a bound ``a`` and ``b > 0`` (an infinity stays)."""
-    return a if a.__class__ is float else -((-a) // b)
+    return a if isinstance(a, float) else ceil_div(a, b)
 
 
 def floor_bound(a: int | float, b: int) -> int | float:
     """``floor(a / b)`` for a bound ``a`` and ``b > 0`` (an infinity stays)."""
-    return a if a.__class__ is float else a // b
+    return a if isinstance(a, float) else floor_div(a, b)
 
 
-def tight_range(p: Poly, ctx: Context) -> Range:
+def tight_range(p: Poly, ctx: Context, known: Range | None = None) -> Range:
     """A range of ``p``'s value, the tightest of a few sound ways to bound it.
 
-    The terms one by one (Context.range_of); with the common monomial factored out
-    (``s0*s1 - s0 = s0*(s1-1)``); and grouped by the atom in most terms (``x*(a+b) + c``).
+    The terms one by one (Context.range_of, or ``known`` when that was worked out already); with
+    the common monomial factored out (``s0*s1 - s0 = s0*(s1-1)``); and grouped by the atom in most
+    terms (``x*(a+b) + c``).
     """
-    r = ctx.range_of(p)
+    r = ctx.range_of(p) if known is None else known
     if len(p) < 2 or len(p) > 64:
         return r
     g = p_mono_gcd(p)
@@ -264,12 +267,12 @@ def narrowings(op: str, d: Poly, ctx: Context) -> list[tuple[str, Range]]:
         lower: int | float = -INF
         upper: int | float = INF
         if op in ("ge", "gt", "eq"):
-            lower = -hi if hi.__class__ is int else -INF  # c*x >= -rest >= -hi
-            if op == "gt" and lower.__class__ is int:
+            lower = -hi if type(hi) is int else -INF  # c*x >= -rest >= -hi
+            if op == "gt" and type(lower) is int:
                 lower += 1
         if op in ("le", "lt", "eq"):
-            upper = -lo if lo.__class__ is int else INF  # c*x <= -rest <= -lo
-            if op == "lt" and upper.__class__ is int:
+            upper = -lo if type(lo) is int else INF  # c*x <= -rest <= -lo
+            if op == "lt" and type(upper) is int:
                 upper -= 1
         if c < 0:
             lower, upper, c = -upper, -lower, -c  # divided by c < 0, the bounds swap

@@ -12,12 +12,13 @@ from ..core.term import Term
 from ..errors import DimExpressionError
 from .combine import combine_terms
 from .context import Context, context
-from .normal import atom_key, mono_key, p_add, p_scale, top_term
-from .parse import parse_expression
-from .polyparse import read_value
-from .regions import to_poly
-from .terms import is_dim_term
-from .unparse import unparse
+from .normal import atom_key, clear_keys, mono_key, p_add, p_scale, top_term
+from .parse import clear_parse_cache, parse_expression
+from .polyparse import clear_name_cache, read_value
+from .polyprint import clear_print_cache
+from .regions import clear_name_monos, to_poly
+from .terms import clear_const_cache, is_dim_term
+from .unparse import clear_unparse_cache, unparse
 
 __all__ = [
     "clear_caches",
@@ -36,13 +37,6 @@ CLEAR_HOOKS: list = []
 
 def clear_caches() -> None:
     """Forget every cached parse, simplification, range, printed text and answer (the results do not change)."""
-    from .normal import clear_keys
-    from .parse import clear_parse_cache
-    from .polyparse import clear_name_cache
-    from .polyprint import clear_print_cache
-    from .terms import clear_const_cache
-    from .unparse import clear_unparse_cache
-
     for positive in (False, True):
         context(positive).clear()
     clear_parse_cache()
@@ -51,6 +45,7 @@ def clear_caches() -> None:
     clear_name_cache()
     clear_print_cache()
     clear_const_cache()
+    clear_name_monos()
     for hook in CLEAR_HOOKS:
         hook()
 

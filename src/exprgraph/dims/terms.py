@@ -14,15 +14,16 @@ maximum and minimum. Three more ops are registered here once:
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
-from ..core.dtypes import INT64
+from ..core.dtypes import INT64, INT64_MAX, INT64_MIN
 from ..core.leaves import RESERVED_NAMES, Symbol
 from ..core.op import Op, find_op, get_op, register_op
 from ..core.stdops import arith
 from ..core.term import Term
+from ..core.termbase import find_term, native
 
 __all__ = [
     "CEIL_DIV",
@@ -37,10 +38,8 @@ __all__ = [
     "INT64_MIN",
     "is_dim_term",
     "make_term",
+    "live_term",
 ]
-
-INT64_MAX = 2**63 - 1
-INT64_MIN = -(2**63)
 
 
 def _ceil_div(n: Any, d: Any) -> Any:
@@ -72,7 +71,7 @@ def _register() -> Op:
 
 
 #: the ceiling-division op; ``CEIL_DIV(n, d)`` builds ``ceil_div(n, d)``
-CEIL_DIV: Op = _register()
+CEIL_DIV: Final[Op] = _register()
 
 
 def broadcast_value(a: int, b: int) -> int:
@@ -133,18 +132,34 @@ def _register_more() -> tuple[Op, Op]:
 BROADCAST, FN = _register_more()
 
 
+#: whether terms are interned in C (then the constructor is the quick way to a live term)
+_NATIVE: Final[bool] = native()
+
+
 def make_term(op: Op, args: tuple[Term, ...]) -> Term:
-    """``Term(op, args)``: the live term straight from the op's intern table when there is one.
+    """``Term(op, args)``: with the pure Python term base, the live term straight from the op's
+    intern table when there is one.
 
     Dimension expressions repeat (a compiler asks about the same sizes again and again), so most
-    terms built here are alive already; this skips the constructor's checks for them.
+    terms built here are alive already; the pure base's table lookup skips the constructor's
+    checks for them (the C base's constructor does that lookup first anyway).
     """
-    ref = op.table.get(args)  # the key of a term without an attr is its args (see Term.__new__)
-    if ref is not None:
-        term = ref()
-        if term is not None:
-            return term
+    if not _NATIVE:
+        ref = op.table.get(args)  # the key of a term without an attr is its args (see PureTermBase)
+        if ref is not None:
+            term = ref()
+            if term is not None:
+                return term
     return Term(op, args)
+
+
+def live_term(op: Op, args: tuple[Term, ...]) -> Term | None:
+    """The live term ``op(args)`` (no attr) if there is one, else None; nothing is built.
+
+    A term that is not alive is in no polynomial: a rule that looks for one can stop there.
+    """
+    found: Term | None = find_term(op, args)
+    return found
 
 
 def dim_fn(name: str, *args: Term) -> Term:
@@ -152,10 +167,10 @@ def dim_fn(name: str, *args: Term) -> Term:
     return Term(FN, tuple(args), name)
 
 
-_names: dict[str, Term] = {}
-_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_SYMBOL = get_op("symbol")
-_CONST = get_op("const")
+_names: Final[dict[str, Term]] = {}
+_PLAIN_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_SYMBOL: Final = get_op("symbol")
+_CONST: Final = get_op("const")
 
 
 def dim_name(name: str) -> Term:
@@ -172,7 +187,7 @@ def dim_name(name: str) -> Term:
     return term
 
 
-_consts: dict[int, Term] = {}
+_consts: Final[dict[int, Term]] = {}
 
 
 def dim_const(value: int) -> Term:
@@ -197,4 +212,4 @@ def clear_const_cache() -> None:
 
 def is_dim_term(term: Any) -> bool:
     """Whether ``term`` is an int64 scalar term (what a symbolic dimension must be)."""
-    return term.__class__ is Term and term.dtype == INT64 and term.shape == ()
+    return type(term) is Term and term.dtype == INT64 and term.shape == ()

@@ -3,50 +3,26 @@
 Max and min print as ``^`` and ``&`` (the loosest operators, so ``(a^b)+1`` keeps its
 brackets), and ``-(a//2)`` is never printed as ``-a//2`` (which means ``(-a)//2``). Terms built
 by the dimension parser or the simplifier print back to text that parses to the same term.
-The printer is iterative: million-node chains print at the default recursion limit.
+The operators, their binding powers and the call names are those of the parser (:mod:`.grammar`),
+and the bracketing rule is the core printer's (:func:`~exprgraph.core.notation.operand_need`), plus
+brackets around a unary right operand for readability (``a-(-2)``). The printer is iterative:
+million-node chains print at the default recursion limit.
 """
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..core.term import Term
+from .grammar import CALL_NAMES, INFIX_OPS, P_ATOM, P_UNARY, left_need, right_need
 
-__all__ = [
-    "unparse",
-    "clear_unparse_cache",
-    "precedence",
-    "bracket_left",
-    "bracket_right",
-    "bracket_negated",
-    "P_MAX",
-    "P_MIN",
-    "P_ADD",
-    "P_MUL",
-    "P_UNARY",
-    "P_ATOM",
-    "INFIX",
-    "CALL_NAMES",
-]
+__all__ = ["unparse", "clear_unparse_cache", "precedence", "bracket_left", "bracket_right", "bracket_negated"]
 
-# precedence levels, loosest first (Python's order for ^ & + - * // % and unary minus)
-_P_MAX, _P_MIN, _P_ADD, _P_MUL, _P_UNARY, _P_ATOM = 1, 2, 3, 4, 5, 6
-#: precedence levels of ^, &, + and -, * // and %, unary minus, and a name, a number or a call
-P_MAX, P_MIN, P_ADD, P_MUL, P_UNARY, P_ATOM = _P_MAX, _P_MIN, _P_ADD, _P_MUL, _P_UNARY, _P_ATOM
+#: op name -> (symbol, binding power) of the infix operators of the grammar (see :mod:`.grammar`)
+INFIX: Final[dict[str, tuple[str, int]]] = {op.name: entry for op, entry in INFIX_OPS.items()}
 
-#: op name -> (symbol, precedence) of the infix operators of the grammar
-INFIX = _INFIX = {
-    "maximum": ("^", _P_MAX),
-    "minimum": ("&", _P_MIN),
-    "add": ("+", _P_ADD),
-    "sub": ("-", _P_ADD),
-    "mul": ("*", _P_MUL),
-    "floordiv": ("//", _P_MUL),
-    "mod": ("%", _P_MUL),
-}
-#: op name -> the name its calls print with, when not its own
-CALL_NAMES = _CALL_NAMES = {"ceil_div": "CeilToInt", "broadcast_dim": "broadcast"}
-
-_cache: dict[Term, str] = {}
-_CACHE_LIMIT = 1 << 16
+_cache: Final[dict[Term, str]] = {}
+_CACHE_LIMIT: Final = 1 << 16
 
 
 def clear_unparse_cache() -> None:
@@ -55,21 +31,21 @@ def clear_unparse_cache() -> None:
 
 
 def precedence(node: Term) -> int:
-    """Binding level of a term's printed form (1 for ``^`` ... 6 for a name or a call)."""
+    """Binding power of a term's printed form (from P_MAX for ``^`` to P_ATOM for a name or a call)."""
     name = node.op.name
-    entry = _INFIX.get(name)
+    entry = INFIX.get(name)
     if entry is not None:
         return entry[1]
     if name == "neg":
-        return _P_UNARY
+        return P_UNARY
     if name == "const" and node.attr < 0:
-        return _P_UNARY
-    return _P_ATOM
+        return P_UNARY
+    return P_ATOM
 
 
 def bracket_left(node: Term, p: int) -> bool:
     """Whether ``node`` needs brackets as the left operand of an infix operator of precedence ``p``."""
-    return precedence(node) < p
+    return precedence(node) < left_need(p)
 
 
 def bracket_right(node: Term, p: int) -> bool:
@@ -77,12 +53,12 @@ def bracket_right(node: Term, p: int) -> bool:
     # same level needs brackets (the grammar is left-associative), and so does a unary operand,
     # for readability (a-(-2), not a--2)
     ap = precedence(node)
-    return ap <= p or ap == _P_UNARY
+    return ap < right_need(p) or ap == P_UNARY
 
 
 def bracket_negated(node: Term) -> bool:
     """Whether ``node`` needs brackets under a unary minus (``-(a//2)``, ``-(-2)``)."""
-    return precedence(node) <= _P_UNARY or node.op.name == "const"
+    return precedence(node) <= P_UNARY or node.op.name == "const"
 
 
 def _parts(node: Term) -> list:
@@ -96,7 +72,7 @@ def _parts(node: Term) -> list:
         if name == "const":
             return [str(int(node.attr))]
         return [name + "()"]
-    entry = _INFIX.get(name)
+    entry = INFIX.get(name)
     if entry is not None:
         symbol, p = entry
         parts: list = []
@@ -115,14 +91,14 @@ def _parts(node: Term) -> list:
             if i:
                 parts.append(",")
         # an opaque function (dim_fn) prints its own name, kept in its attr
-        parts.append((node.attr if name == "dim_fn" else _CALL_NAMES.get(name, name)) + "(")
+        parts.append((node.attr if name == "dim_fn" else CALL_NAMES.get(name, name)) + "(")
         return parts
     raise ValueError(f"the op {name!r} has no notation in dimension expressions")
 
 
 def unparse(term: Term) -> str:
     """Text of a dimension term: ``^``/``&`` for max/min, no spaces, only the brackets needed."""
-    if term.__class__ is not Term:
+    if type(term) is not Term:
         if isinstance(term, int) and not isinstance(term, bool):
             return str(term)
         raise TypeError(f"unparse() takes a term, not {type(term).__name__}")
@@ -135,7 +111,7 @@ def unparse(term: Term) -> str:
     stack: list = [(term, False)]
     while stack:
         item = stack.pop()
-        if item.__class__ is str:
+        if type(item) is str:
             out.append(item)
             continue
         node, par = item

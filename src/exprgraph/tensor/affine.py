@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from functools import lru_cache
+from math import gcd
 
 from ..core import INT64, Symbol, Term, const, postorder, substitute
 from ..core.op import get_op
+from ..dims.ranges import ceil_div, floor_div
 from .index_values import NonAffineError, bounds, evaluate_index
 
 __all__ = [
@@ -56,14 +58,9 @@ def variables(term: Term) -> frozenset[Term]:
     return term.free_symbols
 
 
-def floordiv_int(a: int, b: int) -> int:
-    """Floor division of integers (Python's ``//``)."""
-    return a // b
-
-
-def ceildiv_int(a: int, b: int) -> int:
-    """Ceiling division of integers (``b > 0``)."""
-    return -((-a) // b)
+#: floor and ceiling division of integers: the integer algebra's own (see exprgraph.dims.ranges)
+floordiv_int = floor_div
+ceildiv_int = ceil_div
 
 
 class Lin:
@@ -132,7 +129,7 @@ class Lin:
         d = 1
         for c in (*self.coeffs.values(), self.const):
             if isinstance(c, Fraction):
-                d = d * c.denominator // _gcd(d, c.denominator)
+                d = d * c.denominator // gcd(d, c.denominator)
         return d
 
     def key(self) -> tuple:
@@ -142,12 +139,6 @@ class Lin:
     def __repr__(self) -> str:
         parts = [f"{c}*{a}" for a, c in self.coeffs.items()]
         return f"Lin({' + '.join(parts) or '0'} + {self.const})"
-
-
-def _gcd(a: int, b: int) -> int:
-    while b:
-        a, b = b, a % b
-    return abs(a)
 
 
 def _const_value(lin: Lin, what: str) -> int:
@@ -240,7 +231,7 @@ def _divmod_form(floor: bool, inner: Lin, c: int) -> Lin:
             return Lin(whole, k0 // c) + _divmod_form(True, linearize(u) + Lin({}, d * (k0 % c)), d * c)
     g = c
     for k in rest.values():
-        g = _gcd(g, int(k))
+        g = gcd(g, int(k))
     if g > 1:
         # with r = k0 % c:  (g*u + r) // (g*m) = (u + r//g) // m  and
         #                   (g*u + r) % (g*m) = g*((u + r//g) % m) + r % g
