@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 from egraph_helpers import X, Y
 
+import exprgraph as eg
 from exprgraph import parse, rule
 from exprgraph.egraph import EGraph, saturate
 from exprgraph.egraph.dag import dag_cost, greedy_dag, ilp_dag, improve
+from exprgraph.egraph.enode import term_from_keys
 from exprgraph.egraph.extract import class_nodes, node_cost_fn
 from exprgraph.egraph.mathsuite import EQUALITIES, MICRO_RULES, MICRO_TERMS
 
@@ -83,3 +85,16 @@ def test_exact_extraction_reports_its_cost_and_builds_the_dag():
     assert exact.cost == exact.term.size  # DAG cost: each distinct node once
     greedy = r.extract("dag_size")
     assert greedy.cost == greedy.term.size and greedy.cost >= exact.cost
+
+
+def test_terms_are_built_from_node_keys_operands_first():
+    x, y = eg.symbols("x y")
+    add, sin = eg.get_op("add"), eg.get_op("sin")
+    keys = {0: (x,), 1: (y,), 2: (add, 0, 1), 3: (sin, 2), 4: (add, 3, 2)}
+    built: dict = {}
+    assert term_from_keys(keys, 4, built) is eg.sin(x + y) + (x + y)
+    assert set(built) == {0, 1, 2, 3, 4} and term_from_keys(keys, 2, built) is x + y
+    deep = {0: (x,), **{i: (sin, i - 1) for i in range(1, 50_001)}}
+    assert term_from_keys(deep, 50_000, {}).depth == 50_000  # iterative: no recursion limit
+    with pytest.raises(ValueError, match="form a cycle"):
+        term_from_keys({0: (sin, 1), 1: (sin, 0)}, 0, {})

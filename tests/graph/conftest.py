@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
+
+# seed_rewriters.py is imported by name from this directory; the seed's kanren relation
+# (kanren_examples.py) is shared with the rule tests
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent / "rules"))
 
 from exprgraph import Op, get_op
 

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 from etuples import etuple
-from kanren import conso, eq, fact, heado, tailo
-from kanren.assoccomm import assoc_flatten, associative
-from kanren.core import lall
-from kanren.graph import mapo
-from unification import vars as lvars
+from kanren_examples import dot_distributeo
+from seed_rewriters import LocalSimplify
 
 from exprgraph import Symbol, get_op, symbols
 from exprgraph.graph import (
@@ -16,7 +13,6 @@ from exprgraph.graph import (
     GraphRewriter,
     KanrenRelationSub,
     MergeOptimizer,
-    NodeRewriter,
     PatternNodeRewriter,
     RemovalNodeRewriter,
     ReplaceValidate,
@@ -49,24 +45,6 @@ class Simplify(GraphRewriter):
                         fgraph.replace_validate(z, b)
                     elif y == b:
                         fgraph.replace_validate(z, a)
-
-
-class LocalSimplify(NodeRewriter):
-    """The seed's node rewriter."""
-
-    def transform(self, fgraph, node):
-        if node.op == truediv:
-            x, y = node.args
-            if x.op == mul:
-                a, b = x.args
-                if y == a:
-                    return [b]
-                elif y == b:
-                    return [a]
-        return False
-
-    def tracks(self):
-        return [truediv]
 
 
 def test_graph_rewriter_example():
@@ -148,22 +126,6 @@ def test_unification_and_reification_examples():
     res = reify(cons(mul, args_lv), s)
     assert res.evaled_obj is mul(x, y, z)
     assert car(add(x, y)) is add and tuple(cdr(add(x, y))) == (x, y)
-
-
-fact(associative, add)
-
-
-def dot_distributeo(in_lv, out_lv):
-    """The seed's relation A.dot(a + b ...) == A.dot(a) + A.dot(b) ..., on our matmul and add."""
-    A_lv, add_term_lv, add_cdr_lv, dot_cdr_lv, add_flat_lv = lvars(5)
-    return lall(
-        eq(in_lv, etuple(matmul, A_lv, add_term_lv)),
-        heado(add, add_term_lv),
-        assoc_flatten(add_term_lv, add_flat_lv),
-        tailo(add_cdr_lv, add_flat_lv),
-        conso(add, dot_cdr_lv, out_lv),
-        mapo(lambda x, y: conso(matmul, etuple(A_lv, x), y), add_cdr_lv, dot_cdr_lv),
-    )
 
 
 def test_kanren_relation_examples():

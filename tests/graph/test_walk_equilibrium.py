@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from exprgraph import cos, exp, get_op, sin, symbols
+from exprgraph import add, cos, exp, get_op, mul, sin, symbols
 from exprgraph.graph import (
     EquilibriumGraphRewriter,
     FunctionGraph,
@@ -21,8 +21,9 @@ from exprgraph.graph import (
     out2in,
 )
 from exprgraph.graph.profile import EquilibriumProfile
+from exprgraph.graph.transaction import RewriteDriver
+from exprgraph.graph.walking import Dispatch, node_pass
 
-add, mul = get_op("add"), get_op("mul")
 x, y, z = symbols("x y z")
 
 
@@ -200,3 +201,30 @@ def test_equilibrium_profile_prints_passes_and_rewriters(capsys):
     # the columns are aligned: every row of a table has its rewriter name at the same offset
     assert lines[6].index("add_zero") == lines[7].index("mul(")
     assert repr(prof).startswith("<EquilibriumProfile eq:")
+
+
+# -- the one node pass of the walking and equilibrium rewriters ----------------------------------------------
+
+
+def test_one_node_pass_serves_the_walk_and_the_equilibrium():
+    mul_one = PatternNodeRewriter((mul, "x", 1), "x", name="mul_one")
+    t = sin(x * 1) + cos(y * 1) * 1
+    walked = FunctionGraph(outputs=[t])
+    wprof = in2out(mul_one).rewrite(walked)
+    settled = FunctionGraph(outputs=[t])
+    eprof = EquilibriumGraphRewriter([mul_one]).rewrite(settled)
+    assert walked.outputs == settled.outputs == [sin(x) + cos(y)]
+    assert wprof.applied == eprof.passes[0].applied == 3 and eprof.passes[1].applied == 0
+    # the second pass finds no product left to offer: each rewriter tried the three products once
+    assert wprof.rewriters["mul_one"].tried == eprof.rewriters["mul_one"].tried == 3
+
+
+def test_a_node_pass_can_be_stopped_after_a_rewrite():
+    mul_one = PatternNodeRewriter((mul, "x", 1), "x", name="mul_one")
+    dispatch = Dispatch([mul_one])
+    stats = dispatch.stats()
+    fg = FunctionGraph(outputs=[sin(x * 1) + cos(y * 1)])
+    done = node_pass(fg, dispatch, RewriteDriver(), stats, on_applied=lambda st: st.applied >= 1)
+    assert done.stopped and done.applied == 1 and stats[id(mul_one)].applied == 1
+    assert fg.outputs == [sin(x) + cos(y * 1)]  # the pass ended after the first rewrite
+    assert dispatch.get(mul) == (mul_one,) and dispatch.get(get_op("sin")) == ()

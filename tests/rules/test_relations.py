@@ -2,34 +2,17 @@
 
 from __future__ import annotations
 
-from etuples import etuple
-from kanren import conso, eq, fact, heado, run, tailo
-from kanren.assoccomm import assoc_flatten, associative, commutative
-from kanren.core import lall
-from kanren.graph import mapo
+from kanren import conso, heado, run, tailo
+from kanren.assoccomm import associative, commutative
+from kanren_examples import dot_distributeo
 
 from exprgraph import Symbol, add, matmul, mul
-from exprgraph.match.unify import lvars, var
+from exprgraph.match.unify import var
 from exprgraph.rules import RuleSet, relation_rule, rewrite
 from exprgraph.rules.relations import declare_op_facts
 
 x, y, z, w = (Symbol(n, shape=(3,)) for n in "xyzw")
 A, B = Symbol("A", shape=(3, 3)), Symbol("B", shape=(3, 3))
-
-fact(associative, add)
-
-
-def dot_distributeo(in_lv, out_lv):
-    """The relation A @ (a + b + ...) == A @ a + A @ b + ... (the seed's goal, on our ops)."""
-    A_lv, add_term_lv, add_cdr_lv, dot_cdr_lv, add_flat_lv = lvars(5)
-    return lall(
-        eq(in_lv, etuple(matmul, A_lv, add_term_lv)),
-        heado(add, add_term_lv),
-        assoc_flatten(add_term_lv, add_flat_lv),
-        tailo(add_cdr_lv, add_flat_lv),
-        conso(add, dot_cdr_lv, out_lv),
-        mapo(lambda a, b: conso(matmul, etuple(A_lv, a), b), add_cdr_lv, dot_cdr_lv),
-    )
 
 
 distribute = relation_rule(dot_distributeo, name="distribute")

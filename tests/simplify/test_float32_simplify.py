@@ -78,9 +78,9 @@ def test_a_corpus_of_float32_terms() -> None:
         _check(t)
     x, y = (Symbol(s.name, "float32") for s in SYMBOLS[:2])
     assert str(simplify(x * 1 + 0 + x)) == "float32(2.0)*x"
-    assert str(simplify(3 * x - x)) == "float32(2.0)*x"
+    assert str(simplify(3 * x - x, unsafe=True)) == "float32(2.0)*x"
     assert str(simplify(x - y / x)) == "x - y/x"
-    assert simplify(x - x) is const(0.0, "float32")
+    assert simplify(x - x, unsafe=True) is const(0.0, "float32")
     assert str(simplify(1 / (1 + eg.exp(-x)))) == "sigmoid(x)"
 
 

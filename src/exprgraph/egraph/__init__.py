@@ -33,33 +33,8 @@ from .runner import Iteration, Report, StopReason, saturate
 from .scheduler import BackoffScheduler, Scheduler, SimpleScheduler
 from .simplify import saturation_simplify
 
-__all__ = [
-    "EGraph",
-    "ENode",
-    "Analysis",
-    "Intervals",
-    "ERule",
-    "rule",
-    "conditions",
-    "not_zero",
-    "is_const",
-    "is_sym",
-    "const_or_distinct_var",
-    "saturate",
-    "Report",
-    "Iteration",
-    "StopReason",
-    "Scheduler",
-    "SimpleScheduler",
-    "BackoffScheduler",
-    "extract",
-    "Extracted",
-    "explain",
-    "Explanation",
-    "Step",
-    "check_step",
-    "to_dot",
-    "saturation_simplify",
-    "EqualitySaturationRewriter",
-    "SaturationProfile",
-]
+__all__ = ["EGraph", "ENode", "Analysis", "Intervals", "ERule", "rule"]
+__all__ += ["conditions", "not_zero", "is_const", "is_sym", "const_or_distinct_var"]
+__all__ += ["saturate", "Report", "Iteration", "StopReason", "Scheduler", "SimpleScheduler", "BackoffScheduler"]
+__all__ += ["extract", "Extracted", "explain", "Explanation", "Step", "check_step", "to_dot"]
+__all__ += ["saturation_simplify", "EqualitySaturationRewriter", "SaturationProfile"]

@@ -4,7 +4,7 @@ Unlike the term rewriter's canonical rules, these need no orientation or guard a
 the e-graph keeps every form and extraction picks the cheapest. :data:`SAFE` holds laws that keep
 every value up to rounding and the sign of a zero result: commutativity, associativity, units,
 negation, doubling and squaring, division as a product. :data:`UNSAFE` adds the ones exact only
-for finite or non-zero values, as ``simplify`` does: distributivity (``0*(x - 2x)`` is ``-0.0``
+for finite or non-zero values, as ``simplify(..., unsafe=True)`` does: distributivity (``0*(x - 2x)`` is ``-0.0``
 but ``0*x - 0*2x`` is ``+0.0``, and a division by it flips the sign of infinity), ``a**b * a**c
 -> a**(b + c)`` (nan for a negative base and fractional exponents), ``x*0 -> 0``, ``x - x -> 0``,
 ``x/x -> 1``, ``log(exp(x)) -> x`` and ``exp(log(x)) -> x``.
@@ -44,8 +44,8 @@ exp_log: exp(log(a)) -> a                     # exp(log(a)) = a (for a > 0 only)
 """
 
 
-def algebra_rules(unsafe: bool = True) -> list[Rule]:
-    """The rules as Rule objects, parsed afresh (without the unsafe ones when ``unsafe`` is False)."""
+def algebra_rules(unsafe: bool = False) -> list[Rule]:
+    """The rules as Rule objects, parsed afresh: the safe ones, and the unsafe ones too when ``unsafe``."""
     text = SAFE_TEXT + (UNSAFE_TEXT if unsafe else "")
     return parse_rules(text, functions=FUNCTIONS)
 

@@ -24,6 +24,7 @@ __all__ = [
     "op_of",
     "attr_of",
     "term_of",
+    "term_from_keys",
     "is_leaf_head",
     "placeholder",
     "CONST",
@@ -132,3 +133,33 @@ def term_of(head: Any, args: tuple) -> Term:
     if cls is Term:
         return head
     return Term(head[0], args, head[1])
+
+
+def term_from_keys(nodes: Any, root: int, built: dict[int, Term]) -> Term:
+    """The term of id ``root``, where ``nodes[id]`` is an e-node key ``(head, *operand ids)``.
+
+    Built iteratively, operands first, and memoised in ``built`` (id -> term). Chosen nodes that
+    lead back to an id being built form a cycle: :class:`ValueError`.
+    """
+    found = built.get(root)
+    if found is not None:
+        return found
+    on_path: set[int] = set()
+    stack = [root]
+    while stack:
+        c = stack[-1]
+        if c in built:
+            stack.pop()
+            continue
+        key = nodes[c]
+        missing = [d for d in key[1:] if d not in built]
+        if missing:
+            if c in on_path:
+                raise ValueError("the chosen nodes form a cycle; the cost function must grow from operands to users")
+            on_path.add(c)
+            stack.extend(missing)
+            continue
+        stack.pop()
+        on_path.discard(c)
+        built[c] = term_of(key[0], tuple([built[d] for d in key[1:]]))
+    return built[root]

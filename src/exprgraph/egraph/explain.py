@@ -24,7 +24,7 @@ from ..errors import SizeLimitError
 from ..eval import evaluate
 from ..match import OpPattern, Var
 from ..match.patterns import _DotType
-from .enode import term_of
+from .enode import term_from_keys
 
 if TYPE_CHECKING:
     from .egraph import EGraph
@@ -133,25 +133,7 @@ class ProofForest:
 
     def term(self, nid: int) -> Term:
         """The term id ``nid`` stands for (built from the originals, children first)."""
-        terms = self._terms
-        found = terms.get(nid)
-        if found is not None:
-            return found
-        orig = self.orig
-        stack = [nid]
-        while stack:
-            x = stack[-1]
-            if x in terms:
-                stack.pop()
-                continue
-            node = orig[x]
-            missing = [c for c in node[1:] if c not in terms]
-            if missing:
-                stack.extend(missing)
-                continue
-            stack.pop()
-            terms[x] = term_of(node[0], tuple(terms[c] for c in node[1:]))
-        return terms[nid]
+        return term_from_keys(self.orig, nid, self._terms)
 
 
 @dataclass(frozen=True)

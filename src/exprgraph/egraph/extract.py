@@ -21,12 +21,13 @@ operand to its user; a user callable is iterated to a fixpoint instead, as egg d
 from __future__ import annotations
 
 import heapq
+from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core import Term, as_term
 from .dag import dag_extract, greedy_dag
-from .enode import ENode, attr_of, op_of, term_of
+from .enode import ENode, attr_of, op_of, term_from_keys
 
 if TYPE_CHECKING:
     from .egraph import EGraph
@@ -75,7 +76,7 @@ def class_nodes(egraph: EGraph) -> dict[int, list[tuple]]:
 
 def _greedy(egraph: EGraph, kind: str, node_cost: Callable[[tuple], float]) -> dict[int, tuple[float, tuple]]:
     """Cheapest ``(cost, node)`` per class by a heap sweep (operands settle before their users)."""
-    users: dict[int, list[int]] = {}
+    users: defaultdict[int, list[int]] = defaultdict(list)  # class -> the nodes using it
     flat: list[tuple[int, tuple]] = []
     waiting: list[int] = []
     heap: list[tuple[float, int]] = []
@@ -90,11 +91,7 @@ def _greedy(egraph: EGraph, kind: str, node_cost: Callable[[tuple], float]) -> d
         kids = (key[1],) if n == 2 else set(key[1:])
         waiting.append(len(kids))
         for d in kids:
-            found = users.get(d)
-            if found is None:
-                users[d] = [j]
-            else:
-                found.append(j)
+            users[d].append(j)
     heapq.heapify(heap)
     best: dict[int, tuple[float, tuple]] = {}
     additive = kind == "sum"
@@ -152,30 +149,7 @@ def _cost_key(cost: Any) -> Any:
 
 def build_term(egraph: EGraph, root: int, choice: dict[int, tuple]) -> Term:
     """The term of ``root`` following one chosen node per class (iteratively, children first)."""
-    built: dict[int, Term] = {}
-    on_path: set[int] = set()
-    stack = [root]
-    while stack:
-        c = stack[-1]
-        if c in built:
-            stack.pop()
-            continue
-        key = choice[c]
-        if len(key) == 1:
-            stack.pop()
-            built[c] = key[0]
-            continue
-        missing = [d for d in key[1:] if d not in built]
-        if missing:
-            if c in on_path:
-                raise ValueError("the chosen nodes form a cycle; the cost function must grow from operands to users")
-            on_path.add(c)
-            stack.extend(missing)
-            continue
-        stack.pop()
-        on_path.discard(c)
-        built[c] = term_of(key[0], tuple([built[d] for d in key[1:]]))
-    return built[root]
+    return term_from_keys(choice, root, {})
 
 
 def extract(egraph: EGraph, c: Any, cost: Any = "size", *, exact: bool = False) -> Extracted:

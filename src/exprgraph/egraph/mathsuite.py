@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core import Op, Term, const, get_op, parse, postorder, register_op
+from ..core import Op, Term, const, get_op, parse, register_op
 from ..core.stdops import real
-from ..rules import Rule, parse_rules
+from ..rules import Rule, bottom_up, parse_rules
 from .conditions import FUNCTIONS
 
 __all__ = [
@@ -189,18 +189,14 @@ class Equality:
         return [floats(parse(e)) for e in self.extra]
 
 
+def _float_const(t: Term) -> Term:
+    # 2 -> 2.0: an int constant as a float
+    return const(float(t.attr)) if t.op.name == "const" and t.attr.__class__ is int else t
+
+
 def floats(term: Term) -> Term:
     """``term`` with its int constants made float (so that ``2**-1`` is the float 0.5, as in egg)."""
-    done: dict[Term, Term] = {}
-    for node in postorder(term):
-        if node.op.name == "const" and node.attr.__class__ is int:
-            done[node] = const(float(node.attr))
-        elif node.args:
-            args = tuple(done[a] for a in node.args)
-            done[node] = node if args == node.args else Term(node.op, args, node.attr)
-        else:
-            done[node] = node
-    return done[term]
+    return bottom_up(_float_const)(term)
 
 
 #: the 20 equalities of egg's suite (limits as egg's tests set them; egg's defaults otherwise)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import Term, as_term, postorder
+from ..core import Term, as_term
+from ..rules.combinators import bottom_up
 from ..simplify.simplify import METHODS, cost
 from .algebra import SAFE, UNSAFE
 from .runner import saturate
@@ -22,31 +23,33 @@ __all__ = ["saturation_simplify", "binarize", "SIMPLIFY_COSTS"]
 SIMPLIFY_COSTS = {"const": 0.0}
 
 
+def _binary(t: Term) -> Term:
+    # a + b + c -> (a + b) + c: the e-graph rules match binary sums and products
+    args = t.args
+    if len(args) <= 2 or not t.op.associative or t.attr is not None:
+        return t
+    out = Term(t.op, args[:2])
+    for a in args[2:]:
+        out = Term(t.op, (out, a))
+    return out
+
+
 def binarize(term: Term) -> Term:
     """``term`` with every sum or product of more than two operands nested into binary ones (left first)."""
-    done: dict[Term, Term] = {}
-    for node in postorder(term):
-        args = tuple(done[a] for a in node.args)
-        if len(args) > 2 and node.op.associative and node.attr is None:
-            out = Term(node.op, args[:2])
-            for a in args[2:]:
-                out = Term(node.op, (out, a))
-            done[node] = out
-        else:
-            done[node] = node if args == node.args else Term(node.op, args, node.attr)
-    return done[term]
+    return bottom_up(_binary)(term)
 
 
 def saturation_simplify(
     term: Any,
     *,
-    unsafe: bool = True,
+    unsafe: bool = False,
     rules: Any = None,
     iter_limit: int = 8,
     node_limit: int = 5_000,
     time_limit: float = 2.0,
 ) -> Term:
-    """The cheapest term equal to ``term`` found by saturating ``rules`` (the algebra rules by default)."""
+    """The cheapest term equal to ``term`` found by saturating ``rules`` (by default the safe algebra rules;
+    ``unsafe=True`` adds the unsafe ones, as for :func:`~exprgraph.simplify.simplify`)."""
     term = as_term(term)
     report = saturate(
         binarize(term),

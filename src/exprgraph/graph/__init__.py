@@ -20,6 +20,7 @@ above it.
 
 from __future__ import annotations
 
+from . import profile, rewriters
 from .db import EquilibriumDB, LocalGroupDB, ProxyDB, RewriteDatabase, RewriteDatabaseQuery, SequenceDB
 from .equilibrium import STOP_REASONS, EquilibriumGraphRewriter
 from .features import Feature, History, ReplaceValidate, Step, Validator
@@ -28,87 +29,20 @@ from .merge import MergeOptimizer, MergeTracker
 from .optdb import optdb, register_canonicalize, register_specialize, register_stabilize, rewrite_graph
 from .pattern_rewriter import PatternNodeRewriter
 from .printing import format_terms
-from .profile import (
-    EquilibriumProfile,
-    MergeProfile,
-    PassProfile,
-    RewriteProfile,
-    RewriterStats,
-    SequenceProfile,
-    WalkProfile,
-)
+from .profile import *  # noqa: F403  (the profile classes)
 from .regions import RegionCache, RegionNodeRewriter
-from .rewriters import (
-    FromFunctionGraphRewriter,
-    FromFunctionNodeRewriter,
-    GraphRewriter,
-    KanrenRelationSub,
-    NodeRewriter,
-    RemovalNodeRewriter,
-    Rewriter,
-    RuleNodeRewriter,
-    SequentialGraphRewriter,
-    SequentialNodeRewriter,
-    SubstitutionNodeRewriter,
-    graph_rewriter,
-    node_rewriter,
-    rules_to_rewriters,
-)
+from .rewriters import *  # noqa: F403  (the rewriter interfaces and the ready-made node rewriters)
 from .transaction import RewriteDriver, replacement_pairs
 from .walking import WalkingGraphRewriter, in2out, out2in
 
-__all__ = [
-    "FunctionGraph",
-    "OUTPUT",
-    "Checkpoint",
-    "Feature",
-    "ReplaceValidate",
-    "Validator",
-    "History",
-    "Step",
-    "Rewriter",
-    "NodeRewriter",
-    "FromFunctionNodeRewriter",
-    "node_rewriter",
-    "GraphRewriter",
-    "FromFunctionGraphRewriter",
-    "graph_rewriter",
-    "SequentialGraphRewriter",
-    "SubstitutionNodeRewriter",
-    "RemovalNodeRewriter",
-    "SequentialNodeRewriter",
-    "PatternNodeRewriter",
-    "KanrenRelationSub",
-    "RuleNodeRewriter",
-    "rules_to_rewriters",
-    "RegionNodeRewriter",
-    "RegionCache",
-    "WalkingGraphRewriter",
-    "in2out",
-    "out2in",
-    "EquilibriumGraphRewriter",
-    "STOP_REASONS",
-    "MergeOptimizer",
-    "MergeTracker",
-    "RewriteDriver",
-    "replacement_pairs",
-    "RewriteDatabase",
-    "SequenceDB",
-    "EquilibriumDB",
-    "LocalGroupDB",
-    "ProxyDB",
-    "RewriteDatabaseQuery",
-    "optdb",
-    "rewrite_graph",
-    "register_canonicalize",
-    "register_stabilize",
-    "register_specialize",
-    "RewriteProfile",
-    "WalkProfile",
-    "MergeProfile",
-    "PassProfile",
-    "EquilibriumProfile",
-    "SequenceProfile",
-    "RewriterStats",
-    "format_terms",
-]
+__all__ = ["FunctionGraph", "OUTPUT", "Checkpoint", "Feature", "ReplaceValidate", "Validator", "History", "Step"]
+__all__ += rewriters.__all__
+__all__.remove("as_op")  # a helper of the rewriters: import it from .rewriters
+__all__ += ["PatternNodeRewriter", "RegionNodeRewriter", "RegionCache"]
+__all__ += ["WalkingGraphRewriter", "in2out", "out2in", "EquilibriumGraphRewriter", "STOP_REASONS"]
+__all__ += ["MergeOptimizer", "MergeTracker", "RewriteDriver", "replacement_pairs"]
+__all__ += ["RewriteDatabase", "SequenceDB", "EquilibriumDB", "LocalGroupDB", "ProxyDB", "RewriteDatabaseQuery"]
+__all__ += ["optdb", "rewrite_graph", "register_canonicalize", "register_stabilize", "register_specialize"]
+__all__ += profile.__all__
+__all__.remove("format_table")  # a helper of the profiles: import it from .profile
+__all__ += ["format_terms"]

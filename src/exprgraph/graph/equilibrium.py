@@ -24,15 +24,13 @@ again within the pass (PyTensor's ``tracks_on_change_inputs``).
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .features import Feature
 from .interface import GraphRewriter, NodeRewriter, Rewriter
-from .profile import EquilibriumProfile, PassProfile, RewriteProfile
+from .profile import EquilibriumProfile, PassProfile, RewriteProfile, RewriterStats
 from .transaction import RewriteDriver, logger
-from .walking import Dispatch, stats_by_name
+from .walking import Dispatch, node_pass, stats_by_name
 
 if TYPE_CHECKING:
     from .fgraph import FunctionGraph
@@ -162,53 +160,38 @@ class EquilibriumGraphRewriter(GraphRewriter):
         self, fgraph: FunctionGraph, prof: EquilibriumProfile, pp: PassProfile, stats: dict, max_use: float | None
     ) -> tuple[bool, str | None, str]:
         """Offer every node, inputs first, to the node rewriters; (changed, stop reason or None, detail)."""
-        get = self.dispatch.get
-        try_rewrite = self.driver.try_rewrite
-        cleanups = bool(self.cleanup_rewriters)
         max_nodes = self.max_nodes
-        changed = False
+        cleanups = bool(self.cleanup_rewriters)
         stop: str | None = None
         detail = ""
-        t0 = time.perf_counter()
-        queue = deque(fgraph.toposort())
-        pp.toposort_time = time.perf_counter() - t0
-        processed: set = set()
-        watcher = _Watcher(queue, processed, not self.ignore_newtrees, self.revisit_rebuilt)
-        fgraph.attach_feature(watcher)
-        tracker = fgraph.track_rebuilds()
-        popleft = queue.popleft
-        follow = fgraph.follow
-        mark = processed.add if self.revisit_rebuilt else None
+
+        def applied(st: RewriterStats) -> bool:
+            nonlocal stop, detail
+            pp.applied += 1
+            pp.counts[st.name] = pp.counts.get(st.name, 0) + 1
+            if max_use is not None and st.applied > max_use:
+                stop = "max_use_ratio"
+                detail = f"{st.name} applied {st.applied} times, limit {max_use:g}"
+            elif max_nodes is not None and fgraph._n_nodes > max_nodes:
+                stop = "max_nodes"
+                detail = f"{fgraph._n_nodes} nodes, limit {max_nodes}"
+            if cleanups:
+                self._cleanup(fgraph, prof)
+            return stop is not None
+
         nstart = time.perf_counter()
-        try:
-            while queue:
-                node = follow(popleft(), tracker)
-                if node is None or (not node.args and node.op.notation == "leaf"):
-                    continue
-                if mark is not None:
-                    mark(node)
-                for r in get(node.op):
-                    st = stats[id(r)]
-                    if try_rewrite(fgraph, r, node, st):
-                        changed = True
-                        pp.applied += 1
-                        pp.counts[st.name] = pp.counts.get(st.name, 0) + 1
-                        if max_use is not None and st.applied > max_use:
-                            stop = "max_use_ratio"
-                            detail = f"{st.name} applied {st.applied} times, limit {max_use:g}"
-                        elif max_nodes is not None and fgraph._n_nodes > max_nodes:
-                            stop = "max_nodes"
-                            detail = f"{fgraph._n_nodes} nodes, limit {max_nodes}"
-                        if cleanups:
-                            self._cleanup(fgraph, prof)
-                        break
-                if stop is not None:
-                    break
-        finally:
-            fgraph.untrack_rebuilds(tracker)
-            fgraph.remove_feature(watcher)
+        done = node_pass(
+            fgraph,
+            self.dispatch,
+            self.driver,
+            stats,
+            new_nodes=not self.ignore_newtrees,
+            revisit=self.revisit_rebuilt,
+            on_applied=applied,
+        )
         prof.node_rewriter_time += time.perf_counter() - nstart
-        return changed, stop, detail
+        pp.toposort_time = done.toposort_time
+        return done.applied > 0, stop, detail
 
     def _end_of_pass(self, changed: bool, nodes: int, npass: int, start: float) -> tuple[str | None, str]:
         """The stop reason after a complete pass (None to go on), and its detail."""
@@ -241,30 +224,8 @@ class EquilibriumGraphRewriter(GraphRewriter):
         prof.time = time.perf_counter() - start
 
 
-class _Watcher(Feature):
-    """Queues, during a pass, the nodes replacements bring in and the visited nodes rebuilt since."""
-
-    def __init__(self, queue: deque, processed: set, new_nodes: bool, revisit: bool) -> None:
-        self.queue = queue
-        self.processed = processed
-        self.new_nodes = new_nodes
-        self.revisit = revisit
-
-    def on_import(self, fgraph: FunctionGraph, node: Any, reason: Any) -> None:
-        """Queue a node a replacement brought in."""
-        if self.new_nodes and reason != "rebuild":
-            self.queue.append(node)
-
-    def on_rebuild(self, fgraph: FunctionGraph, old: Any, new: Any) -> None:
-        """Visit again a node whose operands changed after it was visited."""
-        if self.revisit and old in self.processed:
-            self.queue.append(new)
-
-
 def _merge_graph_profile(prof: EquilibriumProfile, child: RewriteProfile) -> None:
     """Fold a graph rewriter's run into the per-rewriter table of an equilibrium profile."""
-    from .profile import RewriterStats
-
     st = prof.rewriters.get(child.name)
     if st is None:
         st = prof.rewriters[child.name] = RewriterStats(child.name)

@@ -39,6 +39,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..core import Term, const, get_op
+from ..core.op import find_op
 from ..errors import RewriteDatabaseError
 from ..rules import Rule, rule
 from ..simplify import simplify
@@ -71,14 +72,6 @@ def _normaliser(unsafe: bool) -> Any:
 
     normalise.__name__ = "simplify_unsafe" if unsafe else "simplify"
     return normalise
-
-
-def _has_op(name: str) -> bool:
-    try:
-        get_op(name)
-    except KeyError:
-        return False
-    return True
 
 
 def _rule_rewriter(name: str, text: str, *, allow_multiple_clients: bool = False, tag: str) -> PatternNodeRewriter:
@@ -161,10 +154,10 @@ def _stabilize_db() -> EquilibriumDB:
         # sqrt(x**2) -> abs(x): x**2 overflows for |x| > 1e154
         ("abs_sqrt_square", "sqrt(x**2) -> abs(x)", False),
     ]
-    if _has_op("log1p"):
+    if find_op("log1p") is not None:
         # log(1 + x) -> log1p(x): exact for tiny x
         stable.append(("log1p", "log(1 + x) -> log1p(x)", False))
-    if _has_op("expm1"):
+    if find_op("expm1") is not None:
         # exp(x) - 1 -> expm1(x): exact for tiny x
         stable.append(("expm1", "exp(x) - 1 -> expm1(x)", False))
     for name, text, multi in stable:
@@ -232,9 +225,10 @@ def rewrite_graph(
     ``return_profile=True`` a pair ``(result, profile)``. ``clone`` is accepted for PyTensor
     compatibility and ignored: terms are immutable, so there is nothing to clone.
 
-    Strength: the default query (``include=("canonicalize",)``) uses simplify's *safe* rules, as
-    ``simplify(t, unsafe=False)`` does; include ``"unsafe"`` too for the strength of
-    :func:`~exprgraph.simplify.simplify`'s own default (``unsafe=True``: ``x*0 -> 0``, ...).
+    Strength: the default query (``include=("canonicalize",)``) uses the *safe* rules, the default
+    strength of every rewriter in exprgraph, as :func:`~exprgraph.simplify.simplify` does; include
+    ``"unsafe"`` too for the rules exact only for finite or non-zero values (``x*0 -> 0``, ...),
+    the strength of ``simplify(t, unsafe=True)``.
     """
     del clone
     if isinstance(graph, FunctionGraph):

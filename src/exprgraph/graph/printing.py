@@ -2,9 +2,10 @@
 
 Nodes print in call form with their op names; a node used in more than one place is tagged
 ``*k -> ...`` where it first appears and printed as ``*k`` afterwards, so the text stays the size
-of the DAG. Iterative (any depth); graphs bigger than :data:`MAX_REPR_NODES` print a summary.
-:func:`short` and :func:`reason_name` are the texts of a term and of a rewrite's reason in messages.
-This module imports only core.
+of the DAG. The format is a table of pieces for the printers' one emitter
+(:func:`exprgraph.core.printing.emit`, iterative: any depth); graphs bigger than
+:data:`MAX_REPR_NODES` print a summary. :func:`short` and :func:`reason_name` are the texts of a
+term and of a rewrite's reason in messages. This module imports only core.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..core import Term
-from ..core.printing import format_const
+from ..core.printing import emit, format_const
+from ..core.walk import postorder
 
 if TYPE_CHECKING:
     from .fgraph import FunctionGraph
@@ -45,10 +47,6 @@ def reason_name(reason: Any) -> str:
     return getattr(reason, "name", None) or type(reason).__name__
 
 
-class _Text(str):
-    __slots__ = ()
-
-
 def _leaf(t: Term) -> str:
     op = t.op
     if op.notation != "leaf":  # a nullary op: Op1()
@@ -58,55 +56,49 @@ def _leaf(t: Term) -> str:
     return format_const(t.attr)
 
 
-def format_terms(outputs: list[Term]) -> str:
-    """Outputs in call form, comma separated, with ``*k`` tags on shared nodes."""
+def _uses(outputs: list[Term]) -> dict[Term, int]:
+    """How many positions (operand slots and outputs) use each compound node."""
     uses: dict[Term, int] = {}
     for o in outputs:
         uses[o] = uses.get(o, 0) + 1
-    seen: set[Term] = set()
-    stack = list(reversed(outputs))
-    while stack:  # count the uses of each node within the DAG
-        t = stack.pop()
-        if t in seen:
-            continue
-        seen.add(t)
+    for t in postorder(outputs):
         for a in t.args:
-            uses[a] = uses.get(a, 0) + 1
-            if a.args and a not in seen:
-                stack.append(a)
+            if a.args:
+                uses[a] = uses.get(a, 0) + 1
+    return uses
+
+
+def format_terms(outputs: list[Term]) -> str:
+    """Outputs in call form, comma separated, with ``*k`` tags on shared nodes.
+
+    The graph format's table for the one emitter (:func:`exprgraph.core.printing.emit`): the
+    emitter asks for a node's pieces in printing order, so the first time a shared node is met it
+    is tagged and spelled out, and every later time cited.
+    """
+    uses = _uses(outputs)
     tags: dict[Term, int] = {}
-    out: list[str] = []
-    items: list = []
-    for i, o in enumerate(outputs):
-        if i:
-            items.append(_Text(", "))
-        items.append(o)
-    items.reverse()
-    while items:
-        item = items.pop()
-        if item.__class__ is _Text:
-            out.append(item)
-            continue
-        t = item
+
+    def parts(t: Term) -> list:
         if not t.args:
-            out.append(_leaf(t))
-            continue
-        if t in tags:
-            out.append(f"*{tags[t]}")
-            continue
-        if uses.get(t, 0) > 1:
-            tags[t] = len(tags) + 1
-            out.append(f"*{tags[t]} -> ")
-        seq: list = [_Text(f"{t.op.name}(")]
-        for j, a in enumerate(t.args):
-            if j:
-                seq.append(_Text(", "))
-            seq.append(a)
+            return [_leaf(t)]
+        k = tags.get(t)
+        if k is not None:
+            return [f"*{k}"]
+        args = t.args
+        out: list = [")"]  # reversed pieces of name(a, b, attr=...)
         if t.attr is not None:
-            seq.append(_Text(f", {t.op.attr_name or 'attr'}={t.attr!r}"))
-        seq.append(_Text(")"))
-        items.extend(reversed(seq))
-    return "".join(out)
+            out.append(f", {t.op.attr_name or 'attr'}={t.attr!r}")
+        for i in range(len(args) - 1, -1, -1):
+            out.append((args[i], False))
+            if i:
+                out.append(", ")
+        out.append(f"{t.op.name}(")
+        if uses.get(t, 0) > 1:
+            k = tags[t] = len(tags) + 1
+            out.append(f"*{k} -> ")
+        return out
+
+    return emit(outputs, parts)
 
 
 def format_fgraph(fgraph: FunctionGraph) -> str:

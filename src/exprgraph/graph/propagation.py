@@ -217,17 +217,17 @@ def _prune(self: FunctionGraph, t: Term, reason: Any) -> None:
 
 
 def _mark_stale(self: FunctionGraph, t: Term) -> None:
-    stale = self._stale
-    clients = self._clients
-    stack = [t]
-    while stack:
-        t = stack.pop()
-        if t in stale:
-            continue
-        stale.add(t)
-        for c, _ in clients[t]:
-            if c is not OUTPUT and c not in stale:
-                stack.append(c)
+    """Mark ``t`` and every node above it stale (each once)."""
+    stale, clients = self._stale, self._clients
+    todo = [t]
+    push, mark = todo.append, stale.add
+    while todo:
+        t = todo.pop()
+        if t not in stale:
+            mark(t)
+            for c, _ in clients[t]:
+                if c is not OUTPUT and c not in stale:
+                    push(c)
 
 
 def _flush(self: FunctionGraph) -> None:

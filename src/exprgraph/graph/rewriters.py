@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import Op, Term
 from ..errors import RewriteLimitError
+from ..rules.opindex import OpIndex
 from .interface import (
     FromFunctionGraphRewriter,
     FromFunctionNodeRewriter,
@@ -189,21 +190,13 @@ class SequentialNodeRewriter(NodeRewriter):
         self.rewriters: list[NodeRewriter] = list(rewriters)
         self.apply_all_rewrites = apply_all_rewrites
         self.max_steps = max_steps
-        tracked: list[Op] = []
-        self._tracks: list[Op] | None = tracked
-        self._by_op: dict[Op, list[NodeRewriter]] = {}
-        self._wild: list[NodeRewriter] = []
+        self._index = OpIndex((r, r.tracks()) for r in self.rewriters)
+        # the union of the ops tracked, in first-seen order (None when one rewriter tracks every node)
+        self._tracks: list[Op] | None = None if self._index.wild else list(dict.fromkeys(self._ops_tracked()))
+
+    def _ops_tracked(self) -> Iterable[Op]:
         for r in self.rewriters:
-            ops = r.tracks()
-            if ops is None:
-                self._tracks = None
-                self._wild.append(r)
-                continue
-            for op in ops:
-                if op not in tracked:
-                    tracked.append(op)
-        for op in tracked:
-            self._by_op[op] = [r for r in self.rewriters if r in self._wild or op in (r.tracks() or ())]
+            yield from r.tracks() or ()
 
     def tracks(self) -> list[Op] | None:
         """Every op one of the rewriters tracks (None when one of them tracks every node)."""
@@ -219,7 +212,7 @@ class SequentialNodeRewriter(NodeRewriter):
         return list(self.rewriters)
 
     def _first(self, fgraph: FunctionGraph, node: Term) -> Any:
-        for r in self._by_op.get(node.op, self._wild):
+        for r in self._index.get(node.op):
             out = r.transform(fgraph, node)
             if out is not None and out is not False:
                 return out

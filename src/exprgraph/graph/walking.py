@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core import Op, Term
+from ..core import Term
+from ..rules.opindex import OpIndex
 from .features import Feature
 from .interface import GraphRewriter, NodeRewriter, Rewriter
 from .profile import RewriterStats, WalkProfile
@@ -23,30 +25,20 @@ from .transaction import RewriteDriver
 if TYPE_CHECKING:
     from .fgraph import FunctionGraph
 
-__all__ = ["WalkingGraphRewriter", "in2out", "out2in", "Dispatch"]
+__all__ = ["WalkingGraphRewriter", "in2out", "out2in", "Dispatch", "node_pass", "PassResult"]
 
 ORDERS = ("in_to_out", "out_to_in")
 
 
-class Dispatch:
-    """Node rewriters indexed by the ops they track (registration order kept)."""
+class Dispatch(OpIndex):
+    """Node rewriters indexed by the ops they track (the drivers' one :class:`OpIndex`), with profile names."""
 
     def __init__(self, rewriters: Sequence[NodeRewriter]) -> None:
         self.rewriters = list(rewriters)
-        tracked: list[tuple[NodeRewriter, frozenset | None]] = []
         for r in self.rewriters:
             if not isinstance(r, NodeRewriter):
                 raise TypeError(f"expected a NodeRewriter, not {r!r}")
-            ops = r.tracks()
-            tracked.append((r, None if ops is None else frozenset(ops)))
-        all_ops: set[Op] = set()
-        for _, tracked_ops in tracked:
-            if tracked_ops is not None:
-                all_ops |= tracked_ops
-        self.table: dict[Op, tuple[NodeRewriter, ...]] = {
-            op: tuple(r for r, ops in tracked if ops is None or op in ops) for op in all_ops
-        }
-        self.wild: tuple[NodeRewriter, ...] = tuple(r for r, ops in tracked if ops is None)
+        super().__init__((r, r.tracks()) for r in self.rewriters)
         # profile names: unique per rewriter
         names: dict[str, int] = {}
         self.names: dict[int, str] = {}
@@ -60,21 +52,100 @@ class Dispatch:
         """Fresh counters, keyed by rewriter id."""
         return {id(r): RewriterStats(self.names[id(r)]) for r in self.rewriters}
 
-    def get(self, op: Op) -> tuple[NodeRewriter, ...]:
-        """The rewriters a node of ``op`` is offered to, in order."""
-        return self.table.get(op, self.wild)
 
+class _NewNodes(Feature):
+    """Queues the nodes replacements bring into the graph (rebuilt parents are not new)."""
 
-class _Importer(Feature):
-    """Collects the nodes replacements bring into the graph (rebuilt parents are not new)."""
-
-    def __init__(self, sink: Any) -> None:
-        self.sink = sink
+    def __init__(self, queue: deque) -> None:
+        self.queue = queue
 
     def on_import(self, fgraph: FunctionGraph, node: Term, reason: Any) -> None:
         """Queue a new node."""
         if reason != "rebuild":
-            self.sink(node)
+            self.queue.append(node)
+
+
+class _Rebuilt(Feature):
+    """Queues again the visited nodes rebuilt since their visit (their operands changed)."""
+
+    def __init__(self, queue: deque, visited: set) -> None:
+        self.queue = queue
+        self.visited = visited
+
+    def on_rebuild(self, fgraph: FunctionGraph, old: Any, new: Any) -> None:
+        """Visit again a node whose operands changed after it was visited."""
+        if old in self.visited:
+            self.queue.append(new)
+
+
+@dataclass
+class PassResult:
+    """What one pass over the nodes did."""
+
+    visited: int = 0
+    applied: int = 0
+    toposort_time: float = 0.0
+    stopped: bool = False
+
+
+def node_pass(
+    fgraph: FunctionGraph,
+    dispatch: Dispatch,
+    driver: RewriteDriver,
+    stats: dict[int, RewriterStats],
+    *,
+    order: str = "in_to_out",
+    new_nodes: bool = False,
+    revisit: bool = False,
+    on_applied: Callable[[RewriterStats], bool] | None = None,
+) -> PassResult:
+    """One pass over the graph's nodes, children first (``in_to_out``) or outputs first, each once.
+
+    Each node, in its current version, is offered to the rewriters that track its op; the first
+    that applies wins (through ``driver``, as a transaction). ``new_nodes`` visits the nodes a
+    replacement brings in too (at the end of an ``in_to_out`` pass, next for ``out_to_in``);
+    ``revisit`` visits again a visited node whose operands changed since. ``on_applied(stats)``
+    runs after each applied rewrite; returning True ends the pass. The one loop of the walking
+    and equilibrium rewriters.
+    """
+    result = PassResult()
+    t0 = time.perf_counter()
+    queue = deque(fgraph.toposort())
+    result.toposort_time = time.perf_counter() - t0
+    seen: set = set()
+    watchers: list[Feature] = [_NewNodes(queue)] if new_nodes else []
+    if revisit:
+        watchers.append(_Rebuilt(queue, seen))
+    for w in watchers:
+        fgraph.attach_feature(w)
+    tracker = fgraph.track_rebuilds()
+    pop = queue.popleft if order == "in_to_out" else queue.pop
+    get, try_rewrite, follow = dispatch.get, driver.try_rewrite, fgraph.follow
+    mark = seen.add if revisit else None
+    visited = applied = 0
+    stopped = False
+    try:
+        while queue:
+            node = follow(pop(), tracker)
+            if node is None or (not node.args and node.op.notation == "leaf"):
+                continue
+            visited += 1
+            if mark is not None:
+                mark(node)
+            for r in get(node.op):
+                st = stats[id(r)]
+                if try_rewrite(fgraph, r, node, st):
+                    applied += 1
+                    stopped = on_applied is not None and on_applied(st)
+                    break
+            if stopped:
+                break
+    finally:
+        fgraph.untrack_rebuilds(tracker)
+        for w in watchers:
+            fgraph.remove_feature(w)
+    result.visited, result.applied, result.stopped = visited, applied, stopped
+    return result
 
 
 def _as_rewriters(rewriters: Any) -> list[NodeRewriter]:
@@ -131,36 +202,13 @@ class WalkingGraphRewriter(GraphRewriter):
         """One walk over the graph."""
         start = time.perf_counter()
         prof = WalkProfile(self.name, type(self).__name__, nodes_before=fgraph.node_count, order=self.order)
-        t0 = time.perf_counter()
-        queue = deque(fgraph.toposort())
-        prof.toposort_time = time.perf_counter() - t0
-        importer = None
-        if not self.ignore_newtrees:
-            importer = _Importer(queue.append)
-            fgraph.attach_feature(importer)
-        tracker = fgraph.track_rebuilds()
-        pop = queue.popleft if self.order == "in_to_out" else queue.pop
-        get = self.dispatch.get
         stats = self.dispatch.stats()
-        try_rewrite = self.driver.try_rewrite
-        follow = fgraph.follow
-        visited = applied = 0
-        try:
-            while queue:
-                node = follow(pop(), tracker)
-                if node is None or (not node.args and node.op.notation == "leaf"):
-                    continue
-                visited += 1
-                for r in get(node.op):
-                    if try_rewrite(fgraph, r, node, stats[id(r)]):
-                        applied += 1
-                        break
-        finally:
-            fgraph.untrack_rebuilds(tracker)
-            if importer is not None:
-                fgraph.remove_feature(importer)
-        prof.nodes_visited = visited
-        prof.applied = applied
+        done = node_pass(
+            fgraph, self.dispatch, self.driver, stats, order=self.order, new_nodes=not self.ignore_newtrees
+        )
+        prof.toposort_time = done.toposort_time
+        prof.nodes_visited = done.visited
+        prof.applied = done.applied
         prof.rewriters = stats_by_name(stats)
         prof.nodes_after = fgraph.node_count
         prof.time = time.perf_counter() - start

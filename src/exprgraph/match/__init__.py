@@ -17,30 +17,12 @@ Layer 3 of docs/architecture.md: imports core and errors; never a higher layer.
 from __future__ import annotations
 
 from ..errors import MatchError, PatternError
-from . import unify  # noqa: F401  (registers terms with the unification packages)
+from . import patterns, unify  # noqa: F401  (unify registers terms with the unification packages)
 from .compile import CompiledPattern, compile_pattern
 from .matcher import first_match, is_match, match, match_all
-from .patterns import Choice, Dot, Not, OpPattern, P, Pattern, Plus, Segment, Star, V, Var, Where
+from .patterns import *  # noqa: F403  (the pattern nodes and builders)
 
-__all__ = [
-    "match",
-    "match_all",
-    "is_match",
-    "first_match",
-    "compile_pattern",
-    "CompiledPattern",
-    "Pattern",
-    "Var",
-    "Dot",
-    "Choice",
-    "Not",
-    "Where",
-    "Star",
-    "Plus",
-    "Segment",
-    "OpPattern",
-    "V",
-    "P",
-    "MatchError",
-    "PatternError",
-]
+__all__ = ["match", "match_all", "is_match", "first_match", "compile_pattern", "CompiledPattern"]
+__all__ += patterns.__all__
+__all__.remove("pattern_children")  # a helper of the matchers: import it from .patterns
+__all__ += ["MatchError", "PatternError"]

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..core import Op, Term, get_op
+from ..core.printing import emit
 from ..errors import PatternError
 
 __all__ = [
@@ -413,12 +414,6 @@ def _format_leaf(p: Any) -> str | None:
     return repr(p)
 
 
-class _Text(str):
-    """A piece of output (as opposed to a pattern node still to print)."""
-
-    __slots__ = ()
-
-
 def _pieces(node: Any) -> tuple[str, tuple, str]:
     """Opening text, children and closing text of a compound pattern node."""
     cls = node.__class__
@@ -452,32 +447,35 @@ def _pieces(node: Any) -> tuple[str, tuple, str]:
     return "(", kids, ",)" if len(kids) == 1 else ")"
 
 
+def _pattern_parts(item: Any) -> list:
+    """Reversed pieces of one pattern node (strings, and ``(node, False)`` pairs): the emitter's table."""
+    leaf = _format_leaf(item)
+    if leaf is not None:
+        return [leaf]
+    if item.__class__ is dict:
+        out: list[Any] = ["}"]
+        pairs = list(item.items())
+        for i in range(len(pairs) - 1, -1, -1):
+            k, v = pairs[i]
+            out += [(v, False), (", " if i else "") + f"{k!r}: "]
+        out.append("{")
+        return out
+    opening, kids, closing = _pieces(item)
+    out = [closing]
+    for i in range(len(kids) - 1, -1, -1):
+        kid = kids[i]
+        leaf = _format_leaf(kid)
+        out.append((kid, False) if leaf is None else leaf)  # a leaf's text goes straight out
+        if i:
+            out.append(", ")
+    out.append(opening)
+    return out
+
+
 def format_pattern(p: Any) -> str:
-    """A readable one-line rendering of a pattern (``mul(V.x, 1)``), in time linear in its size."""
-    out: list[str] = []
-    stack: list[Any] = [p]
-    while stack:
-        item = stack.pop()
-        if item.__class__ is _Text:
-            out.append(item)
-            continue
-        leaf = _format_leaf(item)
-        if leaf is not None:
-            out.append(leaf)
-            continue
-        if item.__class__ is dict:
-            seq: list[Any] = [_Text("{")]
-            for i, (k, v) in enumerate(item.items()):
-                seq.append(_Text((", " if i else "") + f"{k!r}: "))
-                seq.append(v)
-            seq.append(_Text("}"))
-        else:
-            opening, kids, closing = _pieces(item)
-            seq = [_Text(opening)]
-            for i, k in enumerate(kids):
-                if i:
-                    seq.append(_Text(", "))
-                seq.append(k)
-            seq.append(_Text(closing))
-        stack.extend(reversed(seq))
-    return "".join(out)
+    """A readable one-line rendering of a pattern (``mul(V.x, 1)``), in time linear in its size.
+
+    Printed by the printers' one emitter (:func:`exprgraph.core.printing.emit`) from this table.
+    """
+    leaf = _format_leaf(p)
+    return leaf if leaf is not None else emit([p], _pattern_parts)

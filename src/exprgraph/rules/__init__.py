@@ -17,47 +17,19 @@ Layer 4 of docs/architecture.md: imports match, core and errors; never a higher 
 
 from __future__ import annotations
 
-from ..core import tree_children, tree_map
 from ..errors import RewriteLimitError, RuleSyntaxError
-from .combinators import (
-    Combinator,
-    bottom_up,
-    in_order,
-    iterated,
-    rewrite_subexpressions,
-    rule_list,
-    term_rewriter,
-    top_down,
-)
+from . import combinators
+from .combinators import *  # noqa: F403  (make_rule, the combinators, tree_map and tree_children)
 from .rewrite import RewriteProfile, RuleStats, rewrite
-from .ruleset import Rule, RuleSet, Template, make_rule
+from .ruleset import Rule, RuleSet, Template
 from .textual import parse_condition, parse_rules, rule
 
-__all__ = [
-    "make_rule",
-    "rule_list",
-    "in_order",
-    "iterated",
-    "rewrite_subexpressions",
-    "bottom_up",
-    "top_down",
-    "term_rewriter",
-    "tree_map",
-    "tree_children",
-    "Combinator",
-    "Rule",
-    "RuleSet",
-    "Template",
-    "rule",
-    "parse_rules",
-    "parse_condition",
-    "rewrite",
-    "RewriteProfile",
-    "RuleStats",
-    "relation_rule",
-    "RewriteLimitError",
-    "RuleSyntaxError",
-]
+__all__ = []
+__all__ += combinators.__all__
+__all__ += ["Rule", "RuleSet", "Template", "rule", "parse_rules", "parse_condition"]
+__all__ += ["rewrite", "RewriteProfile", "RuleStats"]
+__all__ += ["relation_rule"]  # noqa: F405 (given lazily by __getattr__ below)
+__all__ += ["RewriteLimitError", "RuleSyntaxError"]
 
 
 def __getattr__(name: str):  # kanren is imported only when relations are used

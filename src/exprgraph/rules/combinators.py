@@ -20,7 +20,7 @@ from ..core import Term, tree_children, tree_map
 from ..errors import RewriteLimitError
 from ..match.matcher import values_equal
 from .ruleset import RuleSet, make_rule, rule_name
-from .treewalk import UNSETTLED, walk_up
+from .treewalk import walk_up
 
 __all__ = [
     "make_rule",
@@ -151,19 +151,11 @@ def rewrite_subexpressions(rule: RuleFn) -> Combinator:
 def bottom_up(rule: RuleFn) -> Combinator:
     """Rewrite the children first (recursively), then apply ``rule`` once to the rebuilt node."""
 
+    def leave(node: Any, cur: Any) -> tuple[Any, None]:
+        return rule(cur), None
+
     def apply(expr: Any) -> Any:
-        memo: dict[Term, Any] = {}
-
-        def settle(node: Any) -> Any:
-            return memo.get(node, UNSETTLED) if node.__class__ is Term else UNSETTLED
-
-        def leave(node: Any, cur: Any) -> tuple[Any, bool]:
-            out = rule(cur)
-            if node.__class__ is Term:
-                memo[node] = out
-            return out, False
-
-        return walk_up(expr, leave, settle)
+        return walk_up(expr, leave, memo={})  # terms memoised per call
 
     return Combinator(apply, f"bottom_up({rule_name(rule)})", (rule,))
 
@@ -176,12 +168,11 @@ def top_down(rule: RuleFn, max_steps: int = DEFAULT_TOP_DOWN_STEPS) -> Combinato
     """
     name = f"top_down({rule_name(rule)})"
 
-    def apply(expr: Any) -> Any:
-        memo: dict[Term, Any] = {}
-        steps = 0
+    def leave(node: Any, cur: Any) -> tuple[Any, None]:
+        return cur, None
 
-        def settle(node: Any) -> Any:
-            return memo.get(node, UNSETTLED) if node.__class__ is Term else UNSETTLED
+    def apply(expr: Any) -> Any:
+        steps = 0
 
         def enter(node: Any) -> Any:
             nonlocal steps
@@ -195,12 +186,7 @@ def top_down(rule: RuleFn, max_steps: int = DEFAULT_TOP_DOWN_STEPS) -> Combinato
                 )
             return rule(node)
 
-        def leave(node: Any, cur: Any) -> tuple[Any, bool]:
-            if node.__class__ is Term:
-                memo[node] = cur
-            return cur, False
-
-        return walk_up(expr, leave, settle, enter)
+        return walk_up(expr, leave, memo={}, enter=enter)  # terms memoised per call
 
     return Combinator(apply, name, (rule,))
 

@@ -23,13 +23,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..core import Term, as_term
-from ..errors import RewriteLimitError
 from ..match.matcher import values_equal
 from . import ruleset as _ruleset
 from .profile import RewriteProfile, RuleStats
 from .rule import Rule, rule_name
 from .ruleset import RuleSet
-from .treewalk import UNSETTLED, walk_up
+from .treewalk import Walk
 
 __all__ = ["rewrite", "RewriteProfile", "RuleStats", "DEFAULT_MAX_STEPS"]
 
@@ -62,43 +61,20 @@ def rewrite(
     if max_steps < 0:
         raise ValueError("max_steps must be >= 0")
     start = time.perf_counter() if profile is not None else 0.0
-    budget = _Budget(max_steps)
-    memo: dict[Term, Term] = {}
+
     if expr.__class__ is Term:
-        out = _rewrite_term(expr, ruleset, budget, profile, memo)
-    else:
-        out = _rewrite_tree(expr, ruleset, budget, profile, memo)
+        get, wild, final = _dispatch(ruleset, profile)
+        leave = _term_leave(get, wild, profile)
+        walk = Walk(leave=_no_tree, leave_term=leave, memo={}, fixpoint=True, leaves_final=final, max_steps=max_steps)
+    else:  # the rule table is built when the walk meets its first term
+        walk = Walk(leave=_tree_leave(ruleset, profile), memo={}, fixpoint=True, max_steps=max_steps)
+        walk.prepare = _preparer(ruleset, profile)
+    out = walk.run(expr)
     if profile is not None:
         profile.time += time.perf_counter() - start
-        profile.steps += budget.steps
+        profile.steps += walk.steps
+        profile.nodes += walk.visited
     return out
-
-
-class _Budget:
-    __slots__ = ("steps", "limit")
-
-    def __init__(self, limit: int) -> None:
-        self.steps = 0
-        self.limit = limit
-
-    def spend(self, rule: Any) -> None:
-        self.steps += 1
-        if self.steps > self.limit:
-            raise RewriteLimitError(
-                f"rewriting did not terminate within {self.limit} steps (last rule applied: {rule_name(rule)!r}); "
-                "the rules may grow the term forever: raise max_steps or fix the rules",
-                rule_name(rule),
-                self.steps,
-            )
-
-
-def _cycle(rule: Any, term: Any, steps: int) -> RewriteLimitError:
-    shown = str(term) if term.__class__ is not Term or term.size <= 40 else f"a {term.op.name} term"
-    return RewriteLimitError(
-        f"rule {rule_name(rule)!r} cycles: rewriting {shown} leads back to itself after {steps} steps",
-        rule_name(rule),
-        steps,
-    )
 
 
 def _profiled_table(ruleset: RuleSet, profile: RewriteProfile) -> tuple[dict, tuple]:
@@ -147,120 +123,63 @@ def _profiled_table(ruleset: RuleSet, profile: RewriteProfile) -> tuple[dict, tu
 def _dispatch(ruleset: RuleSet, profile: RewriteProfile | None) -> tuple[Any, tuple, bool]:
     """``(get, wild, leaves_final)``: the rule lookup by op, the rules for every op, and whether
     leaves are their own normal form (no rule can touch them: they are settled without a visit)."""
-    table, wild = ruleset.table() if profile is None else _profiled_table(ruleset, profile)
-    return table.get, wild, not wild and all(op.arity[1] != 0 for op in table)
+    index = ruleset.index()
+    table, wild = (index.table, index.wild) if profile is None else _profiled_table(ruleset, profile)
+    return table.get, wild, not index.reaches_leaves
 
 
-def _first_rewrite(cur: Term, entries: tuple, profile: RewriteProfile | None, budget: _Budget) -> tuple[Any, Any]:
-    """``(rule, result)`` of the first rule of ``entries`` that rewrites ``cur``, or ``(None, None)``."""
-    for rule, apply in entries:
-        res = apply(cur)
-        if res is None or res is cur:
-            continue
-        if res.__class__ is not Term:
-            try:
-                res = as_term(res)
-            except TypeError:
-                raise TypeError(f"rule {rule_name(rule)!r} returned {type(res).__name__}, not a term") from None
-            if res is cur:
+def _term_leave(get: Any, wild: tuple, profile: RewriteProfile | None) -> Any:
+    """The step at a term: the first rule (in rule-set order) whose result differs, walked again."""
+
+    def leave_term(  # the defaults make the captured values locals: this runs once per node
+        node: Term, cur: Term, get: Any = get, wild: tuple = wild, profile: Any = profile
+    ) -> tuple[Term, Any]:
+        for rule, apply in get(cur.op, wild):
+            res = apply(cur)
+            if res is None or res is cur:
                 continue
-        if res.shape != cur.shape:
-            continue  # a rewrite must not change the shape: decline it
-        if profile is not None:
-            profile.stats(rule_name(rule)).rewrites += 1
-        budget.spend(rule)
-        return rule, res
-    return None, None
-
-
-def _rewrite_term(
-    root: Term, ruleset: RuleSet, budget: _Budget, profile: RewriteProfile | None, done: dict[Term, Term]
-) -> Term:
-    if root in done:
-        return done[root]
-    get, wild, leaves_final = _dispatch(ruleset, profile)
-    pending: set[Term] = set()
-    stack: list[Any] = [root]
-    push, pop = stack.append, stack.pop
-    visited = 0
-    while stack:
-        node = stack[-1]
-        if node.__class__ is tuple:  # (node, cur, out, rule): out's normal form is node's
-            node, cur, out, _rule = pop()
-            done[node] = done[cur] = done[out]
-            pending.difference_update((node, cur))
-            continue
-        if node in done:
-            pop()
-            continue
-        args, waiting = node.args, False
-        for a in args:
-            if a not in done:
-                if leaves_final and not a.args:
-                    done[a] = a
+            if res.__class__ is not Term:
+                try:
+                    res = as_term(res)
+                except TypeError:
+                    raise TypeError(f"rule {rule_name(rule)!r} returned {type(res).__name__}, not a term") from None
+                if res is cur:
                     continue
-                if pending and a in pending:
-                    raise _cycle(_culprit(stack, a), a, budget.steps)
-                push(a)
-                waiting = True
-        if waiting:
-            continue
-        pop()
-        visited += 1
-        cur = node
-        if args:
-            new = tuple([done[a] for a in args])
-            if new != args:
-                cur = Term(node.op, new, node.attr)
-                known = done.get(cur)
-                if known is not None:
-                    done[node] = known
-                    continue
-                if pending and cur in pending:
-                    raise _cycle(_culprit(stack, cur), cur, budget.steps)
-        rule, out = _first_rewrite(cur, get(cur.op, wild), profile, budget)
-        if out is None:
-            done[node] = done[cur] = cur
-            continue
-        known = done.get(out)
-        if known is not None:
-            done[node] = done[cur] = known
-            continue
-        if out is node or out in pending:
-            raise _cycle(rule, cur, budget.steps)
-        pending.update((node, cur))
-        stack += ((node, cur, out, rule), out)  # out's normal form, then node's
-    if profile is not None:
-        profile.nodes += visited
-    return done[root]
+            if res.shape != cur.shape:
+                continue  # a rewrite must not change the shape: decline it
+            if profile is not None:
+                profile.stats(rule_name(rule)).rewrites += 1
+            return res, rule
+        return cur, None  # a normal form
+
+    return leave_term
 
 
-def _culprit(stack: list, term: Term) -> Any:
-    """The rule whose pending result needs ``term`` while ``term`` is being rewritten."""
-    for item in reversed(stack):
-        if item.__class__ is tuple:
-            return item[3]
-    return "?"
+def _preparer(ruleset: RuleSet, profile: RewriteProfile | None) -> Any:
+    """What sets a walk's term step and leaf rule from the rule table (when its first term is met)."""
+
+    def prepare(walk: Walk) -> None:
+        get, wild, walk.leaves_final = _dispatch(ruleset, profile)
+        walk.leave_term = _term_leave(get, wild, profile)
+
+    return prepare
+
+
+def _no_tree(node: Any, cur: Any) -> tuple[Any, Any]:  # pragma: no cover - a term has only terms below it
+    return cur, None
 
 
 def _changed(new: Any, old: Any) -> bool:
     return new is not old and not values_equal(new, old)
 
 
-def _rewrite_tree(
-    expr: Any, ruleset: RuleSet, budget: _Budget, profile: RewriteProfile | None, memo: dict[Term, Term]
-) -> Any:
-    """The same strategy on any tree (``tree_children``/``tree_map``); term subtrees use the term driver."""
+def _tree_leave(ruleset: RuleSet, profile: RewriteProfile | None) -> Any:
+    """The step at a node of a plain tree: the first rule whose result differs (by ``==``), walked again."""
     rules = list(ruleset)
     stats = [profile.stats(rule_name(r)) for r in rules] if profile is not None else None
     clock = time.perf_counter
 
-    def settle(node: Any) -> Any:
-        if node.__class__ is Term:
-            return _rewrite_term(node, ruleset, budget, profile, memo)
-        return UNSETTLED
-
-    def leave(node: Any, cur: Any) -> tuple[Any, bool]:
+    def leave(node: Any, cur: Any) -> tuple[Any, Any]:
         for i, r in enumerate(rules):
             if stats is not None:
                 stats[i].tries += 1
@@ -273,11 +192,10 @@ def _rewrite_tree(
                 if stats is not None:
                     stats[i].matches += 1
                     stats[i].rewrites += 1
-                budget.spend(r)
-                return cand, True  # normalise the result in the node's place
-        return cur, False
+                return cand, r  # normalise the result in the node's place
+        return cur, None
 
-    return walk_up(expr, leave, settle)
+    return leave
 
 
 _ruleset.rewriter = rewrite

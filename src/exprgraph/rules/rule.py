@@ -188,6 +188,8 @@ class Rule:
     def term_applier(self) -> Callable[[Term], Any]:
         """A fast ``term -> result or None`` closure for the rewrite driver."""
         if self.function is not None:
+            if self.guard is not None:  # the guarded applier declines an unchanged term itself
+                return _guarded_applier(self.function, self.guard)
             apply = _function_applier(self.function)
         elif self.compiled is not None and self.compiled.fast is not None:
             apply = _fast_applier(self.compiled.fast, self.compiled, self.template, self.handler)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..core import Op
+from .opindex import OpIndex
 from .rule import Rule, as_rule, make_rule, rule_name
 from .rule import rebuild as rebuild
 from .template import Template
@@ -43,7 +44,7 @@ class RuleSet:
     def __init__(self, rules: Iterable[Any] = (), *, name: str | None = None) -> None:
         self.name = name
         self._rules: list[Any] = []
-        self._table: tuple[dict, tuple] | None = None
+        self._index: OpIndex | None = None
         self.extend(rules)
 
     @classmethod
@@ -60,7 +61,7 @@ class RuleSet:
         if not callable(rule):
             raise TypeError(f"a rule must be a Rule, a rule string or a callable, not {rule!r}")
         self._rules.append(rule)
-        self._table = None
+        self._index = None
         return self
 
     def extend(self, rules: Iterable[Any]) -> RuleSet:
@@ -97,18 +98,20 @@ class RuleSet:
         table, wild = self.table()
         return tuple(r for r, _ in table.get(op, wild))
 
-    def table(self) -> tuple[dict, tuple]:
-        """``({op: ((rule, applier), ...)}, wildcard entries)``: the dispatch table of the driver."""
-        if self._table is None:
+    def index(self) -> OpIndex:
+        """The rules indexed by op, each entry ``(rule, applier)``: what the driver dispatches through."""
+        if self._index is None:
             entries = []
             for r in self._rules:
                 made = as_rule(r)  # plain functions (and relation rules) are rules without a pattern
-                entries.append((r, made.root_ops, made.term_applier()))
-            ops = {op for _, rops, _ in entries for op in rops}
-            table = {op: tuple((r, a) for r, rops, a in entries if not rops or op in rops) for op in ops}
-            wild = tuple((r, a) for r, rops, a in entries if not rops)
-            self._table = (table, wild)
-        return self._table
+                entries.append(((r, made.term_applier()), made.root_ops or None))
+            self._index = OpIndex(entries)
+        return self._index
+
+    def table(self) -> tuple[dict, tuple]:
+        """``({op: ((rule, applier), ...)}, wildcard entries)``: the dispatch table of the driver."""
+        index = self.index()
+        return index.table, index.wild
 
     def __call__(self, expr: Any, **kwargs: Any) -> Any:
         """``rewrite(expr, self, **kwargs)``."""

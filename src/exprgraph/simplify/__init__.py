@@ -2,8 +2,9 @@
 
 ``simplify(term)`` folds constants, flattens and sorts sums and products, collects like terms
 and powers, removes identities and cancels quotients, then prints subtraction and division back.
-The rules are named and documented (``rules()``); the unsafe ones (exact only for finite or
-non-zero values) can be left out with ``unsafe=False``.
+The rules are named and documented (``rules()``). By default only the safe ones run, exact for
+every value, as everywhere in exprgraph; ``unsafe=True`` adds those exact only for finite or
+non-zero values (``x*0 -> 0``, ``x - x -> 0``, ``(x*y)/y -> x``).
 
 Layer 5 of docs/architecture.md: imports rules, match, eval, core, console and errors; nothing
 above it.
@@ -15,14 +16,5 @@ from .canonical import CANONICAL_RULES, GuardedRule
 from .output import OUTPUT_RULES
 from .simplify import canonical, canonical_ruleset, cost, output_ruleset, rules, simplify
 
-__all__ = [
-    "simplify",
-    "canonical",
-    "cost",
-    "rules",
-    "canonical_ruleset",
-    "output_ruleset",
-    "GuardedRule",
-    "CANONICAL_RULES",
-    "OUTPUT_RULES",
-]
+__all__ = ["simplify", "canonical", "cost", "rules", "canonical_ruleset", "output_ruleset"]
+__all__ += ["GuardedRule", "CANONICAL_RULES", "OUTPUT_RULES"]

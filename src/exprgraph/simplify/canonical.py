@@ -17,7 +17,7 @@ The output form (:mod:`.output`) reads back through these rules into the same ca
 Each rule is a :class:`~exprgraph.rules.Rule` (built by :class:`GuardedRule`): it never changes a
 term's dtype (and the driver declines any change of shape). Rules tagged *unsafe* hold for finite
 values only, or need a non-zero operand (``x*0 -> 0`` is nan for infinite x, ``x/x -> 1`` for
-zero x); ``simplify(..., unsafe=False)`` leaves them out. "Safe" rules are exact, or differ by rounding only.
+zero x); ``simplify`` uses them only with ``unsafe=True``. "Safe" rules are exact, or differ by rounding only.
 """
 
 from __future__ import annotations

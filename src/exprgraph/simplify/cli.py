@@ -1,4 +1,4 @@
-"""``exprgraph simplify EXPR [--safe] [--stats]``: the simplified form of an expression."""
+"""``exprgraph simplify EXPR [--unsafe] [--stats]``: the simplified form of an expression."""
 
 from __future__ import annotations
 
@@ -10,19 +10,20 @@ from ..console import add_command
 __all__ = ["add_parser", "run"]
 
 
+#: what ``exprgraph simplify --help`` says
+DESCRIPTION = (
+    "Print the simplified form of EXPR: constants folded, like terms collected, identities removed, stable "
+    "forms chosen. By default only rules exact for every value run (nan and inf too); --unsafe adds those "
+    "that hold for finite (or non-zero) values only, such as x*0 -> 0, x - x -> 0 and (x*y)/y -> x."
+)
+
+
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """The ``exprgraph simplify`` subcommand."""
-    p = add_command(
-        subparsers,
-        "simplify",
-        run,
-        summary="simplify an expression",
-        description="Print the simplified form of EXPR: constants folded, like terms collected, "
-        "identities removed, quotients cancelled. --safe leaves out the rules that hold for finite "
-        "(or non-zero) values only, such as x*0 -> 0 and (x*y)/y -> x.",
-        expr="one",
-    )
-    p.add_argument("--safe", action="store_true", help="only rules exact for every value (nan and inf too)")
+    p = add_command(subparsers, "simplify", run, summary="simplify an expression", description=DESCRIPTION, expr="one")
+    strength = p.add_mutually_exclusive_group()
+    strength.add_argument("--unsafe", action="store_true", help="also the rules exact for finite values only")
+    strength.add_argument("--safe", action="store_true", help="only rules exact for every value (the default)")
     p.add_argument("--stats", action="store_true", help="also print the cost before and after, and the rules used")
     return p
 
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     term = parse(args.expr, dtype=args.dtype)
     profile = RewriteProfile() if args.stats else None
-    out = simplify(term, unsafe=not args.safe, profile=profile)
+    out = simplify(term, unsafe=args.unsafe, profile=profile)
     print(out)
     if profile is not None:
         used = sorted((name for name, st in profile.rules.items() if st.rewrites), key=str)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..core import Term, const, get_op
-from ..core.dtypes import FLOAT32, FLOAT64
+from ..core.dtypes import FLOAT32, FLOAT64, INT64_MAX, INT64_MIN
 from ..errors import EvaluationError
 from ..eval import evaluate
 
@@ -40,7 +40,7 @@ __all__ = [
 CONST = get_op("const")
 MUL, POW = get_op("mul"), get_op("pow")
 
-INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+INT_MIN, INT_MAX = INT64_MIN, INT64_MAX
 #: the smallest normal float: a folded product below it has lost precision (or underflowed)
 TINY = 2.0**-1022
 #: the smallest normal float32

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ..core import Term, const, get_op
 from ..core.dtypes import FLOAT32, FLOAT64, is_float
+from .collect import assemble, collect_like
 from .numbers import (
     INT_MAX,
     INT_MIN,
     base_exponent,
     const_like,
     exact_total,
-    fold_value,
     integral,
     number,
     power,
-    same_dtype,
     scaled,
 )
 from .order import sort_key
@@ -77,23 +77,10 @@ def _canonical_product(t: Term, cancel: bool) -> Term | None:
     for a in t.args:
         # a unit (powers of one base that could not merge) is flattened too: regrouping builds it again
         items.extend(a.args if a.op is MUL else (a,))
-    consts = [a for a in items if number(a) is not None]
-    groups: dict[Term, list[tuple[Any, Term]]] = {}
-    for a in items:
-        if number(a) is not None:
-            continue
-        base, e = base_exponent(a)
-        groups.setdefault(base, []).append((e, a))
-    factors: list[Term] = []
-    for base, members in groups.items():
-        merged = _merge_powers(base, members, cancel)
-        if merged is None:
-            return None
-        factors.extend(merged)
-    factors.sort(key=sort_key)
-    c = fold_value(MUL, consts) if consts else None
-    if consts and c is None:
+    collected = collect_like(items, MUL, base_exponent, True, _merge_powers, cancel)
+    if collected is None:
         return None
+    factors, c = collected
     parts = factors
     if c is not None:
         v = number(c)
@@ -101,23 +88,13 @@ def _canonical_product(t: Term, cancel: bool) -> Term | None:
             return const(0, dtype=t.dtype)  # x*0 -> 0 (not for infinite or nan x)
         if not (v == 1 and factors):  # x*1 -> x
             parts = [const(-1) if v == -1 else c, *factors]  # -1.0*x -> -1*x: one spelling of the sign
-    if not parts:
-        return const(1, dtype=t.dtype)
-    out = parts[0] if len(parts) == 1 else MUL(*parts)
-    if out.dtype != t.dtype and c is not None:
-        # x*2/x -> 2.0 for a float x; i*1.0 and -1.0*i keep their float constant (else an int product)
-        out = MUL(c, *factors) if factors else same_dtype(c, t)
-    return out
+    return assemble(t, MUL, parts, factors, c, empty=1, constant_first=True)
 
 
-def collect_product(t: Term) -> Term | None:
-    # flatten, fold the coefficient, sort; x*x -> x**2, x**2*x**3 -> x**5 (integer powers of one sign)
-    return _canonical_product(t, cancel=False)
-
-
-def cancel_product(t: Term) -> Term | None:
-    # also x*x**-1 -> 1, (x*y)/y -> x and x*0 -> 0 (not for x or y zero, infinite or nan)
-    return _canonical_product(t, cancel=True)
+#: flatten, fold the coefficient, sort; x*x -> x**2, x**2*x**3 -> x**5 (integer powers of one sign)
+collect_product = partial(_canonical_product, cancel=False)
+#: also x*x**-1 -> 1, (x*y)/y -> x and x*0 -> 0 (not for x or y zero, infinite or nan)
+cancel_product = partial(_canonical_product, cancel=True)
 
 
 def merge_exp_product(t: Term) -> Term | None:

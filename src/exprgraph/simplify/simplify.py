@@ -41,42 +41,45 @@ def cost(term: Term) -> int:
 
 
 @cache
-def canonical_ruleset(unsafe: bool = True) -> RuleSet:
+def canonical_ruleset(unsafe: bool = False) -> RuleSet:
     """The canonical-form rules as a RuleSet (without the unsafe ones when ``unsafe`` is False)."""
     name = "canonical" if unsafe else "canonical-safe"
     return RuleSet([r for r in CANONICAL_RULES if unsafe or not r.unsafe], name=name)
 
 
 @cache
-def output_ruleset(unsafe: bool = True) -> RuleSet:
+def output_ruleset(unsafe: bool = False) -> RuleSet:
     """The output-form rules as a RuleSet (without the unsafe ones when ``unsafe`` is False)."""
     name = "output" if unsafe else "output-safe"
     return RuleSet([r for r in OUTPUT_RULES if unsafe or not r.unsafe], name=name)
 
 
-def rules(unsafe: bool = True) -> list[GuardedRule]:
-    """Every rule ``simplify`` uses, canonical then output form, each with its name, doc and tag."""
+def rules(unsafe: bool = False) -> list[GuardedRule]:
+    """The rules ``simplify`` uses (with the unsafe ones when ``unsafe``), canonical then output form."""
     return [r for r in CANONICAL_RULES + OUTPUT_RULES if unsafe or not r.unsafe]
 
 
-def canonical(term: Term, *, unsafe: bool = True, profile: RewriteProfile | None = None) -> Term:
+def canonical(term: Term, *, unsafe: bool = False, profile: RewriteProfile | None = None) -> Term:
     """The canonical form of ``term`` (sums of products of powers; see :mod:`.canonical`)."""
     return rewrite(as_term(term), canonical_ruleset(unsafe), profile=profile)
 
 
 def simplify(
-    term: Term | float, *, unsafe: bool = True, profile: RewriteProfile | None = None, method: str = "rules"
+    term: Term | float, *, unsafe: bool = False, profile: RewriteProfile | None = None, method: str = "rules"
 ) -> Term:
     """A simplified, deterministic form of ``term`` with the same value.
 
     Constants are folded, sums and products flattened and sorted, like terms collected
     (``x + x -> 2*x``, ``x*x -> x**2``), identities removed (``x*1``, ``x + 0``, ``x**1``) and
-    quotients cancelled. The result is canonical: ``simplify`` returns it unchanged. ``unsafe=False``
-    leaves out the rules that hold only for finite or non-zero values (``x*0 -> 0``, ``x - x -> 0``,
-    ``(x*y)/y -> x``, ``log(exp(x)) -> x``, ``-(a + b) -> -a - b``).
-    The default is the unsafe strength; :func:`~exprgraph.graph.rewrite_graph`'s default query
-    (canonicalize) is the safe one, ``unsafe=False`` (its ``include=("canonicalize", "unsafe")``
-    matches this default).
+    numerically stable forms chosen (``log(1 + x) -> log1p(x)``). The result is canonical:
+    ``simplify`` returns it unchanged.
+
+    Strength: the default is the *safe* rules, exact for every value (nan and inf included, up to
+    rounding and the sign of a zero), the default of every rewriter in exprgraph
+    (:func:`~exprgraph.graph.rewrite_graph`'s canonicalize, the e-graph's). ``unsafe=True`` adds
+    the rules that hold only for finite or non-zero values: ``x*0 -> 0``, ``x - x -> 0``,
+    ``(x*y)/y -> x``, ``log(exp(x)) -> x``, ``exp(a)*exp(b) -> exp(a + b)``, ``-(a + b) -> -a - b``
+    (``rewrite_graph(..., include=("canonicalize", "unsafe"))`` in a graph).
     Pass a :class:`~exprgraph.rules.RewriteProfile` to count rule applications.
     ``method="egraph"`` simplifies by equality saturation instead (see :mod:`exprgraph.egraph`).
 
@@ -85,9 +88,9 @@ def simplify(
     >>> print(simplify(x*1 + 0 + x))
     2*x
     >>> print(simplify((x*y)/y + x*x))
+    x*(y/y) + x**2
+    >>> print(simplify((x*y)/y + x*x, unsafe=True))
     x + x**2
-    >>> print(simplify((x*y)/y, unsafe=False))
-    x*(y/y)
     """
     term = as_term(term)
     if method != "rules":

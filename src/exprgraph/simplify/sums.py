@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
-from ..core import Term, const, get_op
-from .numbers import fold_value, number, same_dtype, scaled, split_coefficient
+from ..core import Term, get_op
+from .collect import assemble, collect_like
+from .numbers import number, scaled, split_coefficient
 from .order import sort_key
 
 __all__ = ["collect_sum", "cancel_sum", "distribute_negation"]
@@ -15,7 +17,7 @@ __all__ = ["collect_sum", "cancel_sum", "distribute_negation"]
 ADD, MUL = get_op("add"), get_op("mul")
 
 
-def _merge_group(members: list[tuple[Any, Term]], cancel: bool) -> list[Term] | None:
+def _merge_group(rest: Term, members: list[tuple[Any, Term]], cancel: bool) -> list[Term] | None:
     """Like terms ``c_i * rest`` summed: ``(sum c_i) * rest``, cancelling before anything is reordered.
 
     With ``cancel``, ``3*x - x -> 2*x`` and ``x - x -> 0``. Without it (inf - inf is nan), the
@@ -28,7 +30,6 @@ def _merge_group(members: list[tuple[Any, Term]], cancel: bool) -> list[Term] | 
     if len(members) == 1:
         return [members[0][1]]
     coefs = [c for c, _ in members]
-    rest = split_coefficient(members[0][1])[1]
     if cancel and all(c == c for c in coefs):
         groups = [members]
     else:
@@ -122,41 +123,18 @@ def _canonical_sum(t: Term, cancel: bool) -> Term | None:
     items: list[Term] = []
     for a in t.args:
         items.extend(a.args if a.op is ADD else (a,))
-    items = _expose_negated_sums(items)
-    consts = [a for a in items if number(a) is not None]
-    groups: dict[Term, list[tuple[Any, Term]]] = {}
-    for a in items:
-        if number(a) is None:
-            c, rest = split_coefficient(a)
-            groups.setdefault(rest, []).append((c, a))
-    terms: list[Term] = []
-    for members in groups.values():
-        merged = _merge_group(members, cancel)
-        if merged is None:
-            return None
-        terms.extend(merged)
-    terms.sort(key=sort_key)
-    c = fold_value(ADD, consts) if consts else None
-    if consts and c is None:
+    collected = collect_like(_expose_negated_sums(items), ADD, split_coefficient, False, _merge_group, cancel)
+    if collected is None:
         return None
+    terms, c = collected
     parts = [*terms, c] if c is not None and not (number(c) == 0 and terms) else terms  # x + 0 -> x
-    if not parts:
-        return const(0, dtype=t.dtype)
-    out = parts[0] if len(parts) == 1 else ADD(*parts)
-    if out.dtype != t.dtype and c is not None:
-        # x + 2 - x -> 2.0 for a float x; i + 0.0 keeps its 0.0 (without it, the sum would be an int)
-        out = ADD(*terms, c) if terms else same_dtype(c, t)
-    return out
+    return assemble(t, ADD, parts, terms, c, empty=0, constant_first=False)
 
 
-def collect_sum(t: Term) -> Term | None:
-    # flatten, fold constants, sort; x + x -> 2*x, 2*x + 3*x -> 5*x (coefficients of one sign)
-    return _canonical_sum(t, cancel=False)
-
-
-def cancel_sum(t: Term) -> Term | None:
-    # also 3*x - x -> 2*x and x - x -> 0 (not for infinite x: inf - inf is nan)
-    return _canonical_sum(t, cancel=True)
+#: flatten, fold constants, sort; x + x -> 2*x, 2*x + 3*x -> 5*x (coefficients of one sign)
+collect_sum = partial(_canonical_sum, cancel=False)
+#: also 3*x - x -> 2*x and x - x -> 0 (not for infinite x: inf - inf is nan)
+cancel_sum = partial(_canonical_sum, cancel=True)
 
 
 def distribute_negation(t: Term) -> Term | None:

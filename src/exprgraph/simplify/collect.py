@@ -1,0 +1,76 @@
+"""Collecting like operands of a sum or a product: the one skeleton of the canonical sum and product.
+
+A canonical sum and a canonical product are built alike: numeric constants fold into one, the
+other operands are grouped by their kind (a sum's term by what its coefficient multiplies, a
+product's factor by its base), each group merges into as few operands as it exactly can, and the
+result is sorted into the canonical order (:mod:`.order`). :mod:`.sums` and :mod:`.products` say
+how their groups merge; :func:`collect_like` and :func:`assemble` are the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..core import Op, Term, const
+from .numbers import fold_value, number, same_dtype
+from .order import sort_key
+
+__all__ = ["collect_like", "assemble"]
+
+#: ``split(operand)``: its kind and weight as a pair, a term's ``(coefficient, rest)``, a factor's ``(base, exponent)``
+Split = Callable[[Term], tuple[Any, Any]]
+#: ``merge(kind, [(weight, operand), ...], cancel)`` -> the merged operands, or None to decline the rewrite
+Merge = Callable[[Any, list[tuple[Any, Term]], bool], list[Term] | None]
+
+
+def collect_like(
+    items: list[Term], op: Op, split: Split, kind_first: bool, merge: Merge, cancel: bool
+) -> tuple[list[Term], Term | None] | None:
+    """``(operands, constant)``: ``items`` (the flattened operands of ``op``) collected, or None to decline.
+
+    ``split(a)`` gives an operand's kind and weight, the kind first when ``kind_first``; each
+    group of one kind is merged by ``merge(kind, [(weight, operand), ...], cancel)``. The
+    operands are the merged groups, sorted; the constant is the fold of the numeric constants
+    (None when there are none).
+    """
+    consts: list[Term] = []
+    groups: dict[Term, list[tuple[Any, Term]]] = {}
+    for a in items:
+        if number(a) is not None:
+            consts.append(a)
+            continue
+        first, second = split(a)
+        if kind_first:
+            groups.setdefault(first, []).append((second, a))
+        else:
+            groups.setdefault(second, []).append((first, a))
+    others: list[Term] = []
+    for kind, members in groups.items():
+        merged = merge(kind, members, cancel)
+        if merged is None:
+            return None
+        others.extend(merged)
+    others.sort(key=sort_key)
+    c = fold_value(op, consts) if consts else None
+    if consts and c is None:
+        return None
+    return others, c
+
+
+def assemble(
+    t: Term, op: Op, parts: list[Term], others: list[Term], c: Term | None, *, empty: int, constant_first: bool
+) -> Term:
+    """``op(*parts)`` in place of ``t``: its one part, or ``empty`` (0 or 1) of ``t``'s dtype when there is none.
+
+    A folded constant ``c`` that was left out of ``parts`` is put back when the result would
+    otherwise lose ``t``'s dtype (``x + 2 - x`` is ``2.0`` for a float ``x``; ``i*1.0`` stays a float).
+    """
+    if not parts:
+        return const(empty, dtype=t.dtype)
+    out = parts[0] if len(parts) == 1 else op(*parts)
+    if out.dtype != t.dtype and c is not None:
+        if not others:
+            return same_dtype(c, t)
+        out = op(c, *others) if constant_first else op(*others, c)
+    return out
