@@ -67,7 +67,7 @@ def test_construction_errors_say_what_is_wrong() -> None:
 
 
 def test_find_term_finds_live_terms_only() -> None:
-    x, y = eg.symbols("x y")
+    x, y = eg.symbols("x_found y_found")  # names no other test builds products of
     mul = eg.get_op("mul")
     t = x * y
     assert termbase.find_term(mul, (x, y)) is t

@@ -20,8 +20,8 @@ ASSIGN = st.builds(
 OPTIONS = {
     "eval": ["--dtype", "int64", "bool", "float64"],
     "print": ["--tree", "--dot", "--repr", "--dtype", "int64"],
-    "simplify": ["--safe", "--stats", "--dtype", "bool"],
-    "diff": ["--wrt", "x", "x,y", "--order", "2", "-1", "--raw", "--safe", "--at"],
+    "simplify": ["--safe", "--unsafe", "--stats", "--dtype", "bool"],
+    "diff": ["--wrt", "x", "x,y", "--order", "2", "-1", "--raw", "--safe", "--unsafe", "--at"],
     "rewrite": ["--include", "canonicalize", "--exclude", "unsafe", "--require", "nothing", "--graph", "--profile"],
     "saturate": ["--unsafe", "--iter-limit", "3", "--node-limit", "200", "--time-limit", "0.5", "--op", "f:1"],
     "dims": ["simplify", "eval", "--", "-x"],

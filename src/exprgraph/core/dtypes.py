@@ -24,7 +24,12 @@ __all__ = [
     "promote",
     "weak_dtype",
     "dtype_of_value",
+    "INT64_MIN",
+    "INT64_MAX",
 ]
+
+#: the range of an int64
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 FLOAT64 = "float64"
 FLOAT32 = "float32"

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError
-from .dtypes import FLOAT32, FLOAT64, is_float, promote
+from .dtypes import FLOAT32, FLOAT64, INT64_MIN, is_float, promote
 from .inference import _ARITH2, _numeric, arith, same
 from .leaves import const
 from .op import Op, get_op
@@ -151,7 +151,7 @@ def negate(g: Any) -> Any:
     if op is SLOT or op is DEFERRED_PRODUCT or op is DEFERRED_NEGATE:
         return Term(DEFERRED_NEGATE, (g,))  # tracing: replayed on the real term
     cls = g.attr.__class__
-    if op is _O.const and (cls is float or cls is np.float32 or (cls is int and g.attr != -(2**63))):
+    if op is _O.const and (cls is float or cls is np.float32 or (cls is int and g.attr != INT64_MIN)):
         return const(-g.attr)
     if op is _O.neg:
         return g.args[0]

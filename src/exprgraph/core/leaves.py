@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from . import shapes
-from .dtypes import BOOL, FLOAT32, FLOAT64, INT64, as_dtype, dtype_of_value
+from .dtypes import BOOL, FLOAT32, FLOAT64, INT64, INT64_MAX, INT64_MIN, as_dtype, dtype_of_value
 from .term import REGISTRY, Term, hooks
 
 __all__ = [
@@ -51,9 +51,6 @@ def check_name(name: Any) -> str:
             "(for accented letters, the composed form: unicodedata.normalize('NFC', name))"
         )
     return name
-
-
-_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1
 
 
 class ConstArray:
@@ -108,7 +105,7 @@ def _scalar(value: Any, dtype: str) -> Any:
     if dtype == BOOL:
         return bool(value)
     v = int(value)
-    if not _INT_MIN <= v <= _INT_MAX:
+    if not INT64_MIN <= v <= INT64_MAX:
         raise OverflowError(f"integer constant {v} does not fit in int64")
     return v
 

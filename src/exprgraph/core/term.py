@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .dtypes import INT64_MAX, INT64_MIN
 from .termbase import REGISTRY, TermBase, intern_table_size
 from .walk import postorder, postorder_until
 
@@ -328,7 +329,7 @@ def _wrap(value: Any, context: str = "") -> Any:
     if cls is float or cls is int or cls is bool:
         if context == "float32" and cls is not bool:
             return hooks.const(value, "float32")
-        if cls is int and not -(2**63) <= value < 2**63:
+        if cls is int and not INT64_MIN <= value <= INT64_MAX:
             raise OverflowError(f"integer constant {value} does not fit in int64")
         return Term(REGISTRY["const"], (), value)
     try:

@@ -34,7 +34,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--order", type=int, default=1, help=f"order of the derivatives, 1 to {MAX_ORDER} (default 1)")
     p.add_argument("--raw", action="store_true", help="print the derivatives as reverse mode builds them")
-    p.add_argument("--safe", action="store_true", help="simplify without the rules that need finite values")
+    p.add_argument(
+        "--unsafe", action="store_true", help="simplify with the rules that need finite values too (x - x -> 0)"
+    )
+    p.add_argument("--safe", action="store_true", help="simplify with the safe rules only (the default)")
     p.add_argument("--at", nargs="+", metavar="name=value", default=[], help="also print the values at this point")
     return p
 
@@ -81,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             if prefix not in derivatives:
                 derivatives[prefix] = grad(derivatives[prefix[:-1]], variables[prefix[-1]])
         d = derivatives[combo]
-        shown = d if args.raw else simplify(d, unsafe=not args.safe)
+        shown = d if args.raw else simplify(d, unsafe=args.unsafe and not args.safe)
         label = ("df" if args.order == 1 else f"d{args.order}f") + "/" + "".join(f"d{names[i]}" for i in combo)
         line = f"{label} = {shown}"
         if env:
