@@ -231,20 +231,6 @@ def _prepare_ours(corpus: list[Scenario]) -> list[tuple[dict, list[tuple[str, tu
     return out
 
 
-def _ask(env: DimEnv, kind: str, args: tuple) -> Any:
-    if kind == "simplify":
-        return env.simplify(args[0])
-    if kind == "bound":
-        return env.bound(args[0])
-    if kind == "ge":
-        return env.statically_known(args[0] >= args[1])
-    if kind == "gt":
-        return env.statically_known(args[0] > args[1])
-    if kind == "eq":
-        return env.equal(args[0], args[1])
-    return env.divisible(args[0], args[1])
-
-
 def build_and_answer_ours(corpus: list[Scenario]) -> list[Any]:
     """Parse the corpus text, then answer it."""
     return answer_ours(_prepare_ours(corpus))
@@ -256,7 +242,7 @@ def answer_ours(prepared: list[tuple[dict, list[tuple[str, tuple]]]]) -> list[An
     for ranges, qs in prepared:
         env = DimEnv(ranges)
         for kind, args in qs:
-            answers.append(_ask(env, kind, args))
+            answers.append(env.ask(kind, *args))
     return answers
 
 
@@ -446,7 +432,7 @@ def check_ours(prepared: list[tuple[dict, list[tuple[str, tuple]]]], answers: li
             names = sorted({s.name for a in args for s in a.free_symbols})
             answer = answers[i]
             i += 1
-            small_answer = _ask(env_small, kind, args)
+            small_answer = env_small.ask(kind, *args)
             for point in _points(ranges, names, rng, 64):
                 checked += 1
                 wrong += not _holds(kind, args, answer, point)

@@ -312,3 +312,13 @@ def test_relations_decided_after_the_rules_rewrite_the_difference(op):
     assert env.statically_known(left < right) is False
     assert env.statically_known(left > right) is True  # (H+1)//2 - 1 >= 15 for H >= 32
     assert env.compare("H", "FloorDiv(H - 1, 2) + 1") == ">"
+
+
+def test_ask_replays_a_query_by_its_kind() -> None:
+    env = DimEnv(constraints=["s0 in [2, 64]"])
+    assert env.ask("ge", "s0", 2) is True and env.ask("gt", "s0", "64") is False
+    assert env.ask("bound", "s0//2") == env.bound("s0//2") == (1, 32)
+    assert env.ask("eq", "s0*2", "2*s0") is True and env.ask("divisible", "4*s0", 2) is True
+    assert env.ask("simplify", "2*s0//s0") == env.simplify("2*s0//s0")
+    with pytest.raises(ValueError, match="unknown query kind"):
+        env.ask("maybe", "s0")

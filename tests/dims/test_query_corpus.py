@@ -22,19 +22,14 @@ CORPUS = json.loads((Path(__file__).parents[1] / "data" / "dims" / "query_corpus
 
 
 def _ask(env: DimEnv, kind: str, args: tuple) -> Any:
+    """The answer as the golden file writes it (text for terms, "inf" for an open bound)."""
+    out = env.ask(kind, *args)
     if kind == "simplify":
-        out = env.simplify(args[0])
         return out if isinstance(out, int | str) else unparse(out)
     if kind == "bound":
-        lo, hi = env.bound(args[0])
+        lo, hi = out
         return [lo if lo.__class__ is int else "-inf", hi if hi.__class__ is int else "inf"]
-    if kind == "ge":
-        return env.statically_known(args[0] >= args[1])
-    if kind == "gt":
-        return env.statically_known(args[0] > args[1])
-    if kind == "eq":
-        return env.equal(args[0], args[1])
-    return env.divisible(args[0], args[1])
+    return out
 
 
 def _ranges(scenario: dict) -> dict[str, tuple[int, int | None]]:

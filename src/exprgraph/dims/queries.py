@@ -73,6 +73,11 @@ _MISSING: Final = object()
 MAX_STATES: Final = 256
 
 
+def _as_term(expr: int | str | Term) -> Term:
+    """A dimension expression as an int64 term (text is parsed)."""
+    return expr if type(expr) is Term else parse_expression(str(expr))
+
+
 class DimEnv:
     """Integer ranges of names, and the queries answered under them (memoised).
 
@@ -336,6 +341,23 @@ class DimEnv:
         return unparse(q) if isinstance(expr, str) else q
 
     # -- how they are answered (see .decide) -------------------------------------------------------
+
+    def ask(self, kind: str, *args: Any) -> Any:
+        """One query named by ``kind`` (a log of a compiler's questions replays through this): ``"simplify"``,
+        ``"bound"``, ``"ge"`` / ``"gt"`` (is ``args[0] >=`` / ``> args[1]`` known), ``"eq"`` or ``"divisible"``."""
+        if kind == "simplify":
+            return self.simplify(args[0])
+        if kind == "bound":
+            return self.bound(args[0])
+        if kind == "ge":
+            return self.statically_known(_as_term(args[0]) >= _as_term(args[1]))
+        if kind == "gt":
+            return self.statically_known(_as_term(args[0]) > _as_term(args[1]))
+        if kind == "eq":
+            return self.equal(args[0], args[1])
+        if kind == "divisible":
+            return self.divisible(args[0], args[1])
+        raise ValueError(f"unknown query kind {kind!r}: simplify, bound, ge, gt, eq or divisible")
 
     def _decide(self, op: str, left: Any, right: Any) -> bool | None:
         return decide(op, self._poly_of(left), self._poly_of(right), self.context)
