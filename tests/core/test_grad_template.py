@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import itertools
 
 import numpy as np
@@ -17,6 +18,7 @@ from exprgraph.diff import pattern, reverse
 from exprgraph.diff.reverse import backprop, live_order
 
 native = termbase.native_sweep()
+forward_mode = importlib.import_module("exprgraph.diff.forward")  # the module (the package exports its function)
 needs_native = pytest.mark.skipif(native is None, reason="the C term base is not built")
 
 x, y, z = eg.symbols("x y z")
@@ -192,6 +194,17 @@ def _python_live_order(outputs, targets, monkeypatch: pytest.MonkeyPatch):  # ty
     with monkeypatch.context() as m:
         m.setattr(reverse, "_native", None)
         return live_order(outputs, targets)
+
+
+@needs_native
+@settings(max_examples=150, deadline=None)
+@given(expressions(), st.sampled_from([1.0, -1.0, 0.5]))
+def test_the_c_forward_sweep_builds_what_the_python_one_builds(f: eg.Term, c: float) -> None:
+    u = eg.Symbol("u")
+    seeds = {x: eg.const(c), y: u, x32: eg.const(np.float32(2.0)), i: eg.const(1.0)}
+    outputs = [f, f * f]
+    expected = forward_mode._sweep(outputs, seeds)
+    assert native.forward(outputs, seeds, forward_mode._push) == expected
 
 
 @needs_native

@@ -279,6 +279,8 @@ static PyMethodDef module_methods[] = {
     {"template_count", template_count, METH_NOARGS, "template_count(): recorded gradient templates."},
     {"backprop", (PyCFunction)(void (*)(void))marked_backprop, METH_FASTCALL,
      "backprop(outputs, seeds, targets, seed_for): reverse.backprop in C (NotImplemented while another runs)."},
+    {"forward", (PyCFunction)(void (*)(void))marked_forward, METH_FASTCALL,
+     "forward(outputs, seeds, pusher): diff.forward's sweep in C (NotImplemented while another walk runs)."},
     {"dependency_sets", (PyCFunction)(void (*)(void))marked_dependency_sets, METH_FASTCALL,
      "dependency_sets(outputs, columns, max_pattern, no_grad, too_dense): diff.pattern's, in C."},
     {NULL, NULL, 0, NULL},

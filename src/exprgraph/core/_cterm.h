@@ -5,6 +5,7 @@
    _cterm_folds.c  the folds of grad_tools.product / negate and reverse._fan_in
    _cterm_rules.c  gradient rules recorded as templates and replayed
    _cterm_sweep.c  marked walks: the live order and the reverse sweep
+   _cterm_forward.c  the forward sweep (a marked walk)
    _cterm_pattern.c  dependency sets of Jacobian rows (a marked walk)
 
    Built with -fvisibility=hidden: only PyInit__cterm leaves the library. */
@@ -90,7 +91,12 @@ PyObject *c_negate(PyObject *g);
 PyObject *c_fan_in(PyObject *parts);
 
 /* ---- _cterm_rules.c ---- */
+/* nodes with more operands are never recorded (their rule is called) */
+#define MAX_RECORDED 8
+/* the contributions of node's rule for adjoint g as a tuple (None where there is none) */
 PyObject *contributions(PyObject *node, PyObject *g);
+/* the same replayed from the rule's template; NULL with no exception when there is none to replay */
+PyObject *replayed(PyObject *node, PyObject *g, PyObject *rule);
 int template_total(void);
 
 /* ---- _cterm_sweep.c: marked walks ----
@@ -126,6 +132,9 @@ int walk_begin(Walk *w, PyObject *outs, PyObject *targets);
 void walk_end(Walk *w);
 PyObject *marked_live_order(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 PyObject *marked_backprop(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
+/* ---- _cterm_forward.c ---- */
+PyObject *marked_forward(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 /* ---- _cterm_pattern.c ---- */
 PyObject *marked_dependency_sets(PyObject *module, PyObject *const *args, Py_ssize_t nargs);

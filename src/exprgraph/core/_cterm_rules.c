@@ -35,7 +35,6 @@ typedef struct Template {
     int *outputs;
 } Template;
 
-#define MAX_RECORDED 8
 #define MAX_TEMPLATES 4096
 static Template *TBuckets[1024];
 static int NTemplates = 0;
@@ -324,6 +323,15 @@ fail:
 
 /* the contributions of node's rule for adjoint g: replayed, or the rule called (new reference) */
 PyObject *
+replayed(PyObject *node, PyObject *g, PyObject *rule)
+{
+    Template *t = find_template(node, g, rule);
+    if (t == NULL || t->direct)
+        return NULL;
+    return replay(t, node, g);
+}
+
+PyObject *
 contributions(PyObject *node, PyObject *g)
 {
     PyObject *rule = OP_SLOT(TERM(node)->op, OffGrad);
@@ -332,11 +340,9 @@ contributions(PyObject *node, PyObject *g)
                      OP_SLOT(TERM(node)->op, OffName));
         return NULL;
     }
-    Template *t = find_template(node, g, rule);
-    if (t == NULL && PyErr_Occurred())
-        return NULL;
-    if (t != NULL && !t->direct)
-        return replay(t, node, g);
+    PyObject *cs = replayed(node, g, rule);
+    if (cs != NULL || PyErr_Occurred())
+        return cs;
     PyObject *res = PyObject_CallFunctionObjArgs(rule, node, g, NULL);
     if (res == NULL)
         return NULL;

@@ -26,6 +26,7 @@ from ..core import Symbol, Term, as_term, const
 from ..core import sum as sum_
 from ..core.op import get_op
 from ..core.stdops import arith, boolean, broadcast_like, negate, product, real, same, sum_to, where_rule
+from ..core.termbase import native_sweep
 from ..errors import DifferentiationError, ShapeError
 from .reverse import backprop, collector_paused, live_order, one_like, resolve_wrt, zeros_like
 
@@ -35,6 +36,9 @@ __all__ = ["forward", "jvp"]
 _ELEMENTWISE = frozenset({arith, same, real, boolean, where_rule})
 #: ops linear in each operand separately (the tangent is the op with one operand swapped for its tangent)
 _MULTILINEAR = frozenset({"sum", "transpose", "dot", "matmul"})
+
+#: the C module (its forward sweep is this module's loop, scalar elementwise nodes pushed in C), or None
+_native = native_sweep()
 
 _ADD = get_op("add")
 _CONST = get_op("const")
@@ -152,10 +156,36 @@ def forward(outputs: Sequence[Term], tangents: Mapping[Term, Any]) -> list[Term 
             if t.shape != var.shape:
                 raise DifferentiationError(f"a tangent of shape {t.shape} does not fit {var} of shape {var.shape}")
         seeds[var] = t
+    found = _native.forward(outputs, seeds, _push) if _native is not None else NotImplemented
+    if found is NotImplemented:  # the pure Python sweep (or another C walk is running)
+        found = _sweep(outputs, seeds)
+    out: list[Term | None] = []
+    for o, t in zip(outputs, found, strict=True):
+        if t is not None and t.shape != o.shape:
+            t = broadcast_like(t, o)
+        out.append(t)
+    return out
+
+
+#: op -> the function that builds the forward term of its nodes
+_pushers: dict[Any, Any] = {}
+
+
+def _push(node: Term, moved: list[tuple[int, Term]]) -> Term | None:
+    """The forward term of ``node`` from the tangents of its moving operands (None: no dependence)."""
+    op = node.op
+    push = _pushers.get(op)
+    if push is None or push[0] is not op.grad:  # (a rule replaced later is looked at anew)
+        push = _pushers[op] = (op.grad, _pusher(op))
+    result: Term | None = push[1](node, moved)
+    return result
+
+
+def _sweep(outputs: Sequence[Term], seeds: dict[Term, Term]) -> list[Term | None]:
+    """The tangent of each output (None: no dependence), pushed node by node from the seeds."""
     order, _ = live_order(outputs, set(seeds))
     tan: dict[Term, Term] = dict(seeds)
     get = tan.get
-    pushers: dict[Any, Any] = {}  # op -> how its forward term is built
     for node in order:  # live nodes only: each depends on a seeded node
         args = node.args
         if not args or node in seeds:
@@ -169,20 +199,10 @@ def forward(outputs: Sequence[Term], tangents: Mapping[Term, Any]) -> list[Term 
             moved = [(i, t) for i, a in enumerate(args) if (t := get(a)) is not None]
             if not moved:
                 continue
-        op = node.op
-        push = pushers.get(op)
-        if push is None:
-            push = pushers[op] = _pusher(op)
-        t = push(node, moved)
+        t = _push(node, moved)
         if t is not None:
             tan[node] = t
-    out: list[Term | None] = []
-    for o in outputs:
-        t = tan.get(o)
-        if t is not None and t.shape != o.shape:
-            t = broadcast_like(t, o)
-        out.append(t)
-    return out
+    return [tan.get(o) for o in outputs]
 
 
 def tangent_seeds(outputs: list[Term], wrt: Any, v: Any, caller: str, what: str) -> tuple[Any, str, dict[Term, Any]]:
