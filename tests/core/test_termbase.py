@@ -93,6 +93,14 @@ def test_c_terms_are_not_tracked_by_the_cyclic_collector() -> None:
     assert not gc.is_tracked(eg.sin(x) + x)
 
 
+@needs_native
+def test_operand_tuples_of_c_terms_leave_the_collector_at_once() -> None:
+    # a tuple of untracked terms can never be part of a cycle: no collection has to walk it
+    x, y = eg.Symbol("x"), eg.Symbol("y")
+    t = eg.Term(eg.get_op("add"), tuple([x, eg.sin(y)]))
+    assert not gc.is_tracked(t.args)
+
+
 def test_the_intern_table_forgets_dead_terms() -> None:
     x = eg.Symbol("x_forgotten")
     before = eg.intern_table_size()

@@ -304,8 +304,23 @@ check_and_infer(PyObject *op, PyObject *args, PyObject *attr, PyObject **dtype, 
     return 0;
 }
 
-/* The interned term (op, args, attr) of class `cls`: a new reference, or NULL with an exception.
-   `args` must be a tuple; `op` an Op. */
+/* Untrack a tuple that holds no object the collector follows (terms are untracked, ints are
+   not containers): it can never be part of a cycle, and the collector would untrack it at its first
+   pass anyway, after walking it once. Done here, the young generation stays smaller. */
+static void
+untrack_leaf_tuple(PyObject *tup)
+{
+    if (!PyTuple_CheckExact(tup) || !PyObject_GC_IsTracked(tup))
+        return;
+    Py_ssize_t n = PyTuple_GET_SIZE(tup);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyTuple_GET_ITEM(tup, i);
+        if (PyObject_IS_GC(x) && PyObject_GC_IsTracked(x))
+            return;
+    }
+    PyObject_GC_UnTrack(tup);
+}
+
 /* leaves.const_key(value) for a float that is neither nan nor zero, or an int: (tag, value) */
 static PyObject *
 plain_const_key(PyObject *attr)
@@ -321,6 +336,8 @@ plain_const_key(PyObject *attr)
     return NULL;
 }
 
+/* The interned term (op, args, attr) of class `cls`: a new reference, or NULL with an exception.
+   `args` must be a tuple; `op` an Op. */
 PyObject *
 intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
 {
@@ -382,6 +399,7 @@ intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
         PyObject_GC_UnTrack(t); /* a heap subclass is a GC type; its terms cannot form cycles (see the top) */
     Py_INCREF(op);
     t->op = op;
+    untrack_leaf_tuple(args);
     Py_INCREF(args);
     t->args = args;
     Py_INCREF(attr);

@@ -19,14 +19,16 @@ from ..core.op import Op, get_op
 from ..core.term import Term
 from .normal import Budget, Mono, Poly, defer_key, inner_term, p_atom
 from .polyprint import atom_text
-from .ranges import INF, UNBOUNDED, Range, r_mul, r_pow, r_scale
-from .terms import make_term
+from .ranges import INF, UNBOUNDED, Range, r_mul, r_pow
+from .terms import TERM, make_term
 
 __all__ = ["Context", "context", "CACHE_LIMIT"]
 
 CACHE_LIMIT: Final = 200_000
 
 _SYMBOL: Final = get_op("symbol")
+#: the printer of atoms, as a module constant (the compiled build keeps it in a C static)
+_ATOM_TEXT: Final = atom_text
 
 
 class Context:
@@ -47,6 +49,7 @@ class Context:
         "sums",
         "expansions",
         "weights",
+        "mono_ranges",
     )
 
     def __init__(
@@ -61,8 +64,10 @@ class Context:
         self.custom = bool(self.name_ranges) or default is not None
         #: term -> its polynomial (never mutated once stored)
         self.vals: dict[Term, Poly] = {}
-        #: atom -> its value range
+        #: atom -> its value range (names too, once asked for: see atom_range)
         self.ranges: dict[Term, Range] = {}
+        #: monomial of two atoms or more (or a power) -> the range of its value (see range_of)
+        self.mono_ranges: dict[Mono, Range] = {}
         #: atom -> the polynomials of its arguments (max/min: all flattened arguments)
         self.atom_args: dict[Term, tuple[Poly, ...]] = {}
         #: term -> its canonical term
@@ -91,6 +96,7 @@ class Context:
         self.sums.clear()
         self.expansions.clear()
         self.weights.clear()
+        self.mono_ranges.clear()
 
     def maybe_trim(self) -> None:
         """Clear the caches when they have grown past the limit (called between simplifications)."""
@@ -127,8 +133,8 @@ class Context:
         if self.sums:
             args = tuple([self.unwrap(a) for a in args])
         operands = tuple([inner_term(a) for a in args])
-        term = make_term(op, operands) if attr is None else Term(op, operands, attr)
-        defer_key(term, atom_text, op, args)  # its text, printed from the polynomials if needed
+        term = make_term(op, operands) if attr is None else TERM(op, operands, attr)
+        defer_key(term, _ATOM_TEXT, op, args)  # its text, printed from the polynomials if needed
         return self.known_atom(term, args, rng)
 
     def known_atom(self, term: Term, args: tuple[Poly, ...], rng: Range) -> Poly:
@@ -152,82 +158,73 @@ class Context:
 
     def atom_range(self, atom: Term) -> Range:
         """Range of an atom (names: the assumption; unknown terms: unbounded)."""
-        if atom.op is _SYMBOL:
-            if self.custom:
-                return self.name_ranges.get(atom, self.name_range)
-            return self.name_range
-        return self.ranges.get(atom, UNBOUNDED)
+        r = self.ranges.get(atom)
+        if r is not None:
+            return r
+        if atom.op is not _SYMBOL:
+            return UNBOUNDED
+        r = self.name_ranges.get(atom, self.name_range) if self.custom else self.name_range
+        self.ranges[atom] = r  # a name's range never changes in a context: read once
+        return r
 
     def range_of(self, p: Poly) -> Range:
         """Range of a polynomial's value: the sum of the ranges of its terms."""
         # Lower bounds are ints or -INF, upper bounds ints or INF (see .ranges), so the bounds are
         # summed as ints, and an infinite one makes the bound of the sum infinite.
-        # (the loop variables are typed for the compiled build: coefficients are ints here)
+        # (the loop variables are typed, and bounds narrowed to int, for the compiled build)
         lo: int = 0
         hi: int = 0
         lo_inf = hi_inf = False
-        name_range = self.name_range
-        custom = self.custom
-        name_ranges = self.name_ranges
         atom_ranges = self.ranges
+        mono_ranges = self.mono_ranges
         m: Mono
         c: int
         for m, c in p.items():
-            n = len(m)
-            if n == 0:
+            if not m:
                 lo += c
                 hi += c
                 continue
             first = m[0]
-            if n == 1 and first[1] == 1:
-                # one atom a: c*a lies in c*range(a)
-                a = first[0]
-                if a.op is _SYMBOL:
-                    r = name_ranges.get(a, name_range) if custom else name_range
-                else:
-                    r = atom_ranges.get(a, UNBOUNDED)
-                if c < 0:
-                    a_hi, a_lo = r
-                else:
-                    a_lo, a_hi = r
-                if type(a_lo) is float:
-                    lo_inf = True
-                else:
-                    lo += c * a_lo
-                if type(a_hi) is float:
-                    hi_inf = True
-                else:
-                    hi += c * a_hi
-                continue
-            t_lo, t_hi = self._product_range(m, c)
-            if isinstance(t_lo, float):
+            if len(m) == 1 and first[1] == 1:
+                a = first[0]  # one atom: its range, by identity (quicker than hashing the monomial)
+                r = atom_ranges.get(a)
+                if r is None:
+                    r = self.atom_range(a)
+            else:
+                r = mono_ranges.get(m)
+                if r is None:
+                    r = mono_ranges[m] = self._product_range(m)
+            if c < 0:
+                a_hi, a_lo = r
+            else:
+                a_lo, a_hi = r
+            if isinstance(a_lo, int):
+                lo += c * a_lo
+            else:
                 lo_inf = True
+            if isinstance(a_hi, int):
+                hi += c * a_hi
             else:
-                lo += t_lo
-            if isinstance(t_hi, float):
                 hi_inf = True
-            else:
-                hi += t_hi
         return (-INF if lo_inf else lo, INF if hi_inf else hi)
 
-    def _product_range(self, m: Mono, c: int) -> tuple[int | float, int | float]:
-        """Range of ``c*m`` for a monomial that is not one atom to the power 1."""
-        for a, _ in m:
-            if a.op is not _SYMBOL or self.custom:
-                break
-        else:
-            # a product of names >= n (n = 0 or 1) and powers of them lies in [n, INF): times c
-            name_lo = self.name_range[0]
-            return (c * name_lo, INF) if c > 0 else (-INF, c * name_lo)
+    def _product_range(self, m: Mono) -> Range:
+        """Range of a monomial that is not one atom to the power 1."""
+        if not self.custom:
+            for a, _ in m:
+                if a.op is not _SYMBOL:
+                    break
+            else:
+                # a product of names >= n (n = 0 or 1) and powers of them lies in [n, INF)
+                return (self.name_range[0], INF)
         fast = self._nonnegative_product(m)
         if fast is not None:
-            p_lo, p_hi = fast
-            return r_scale((p_lo, p_hi), c)
+            return fast
         a, e = m[0]
         r = r_pow(self.atom_range(a), e)
         for a, e in m[1:]:
             r = r_mul(r, r_pow(self.atom_range(a), e))
-        return r_scale(r, c)
+        return r
 
     def _nonnegative_product(self, m: Mono) -> Range | None:
         """The range of a product of distinct atoms (powers 1) whose ranges start at 0 or above, else None.

@@ -7,7 +7,8 @@ as the original expression would fail there anyway). Rules that need a sign use 
 
 from __future__ import annotations
 
-from math import gcd, lcm
+import math
+from math import lcm
 from typing import Final
 
 from ..core.op import get_op
@@ -44,6 +45,8 @@ __all__ = [
 
 _FLOORDIV: Final = get_op("floordiv")
 _MOD: Final = get_op("mod")
+#: math.gcd as a module constant (the compiled build keeps it in a C static)
+_GCD: Final = math.gcd
 
 
 def _finite(x: object) -> bool:
@@ -89,7 +92,7 @@ def floordiv_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
     if _all_negative(q):
         p, q = p_scale(p, -1), p_scale(q, -1)  # p//q -> (-p)//(-q)
     # (g*a)//(g*b) -> a//b for a common integer and monomial factor g
-    g = gcd(p_content(p), p_content(q))
+    g = _GCD(p_content(p), p_content(q))
     m = p_mono_gcd(p, q)
     if g > 1 or m:
         # (a lone sum atom left by the division is written as its sum, for the rules below)
@@ -159,7 +162,7 @@ def coefficient_gcd(s: Poly, q: int) -> int:
     g = q
     for m, c in s.items():
         if m:
-            g = gcd(g, c)
+            g = _GCD(g, c)
             if g == 1:
                 break
     return g
@@ -242,7 +245,7 @@ def mod_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
     if _all_negative(q):
         return p_scale(mod_poly(p_scale(p, -1), p_scale(q, -1), ctx), -1)  # p % q -> -((-p) % (-q))
     # (g*a) % (g*b) -> g*(a % b) for a common integer and monomial factor g
-    g = gcd(p_content(p), p_content(q))
+    g = _GCD(p_content(p), p_content(q))
     m = p_mono_gcd(p, q)
     if g > 1 or m:
         inner = mod_poly(ctx.unwrap(p_div_mono(p, m, g)), ctx.unwrap(p_div_mono(q, m, g)), ctx)

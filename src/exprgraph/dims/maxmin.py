@@ -8,6 +8,7 @@ from ..core.op import Op, get_op
 from ..core.term import Term
 from .context import Context
 from .normal import (
+    Mono,
     Poly,
     atom_key,
     defer_key,
@@ -28,6 +29,9 @@ __all__ = ["maxmin_poly", "broadcast_poly", "MAX_COMPARED"]
 _MAX: Final = get_op("maximum")
 _MIN: Final = get_op("minimum")
 _SYMBOL: Final = get_op("symbol")
+#: functions passed as values, as module constants (the compiled build keeps them in C statics)
+_POLY_KEY: Final = poly_key
+_ATOM_TEXT: Final = atom_text
 
 #: arguments compared pairwise through value ranges (beyond, only exact rules apply)
 MAX_COMPARED: Final = 64
@@ -60,32 +64,66 @@ def _range(a: Poly, ranges: dict, ctx: Context) -> Range:
     return entry[1]
 
 
+def _partners(rest: list[Poly]) -> list[list[int]]:
+    """For each argument, the others it has a monomial in common with (through an index of owners)."""
+    owners: dict[Mono, list[int]] = {}
+    for k, a in enumerate(rest):
+        for m in a:
+            ks = owners.get(m)
+            if ks is None:
+                owners[m] = [k]
+            else:
+                ks.append(k)
+    partners: list[list[int]] = [[] for _ in rest]
+    for ks in owners.values():
+        if len(ks) > 1:
+            for x in ks:
+                mine = partners[x]
+                for y in ks:
+                    if y != x and y not in mine:
+                        mine.append(y)
+    return partners
+
+
 def _dominated(rest: list[Poly], is_max: bool, ranges: dict, ctx: Context) -> list[bool]:
-    # max(a, a+1) -> a+1: drop an argument another one always reaches (value range of the difference)
+    # max(a, a+1) -> a+1: drop an argument another one always reaches (value range of the difference).
+    # Whether argument i drops argument j depends on those two only, so each i looks at the
+    # arguments it shares a term with, and at those a disjoint argument could reach at all.
     n = len(rest)
     keep = [True] * n
     bounds = [_range(a, ranges, ctx) for a in rest]
-    monomials = [frozenset(a) for a in rest]  # each monomial hashed once (a frozenset keeps the hashes)
+    partners = _partners(rest)
+    # with no term in common the range of a - b is range(a) - range(b) (range_of sums the ranges of
+    # the terms): a >= b always when lo(a) >= hi(b), both finite; so only an argument whose upper
+    # bound is finite and at most the largest finite lower bound can be dropped that way (for max)
+    side = 1 if is_max else 0
+    reach = [b[1 - side] for b in bounds if type(b[1 - side]) is not float]
+    reachable: list[int] = []
+    if reach:
+        top = max(reach) if is_max else min(reach)
+        for j in range(n):
+            other = bounds[j][side]
+            if type(other) is not float and ((other <= top) if is_max else (other >= top)):
+                reachable.append(j)
+    diffs: dict[int, Range] = {}  # i*n + j -> the range of rest[i] - rest[j], for arguments with a common term
     for i in range(n):
         if not keep[i]:
             continue
-        a = rest[i]
-        terms = monomials[i]
-        a_lo, a_hi = bounds[i]
-        for j in range(n):
-            if i == j or not keep[j]:
-                continue
-            b = rest[j]
-            if terms.isdisjoint(monomials[j]):
-                # range_of sums the ranges of the terms, so with no term in common the range of
-                # a - b is range(a) - range(b): a >= b always when lo(a) >= hi(b) (both finite)
-                other = bounds[j][1] if is_max else bounds[j][0]
-                mine = a_lo if is_max else a_hi
-                if type(mine) is not float and type(other) is not float:
+        mine = bounds[i][1 - side]
+        if reachable and type(mine) is not float:
+            for j in reachable:
+                if j != i and keep[j] and j not in partners[i]:
+                    other = bounds[j][side]
                     if (mine >= other) if is_max else (mine <= other):
                         keep[j] = False
+        for j in partners[i]:
+            if not keep[j]:
                 continue
-            lo, hi = ctx.range_of(p_sub(a, b))  # common terms cancel or merge first
+            back = diffs.get(j * n + i)
+            if back is None:
+                lo, hi = diffs[i * n + j] = ctx.range_of(p_sub(rest[i], rest[j]))  # common terms cancel or merge first
+            else:
+                lo, hi = -back[1], -back[0]  # the range of b - a, negated (range_of is symmetric under a sign change)
             if (lo >= 0) if is_max else (hi <= 0):
                 keep[j] = False
     return keep
@@ -119,7 +157,7 @@ def _atom(op: Op, terms: list[Term], args: list[Poly], rng: Range, ctx: Context)
     term = make_term(op, (terms[0], terms[1]))
     for t in terms[2:]:
         term = make_term(op, (term, t))  # max(a, b, c) -> (a^b)^c, printed a^b^c
-    defer_key(term, atom_text, op, args)  # its text, printed from the polynomials if needed
+    defer_key(term, _ATOM_TEXT, op, args)  # its text, printed from the polynomials if needed
     return ctx.known_atom(term, tuple(args), rng)
 
 
@@ -160,7 +198,7 @@ def maxmin_poly(args: list[Poly], is_max: bool, ctx: Context) -> Poly:
                 rest = [a for a, k in zip(rest, keep, strict=True) if k]
                 continue  # fewer arguments may share more: max(a+b, b+4, 4) -> b + max(a, 4)
         break
-    rest.sort(key=poly_key)
+    rest.sort(key=_POLY_KEY)
     arg_ranges = [_range(a, ranges, ctx) for a in rest]
     pick = max if is_max else min
     rng = (pick(r[0] for r in arg_ranges), pick(r[1] for r in arg_ranges))
@@ -186,6 +224,6 @@ def broadcast_poly(a: Poly, b: Poly, ctx: Context) -> Poly:
     if ra[0] > 1 or ra[1] < 1:
         return dict(a)  # a is never 1: b is a or 1, so broadcast(a, b) -> a
     # both may be 1: an atom, its operands in a fixed order (the two orders agree where defined)
-    args = sorted([a, b], key=poly_key)
+    args = sorted([a, b], key=_POLY_KEY)
     rng = (min(ra[0], rb[0]), max(ra[1], rb[1]))
     return _atom(BROADCAST, [inner_term(x) for x in args], args, rng, ctx)

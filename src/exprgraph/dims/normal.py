@@ -12,9 +12,9 @@ comes last (``batch+1``), inside opaque terms it comes first (``(1+b+c)//2``), a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from fractions import Fraction
-from math import gcd
 from operator import itemgetter
 from typing import Final
 
@@ -82,6 +82,8 @@ _ADD: Final = get_op("add")
 _SUB: Final = get_op("sub")
 _MUL: Final = get_op("mul")
 _NEG: Final = get_op("neg")
+#: math.gcd as a module constant (the compiled build keeps it in a C static)
+_GCD: Final = math.gcd
 
 
 class Budget:
@@ -196,7 +198,7 @@ def p_content(p: Poly) -> int:
     """gcd of the coefficients (0 for the zero polynomial)."""
     g = 0
     for c in p.values():
-        g = gcd(g, c)
+        g = _GCD(g, c)
         if g == 1:
             break
     return g

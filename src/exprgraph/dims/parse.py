@@ -22,13 +22,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..core.leaves import RESERVED_NAMES
 from ..core.op import get_op
 from ..core.term import Term
 from ..core.tokens import tokenize
 from ..errors import DimExpressionError
 from .grammar import BINARY, CALLS, LEXICON, RATIO_OP, ROUNDING, UNARY_PREC
-from .terms import FN, INT64_MAX, dim_const, dim_name, make_term
+from .terms import FN, INT64_MAX, RESERVED_NAMES, dim_const, dim_name, make_term
 
 __all__ = [
     "parse_expression",
@@ -48,9 +47,19 @@ _RATIO_MESSAGE: Final = (
     "'/' is not a dimension operator; use '//' for floor division (a/b is read only as floor(a/b) or ceiling(a/b))"
 )
 _POWER_MESSAGE: Final = "'**' (power) is not a dimension operator; multiply instead"
-#: binary operator token -> its operator-stack entry ("bin", precedence, op, position); the position
+#: kinds of operator-stack entries, compared by identity (an entry is a tuple whose first item is its kind)
+_BIN: Final = "bin"
+_NEG_KIND: Final = "neg"
+_PAREN: Final = "paren"
+_CALL: Final = "call"
+_RATIO_KIND: Final = "ratio"
+#: binary operator token -> its operator-stack entry (kind, precedence, op, position); the position
 #: is needed only for a '/' (its error), so the other entries are made once
-_BIN_ENTRIES: Final[dict[str, tuple]] = {token: ("bin", prec, op, -1) for token, (prec, op) in BINARY.items()}
+_BIN_ENTRIES: Final[dict[str, tuple]] = {token: (_BIN, prec, op, -1) for token, (prec, op) in BINARY.items()}
+#: binary operator token -> its precedence (the parallel stack of precedences, see _Parser.parse)
+_BIN_PRECS: Final[dict[str, int]] = {token: prec for token, (prec, _) in BINARY.items()}
+#: the bottom of the operator stack (its precedence, -1, is below every operator's: nothing reduces it)
+_BOTTOM: Final = ("bottom", 0, None, -1)
 
 
 class _Ratio:
@@ -187,13 +196,15 @@ def parse_expression_tokens(text: str) -> set[str]:
 
 
 class _Parser:
-    """One parse: the token texts, an operand stack and an operator stack."""
+    """One parse: the token texts, an operand stack and an operator stack (with its precedences alongside)."""
 
-    __slots__ = ("text", "values")
+    __slots__ = ("text", "values", "ratios")
 
     def __init__(self, text: str, values: list[str]) -> None:
         self.text = text
         self.values = values
+        #: whether a ratio a/b was read (until then no operand can be one, and reductions need no check)
+        self.ratios = False
 
     def fail(self, message: str, index: int) -> DimExpressionError:
         """The error at the token ``index`` (a token's index is its place in the list; the text is
@@ -202,57 +213,91 @@ class _Parser:
         return DimExpressionError(message, self.text, tokenize_expression(self.text)[index][2])
 
     def parse(self) -> Term:
-        """The term of the whole text (operator precedence: an operand, then an operator, in turn)."""
+        """The term of the whole text (operator precedence: an operand, then operators, in turn)."""
         values = self.values
         operands: list[Term | _Ratio] = []  # a ratio a/b only until a rounding call takes it
-        # entries: ("bin", prec, op, pos) | ("neg", prec, None, pos) | ("paren", 0, None, pos)
-        #          | ("call", 0, name, pos, operand height); pos is the index of the token
-        stack: list[tuple] = []
+        # entries: (_BIN, prec, op, pos) | (_RATIO_KIND, prec, RATIO_OP, pos) | (_NEG_KIND, prec, None, pos)
+        #          | (_PAREN, 0, None, pos)
+        #          | (_CALL, 0, name, pos, operand height) | _BOTTOM; pos is the index of the token.
+        # precs[k] is the precedence of stack[k], read without unpacking the entry: brackets and calls
+        # have 0 and the bottom -1, so no operator reduces past them
+        stack: list[tuple] = [_BOTTOM]
+        precs: list[int] = [-1]
         i = 0
-        expect_operand = True
         while True:
-            if expect_operand:
-                term = _operand_terms.get(values[i])
-                if term is not None and values[i + 1] != "(":
-                    operands.append(term)  # a name or a number read before (the commonest operands), at once
-                    i += 1
-                    expect_operand = False
-                else:
-                    i, expect_operand = self.operand(i, stack, operands)
-                continue
-            value = values[i]
-            pos = i
-            i += 1
-            entry = _BIN_ENTRIES.get(value)
-            if entry is not None:
-                prec = entry[1]
-                while stack and stack[-1][0] == "bin" and stack[-1][1] >= prec and stack[-1][2] is not RATIO_OP:
-                    b = operands.pop()  # a op b, reduced at once when neither is a ratio
-                    a = operands[-1]
-                    if isinstance(a, _Ratio) or isinstance(b, _Ratio):
-                        operands.append(b)
-                        break
-                    operands[-1] = make_term(stack.pop()[2], (a, b))
-                if not stack or stack[-1][1] < prec:
-                    stack.append(entry if entry[2] is not RATIO_OP else ("bin", prec, RATIO_OP, pos))
-                    expect_operand = True
+            # an operand is expected: a name or a number read before (the commonest operands) at once
+            term = _operand_terms.get(values[i])
+            if term is not None and values[i + 1] != "(":
+                operands.append(term)
+                i += 1
+            else:
+                i = self.operand(i, stack, precs, operands)
+                if i < 0:
+                    i = -i  # a prefix was opened (a bracket, a sign, a call): still an operand to read
                     continue
-            elif not value:
-                break  # the end
-            self.operator(value, pos, stack, operands)
-            expect_operand = value != ")"
-        while stack:
+            # operators, ')' and the end, until an operand is expected again
+            while True:
+                value = values[i]
+                i += 1
+                prec = _BIN_PRECS.get(value, -2)
+                if prec >= 0:
+                    self.binary(value, prec, i - 1, stack, precs, operands)
+                    break
+                if not value:
+                    return self.finish(stack, precs, operands)
+                if self.close(value, i - 1, stack, precs, operands):
+                    break  # a ',': the next argument
+
+    def binary(self, value: str, prec: int, pos: int, stack: list[tuple], precs: list[int], operands: list) -> None:
+        """Take the binary operator ``value`` of precedence ``prec``: reduce what binds at least as tightly, push it."""
+        while precs[-1] >= prec:
             top = stack[-1]
-            if top[0] in ("paren", "call"):
-                raise self.fail("'(' was never closed", top[3] + (top[0] == "call"))  # the '(' after a call's name
-            self.reduce(stack, operands)
+            if top[0] is _BIN and not self.ratios:
+                # a op b (the commonest reduction), at once: no operand can be a ratio yet
+                b = operands.pop()
+                operands[-1] = make_term(top[2], (operands[-1], b))
+                stack.pop()
+                precs.pop()
+            else:
+                self.reduce(stack, precs, operands)
+        entry = _BIN_ENTRIES[value]
+        stack.append(entry if entry[2] is not RATIO_OP else (_RATIO_KIND, prec, RATIO_OP, pos))
+        precs.append(prec)
+
+    def close(self, value: str, pos: int, stack: list[tuple], precs: list[int], operands: list) -> bool:
+        """Take a ',' (True: an operand is expected next) or a ')' (False), reducing the operators inside."""
+        while precs[-1] > 0:  # the binary operators and unary minus since the bracket or call
+            self.reduce(stack, precs, operands)
+        top = stack[-1]
+        if value == ",":
+            if top[0] is not _CALL:
+                raise self.fail("',' outside a function call", pos)
+            return True
+        if value == ")":
+            if precs[-1] < 0:  # the bottom
+                raise self.fail("unmatched ')'", pos)
+            stack.pop()
+            precs.pop()
+            if top[0] is _CALL:
+                self.call(top, operands)
+            return False
+        token_kind(value)  # a piece of text that is no token: the shared tokenizer's tokens are read
+        raise self.fail(f"expected an operator, ')' or the end, got {value!r}", pos)
+
+    def finish(self, stack: list[tuple], precs: list[int], operands: list) -> Term:
+        """The term of the whole text, once its end is read."""
+        while precs[-1] > 0:
+            self.reduce(stack, precs, operands)
+        top = stack[-1]
+        if precs[-1] == 0:  # a bracket or a call (not the bottom)
+            raise self.fail("'(' was never closed", top[3] + (top[0] is _CALL))  # the '(' after a call's name
         result = operands[0]
         if isinstance(result, _Ratio):
             raise self.fail(_RATIO_MESSAGE, result.pos)
         return result
 
-    def operand(self, i: int, stack: list[tuple], operands: list) -> tuple[int, bool]:
-        """Read the token at ``i`` where an operand is expected: the next index, and whether one is still expected.
+    def operand(self, i: int, stack: list[tuple], precs: list[int], operands: list) -> int:
+        """Read the token at ``i`` where an operand is expected: the next index, negated when one is still expected.
 
         A number or a name is pushed on ``operands``; a bracket, a unary minus or a call opens on ``stack``.
         """
@@ -262,59 +307,39 @@ class _Parser:
         i += 1
         if kind == "num":
             operands.append(self.number(value, pos, 1))
-            return i, False
+            return i
         if kind == "name":
             if values[i] != "(":
                 operands.append(self.name(value, pos))
-                return i, False
+                return i
             i += 1
             if values[i] == ")":
                 raise self.fail(f"{value}() needs arguments", i)
-            stack.append(("call", 0, value, pos, len(operands)))
+            stack.append((_CALL, 0, value, pos, len(operands)))
+            precs.append(0)
         elif value == "(":
-            stack.append(("paren", 0, None, pos))
+            stack.append((_PAREN, 0, None, pos))
+            precs.append(0)
         elif value == "-":
             if token_kind(values[i]) == "num":
                 # a minus sign on a literal is part of it: unary minus binds tighter than any operator
                 operands.append(self.number(values[i], i, -1))
-                return i + 1, False
-            stack.append(("neg", UNARY_PREC, None, pos))
+                return i + 1
+            stack.append((_NEG_KIND, UNARY_PREC, None, pos))
+            precs.append(UNARY_PREC)
         elif value == "+":
             pass  # unary plus changes nothing
         elif kind == "end":
             raise self.fail("unexpected end of expression: expected a name, a number or '('", pos)
         else:
             raise self.fail(f"expected a name, a number or '(', got {value!r}", pos)
-        return i, True
+        return -i
 
-    def operator(self, value: str, pos: int, stack: list[tuple], operands: list) -> None:
-        """Take a binary operator, a ',' or a ')' (reducing what binds at least as tightly)."""
-        entry = _BIN_ENTRIES.get(value)
-        if entry is not None:
-            prec = entry[1]
-            while stack and stack[-1][1] >= prec:
-                self.reduce(stack, operands)
-            stack.append(entry if entry[2] is not RATIO_OP else ("bin", prec, RATIO_OP, pos))
-        elif value == ",":
-            while stack and stack[-1][0] in ("bin", "neg"):
-                self.reduce(stack, operands)
-            if not stack or stack[-1][0] != "call":
-                raise self.fail("',' outside a function call", pos)
-        elif value == ")":
-            while stack and stack[-1][0] in ("bin", "neg"):
-                self.reduce(stack, operands)
-            if not stack:
-                raise self.fail("unmatched ')'", pos)
-            top = stack.pop()
-            if top[0] == "call":
-                self.call(top, operands)
-        else:
-            token_kind(value)  # a piece of text that is no token: the shared tokenizer's tokens are read
-            raise self.fail(f"expected an operator, ')' or the end, got {value!r}", pos)
-
-    def reduce(self, stack: list, operands: list) -> None:
+    def reduce(self, stack: list, precs: list[int], operands: list) -> None:
+        """Apply the operator on top of the stack (a binary one, a ratio or unary minus) to its operands."""
         kind, _, op, pos = stack.pop()
-        if kind == "neg":
+        precs.pop()
+        if kind is _NEG_KIND:
             self.no_ratio(operands[-1])
             operands[-1] = make_term(_NEG, (operands[-1],))
             return
@@ -324,6 +349,7 @@ class _Parser:
         self.no_ratio(b)
         if op is RATIO_OP:
             operands[-1] = _Ratio(a, b, pos)  # only a rounding call takes it
+            self.ratios = True
         else:
             operands[-1] = make_term(op, (a, b))
 

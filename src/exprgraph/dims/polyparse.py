@@ -48,7 +48,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final, TypeVar
 
-from ..core.leaves import RESERVED_NAMES
 from ..errors import TermTooLargeError
 from . import normal
 from .context import Context
@@ -69,7 +68,7 @@ from .polyoperands import (
     _Reader,
 )
 from .polyprint import fits_int64, poly_value
-from .terms import INT64_MAX, dim_name
+from .terms import INT64_MAX, RESERVED_NAMES, dim_name
 
 __all__ = ["read_polynomial", "read_value", "clear_name_cache", "MAX_TOKENS"]
 

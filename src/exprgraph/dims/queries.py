@@ -50,7 +50,7 @@ from .relations import (
     tight_range,
 )
 from .simplify import CLEAR_HOOKS
-from .terms import dim_name
+from .terms import TERM, dim_name
 from .unparse import unparse
 
 __all__ = [
@@ -75,7 +75,7 @@ MAX_STATES: Final = 256
 
 def _as_term(expr: int | str | Term) -> Term:
     """A dimension expression as an int64 term (text is parsed)."""
-    return expr if type(expr) is Term else parse_expression(str(expr))
+    return expr if type(expr) is TERM else parse_expression(str(expr))
 
 
 class DimEnv:
@@ -220,7 +220,7 @@ class DimEnv:
         """The polynomial of an expression, cached per term and per text (text is read straight into
         it, see polyparse)."""
         ctx = self.context  # binds the memo too
-        if type(expr) is Term:
+        if type(expr) is TERM:
             p = ctx.polys.get(expr)
             if p is None:
                 p = self._poly(int_term(expr))
@@ -273,18 +273,18 @@ class DimEnv:
         """Canonical form under these ranges: an int when constant, text for text, a term for a term."""
         if type(expr) is int:
             return expr
-        term = as_term(expr)
+        term = expr if type(expr) is TERM else as_term(expr)
         key = ("simplify", term)
         top = self._recall(key)
-        if top is _MISSING:
-            top = self._remember(key, top_term(self._poly(term)))
+        if top is _MISSING:  # (a term is checked only when it is worked out: int_term)
+            top = self._remember(key, top_term(self._poly(int_term(term))))
         if top.op is _CONST:
             return int(top.attr)
         return unparse(top) if isinstance(expr, str) else top
 
     def bound(self, expr: int | str | Term) -> tuple[int | float, int | float]:
         """``(lo, hi)`` with ``lo <= expr <= hi`` for every value (``-inf``/``inf`` for an open end)."""
-        source = expr if isinstance(expr, str) else as_term(expr)
+        source = expr if type(expr) is TERM or isinstance(expr, str) else as_term(expr)  # (_poly_of checks terms)
         key = ("bound", source)
         found = self._recall(key)
         if found is not _MISSING:
@@ -294,6 +294,10 @@ class DimEnv:
     def statically_known(self, rel: str | Term) -> bool | None:
         """True when the relation holds for every value, False when for none, None otherwise."""
         op, left, right = self._sides(rel)
+        return self._known(op, left, right)
+
+    def _known(self, op: str, left: Any, right: Any) -> bool | None:
+        """``left OP right`` for every value (memoised): the sides are text or terms, op a relation's name."""
         key = ("rel", op, left, right)
         found = self._recall(key)
         if found is not _MISSING:
@@ -349,10 +353,10 @@ class DimEnv:
             return self.simplify(args[0])
         if kind == "bound":
             return self.bound(args[0])
-        if kind == "ge":
-            return self.statically_known(_as_term(args[0]) >= _as_term(args[1]))
-        if kind == "gt":
-            return self.statically_known(_as_term(args[0]) > _as_term(args[1]))
+        if kind == "ge" or kind == "gt":
+            # statically_known(a >= b) without building the relation only to take it apart again
+            # (_poly_of checks the sides when it works them out)
+            return self._known(kind, _as_term(args[0]), _as_term(args[1]))
         if kind == "eq":
             return self.equal(args[0], args[1])
         if kind == "divisible":

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..core.dtypes import INT64
 from ..core.op import get_op
 from ..core.term import Term
 from .combine import combine_terms
@@ -22,10 +21,10 @@ from .context import Context
 from .division import ceil_poly, floordiv_poly, mod_poly
 from .factored import product_poly
 from .maxmin import broadcast_poly, maxmin_poly
-from .monomials import Mono, _check_degree, mono_of_powers
+from .monomials import ONE, Mono, _check_degree, mono_mul, mono_of_powers
 from .normal import Budget, Poly, inner_term, p_add_into, p_atom, p_const, p_is_const
 from .ranges import INF, UNBOUNDED
-from .terms import BROADCAST, CEIL_DIV
+from .terms import BROADCAST, CEIL_DIV, INT64, TERM
 
 __all__ = ["to_poly", "name_mono", "clear_name_monos"]
 
@@ -119,7 +118,13 @@ def to_poly(root: Term, ctx: Context) -> Poly:
         return _val(root, ctx)  # a name, a constant, or a foreign leaf
     if _foreign(root):
         return _val(root, ctx)  # a foreign root: an atom of its own
-    if _kind(root) == _LIN:
+    kind = _kind(root)
+    if kind == _PROD and root.op is _MUL:
+        p = _names_product(root)  # a product of names: its monomial, without the walk
+        if p is not None:
+            vals[root] = p
+            return p
+    if kind == _LIN:
         # a sum over names, constants and normalised terms (the commonest): no walk needed
         flat, mixed = _linear(root, None, ctx)
         if flat is not None:
@@ -137,7 +142,8 @@ def to_poly(root: Term, ctx: Context) -> Poly:
                 assert region is not None  # with kinds, always a sum
                 vals[node] = combine_terms(region, ctx) if mixed else region
             elif k == _PROD:
-                vals[node] = _product(node, kinds, ctx)
+                p = _names_product(node) if node.op is _MUL else None  # a product of names, at once
+                vals[node] = _product(node, kinds, ctx) if p is None else p
             else:
                 vals[node] = ctx.unwrap(maxmin_poly(_collect(node, k, kinds, ctx), k == _MAXK, ctx))
         # else: inside a region, handled by the region's root
@@ -156,21 +162,27 @@ def _walk(root: Term, vals: dict) -> tuple[list[Term], dict[Term, int], dict[Ter
     edges: dict[Term, int] = {}
     parent_kind: dict[Term, int] = {}
     expanded: set[Term] = set()
-    stack: list[tuple[Term, bool]] = [(root, False)]
+    name_monos = _name_monos
+    # entries (node, None) to expand, (node, its operands) once its children are listed
+    stack: list[tuple[Term, tuple | None]] = [(root, None)]
     while stack:
-        node, done = stack.pop()
-        if done:  # its children are listed: list it
+        node, args = stack.pop()
+        if args is not None:  # its children are listed: list it
             order.append(node)
             k = kinds[node] = _kind(node)
-            for a in node.args:
-                edges[a] = edges.get(a, 0) + 1
-                parent_kind[a] = k
+            for a in args:
+                if a in kinds:  # a listed child (names, constants and normalised nodes are not listed)
+                    edges[a] = edges.get(a, 0) + 1
+                    parent_kind[a] = k
         elif node not in expanded:
             expanded.add(node)
-            stack.append((node, True))
-            for child in reversed(node.args):  # the first child on top: listed first
-                if child.args and child not in expanded and child not in vals and not _foreign(child):
-                    stack.append((child, False))
+            args = node.args
+            stack.append((node, args))
+            for child in reversed(args):  # the first child on top: listed first
+                if child in name_monos or child in vals or child in expanded:
+                    continue
+                if child.args and not _foreign(child):
+                    stack.append((child, None))
     return order, kinds, edges, parent_kind
 
 
@@ -193,7 +205,9 @@ def _leaf(node: Term) -> Poly:
 
 
 #: what _role says of a node met inside a sum region
-_EXPAND, _VALUE, _FAIL = 0, 1, 2
+_EXPAND: Final = 0
+_VALUE: Final = 1
+_FAIL: Final = 2
 
 
 def _role(node: Term, op: object, kinds: dict | None, vals: dict, seen: set[Term]) -> int:
@@ -210,7 +224,10 @@ def _role(node: Term, op: object, kinds: dict | None, vals: dict, seen: set[Term
         seen.add(node)
         return _EXPAND
     if node.args and node not in vals:
-        return _FAIL  # a node to normalise first: the walk orders them
+        p = _names_product(node) if op is _MUL else None
+        if p is None:
+            return _FAIL  # a node to normalise first: the walk orders them
+        vals[node] = p  # a product of names: the monomial the walk's product region makes
     return _VALUE
 
 
@@ -225,13 +242,13 @@ def _scaling(node: Term, k: int) -> tuple[Term | None, int]:
     return child, k
 
 
-def _add_name(acc: Poly, m: Mono, k: int) -> None:
-    # acc += k*m, for the monomial of a name
-    v = acc.get(m, 0) + k
+def _add_key(acc: dict, key: object, k: int) -> None:
+    # acc[key] += k, with no zero left
+    v = acc.get(key, 0) + k
     if v:
-        acc[m] = v
+        acc[key] = v
     else:
-        del acc[m]
+        del acc[key]
 
 
 def _add_value(acc: Poly, node: Term, k: int, ctx: Context) -> bool:
@@ -242,6 +259,60 @@ def _add_value(acc: Poly, node: Term, k: int, ctx: Context) -> bool:
     return not p_is_const(p)
 
 
+class _Sum:
+    """The sum a region collects. Names (and the constant 1, ONE) are keyed by their terms, which
+    hash by identity, rather than by their monomials, until the first other value turns the sum
+    into its polynomial, in the same order (so the result is the polynomial added up all along)."""
+
+    __slots__ = ("named", "acc", "names", "mixed")
+
+    def __init__(self) -> None:
+        self.named: dict = {}
+        self.acc: Poly | None = None
+        #: names added (the work charged to the budget)
+        self.names = 0
+        #: whether a value other than a name or a constant was added
+        self.mixed = False
+
+    def name(self, a: Term, m: Mono, k: int) -> None:
+        """``+= k*a`` for the name ``a`` (``m`` its monomial)."""
+        self.names += 1
+        if self.acc is None:
+            _add_key(self.named, a, k)
+        else:
+            _add_key(self.acc, m, k)
+
+    def const(self, k: int) -> None:
+        """``+= k``."""
+        if self.acc is None:
+            if k:
+                _add_key(self.named, ONE, k)
+        else:
+            p_add_into(self.acc, p_const(k))
+
+    def value(self, node: Term, k: int, ctx: Context) -> None:
+        """``+= k*value(node)`` for a normalised, constant, opaque or foreign node."""
+        if self.acc is None:
+            self.acc = _monomials(self.named)
+        self.mixed = _add_value(self.acc, node, k, ctx) or self.mixed
+
+    def poly(self) -> Poly:
+        """The polynomial of the sum."""
+        return _monomials(self.named) if self.acc is None else self.acc
+
+
+def _monomials(named: dict) -> Poly:
+    """The polynomial of a sum kept over names (keyed by their terms) and ONE, in the same order."""
+    out: Poly = {}
+    for key, c in named.items():
+        if key is ONE:
+            out[ONE] = c
+        else:
+            m = _name_monos.get(key)
+            out[((key, 1),) if m is None else m] = c  # (the cache may have been cleared since)
+    return out
+
+
 def _linear(root: Term, kinds: dict | None, ctx: Context) -> tuple[Poly | None, bool]:
     """Sum region: propagate coefficients down the tree of add/sub/neg/k*x nodes (see _role).
 
@@ -249,59 +320,120 @@ def _linear(root: Term, kinds: dict | None, ctx: Context) -> tuple[Poly | None, 
     constants and normalised terms. The flag says whether an operand other than a name or a
     constant was added (without one, no rule across the terms of the sum can apply).
     """
-    acc: Poly = {}
-    names = 0
-    mixed = False
+    total = _Sum()
     seen: set[Term] = set()
     stack: list[tuple[Term, int]] = []
-    node = root
+    name_monos = _name_monos
+    node: Term | None = root
     k = 1
     while True:
-        op = node.op
-        role = _EXPAND
-        if node is not root:
-            m = name_mono(node) if op is _SYMBOL else None
-            if m is not None:
-                _add_name(acc, m, k)  # a name (not a foreign one): its monomial, straight into the sum
-                names += 1
-                role = _VALUE
-            else:
-                role = _role(node, op, kinds, ctx.vals, seen)
-                if role == _FAIL:
-                    return None, False
-                if role == _VALUE:
-                    mixed = _add_value(acc, node, k, ctx) or mixed
-        if role == _EXPAND:
-            if op is _ADD or op is _SUB:
-                args = node.args
-                if len(args) == 2:
-                    a, b = args
-                    kb = k if op is _ADD else -k
-                    m = name_mono(b) if b.op is _SYMBOL else None
-                    if m is not None:
-                        # a name on the right (a chain of them, the commonest): in at once, as the stack
-                        _add_name(acc, m, kb)  # would take it first, then on down the left operand
-                        names += 1
-                        node = a
-                        continue
-                    stack.append((a, k))
-                    stack.append((b, kb))
+        assert node is not None
+        m = name_monos.get(node) if node is not root else None
+        if m is not None:
+            total.name(node, m, k)  # a name read before: straight into the sum
+            node = None
+        else:
+            op = node.op
+            role = _EXPAND
+            if node is not root:
+                m = name_mono(node) if op is _SYMBOL else None
+                if m is not None:
+                    total.name(node, m, k)  # a name (not a foreign one): straight into the sum
+                    role = _VALUE
                 else:
-                    for a in args:
-                        stack.append((a, k))
-            elif op is _NEG:
-                stack.append((node.args[0], -k))
-            else:  # k * x: a product with at most one non-constant operand
-                child, k = _scaling(node, k)
-                if child is None:
-                    p_add_into(acc, p_const(k))
-                elif k:
-                    stack.append((child, k))
-        if not stack:
-            break
-        node, k = stack.pop()
-    ctx.budget.spend(names)
-    return acc, mixed
+                    role = _role(node, op, kinds, ctx.vals, seen)
+                    if role == _FAIL:
+                        return None, False
+                    if role == _VALUE:
+                        total.value(node, k, ctx)
+            node = _expand(node, op, k, stack, total) if role == _EXPAND else None
+        if node is None:
+            if not stack:
+                break
+            node, k = stack.pop()
+    ctx.budget.spend(total.names)
+    return total.poly(), total.mixed
+
+
+def _expand(node: Term, op: object, k: int, stack: list[tuple[Term, int]], total: _Sum) -> Term | None:
+    """Push the operands of the linear node ``node`` (times ``k``) on ``stack``; a name on the right of
+    a sum goes straight into ``total``, and its left operand is returned to go on with (else None)."""
+    if op is _ADD or op is _SUB:
+        args = node.args
+        if len(args) == 2:
+            a, b = args
+            kb = k if op is _ADD else -k
+            m = _name_monos.get(b)
+            if m is None and b.op is _SYMBOL:
+                m = name_mono(b)
+            if m is not None:
+                # a name on the right (a chain of them, the commonest): in at once, as the stack
+                # would take it first, then on down the left operand
+                total.name(b, m, kb)
+                return a
+            stack.append((a, k))
+            stack.append((b, kb))
+        else:
+            for a in args:
+                stack.append((a, k))
+    elif op is _NEG:
+        stack.append((node.args[0], -k))
+    else:  # k * x: a product with at most one non-constant operand
+        child, k = _scaling(node, k)
+        if child is None:
+            total.const(k)
+        elif k:
+            stack.append((child, k))
+    return None
+
+
+#: most nodes _names_product reads before it leaves a product to the walk
+_NEST_LIMIT: Final = 256
+
+
+def _names_product(root: Term) -> Poly | None:
+    """The polynomial of a nest of products of names and integer constants (``2*s0*s1``), or None.
+
+    It is the one monomial the walk's product region gives (see _product: its single-term factors
+    multiply at once, whatever the nesting), made without the walk. The nest is read as a tree, so
+    past ``_NEST_LIMIT`` nodes (a DAG of shared products, say) it declines: the walk counts sharing.
+    """
+    coef = 1
+    factors: list[Mono] = []
+    stack = [root]
+    left = _NEST_LIMIT
+    while stack:
+        left -= 1
+        if left < 0:
+            return None
+        node = stack.pop()
+        m = _name_monos.get(node)
+        if m is None:
+            op = node.op
+            if op is _MUL:
+                stack.extend(node.args)
+                continue
+            if _is_int_const(node):
+                coef *= int(node.attr)
+                continue
+            m = name_mono(node) if op is _SYMBOL else None
+            if m is None:
+                return None
+        factors.append(m)
+    if not coef:
+        return {}
+    if len(factors) <= 2:
+        mono: Mono = ONE
+        for m in factors:
+            mono = mono_mul(mono, m)  # a name times a name: the monomial in id order (a**2 for a*a)
+        return {mono: coef}
+    powers: dict[Term, int] = {}
+    for m in factors:
+        a = m[0][0]
+        powers[a] = powers.get(a, 0) + 1
+    for e in powers.values():
+        _check_degree(e)
+    return {mono_of_powers(powers): coef}
 
 
 def _product(root: Term, kinds: dict, ctx: Context) -> Poly:
@@ -358,6 +490,6 @@ def _opaque(node: Term, ctx: Context) -> Poly:
         return broadcast_poly(_val(args[0], ctx), _val(args[1], ctx), ctx)
     # any other op (abs, x**y with a symbolic exponent...): an atom whose integer operands are normalised
     new_args = tuple(a if _foreign(a) else inner_term(_val(a, ctx)) for a in args)
-    term = Term(op, new_args, node.attr)
+    term = TERM(op, new_args, node.attr)
     rng = (0, INF) if op.name == "abs" else UNBOUNDED
     return ctx.known_atom(term, (), rng)

@@ -18,7 +18,7 @@ from .normal import Poly, mono_div, p_add, p_mono_gcd, p_scale
 from .parse import parse_expression
 from .ranges import INF, Range, ceil_div, floor_div, r_add, r_mul
 from .simplify import simplify_term
-from .terms import FN, dim_const, is_dim_term
+from .terms import FN, TERM, dim_const, is_dim_term
 
 __all__ = [
     "Relation",
@@ -94,7 +94,7 @@ def parse_relation(rel: str | Term) -> Relation:
     >>> op, unparse(left), unparse(right)
     ('ge', 's0+1', '16')
     """
-    if type(rel) is Term:
+    if type(rel) is TERM:
         term: Term = rel
         if term.op.name in _RELATIONS:
             left, right = term.args
@@ -118,7 +118,7 @@ def parse_relation(rel: str | Term) -> Relation:
 
 def int_term(t: Any) -> Term:
     """``t`` as an int64 dimension term (an int constant of another dtype is made int64); TypeError otherwise."""
-    if type(t) is Term and t.op is _CONST and t.shape == () and type(t.attr) is int:
+    if type(t) is TERM and t.op is _CONST and t.shape == () and type(t.attr) is int:
         return dim_const(t.attr)
     if not is_dim_term(t):
         raise TypeError(f"a dimension expression must be an int64 scalar term, not {t!r}")
@@ -127,7 +127,7 @@ def int_term(t: Any) -> Term:
 
 def as_term(expr: int | str | Term) -> Term:
     """The term of an int, a text (powers of literals allowed) or a term."""
-    if type(expr) is Term:
+    if type(expr) is TERM:
         return int_term(expr)
     if isinstance(expr, str):
         return parse_expression(constant_powers(expr) if "**" in expr else expr)

@@ -18,8 +18,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from ..core.dtypes import INT64, INT64_MAX, INT64_MIN
-from ..core.leaves import RESERVED_NAMES, Symbol
+from ..core import dtypes, leaves
+from ..core.leaves import Symbol
 from ..core.op import Op, find_op, get_op, register_op
 from ..core.stdops import arith
 from ..core.term import Term
@@ -34,12 +34,29 @@ __all__ = [
     "dim_name",
     "dim_const",
     "clear_const_cache",
+    "INT64",
     "INT64_MAX",
     "INT64_MIN",
+    "TERM",
+    "RESERVED_NAMES",
     "is_dim_term",
     "make_term",
     "live_term",
 ]
+
+
+# The core's term class and constants, as this package's own module constants: the compiled build
+# keeps a Final name in a C static, where a name imported from a pure Python module is looked up in
+# the module's dictionary at each use (the hot paths build and test terms all the time).
+
+#: the term class (``TERM(op, args)``, ``type(t) is TERM``)
+TERM: Final[type[Term]] = Term
+#: the int64 dtype name, and its range
+INT64: Final[str] = dtypes.INT64
+INT64_MAX: Final[int] = dtypes.INT64_MAX
+INT64_MIN: Final[int] = dtypes.INT64_MIN
+#: names the parser rejects (``None``, ``True``...)
+RESERVED_NAMES: Final[frozenset[str]] = leaves.RESERVED_NAMES
 
 
 def _ceil_div(n: Any, d: Any) -> Any:
@@ -127,9 +144,11 @@ def _register_more() -> tuple[Op, Op]:
     return broadcast, fn
 
 
+_MORE: Final = _register_more()
 #: ``broadcast(a, b)``: a where b == 1, else b
+BROADCAST: Final[Op] = _MORE[0]
 #: an opaque function ``NAME(args...)``: ``Term(FN, args, name)``
-BROADCAST, FN = _register_more()
+FN: Final[Op] = _MORE[1]
 
 
 #: whether terms are interned in C (then the constructor is the quick way to a live term)
@@ -150,7 +169,7 @@ def make_term(op: Op, args: tuple[Term, ...]) -> Term:
             term = ref()
             if term is not None:
                 return term
-    return Term(op, args)
+    return TERM(op, args)
 
 
 def live_term(op: Op, args: tuple[Term, ...]) -> Term | None:
@@ -164,7 +183,7 @@ def live_term(op: Op, args: tuple[Term, ...]) -> Term | None:
 
 def dim_fn(name: str, *args: Term) -> Term:
     """The opaque call ``name(args...)`` (an int64 term)."""
-    return Term(FN, tuple(args), name)
+    return TERM(FN, tuple(args), name)
 
 
 _names: Final[dict[str, Term]] = {}
@@ -178,7 +197,7 @@ def dim_name(name: str) -> Term:
     term = _names.get(name)
     if term is None:
         if _PLAIN_NAME.match(name) and name not in RESERVED_NAMES:
-            term = Term(_SYMBOL, (), (name, INT64, ()))  # what Symbol() builds, without its checks
+            term = TERM(_SYMBOL, (), (name, INT64, ()))  # what Symbol() builds, without its checks
         else:
             term = Symbol(name, INT64)
         if len(_names) > 65536:
@@ -198,7 +217,7 @@ def dim_const(value: int) -> Term:
             big = value.bit_length() >= 256
             shown = f"{'-' if value < 0 else ''}2**{value.bit_length() - 1}..." if big else str(value)
             raise OverflowError(f"the dimension constant {shown} does not fit in int64")
-        term = Term(_CONST, (), int(value))  # what const() builds for an int, without its checks
+        term = TERM(_CONST, (), int(value))  # what const() builds for an int, without its checks
         if len(_consts) > 65536:
             _consts.clear()
         _consts[value] = term
@@ -212,4 +231,4 @@ def clear_const_cache() -> None:
 
 def is_dim_term(term: Any) -> bool:
     """Whether ``term`` is an int64 scalar term (what a symbolic dimension must be)."""
-    return type(term) is Term and term.dtype == INT64 and term.shape == ()
+    return type(term) is TERM and term.dtype == INT64 and term.shape == ()
