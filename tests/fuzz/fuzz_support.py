@@ -9,6 +9,8 @@ past the tokenizer and exercise the grammar, plus raw random text.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -39,6 +41,21 @@ def token_soup(tokens: list[str], max_size: int = 24) -> st.SearchStrategy[str]:
 def inputs(tokens: list[str], max_size: int = 24) -> st.SearchStrategy[str]:
     """Mostly token soups, sometimes arbitrary text."""
     return st.one_of(token_soup(tokens, max_size), token_soup(tokens, max_size), st.text(max_size=40))
+
+
+def fuzz_inputs(valid: st.SearchStrategy[str], tokens: list[str]) -> st.SearchStrategy[str]:
+    """The usual mix: half the time a valid input with a few edits, else a token soup or raw text."""
+    return st.one_of(mutated(valid, tokens), mutated(valid, tokens), inputs(tokens))
+
+
+def parsed_or_none(parse: Callable[[str], Any], text: str, error: type[Exception]) -> Any:
+    """``parse(text)``, or None when it raises ``error`` at a position inside the text (anything else is a bug)."""
+    try:
+        return parse(text)
+    except error as exc:
+        pos = getattr(exc, "pos", None)
+        assert pos is not None and 0 <= pos <= len(text)
+        return None
 
 
 #: tokens of the infix expression language

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fuzz_support import FUZZ, inputs, kernels, mutated
+from fuzz_support import FUZZ, fuzz_inputs, kernels, mutated
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -41,7 +41,7 @@ KERNEL_TOKENS = [
 
 @FUZZ
 @given(
-    st.one_of(mutated(kernels(), KERNEL_TOKENS), mutated(kernels(), KERNEL_TOKENS), inputs(KERNEL_TOKENS)),
+    fuzz_inputs(kernels(), KERNEL_TOKENS),
     st.sampled_from(["float", "int"]),
 )
 def test_parse_kernel_raises_only_kernel_errors(text: str, data_type: str) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fuzz_support import EXPR_TOKENS, FUZZ, RULES, inputs, mutated
+from fuzz_support import EXPR_TOKENS, FUZZ, RULES, fuzz_inputs, mutated, parsed_or_none
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -25,22 +25,16 @@ def _fire(rules: list) -> None:
 
 
 @FUZZ
-@given(st.one_of(mutated(RULES, RULE_TOKENS), mutated(RULES, RULE_TOKENS), inputs(RULE_TOKENS)))
+@given(fuzz_inputs(RULES, RULE_TOKENS))
 def test_rule_raises_only_rule_syntax_errors(text: str) -> None:
-    try:
-        made = rule(text)
-    except RuleSyntaxError as exc:
-        assert 0 <= exc.pos <= len(text)
-        return
-    _fire(list(made) if isinstance(made, tuple) else [made])
+    made = parsed_or_none(rule, text, RuleSyntaxError)
+    if made is not None:
+        _fire(list(made) if isinstance(made, tuple) else [made])
 
 
 @FUZZ
 @given(st.lists(mutated(RULES, RULE_TOKENS), max_size=4).map("\n".join))
 def test_rule_files_raise_only_rule_syntax_errors(text: str) -> None:
-    try:
-        rules = RuleSet.parse(text)
-    except RuleSyntaxError as exc:
-        assert 0 <= exc.pos <= len(text)
-        return
-    _fire(list(rules))
+    rules = parsed_or_none(RuleSet.parse, text, RuleSyntaxError)
+    if rules is not None:
+        _fire(list(rules))

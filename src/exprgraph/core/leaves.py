@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ShapeError
-from . import shapes
+from . import shapes, tokens
 from .dtypes import BOOL, FLOAT32, FLOAT64, INT64, INT64_MAX, INT64_MIN, as_dtype, dtype_of_value
 from .term import REGISTRY, Term, hooks
 
@@ -36,7 +36,7 @@ CONSTANT_NAMES = {"pi": math.pi, "e": math.e}
 
 #: the text the parser reads as one name: word characters (Unicode letters and digits, ``_``), not
 #: starting with a digit. A symbol name must be all of one such token, so ``parse(str(t)) is t``.
-NAME = re.compile(r"[^\W\d]\w*")
+NAME = re.compile(tokens.NAME)
 
 
 def check_name(name: Any) -> str:

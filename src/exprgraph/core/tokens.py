@@ -26,7 +26,7 @@ __all__ = ["Lexicon", "EXPRESSION", "NUMBER", "NAME", "scan", "tokenize"]
 #: a number: ASCII digits, a fraction and an exponent (``1``, ``1.``, ``.5``, ``2.5e-3``)
 NUMBER = r"(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?"
 #: a name: a run of word characters not starting with a digit (Unicode letters included, so
-#: every name Symbol() accepts reads back: see leaves.NAME)
+#: every name Symbol() accepts reads back: leaves.NAME is this pattern, compiled)
 NAME = r"[^\W\d]\w*"
 
 Token = tuple[str, str, int]
