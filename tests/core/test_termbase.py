@@ -101,6 +101,26 @@ def test_operand_tuples_of_c_terms_leave_the_collector_at_once() -> None:
     assert not gc.is_tracked(t.args)
 
 
+def test_every_way_of_calling_term_gives_the_same_term() -> None:
+    # the C base takes Term(op, args[, attr]) without packing its arguments; other calls take the tuple way
+    x, y = eg.Symbol("x"), eg.Symbol("y")
+    add = eg.get_op("add")
+    t = eg.Term(add, (x, y))
+    assert eg.Term(add, [x, y]) is t
+    assert eg.Term("add", (x, y)) is t
+    assert eg.Term(op=add, args=(x, y)) is t
+    assert eg.Term(add, (x, y), None) is t
+    assert eg.Term(add, (x, y), attr=None) is t
+    c = eg.Term(eg.get_op("const"), (), 2.5)
+    assert c is eg.const(2.5)
+    with pytest.raises(TypeError):
+        eg.Term()
+    with pytest.raises(TypeError):
+        eg.Term(add, (x, y), None, None)
+    with pytest.raises(TypeError):
+        eg.Term(add, (x, 1.0))
+
+
 def test_the_intern_table_forgets_dead_terms() -> None:
     x = eg.Symbol("x_forgotten")
     before = eg.intern_table_size()

@@ -157,3 +157,58 @@ def test_equal_sees_through_factoring():
         rng.shuffle(shuffled)
         assert equal(product, "*".join(shuffled)) is True
         assert equal(product, "*".join(shuffled) + "-1") is False
+
+
+# -- expansion_grows: the shortcut of fold_sums never keeps a form its expansion would beat ---------------
+
+
+def _difference_poly(text1: str, text2: str):
+    from exprgraph.dims.context import context
+    from exprgraph.dims.normal import p_add, p_scale
+    from exprgraph.dims.regions import to_poly
+
+    ctx = context(False)
+    p = p_add(to_poly(parse_expression(text1), ctx), p_scale(to_poly(parse_expression(text2), ctx), -1))
+    return p, ctx
+
+
+@pytest.mark.parametrize(
+    ("text1", "text2", "grows"),
+    [
+        ("(a+b)*(b+c)*(c+a)", "a", True),  # degree 3 against degree 1: the expansion only adds terms
+        ("(a+b)*c", "a*c", False),  # both of degree 2: they cancel (b*c)
+        ("(a+b)*(a-b)", "a", False),  # signs mixed inside a sum: a product may cancel (a**2 - b**2)
+        ("(a+b)*(c+a) + (a+c)*(b+c)", "0", False),  # two products of the same degree may merge
+    ],
+)
+def test_expansion_grows_on_known_cases(text1, text2, grows):
+    from exprgraph.dims.factored import expand, expansion_grows, has_sums, poly_size
+
+    p, ctx = _difference_poly(text1, text2)
+    assert has_sums(p, ctx)
+    assert expansion_grows(p, ctx) is grows
+    e = expand(p, ctx)
+    if grows:
+        assert e is not None and poly_size(e, ctx) > poly_size(p, ctx)
+
+
+# sums with positive coefficients (the shortcut's case) and products of several of them
+_positive_sum = st.lists(st.tuples(st.integers(1, 3), _atom), min_size=2, max_size=3).map(
+    lambda ts: "(" + "+".join(f"{k}*{a}" for k, a in ts) + ")"
+)
+_positive_expr = st.lists(
+    st.tuples(st.sampled_from(["+", "-"]), st.lists(st.one_of(_positive_sum, _names), min_size=1, max_size=4)),
+    min_size=1,
+    max_size=3,
+).map(lambda ts: "0" + "".join(op + "*".join(fs) for op, fs in ts))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(_expr, _positive_expr), st.one_of(_expr, _positive_expr))
+def test_expansion_grows_only_when_the_expansion_is_larger(text1, text2):
+    from exprgraph.dims.factored import expand, expansion_grows, has_sums, poly_size
+
+    p, ctx = _difference_poly(text1, text2)
+    if has_sums(p, ctx) and expansion_grows(p, ctx):
+        e = expand(p, ctx)
+        assert e is None or poly_size(e, ctx) > poly_size(p, ctx), (text1, text2)

@@ -210,6 +210,9 @@ configure(PyObject *module, PyObject *args)
         return NULL;
     Py_INCREF(term_class);
     Py_XSETREF(TermClass, (PyTypeObject *)term_class);
+    /* calls of the class go straight to the interning (a class without __new__ or __init__ of its own) */
+    if (TermClass->tp_new == TermBaseType.tp_new && TermClass->tp_init == PyBaseObject_Type.tp_init)
+        TermClass->tp_vectorcall = term_vectorcall;
     Py_INCREF(registry);
     Py_XSETREF(Registry, registry);
     Py_INCREF(leaf);

@@ -77,6 +77,7 @@ Py_hash_t key_hash(PyObject *op, PyObject *args, PyObject *key);
 TermObject *table_find(PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash);
 size_t table_count(void);
 PyObject *intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr);
+PyObject *term_vectorcall(PyObject *cls, PyObject *const *args, size_t nargsf, PyObject *kwnames);
 PyObject *intern_taking(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr);
 PyObject *resolve_op(PyObject *op);
 

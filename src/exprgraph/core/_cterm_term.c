@@ -467,6 +467,47 @@ term_new(PyTypeObject *cls, PyObject *args, PyObject *kwds)
     return intern_taking(cls, op, targs == NULL ? PyTuple_New(0) : PySequence_Tuple(targs), attr);
 }
 
+/* Term(op, args[, attr]) called through the vectorcall protocol (set on the configured term class,
+   see configure): the same as term_new without packing the arguments into a tuple first. The class
+   has no __init__ of its own, so nothing else runs when a type is called. */
+PyObject *
+term_vectorcall(PyObject *cls, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && n >= 2 && n <= 3 && Configured && PyTuple_CheckExact(args[1])) {
+        PyObject *op = resolve_op(args[0]);
+        if (op == NULL)
+            return NULL;
+        return intern_term((PyTypeObject *)cls, op, args[1], n == 3 ? args[2] : Py_None);
+    }
+    /* anything else (keywords, a list of operands, no operands): the tuple way */
+    PyObject *tuple = PyTuple_New(n);
+    if (tuple == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(tuple, i, args[i]);
+    }
+    PyObject *kwds = NULL;
+    if (kwnames != NULL) {
+        kwds = PyDict_New();
+        if (kwds == NULL) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); i++)
+            if (PyDict_SetItem(kwds, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0) {
+                Py_DECREF(tuple);
+                Py_DECREF(kwds);
+                return NULL;
+            }
+    }
+    PyObject *result = term_new((PyTypeObject *)cls, tuple, kwds);
+    Py_DECREF(tuple);
+    Py_XDECREF(kwds);
+    return result;
+}
+
 static void
 term_dealloc(TermObject *self)
 {

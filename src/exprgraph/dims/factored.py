@@ -46,7 +46,17 @@ from .normal import (
 )
 from .polyprint import inner_text
 
-__all__ = ["EXPAND_LIMIT", "sum_atom", "has_sums", "poly_size", "expand", "product_poly", "fold_sums", "exact_quotient"]
+__all__ = [
+    "EXPAND_LIMIT",
+    "sum_atom",
+    "has_sums",
+    "poly_size",
+    "expand",
+    "expansion_grows",
+    "product_poly",
+    "fold_sums",
+    "exact_quotient",
+]
 
 #: monomial operations one expansion may spend (beyond, the factored form stands)
 EXPAND_LIMIT: Final = 4096
@@ -59,7 +69,7 @@ def _key_text(q: Poly) -> str:
 def _lead_sign(q: Poly) -> int:
     """Sign of the first non-constant term of ``q`` in print order."""
     lead: Mono | None = None
-    lead_key: tuple = ()
+    lead_key = ""
     for m in q:
         if m:
             k = mono_key(m)
@@ -189,9 +199,75 @@ def product_poly(factors: list[tuple[Poly, int]], ctx: Context) -> Poly:
     return {mono_of_powers(powers): coef}
 
 
+def _degrees(m: Mono, ctx: Context) -> tuple[int, int, int] | None:
+    """The least and greatest size of the monomials of ``m``'s expansion, and its number of sum
+    factors (powers counted); None when a sum atom of ``m`` is not a plain one (see expansion_grows)."""
+    weights = ctx.weights
+    sums = ctx.sums
+    lo = hi = 0
+    factors = 0
+    for a, e in m:
+        q = sums.get(a)
+        if q is None:
+            w = e * weights.get(a, 1)
+            lo += w
+            hi += w
+            continue
+        q_lo = q_hi = -1
+        sign = 0
+        for mm, c in q.items():
+            if (c > 0) != (sign > 0) and sign:
+                return None  # coefficients of both signs: the product may cancel
+            sign = 1 if c > 0 else -1
+            d = 0
+            for b, k in mm:
+                if b in sums:
+                    return None  # a sum inside a sum
+                d += k * weights.get(b, 1)
+            q_lo = d if q_lo < 0 or d < q_lo else q_lo
+            q_hi = d if d > q_hi else q_hi
+        lo += e * q_lo
+        hi += e * q_hi
+        factors += e
+    return lo, hi, factors
+
+
+def expansion_grows(p: Poly, ctx: Context) -> bool:
+    """True when multiplying out the sum atoms of ``p`` surely gives a larger polynomial (so
+    fold_sums keeps ``p``), found without multiplying out.
+
+    It holds when (1) each sum atom's sum holds no sum atom and has coefficients of one sign (its
+    products then never cancel, only merge), (2) the sizes of the monomials each term expands to
+    lie in intervals that do not meet (no monomial of one term's expansion is one of another's: a
+    monomial's size is a sum over its atoms), and (3) no term is a lone sum times a constant.
+    Then each term expands on its own, and a term ``c*m*S1*...*Sk`` (k >= 1, ``m`` not 1 if k == 1)
+    grows: the distinct monomials of a product of sums A*B contain the chain a1*b1 < ... < a1*bq <
+    a2*bq < ... < ap*bq (sorted by size first), whose sizes add up to more than A's and B's.
+    """
+    spans: list[tuple[int, int]] = []
+    grows = False
+    for m in p:
+        span = _degrees(m, ctx)
+        if span is None:
+            return False
+        lo, hi, factors = span
+        if factors:
+            if factors == 1 and all(a in ctx.sums for a, _ in m):
+                return False  # c*S: its expansion is as large as it is
+            grows = True
+        spans.append((lo, hi))
+    if not grows:
+        return False
+    spans.sort()
+    for k in range(1, len(spans)):
+        if spans[k][0] <= spans[k - 1][1]:
+            return False  # two terms may meet in the expansion
+    return True
+
+
 def fold_sums(p: Poly, ctx: Context) -> Poly:
     """``p``, or its expansion when that is no larger (``a*(b+c) - a*c -> a*b``); never larger."""
-    if len(p) < 2 or not has_sums(p, ctx):
+    if len(p) < 2 or not has_sums(p, ctx) or expansion_grows(p, ctx):
         return p
     e = expand(p, ctx)
     if e is None:

@@ -356,33 +356,54 @@ def defer_key(atom: Term, text: Callable[..., str], *args: object) -> None:
 
 
 #: monomial -> (its key, its factors in print order); see mono_order
-_orders: Final[dict[Mono, tuple[tuple, tuple[Term, ...]]]] = {}
+_orders: Final[dict[Mono, tuple[str, tuple[Term, ...]]]] = {}
 
 
-def mono_order(m: Mono) -> tuple[tuple, tuple[Term, ...]]:
+def _factor_key(key: str, p: int) -> str:
+    """The key of one factor ``atom**p`` (``key`` the atom's): see mono_key."""
+    if p == 1:
+        return key + "\x00\x011"
+    digits = str(p)
+    return f"{key}\x00{chr(len(digits))}{digits}"
+
+
+def mono_order(m: Mono) -> tuple[str, tuple[Term, ...]]:
     """``(mono_key(m), mono_factors(m))``, computed once per monomial."""
     entry = _orders.get(m)
     if entry is None:
         if len(m) == 1:
             a, p = m[0]
-            entry = (((atom_key(a), p),), (a,) * p)
+            entry = (_factor_key(atom_key(a), p), (a,) * p)
         elif len(m) == 2 and m[0][1] == 1 and m[1][1] == 1:
             # two atoms (a product of two names, the commonest): in the order of their keys
             a, b = m[0][0], m[1][0]
             ka, kb = atom_key(a), atom_key(b)
-            entry = (((ka, 1), (kb, 1)), (a, b)) if ka < kb else (((kb, 1), (ka, 1)), (b, a))
+            entry = (
+                (ka + "\x00\x011" + kb + "\x00\x011", (a, b))
+                if ka < kb
+                else (kb + "\x00\x011" + ka + "\x00\x011", (b, a))
+            )
         else:
             # atoms have distinct keys, so sorting by (key, power) orders the atoms by key
             keyed = sorted([(atom_key(a), p, a) for a, p in m])
-            entry = (tuple([(k, p) for k, p, _ in keyed]), tuple([a for _, p, a in keyed for _ in range(p)]))
+            entry = (
+                "".join([_factor_key(k, p) for k, p, _ in keyed]),
+                tuple([a for _, p, a in keyed for _ in range(p)]),
+            )
         if len(_orders) > 1 << 17:
             _orders.clear()
         _orders[m] = entry
     return entry
 
 
-def mono_key(m: Mono) -> tuple:
-    """Sort key of a monomial: its atoms' keys with their powers, in key order."""
+def mono_key(m: Mono) -> str:
+    """Sort key of a monomial: its atoms' keys with their powers, in key order.
+
+    It orders monomials as the tuple ``((key1, power1), (key2, power2), ...)`` would, but as one
+    string (compared in one step, where tuples of pairs take three): each factor is its atom's key,
+    a NUL (below every character of a key: a key that is a prefix of another sorts first), the
+    number of digits of the power as a character, then the digits (so powers compare as numbers).
+    """
     return mono_order(m)[0]
 
 
@@ -391,8 +412,9 @@ def poly_key(p: Poly) -> tuple:
     if len(p) == 1:
         ((m, c),) = p.items()
         return ((mono_key(m),), (c,), 0) if m else ((), (), c)
-    items = sorted((mono_key(m), c) for m, c in p.items() if m)
-    return (tuple(k for k, _ in items), tuple(c for _, c in items), p.get(ONE, 0))
+    items = [(mono_key(m), c) for m, c in p.items() if m]
+    items.sort()
+    return (tuple([k for k, _ in items]), tuple([c for _, c in items]), p.get(ONE, 0))
 
 
 # -- canonical terms -----------------------------------------------------------------------------------
@@ -419,15 +441,19 @@ def _mono_term(factors: tuple[Term, ...], c: int) -> Term:
 _by_key: Final = itemgetter(0)
 
 
-def _ordered_terms(p: Poly) -> list[tuple[tuple, tuple[Term, ...], int]]:
+def _ordered_terms(p: Poly) -> list[tuple[str, tuple[Term, ...], int]]:
     """The non-constant terms of ``p`` in print order, as ``(mono_key, mono_factors, coefficient)``."""
-    items = [(*mono_order(m), c) for m, c in p.items() if m]
+    items: list[tuple[str, tuple[Term, ...], int]] = []
+    for m, c in p.items():
+        if m:
+            key, factors = mono_order(m)
+            items.append((key, factors, c))
     if len(items) > 1:
         items.sort(key=_by_key)
     return items
 
 
-def _sum_term(items: list[tuple[tuple, tuple[Term, ...], int]], acc: Term | None) -> Term | None:
+def _sum_term(items: list[tuple[str, tuple[Term, ...], int]], acc: Term | None) -> Term | None:
     for _, factors, c in items:
         if acc is None:
             acc = _mono_term(factors, c)

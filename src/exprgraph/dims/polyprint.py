@@ -41,7 +41,7 @@ def _bracketed(text: str, atom: Term, bracket: Callable[..., bool], *p: int) -> 
 
 #: monomial -> (its key, mono_key; its first factor in print order, and that factor's text; the text
 #: "*f2*f3..." of the other factors, which always print as right operands of a product)
-_monos: Final[dict[Mono, tuple[tuple, Term, str, str]]] = {}
+_monos: Final[dict[Mono, tuple[str, Term, str, str]]] = {}
 
 
 def clear_print_cache() -> None:
@@ -49,7 +49,7 @@ def clear_print_cache() -> None:
     _monos.clear()
 
 
-def _mono_parts(m: Mono) -> tuple[tuple, Term, str, str]:
+def _mono_parts(m: Mono) -> tuple[str, Term, str, str]:
     entry = _monos.get(m)
     if entry is None:
         key, factors = mono_order(m)
@@ -62,7 +62,7 @@ def _mono_parts(m: Mono) -> tuple[tuple, Term, str, str]:
     return entry
 
 
-def _term(out: list[str], parts: tuple[tuple, Term, str, str], c: int, first: bool) -> None:
+def _term(out: list[str], parts: tuple[str, Term, str, str], c: int, first: bool) -> None:
     """``c * m`` as a term of the sum (``first``: its left operand, else a right operand)."""
     _, head, text, tail = parts
     if c == 1 and not tail:
@@ -80,7 +80,7 @@ def _term(out: list[str], parts: tuple[tuple, Term, str, str], c: int, first: bo
     out.append(tail)
 
 
-def _key(item: tuple) -> tuple:
+def _key(item: tuple) -> str:
     return item[0][0]
 
 
