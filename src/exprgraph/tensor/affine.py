@@ -1,12 +1,18 @@
-"""Index arithmetic: affine forms over loop variables, canonical index terms, value ranges.
+"""Index arithmetic: affine forms over loop variables and canonical index terms, on exprgraph.dims.
 
 An index expression is a core int64 term built from loop variables (int64 symbols), integer
-constants, ``+ - *`` (by constants), and ``//`` / ``%`` by positive constants. :func:`linearize`
-reads it as an affine form ``sum(c_k * atom_k) + c0`` whose atoms are loop variables and
-floor-division / modulo terms of canonical inner expressions; :func:`to_term` writes a form back
-as a canonical term (so equal forms give the very same interned term). :func:`bounds` gives the
-inclusive range of values of a term when each variable ranges over ``[lo, hi)``. All walks are
-iterative (the core's postorder).
+constants, ``+ - *`` (by constants), and ``//`` / ``%`` by positive constants. The integer
+simplifier is exprgraph.dims's: :func:`linearize` reads a term's dims polynomial (degree 1) as an
+affine form ``sum(c_k * atom_k) + c0`` (:class:`~.lin.Lin`, whose Fraction coefficients the index
+solver uses) whose atoms are loop variables and floor-division / modulo terms of canonical inner
+expressions; :func:`to_term` writes a form back as a canonical term (so equal forms give the very
+same interned term), its atoms in loop order. :func:`reduce_atoms` simplifies under loop ranges
+and :func:`bounds` (from :mod:`.index_values`) gives the range dims proves.
+
+What stays here is the tensor spelling on top of dims: atoms printed in loop order, remainders
+with coefficients nearest 0 (``(2*w - h)%5``, not dims's ``(4*h + 2*w)%5``), two recombination
+rules dims does not make (:func:`_fold_mod`), and the one-period test on that spelling. All walks
+are iterative (the core's postorder).
 """
 
 from __future__ import annotations
@@ -14,12 +20,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from functools import lru_cache
-from math import gcd
 
 from ..core import INT64, Symbol, Term, const, postorder, substitute
 from ..core.op import get_op
+from ..dims import DimEnv, to_poly
+from ..dims.normal import Poly, p_const_value, p_is_const
 from ..dims.ranges import ceil_div, floor_div
-from .index_values import NonAffineError, bounds, evaluate_index
+from .index_values import ANY_INTEGER, NonAffineError, bounds, dims_env, evaluate_index
+from .lin import Lin, Number
 
 __all__ = [
     "Lin",
@@ -34,9 +42,8 @@ __all__ = [
     "ceildiv_int",
     "evaluate_index",
     "reduce_atoms",
+    "substitute_var",
 ]
-
-Number = int | Fraction
 
 _ADD, _SUB, _MUL, _NEG = get_op("add"), get_op("sub"), get_op("mul"), get_op("neg")
 _FLOORDIV, _MOD = get_op("floordiv"), get_op("mod")
@@ -63,93 +70,189 @@ floordiv_int = floor_div
 ceildiv_int = ceil_div
 
 
-class Lin:
-    """An affine form ``sum(coeffs[atom] * atom) + const`` (atoms: variables, div/mod terms)."""
-
-    __slots__ = ("coeffs", "const")
-
-    def __init__(self, coeffs: Mapping[Term, Number] | None = None, const: Number = 0) -> None:
-        self.coeffs: dict[Term, Number] = {a: c for a, c in (coeffs or {}).items() if c != 0}
-        self.const: Number = const
-
-    @staticmethod
-    def atom(term: Term) -> Lin:
-        """The form ``1*term``."""
-        return Lin({term: 1}, 0)
-
-    def __add__(self, other: Lin) -> Lin:
-        out = dict(self.coeffs)
-        for a, c in other.coeffs.items():
-            out[a] = out.get(a, 0) + c
-        return Lin(out, self.const + other.const)
-
-    def __sub__(self, other: Lin) -> Lin:
-        return self + other.scale(-1)
-
-    def scale(self, k: Number) -> Lin:
-        """``k`` times this form."""
-        if k == 0:
-            return Lin({}, 0)
-        return Lin({a: c * k for a, c in self.coeffs.items()}, self.const * k)
-
-    @property
-    def is_const(self) -> bool:
-        """True when no atom remains."""
-        return not self.coeffs
-
-    def coeff(self, atom: Term) -> Number:
-        """The coefficient of ``atom`` (0 when absent)."""
-        return self.coeffs.get(atom, 0)
-
-    def substitute(self, atom: Term, form: Lin) -> Lin:
-        """Replace ``atom`` by ``form``."""
-        c = self.coeffs.get(atom, 0)
-        if c == 0:
-            return self
-        rest = Lin({a: k for a, k in self.coeffs.items() if a is not atom}, self.const)
-        return rest + form.scale(c)
-
-    def substitute_deep(self, var: Term, form: Lin) -> Lin:
-        """Replace the variable ``var`` by the integer form ``form``, inside division atoms too."""
-        out = Lin({}, self.const)
-        term = None
-        for a, c in self.coeffs.items():
-            if a is var:
-                out = out + form.scale(c)
-            elif var in a.free_symbols:
-                if term is None:
-                    term = to_term(form)
-                out = out + linearize(substitute(a, {var: term})).scale(c)
-            else:
-                out = out + Lin({a: c})
-        return out
-
-    def denominator(self) -> int:
-        """Least common denominator of the coefficients and the constant."""
-        d = 1
-        for c in (*self.coeffs.values(), self.const):
-            if isinstance(c, Fraction):
-                d = d * c.denominator // gcd(d, c.denominator)
-        return d
-
-    def key(self) -> tuple:
-        """A hashable identity of the form."""
-        return (frozenset(self.coeffs.items()), self.const)
-
-    def __repr__(self) -> str:
-        parts = [f"{c}*{a}" for a, c in self.coeffs.items()]
-        return f"Lin({' + '.join(parts) or '0'} + {self.const})"
+def _int_value(c: Number, what: str) -> int:
+    """``c`` as an int (a Fraction must be whole)."""
+    if c.__class__ is int:
+        return c
+    if isinstance(c, Fraction):
+        if c.denominator != 1:
+            raise ValueError(f"to_term needs {what}")
+        return int(c)
+    return int(c)
 
 
-def _const_value(lin: Lin, what: str) -> int:
-    if not lin.is_const:
-        raise NonAffineError(f"{what} must be a constant")
-    value = lin.const
-    if isinstance(value, Fraction):
-        if value.denominator != 1:
-            raise NonAffineError(f"{what} is not an integer")
-        value = int(value)
-    return int(value)
+# -- the integer algebra: exprgraph.dims ----------------------------------------------------------------
+#
+# Index terms are read by the integer simplifier of exprgraph.dims, in an environment where loop
+# variables may take any integer value (solved indices can run below 0): its polynomial normal form
+# takes out multiples of a divisor, divides by common factors, merges nested quotients, reads
+# remainders of remainders, recombines k*(u//c) with u%c, and drops a division whose value stays in
+# one period. A canonical term of dims is a polynomial of degree 1 over atoms (variables, floor
+# divisions and remainders by constants); this module reads it as a Lin whose atoms are printed the
+# tensor way (see _atom_form).
+
+
+def _poly(term: Term, env: DimEnv = ANY_INTEGER) -> Poly:
+    """The dims polynomial of an int64 term under ``env`` (cached by dims per term)."""
+    ctx = env.context
+    ctx.maybe_trim()
+    return ctx.unwrap(to_poly(term, ctx))
+
+
+def _check_fragment(term: Term) -> None:
+    """NonAffineError unless ``term`` is in the index fragment."""
+    problem = _fragment_problem(term)
+    if problem is not None:
+        raise NonAffineError(problem)
+
+
+@lru_cache(maxsize=1 << 16)
+def _fragment_problem(term: Term) -> str | None:
+    """Why ``term`` is not an index term, or None when it is (iterative, cached)."""
+    for node in postorder(term):
+        op = node.op
+        if op is _SYMBOL or op is _ADD or op is _SUB or op is _NEG:
+            continue
+        if op is _CONST:
+            if node.attr.__class__ not in (int, bool):
+                return f"index constant {node.attr!r} is not an integer"
+        elif op is _MUL:
+            varying = [a for a in node.args if a.free_symbols]
+            if len(varying) > 1 and sum(1 for a in varying if not p_is_const(_poly(a))) > 1:
+                return "an index may multiply a variable only by a constant"
+        elif op is _FLOORDIV or op is _MOD:
+            div = _poly(node.args[1])
+            if not p_is_const(div):
+                return "the divisor of an index must be a constant"
+            if p_const_value(div) <= 0:
+                return "an index may divide only by a positive constant"
+        else:
+            return f"an index cannot use {op.name}"
+    return None
+
+
+#: dims atom -> its affine form with atoms printed the tensor way
+_forms: dict[Term, Lin] = {}
+#: dims atoms whose forms are being worked out (a guard: a form never waits on itself)
+_busy: set[Term] = set()
+
+
+def _atom_form(atom: Term) -> Lin:
+    """The affine form of a dims atom: a variable, or a quotient / remainder printed the tensor way.
+
+    dims writes the inner of ``u % c`` with coefficients in ``[0, c)``; the tensor spelling takes
+    them in ``(-c/2, c/2]`` (``(2*w - h)%5`` for ``(4*h + 2*w)%5``), which keeps ranges narrow.
+    """
+    form = _forms.get(atom)
+    if form is not None:
+        return form
+    if atom.op is _SYMBOL:
+        form = Lin.atom(atom)
+    elif (atom.op is _FLOORDIV or atom.op is _MOD) and atom.args[1].op is _CONST:
+        form = _division_form(atom)
+    else:
+        raise NonAffineError(f"an index cannot use {atom.op.name}")
+    if len(_forms) > 1 << 16:
+        _forms.clear()
+    _forms[atom] = form
+    return form
+
+
+def _division_form(atom: Term) -> Lin:
+    """The form of a dims quotient or remainder atom (see _atom_form)."""
+    c = int(atom.args[1].attr)
+    p = _poly(atom.args[0])
+    inner = _lin_of(p)
+    settled = inner if atom in _busy else _settle(inner)
+    if settled is not inner or not (atom in _busy or _renamed(p)):
+        # a remainder dims does not recombine (see _fold_mod), inside or in an atom of the inner:
+        # divide the recombined inner again
+        _busy.add(atom)
+        try:
+            return _lin_of(_poly(Term(atom.op, (_raw(settled), atom.args[1]), None)))
+        finally:
+            _busy.discard(atom)
+    if atom.op is _MOD:
+        # (k*x) % c = ((k - c)*x) % c: the coefficient nearest 0
+        centered = Lin({a: k - c if 2 * (k % c) > c else k % c for a, k in inner.coeffs.items()}, inner.const)
+        if centered.coeffs != inner.coeffs and atom not in _busy:
+            # dims may read the centered inner further (w - 2*(w//2) is w%2): then its reading stands
+            p = _poly(Term(_MOD, (_raw(centered), atom.args[1]), None))
+            if len(p) != 1 or p.get(((atom, 1),)) != 1:
+                _busy.add(atom)
+                try:
+                    return _lin_of(p)
+                finally:
+                    _busy.discard(atom)
+        inner = centered
+    return Lin.atom(Term(atom.op, (_print(inner, ()), atom.args[1]), None))
+
+
+def _renamed(p: Poly) -> bool:
+    """True when every atom of ``p`` has a form of one atom (the form reads as ``p`` with atoms renamed)."""
+    for m in p:
+        for a, _ in m:
+            form = _forms.get(a)
+            if form is None or form.const != 0 or len(form.coeffs) != 1 or next(iter(form.coeffs.values())) != 1:
+                return False
+    return True
+
+
+def _settle(lin: Lin) -> Lin:
+    """``lin`` (a form dims gave) with the remainders dims leaves recombined (:func:`_fold_mod`), read by dims again.
+
+    When dims reads a recombined form back into one it had before, that one stands.
+    """
+    if not _has_division(lin):
+        return lin
+    seen = {lin.key()}
+    for _ in range(16):
+        folded = _fold_mod(lin)
+        if folded is lin:
+            return lin
+        again = _lin_of(_poly(_raw(folded)))
+        if again.key() in seen:
+            return lin
+        seen.add(again.key())
+        lin = again
+    return lin
+
+
+def _lin_of(p: Poly) -> Lin:
+    """The affine form of a dims polynomial of degree 1 (NonAffineError for a product of atoms)."""
+    coeffs: dict[Term, Number] = {}
+    k = 0
+    for m, c in p.items():
+        if not m:
+            k += c
+            continue
+        if len(m) != 1 or m[0][1] != 1:
+            raise NonAffineError("an index may multiply a variable only by a constant")
+        form = _atom_form(m[0][0])
+        for a, d in form.coeffs.items():
+            coeffs[a] = coeffs.get(a, 0) + c * d
+        k += c * form.const
+    return Lin(coeffs, k)
+
+
+def _raw(lin: Lin) -> Term:
+    """A term of an integer form, in no particular order (for dims to read)."""
+    parts = [
+        a if c == 1 else Term(_MUL, (const(_int_value(c, "integer coefficients")), a)) for a, c in lin.coeffs.items()
+    ]
+    k = _int_value(lin.const, "an integer constant")
+    if k or not parts:
+        parts.append(const(k))
+    return parts[0] if len(parts) == 1 else Term(_ADD, tuple(parts))
+
+
+def _read_atoms(p: Poly) -> None:
+    """Work out the forms of the division atoms of ``p`` innermost first (so no form recurses deeply)."""
+    atoms = [a for m in p for a, _ in m if a.op is not _SYMBOL and a not in _forms]
+    if atoms:
+        for node in postorder(atoms):
+            if (node.op is _FLOORDIV or node.op is _MOD) and node not in _forms:
+                _atom_form(node)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -158,135 +261,15 @@ def linearize(term: Term) -> Lin:
 
     Raises NonAffineError outside the fragment.
     """
-    forms: dict[Term, Lin] = {}
-    for node in postorder(term):
-        op = node.op
-        if op is _SYMBOL:
-            forms[node] = Lin.atom(node)
-        elif op is _CONST:
-            value = node.attr
-            if value.__class__ not in (int, bool):
-                raise NonAffineError(f"index constant {value!r} is not an integer")
-            forms[node] = Lin({}, int(value))
-        elif op is _ADD:
-            acc = Lin()
-            for a in node.args:
-                acc = acc + forms[a]
-            forms[node] = acc
-        elif op is _SUB:
-            forms[node] = forms[node.args[0]] - forms[node.args[1]]
-        elif op is _NEG:
-            forms[node] = forms[node.args[0]].scale(-1)
-        elif op is _MUL:
-            acc = Lin({}, 1)
-            for a in node.args:
-                f = forms[a]
-                if f.is_const:
-                    acc = acc.scale(f.const)
-                elif acc.is_const:
-                    acc = f.scale(acc.const)
-                else:
-                    raise NonAffineError("an index may multiply a variable only by a constant")
-            forms[node] = acc
-        elif op is _FLOORDIV or op is _MOD:
-            inner, div = forms[node.args[0]], forms[node.args[1]]
-            c = _const_value(div, "the divisor of an index")
-            if c <= 0:
-                raise NonAffineError("an index may divide only by a positive constant")
-            forms[node] = _divmod_form(op is _FLOORDIV, inner, c)
-        else:
-            raise NonAffineError(f"an index cannot use {op.name}")
-    return forms[term]
+    _check_fragment(term)
+    p = _poly(term)
+    _read_atoms(p)
+    return _settle(_lin_of(p))
 
 
 def _divmod_form(floor: bool, inner: Lin, c: int) -> Lin:
-    """``inner // c`` or ``inner % c`` with the multiples of ``c`` taken out of the atom.
-
-    ``(c*m + u) // c = m + u // c`` and ``(c*m + u) % c = u % c`` for integer ``m``.
-    """
-    inner = _fold_mod(inner)  # u - c*(u//c) is u % c: read it so before dividing
-    folded_atoms = inner.coeffs
-    if not floor:
-        inner = _unwrap_mods(inner, c)
-    whole, rest = _split_multiples(floor, inner, c)
-    k0 = _const_value(Lin({}, inner.const), "an index")
-    if not rest:
-        # only a constant remainder: 0 <= k0 % c < c, so its floor quotient is 0
-        return Lin(whole, k0 // c) if floor else Lin({}, k0 % c)
-    inner_rest = Lin(rest, k0 % c)
-    # (the fold rules look at the atoms only: refold only when they changed since the fold above)
-    folded = inner_rest if rest == folded_atoms else _fold_mod(inner_rest)
-    if folded is not inner_rest:
-        # taking out the multiples of c can leave a foldable remainder: (4*(w//2) - 5*w) % 6 keeps
-        # w - 2*(w//2) = w % 2, so divide the folded form (else the atom would hold a non-canonical inner)
-        part = _divmod_form(floor, folded, c)
-        return Lin(whole, k0 // c) + part if floor else part
-    if floor and len(rest) == 1:
-        ((atom, k),) = rest.items()
-        if k == 1 and atom.op is _FLOORDIV:
-            # decided on what is left once the multiples of c are out, so that nested divisions merge
-            # whatever the whole part was: (u//a + r)//c = (u + a*r)//(a*c)  (while (u//a + r) % c stays)
-            u, den = atom.args
-            d = int(den.attr)
-            return Lin(whole, k0 // c) + _divmod_form(True, linearize(u) + Lin({}, d * (k0 % c)), d * c)
-    g = c
-    for k in rest.values():
-        g = gcd(g, int(k))
-    if g > 1:
-        # with r = k0 % c:  (g*u + r) // (g*m) = (u + r//g) // m  and
-        #                   (g*u + r) % (g*m) = g*((u + r//g) % m) + r % g
-        r = k0 % c
-        reduced = Lin({a: int(k) // g for a, k in rest.items()}, r // g)
-        part = _divmod_form(floor, reduced, c // g)
-        return Lin(whole, k0 // c) + part if floor else part.scale(g) + Lin({}, r % g)
-    q = _one_period(rest, k0, c)
-    if q is not None:
-        return Lin(whole, k0 // c + q) if floor else inner_rest - Lin({}, q * c)
-    atom = Term(_FLOORDIV if floor else _MOD, (to_term(inner_rest), const(c)), None)
-    if floor:
-        return Lin(whole, k0 // c) + Lin.atom(atom)
-    return Lin.atom(atom)
-
-
-def _unwrap_mods(inner: Lin, c: int) -> Lin:
-    """``inner`` with each remainder ``u % M`` (``c`` dividing ``M``) read as ``u``: the same modulo ``c``."""
-    # (u % M) = u (mod c) when c divides M: ((u % 12) + 1) % 4 = (u + 1) % 4
-    # repeated, since an unwrapped u may hold remainders itself: ((h % 6) % 4) % 2 = h % 2
-    outer = [a for a in inner.coeffs if a.op is _MOD and int(a.args[1].attr) % c == 0]
-    while outer:
-        for a in outer:
-            inner = inner.substitute(a, linearize(a.args[0]))
-        outer = [a for a in inner.coeffs if a.op is _MOD and int(a.args[1].attr) % c == 0]
-    return inner
-
-
-def _split_multiples(floor: bool, inner: Lin, c: int) -> tuple[dict[Term, Number], dict[Term, Number]]:
-    """The atoms of ``inner`` whose coefficient ``c`` divides (divided by ``c``), and the others."""
-    whole: dict[Term, Number] = {}
-    rest: dict[Term, Number] = {}
-    for a, k in inner.coeffs.items():
-        if k % c == 0:
-            whole[a] = k // c
-        elif not floor:
-            # (k*x) % c = (r*x) % c for r = k mod c, taken in (-c/2, c/2]
-            r = k % c
-            rest[a] = r - c if 2 * r > c else r
-        else:
-            rest[a] = k
-    return whole, rest
-
-
-def _one_period(rest: dict[Term, Number], k0: int, c: int) -> int | Fraction | None:
-    """``q`` when ``sum(k*atom) + k0 % c`` stays in ``[q*c, q*c + c)``, every atom a remainder; else None."""
-    if not all(a.op is _MOD for a in rest):
-        return None
-    # every atom is a remainder in [0, m - 1]: the value may stay in one period of c
-    lo: int | Fraction = k0 % c
-    hi: int | Fraction = lo
-    for a, k in rest.items():
-        top = int(a.args[1].attr) - 1
-        lo, hi = (lo, hi + k * top) if k > 0 else (lo + k * top, hi)
-    return lo // c if lo // c == hi // c else None
+    """``inner // c`` or ``inner % c`` in canonical form (dims divides)."""
+    return _lin_of(_poly(Term(_FLOORDIV if floor else _MOD, (_raw(inner), const(c)), None)))
 
 
 def _sort_key(order: Mapping[Term, int]):
@@ -297,11 +280,12 @@ def _sort_key(order: Mapping[Term, int]):
 
 
 def _fold_mod(lin: Lin) -> Lin:
-    """Canonical spelling of remainders inside ``lin`` (repeated until nothing changes):
+    """Remainders recombined where a quotient was merged (repeated until nothing changes).
 
-    ``k*(u % c) + k*c*(u//c) -> k*u``, ``k*u - k*c*(u//c) -> k*(u % c)`` and
-    ``k*(u//a) - k*c*(u//(a*c)) -> k*((u//a) % c)``; the last and the first also when the quotient
-    is only equal to the canonical form of ``(u//a) // c`` or ``u // c`` (``(2*w//3)//2`` is ``w//3``).
+    dims recombines ``k*(u % c) + k*c*(u//c) -> k*u`` and ``k*u - k*c*(u//c) -> k*(u % c)`` when
+    the quotient is written ``u//c``; these two rules also take a quotient equal only to the
+    canonical form of ``u // c``: ``v % c + c*D -> v`` (``(w//4)%5 + 5*(w//20)`` is ``w//4``) and
+    ``x - m*D -> x % m`` for an atom ``x`` (``h//4 - 3*(h//12)`` is ``(h//4)%3``).
     """
     for _ in range(64):
         new = _fold_step(lin)
@@ -317,41 +301,13 @@ def _fold_step(lin: Lin) -> Lin:
         if atom.op is not _MOD:
             continue
         c = int(atom.args[1].attr)
-        v = None
-        for q, kq in lin.coeffs.items():
-            if q.op is not _FLOORDIV or int(q.args[1].attr) != c or kq != k * c:
-                continue
-            # v % c + c*(u // c) = u when u = v (mod c)
-            v = linearize(atom.args[0]) if v is None else v
-            u = linearize(q.args[0])
-            diff = u - v
-            if diff.const % c == 0 and all(b % c == 0 for b in diff.coeffs.values()):
-                rest = {t: b for t, b in lin.coeffs.items() if t is not atom and t is not q}
-                return Lin(rest, lin.const) + u.scale(k)
         if any(q.op is _FLOORDIV and kq % (k * c) == 0 for q, kq in lin.coeffs.items()):
             # v % c + c*D = v where D is the canonical form of v // c (e.g. (w//4) % 5 + 5*(w//20) = w//4)
-            v = linearize(atom.args[0]) if v is None else v
+            v = linearize(atom.args[0])
             quot = _divmod_form(True, v, c)
             new = _cancel(lin, quot, k * c, atom, v - quot.scale(c))
             if new is not None:
                 return new
-    for atom, coef in lin.coeffs.items():
-        if atom.op is not _FLOORDIV:
-            continue
-        inner, c = atom.args[0], int(atom.args[1].attr)
-        k = -coef // c if coef % c == 0 else 0
-        whole_inner = linearize(inner) if k else None
-        if whole_inner is not None and all(lin.coeffs.get(a, 0) == k * b for a, b in whole_inner.coeffs.items()):
-            rest = {a: b for a, b in lin.coeffs.items() if a is not atom and a not in whole_inner.coeffs}
-            return Lin(rest, lin.const - k * whole_inner.const) + _divmod_form(False, whole_inner, c).scale(k)
-        for small, ks in lin.coeffs.items():
-            if small is atom or small.op is not _FLOORDIV or small.args[0] is not inner:
-                continue
-            a = int(small.args[1].attr)
-            if c % a or c == a or coef != -(c // a) * ks:
-                continue
-            rest = {t: b for t, b in lin.coeffs.items() if t is not atom and t is not small}
-            return Lin(rest, lin.const) + _divmod_form(False, Lin.atom(small), c // a).scale(ks)
     for small, ks in lin.coeffs.items():
         if small.op is not _FLOORDIV:
             continue
@@ -383,23 +339,25 @@ def _plus(acc: Term, piece: Term) -> Term:
 
 def to_term(lin: Lin, order: Sequence[Term] = ()) -> Term:
     """The canonical term of an integer affine form; atoms follow ``order``, then their text."""
-    lin = _fold_mod(lin)
+    if not _has_division(lin):
+        return _print(lin, order)  # a sum of variables is its own canonical form
+    return _print(_settle(_lin_of(_poly(_raw(lin)))), order)
+
+
+def _has_division(lin: Lin) -> bool:
+    """True when an atom of ``lin`` is a quotient or a remainder."""
+    for a in lin.coeffs:
+        if a.op is not _SYMBOL:
+            return True
+    return False
+
+
+def _print(lin: Lin, order: Sequence[Term]) -> Term:
+    """The term of a form, atoms in loop order then by their text, positive terms first."""
     rank = {a: i for i, a in enumerate(order)}
     atoms = sorted(lin.coeffs, key=_sort_key(rank))
-    parts: list[tuple[int, Term]] = []
-    for a in atoms:
-        c = lin.coeffs[a]
-        if isinstance(c, Fraction):
-            if c.denominator != 1:
-                raise ValueError("to_term needs integer coefficients")
-            c = int(c)
-        parts.append((int(c), a))
-    k = lin.const
-    if isinstance(k, Fraction):
-        if k.denominator != 1:
-            raise ValueError("to_term needs an integer constant")
-        k = int(k)
-    k = int(k)
+    parts = [(_int_value(lin.coeffs[a], "integer coefficients"), a) for a in atoms]
+    k = _int_value(lin.const, "an integer constant")
     # positive terms first keeps ``h - r`` from printing as ``-r + h``
     parts.sort(key=lambda ca: ca[0] < 0)
     acc: Term | None = None
@@ -424,15 +382,36 @@ def to_term(lin: Lin, order: Sequence[Term] = ()) -> Term:
     return acc
 
 
+def substitute_var(lin: Lin, var: Term, form: Lin) -> Lin:
+    """``lin`` with the variable ``var`` replaced by the integer form ``form``, inside division atoms too."""
+    out = Lin({}, lin.const)
+    term = None
+    for a, c in lin.coeffs.items():
+        if a is var:
+            out = out + form.scale(c)
+        elif var in a.free_symbols:
+            if term is None:
+                term = to_term(form)
+            out = out + linearize(substitute(a, {var: term})).scale(c)
+        else:
+            out = out + Lin({a: c})
+    return out
+
+
 def reduce_atoms(term: Term, ranges: Mapping[Term, tuple[int, int]]) -> Term:
     """``term`` with floor divisions and modulos that stay in one period on ``ranges`` removed, canonical.
 
-    If ``k*c <= u < (k+1)*c`` everywhere then ``u // c = k`` and ``u % c = u - k*c``.
+    If ``k*c <= u < (k+1)*c`` everywhere then ``u // c = k`` and ``u % c = u - k*c``: dims's
+    canonical form under the ranges drops those; a remainder whose inner dims spells with
+    coefficients in ``[0, c)`` may leave the period only in that spelling (``(11 - u)%12`` is
+    ``(11*u + 11)%12``), so the tensor spelling's one-period test runs on what dims gives.
     """
-    return _reduce_fixpoint(term, ranges)
+    _check_fragment(term)
+    return _reduce_fixpoint(_lin_of(_poly(term, dims_env(ranges))), ranges)
 
 
 def _reduce_once(term: Term, ranges: Mapping[Term, tuple[int, int]]) -> Term:
+    """One pass of the one-period test over the divisions of ``term``, innermost first; canonical."""
     done: dict[Term, Term] = {}
     for node in postorder(term):
         if not node.args:
@@ -452,10 +431,12 @@ def _reduce_once(term: Term, ranges: Mapping[Term, tuple[int, int]]) -> Term:
     return to_term(linearize(done[term]), tuple(ranges))
 
 
-def _reduce_fixpoint(term: Term, ranges: Mapping[Term, tuple[int, int]]) -> Term:
-    """Canonicalise and fold constant-on-the-box divisions until nothing changes (a few rounds)."""
+def _reduce_fixpoint(lin: Lin, ranges: Mapping[Term, tuple[int, int]]) -> Term:
+    """Fold constant-on-the-box divisions of the form until nothing changes (a few rounds)."""
     order = tuple(ranges)
-    cur = to_term(linearize(term), order)
+    cur = to_term(lin, order)
+    if not _has_division(lin):
+        return cur  # no division to fold
     for _ in range(8):
         nxt = _reduce_once(cur, ranges)
         if nxt is cur:

@@ -2,80 +2,33 @@
 
 An index term (see :mod:`.affine`) is built from loop variables, integer constants, ``+ - *`` and
 ``//`` / ``%`` by positive constants. :func:`bounds` gives its inclusive range when each variable
-ranges over ``[lo, hi)``, :func:`evaluate_index` its value with Python's floor semantics. Both
-walk the term iteratively (the core's postorder). Imports: the core only.
+ranges over ``[lo, hi)``: the range exprgraph.dims proves under those ranges (:func:`dims_env`).
+:func:`evaluate_index` gives its value with Python's floor semantics, walking the term iteratively
+(the core's postorder). Imports: the core and exprgraph.dims.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from ..core import Term, postorder
 from ..core.op import get_op
+from ..dims import DimEnv
 
-__all__ = ["NonAffineError", "bounds", "evaluate_index"]
+__all__ = ["NonAffineError", "ANY_INTEGER", "bounds", "dims_env", "evaluate_index"]
 
 _ADD, _SUB, _MUL, _NEG = get_op("add"), get_op("sub"), get_op("mul"), get_op("neg")
 _FLOORDIV, _MOD = get_op("floordiv"), get_op("mod")
 _CONST, _SYMBOL = get_op("const"), get_op("symbol")
+#: the integer simplifier's environment for index terms: every variable is any integer (solved
+#: indices can run below 0)
+ANY_INTEGER = DimEnv(default=(None, None))
 
 
 class NonAffineError(ValueError):
     """An index expression outside the affine-with-div/mod fragment (a product of two variables, say)."""
-
-
-def bounds(term: Term, ranges: Mapping[Term, tuple[int, int]]) -> tuple[int, int] | None:
-    """Inclusive ``(min, max)`` of ``term`` when each variable ``v`` ranges over ``ranges[v] = [lo, hi)``.
-
-    None when a variable has no range or the term leaves the index fragment. Floor division and
-    modulo by positive constants are monotone / periodic, so the bounds are exact for each atom.
-    """
-    iv: dict[Term, tuple[int, int]] = {}
-    for node in postorder(term):
-        op = node.op
-        if op is _SYMBOL:
-            r = ranges.get(node)
-            if r is None:
-                return None
-            iv[node] = (r[0], r[1] - 1)
-        elif op is _CONST:
-            if node.attr.__class__ not in (int, bool):
-                return None
-            iv[node] = (int(node.attr), int(node.attr))
-        elif op is _ADD:
-            lo = hi = 0
-            for a in node.args:
-                lo += iv[a][0]
-                hi += iv[a][1]
-            iv[node] = (lo, hi)
-        elif op is _SUB:
-            (a0, a1), (b0, b1) = iv[node.args[0]], iv[node.args[1]]
-            iv[node] = (a0 - b1, a1 - b0)
-        elif op is _NEG:
-            a0, a1 = iv[node.args[0]]
-            iv[node] = (-a1, -a0)
-        elif op is _MUL:
-            lo, hi = 1, 1
-            for a in node.args:
-                b0, b1 = iv[a]
-                cands = (lo * b0, lo * b1, hi * b0, hi * b1)
-                lo, hi = min(cands), max(cands)
-            iv[node] = (lo, hi)
-        elif op is _FLOORDIV or op is _MOD:
-            (a0, a1), (c0, c1) = iv[node.args[0]], iv[node.args[1]]
-            if c0 != c1 or c0 <= 0:
-                return None
-            c = c0
-            if op is _FLOORDIV:
-                iv[node] = (a0 // c, a1 // c)
-            elif a0 // c == a1 // c:
-                iv[node] = (a0 % c, a1 % c)
-            else:
-                iv[node] = (0, c - 1)
-        else:
-            return None
-    return iv[term]
 
 
 def evaluate_index(term: Term, env: Mapping[Term, object]) -> object:
@@ -108,3 +61,69 @@ def evaluate_index(term: Term, env: Mapping[Term, object]) -> object:
         else:
             raise NonAffineError(f"an index cannot use {op.name}")
     return vals[term]
+
+
+# -- value ranges: exprgraph.dims's bound under the loop ranges ----------------------------------------------
+
+#: the dims environment of a set of loop ranges (keyed by the ranges' items)
+_envs: dict[tuple, DimEnv] = {}
+
+
+def dims_env(ranges: Mapping[Term, tuple[int, int]]) -> DimEnv:
+    """The dims environment where each variable ``v`` is in ``ranges[v] = [lo, hi)``, the rest any integer."""
+    key = tuple(ranges.items())
+    env = _envs.get(key)
+    if env is None:
+        # an empty range [lo, lo) leaves no value to bound: any range of the term is right, (lo, lo) will do
+        named = {v.name: (lo, max(lo, hi - 1)) for v, (lo, hi) in ranges.items()}
+        env = DimEnv(named, default=(None, None))
+        if len(_envs) > 256:
+            _envs.clear()
+        _envs[key] = env
+    return env
+
+
+@lru_cache(maxsize=1 << 16)
+def _boundable(term: Term) -> bool:
+    """True when ``term`` uses only the index ops, dividing by positive integer constants (cached)."""
+    for node in postorder(term):
+        op = node.op
+        if op is _CONST:
+            if node.attr.__class__ not in (int, bool):
+                return False
+        elif op is _FLOORDIV or op is _MOD:
+            div = node.args[1]
+            if div.op is _CONST and div.attr.__class__ is int:
+                if div.attr <= 0:
+                    return False
+            elif div.free_symbols or not _is_positive_constant(div):
+                return False
+        elif op not in _BOUNDED_OPS:
+            return False
+    return True
+
+
+def _is_positive_constant(term: Term) -> bool:
+    """True when a term without variables has a positive integer value (``1 + 1``)."""
+    try:
+        value = ANY_INTEGER.simplify(term)
+    except (TypeError, ValueError, ArithmeticError):
+        return False
+    return value.__class__ is int and value > 0
+
+
+_BOUNDED_OPS = frozenset({_SYMBOL, _ADD, _SUB, _NEG, _MUL})
+
+
+def bounds(term: Term, ranges: Mapping[Term, tuple[int, int]]) -> tuple[int, int] | None:
+    """Inclusive ``(min, max)`` of ``term`` when each variable ``v`` ranges over ``ranges[v] = [lo, hi)``.
+
+    None when a variable has no range or the term leaves the index fragment. The range is the one
+    exprgraph.dims proves for the canonical polynomial of the term (sound, exact for each atom).
+    """
+    if not _boundable(term) or any(v not in ranges for v in term.free_symbols):
+        return None
+    lo, hi = dims_env(ranges).bound(term)
+    if lo.__class__ is not int or hi.__class__ is not int:
+        return None
+    return (int(lo), int(hi))

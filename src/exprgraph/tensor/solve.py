@@ -27,7 +27,7 @@ from fractions import Fraction
 
 from ..core import INT64, Symbol, Term, const, substitute
 from ..core.op import get_op
-from .affine import Lin, bounds, is_var, linearize, to_term
+from .affine import Lin, bounds, is_var, linearize, substitute_var, to_term
 from .ir import Guard, Loop
 from .names import fresh_name
 
@@ -225,7 +225,7 @@ def _pin(
                 rest = Lin({t: c for t, c in num.coeffs.items() if t is not v}, num.const)
                 numer = (Lin({}, glo + a - 1) - rest) if a > 0 else (rest - Lin({}, glo))
                 form = linearize(Term(_FLOORDIV, (to_term(numer), const(abs(a)))))
-                sols = {t: s.substitute_deep(v, form) for t, s in sols.items()}
+                sols = {t: substitute_var(s, v, form) for t, s in sols.items()}
                 sols[v] = form
                 remaining.remove(v)
                 implied.add(u)
