@@ -18,7 +18,9 @@ writes index arithmetic, where a floor division or remainder of a never-negative
 
 from __future__ import annotations
 
+import functools
 import re
+import string
 from collections.abc import Mapping, Sequence
 
 from ..compile import crender
@@ -113,13 +115,21 @@ class _Emitter:
         """C text of a right-hand side: reads named here, every other node by the one C renderer."""
         tree_size((root,), MAX_TREE)
         done: dict[Term, str] = {}
+        wrapped: dict[Term, bool] = {}  # whether the text is one bracketed whole: (a + b)
         for node in value_nodes(root):
             if node.op is ACCESS:
-                done[node] = self.access(node, ranges)
+                text = done[node] = self.access(node, ranges)
             elif node.op is _CONST:
-                done[node] = crender.literal(node.attr, node.dtype, _DIALECT)
+                text = done[node] = crender.literal(node.attr, node.dtype, _DIALECT)
             else:
-                done[node] = crender.render(node, _operands(node, done), _DIALECT)
+                text = done[node] = crender.render(node, _operands(node, done, wrapped), _DIALECT)
+                template = node.op.c_render
+                if isinstance(template, str):
+                    # the template's own brackets decide (operand texts are balanced): no scan of
+                    # the text, which holds every operand's (a left-nested sum would be scanned n times)
+                    wrapped[node] = _template_wraps(template)
+                    continue
+            wrapped[node] = len(_bare(text)) != len(text)
         return done[root]
 
     # -- guards and bounds ---------------------------------------------------------------------------
@@ -134,7 +144,7 @@ class _Emitter:
         return text
 
 
-def _operands(node: Term, done: Mapping[Term, str]) -> list[str]:
+def _operands(node: Term, done: Mapping[Term, str], wrapped: Mapping[Term, bool]) -> list[str]:
     """The operand texts of ``node`` without the parentheses C does not need around them.
 
     C's ``+ -`` and ``* /`` associate left and ``*`` binds tighter, so ``(a * b) * c`` is
@@ -147,8 +157,20 @@ def _operands(node: Term, done: Mapping[Term, str]) -> list[str]:
     for k, (a, want) in enumerate(zip(node.args, crender.operand_dtypes(node), strict=True)):
         inner = _LEVEL.get(a.op.name)
         if want == a.dtype and (call or (level and inner and (inner > level or (inner == level and k == 0)))):
-            texts[k] = _bare(texts[k])
+            texts[k] = texts[k][1:-1] if wrapped[a] else texts[k]
     return texts
+
+
+@functools.cache
+def _template_wraps(template: str) -> bool:
+    """Whether every text of the C template is one bracketed whole (``({0} + {1})``, not ``({0}) * ({1})``)."""
+    skeleton = "".join(
+        literal + ("x" if field is not None else "") for literal, field, _, _ in _FORMATTER.parse(template)
+    )
+    return len(_bare(skeleton)) != len(skeleton)
+
+
+_FORMATTER = string.Formatter()
 
 
 def _bare(text: str) -> str:
