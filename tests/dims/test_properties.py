@@ -70,6 +70,31 @@ def test_simplify_is_idempotent_and_prints_back(e):
         assert parse_expression(unparse(s)) is s
 
 
+# sums where a division's argument is only partly present: y - k*(y//k) + z, z cancelling terms of y
+_linear = st.lists(st.integers(-3, 3), min_size=4, max_size=4).map(
+    lambda cs: cs[0] * NAMES[0] + cs[1] * NAMES[1] + cs[2] * NAMES[2] + cs[3]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_linear, st.integers(2, 5), _linear, st.sampled_from(["floordiv", "mod"]))
+def test_canonical_forms_do_not_depend_on_the_order_terms_were_read(y, k, z, op):
+    # which term of a division's argument a rule looks at first must not decide whether it applies
+    e = y - k * get_op(op)(y, const(k)) + z
+    for positive in (False, True):
+        s = simplify_term(e, positive=positive)
+        assert simplify_term(s, positive=positive) is s, (unparse(e), unparse(s))
+
+
+def test_a_division_identity_applies_whatever_term_of_its_argument_comes_first():
+    a, b, c = NAMES
+    y = a - c - b  # the argument's terms in another order than the printed (a - b - c)
+    e = y - 2 * (y // 2) + (2 * b + 2) // 2  # = (a - b - c)%2 + b + 1
+    s = simplify_term(e)
+    assert simplify_term(s) is s
+    assert unparse(s) == unparse(simplify_term(parse_expression(unparse(s))))
+
+
 # -- proofs with z3 (optional: pip install z3-solver) ---------------------------------------------------
 
 

@@ -106,9 +106,10 @@ def test_affine_view_is_a_fixpoint_and_agrees_with_dims(t):
         # atoms follow their text; the constant comes last
         ((_H + 1) // 2 * 2, "2*((h + 1)//2)"),
         (_W - _H + 3, "w - h + 3"),
-        # dims recombines k*(u//c) with u%c, the merged quotients are recombined here
+        # dims recombines k*(u//c) with u%c, also where u//c merged into one quotient ((w//4)//5 is w//20)
         (5 * ((_W // 4) // 5) + (_W // 4) % 5, "w//4"),
         (_H // 4 - 3 * (_H // 12), "h//4%3"),
+        ((2 * _W) // 3 - 2 * (_W // 3), "2*w//3%2"),
     ],
 )
 def test_tensor_spelling_of_dims_forms(expr, spelled):
@@ -116,7 +117,8 @@ def test_tensor_spelling_of_dims_forms(expr, spelled):
 
 
 def test_reduce_atoms_uses_the_centred_spelling():
-    # dims alone reads (11 - u - 4*w) % 12 as (11*u + 8*w + 11) % 12, which leaves one period on the box
+    # dims spells (11 - u - 4*w) % 12 as (11*u + 8*w + 11) % 12, which leaves one period on the box;
+    # the remainder goes as (11 - u - 4*w) stays in one
     ranges = {_H: (0, 2), _W: (0, 3), _U: (0, 4)}
     t = 12 * _H - (11 - _U - 4 * _W) % 12 + 11
     assert str(reduce_atoms(t, ranges)) == "12*h + 4*w + u"

@@ -1,6 +1,8 @@
 """Rules across the terms of a sum. Each holds for every integer value (where the sum is defined).
 
-- ``(x//k)*k + x%k -> x`` and ``x - (x//k)*k -> x%k``, from ``x == k*(x//k) + x%k``;
+- ``(x//k)*k + x%k -> x`` and ``x - (x//k)*k -> x%k``, from ``x == k*(x//k) + x%k``, also where
+  ``x//k`` is known only by its canonical form (``(w//4)%5 + 5*(w//20) -> w//4`` since
+  ``(w//4)//5`` is ``w//20``; ``h//4 - 3*(h//12) -> (h//4)%3``);
 - ``max(a,b) + min(a,b) -> a + b``;
 - identities that make a sum smaller: whenever ``C == 0`` for every value, ``p`` and ``p + t*C``
   are equal, and the sum takes the ``t`` that makes it smallest (see _shrink):
@@ -48,6 +50,8 @@ _OPS: Final = (_FLOORDIV, _MOD, _MAX)
 MAX_HERMITE: Final = 64
 #: identities applied to one sum at most (each makes it strictly smaller, so this is a safety net)
 MAX_IDENTITIES: Final = 256
+#: largest sum searched for a division whose quotient was merged (x - m*(x//m) where x//m is canonicalised)
+MAX_MERGED_SCAN: Final = 64
 
 
 def combine_terms(p: Poly, ctx: Context) -> Poly:
@@ -167,10 +171,11 @@ def _shrink(p: Poly, identity: Poly, ctx: Context) -> bool:
 
 
 def _holds(p: Poly, part: Poly, rest: Mono) -> bool:
-    """Whether ``p`` holds ``rest`` times the first non-constant term of ``part``."""
+    """Whether ``p`` holds ``rest`` times a non-constant term of ``part`` (any of them: which term
+    a polynomial lists first depends on how it was built, and the answer must not)."""
     for m in part:
-        if m:
-            return mono_mul(rest, m) in p
+        if m and mono_mul(rest, m) in p:
+            return True
     return False
 
 
@@ -294,11 +299,12 @@ def _absorb_mod(p: Poly, m: Mono, c: int, mod: Term, rest: Mono, ctx: Context) -
     if not q:
         return False  # x % 0 stays as it is
     div = live_term(_FLOORDIV, mod.args)
-    if div is None:
-        return False  # x//q is in no polynomial, so not in p
-    quotient_part = p_mul(q, {mono_mul(rest, ((div, 1),)): c}, ctx.budget)
-    if not _contains(p, quotient_part):
-        return False
+    quotient_part = None if div is None else p_mul(q, {mono_mul(rest, ((div, 1),)): c}, ctx.budget)
+    if quotient_part is None or not _contains(p, quotient_part):
+        # x//q may be in p only in its canonical form ((w//4)//5 is w//20)
+        quotient_part = _merged_quotient_part(p, c, x, q, rest, ctx)
+        if quotient_part is None:
+            return False
     p_add_into(p, quotient_part, -1)
     p_add_into(p, {m: c}, -1)
     p_add_into(p, p_mul(x, {rest: c}, ctx.budget))
@@ -312,17 +318,100 @@ def _form_mod(p: Poly, m: Mono, a: int, div: Term, rest: Mono, ctx: Context) -> 
         return False
     qv = p_const_value(q)
     if qv <= 0 or a % qv:
-        return False
+        return _form_mod_merged(p, a, div, rest, ctx)
     c = -a // qv
     x_part = p_mul(x, {rest: c}, ctx.budget)
     if not rest:
         x_part.pop(ONE, None)  # the constant of x may be anything: it only shifts the constant term
     if not x_part or not _contains(p, x_part):
-        return False
+        return _form_mod_merged(p, a, div, rest, ctx)
     p_add_into(p, {m: a}, -1)
     p_add_into(p, p_mul(x, {rest: c}, ctx.budget), -1)
     p_add_into(p, p_mul(mod_const(x, qv, ctx), {rest: c}, ctx.budget))
     return True
+
+
+def _has_division(x: Poly) -> bool:
+    """Whether a term of ``x`` holds a floor division."""
+    for m in x:
+        for a, _ in m:
+            if a.op is _FLOORDIV:
+                return True
+    return False
+
+
+def _merged_quotient_part(p: Poly, c: int, x: Poly, q: Poly, rest: Mono, ctx: Context) -> Poly | None:
+    """``c*q*rest*D`` for ``D`` the canonical form of ``x//q``, when ``p`` holds it (``x`` holds a
+    floor division, so ``x//q`` may have merged into one: ``(w//4)//5`` is ``w//20``), else None."""
+    # k*(y//k) + y%k -> y with y//k canonicalised: (w//4)%5 + 5*(w//20) -> w//4
+    if not p_is_const(q) or not _has_division(x) or len(p) > MAX_MERGED_SCAN:
+        return None
+    qv = p_const_value(q)
+    if qv <= 0:
+        return None
+    k = c * qv
+    for m, v in p.items():  # (a cheap look for a quotient c*q*rest*(y//r) before building x//q)
+        if v % k == 0 and any(a.op is _FLOORDIV and mono_div(m, ((a, 1),)) == rest for a, _ in m):
+            break
+    else:
+        return None
+    part = p_mul(ctx.unwrap(floordiv_const(x, qv, ctx)), {rest: k}, ctx.budget)
+    check = dict(part)
+    if not rest:
+        check.pop(ONE, None)  # the constant of x//q only shifts the constant term
+    return part if check and _contains(p, check) else None
+
+
+def _form_mod_merged(p: Poly, a: int, div: Term, rest: Mono, ctx: Context) -> bool:
+    # k*u*x - k*m*u*D -> k*u*(x%m) for an atom x = y//r whose quotient x//m is canonically D
+    # (h//4 - 3*(h//12) -> (h//4)%3, 2*w//3 - 2*(w//3) -> (2*w//3)%2); alone in its term, x may
+    # take an offset j first: x - m*D -> (x + j)%m - j when (x + j)//m is D plus a constant
+    if -2 < a < 2 or len(p) > MAX_MERGED_SCAN:
+        return False
+    for m2, k in list(p.items()):
+        if a % k or -a // k < 2:
+            continue
+        for x, e in m2:
+            if e != 1 or x.op is not _FLOORDIV or x is div or x not in ctx.atom_args:
+                continue
+            if mono_div(m2, ((x, 1),)) != rest:
+                continue
+            mm = -a // k
+            xp: Poly = {((x, 1),): 1}
+            j = 0 if rest else _offset(x, div, mm, ctx)
+            if j:
+                xp[ONE] = j
+            quot = ctx.unwrap(floordiv_const(xp, mm, ctx))
+            if len(quot) - (ONE in quot) != 1 or quot.get(((div, 1),)) != 1:
+                continue
+            # x + j == mm*((x + j)//mm) + (x + j)%mm:  k*rest*((x+j)%mm + mm*quot - x - j) == 0
+            identity = ctx.unwrap(mod_const(xp, mm, ctx))
+            p_add_into(identity, quot, mm)
+            p_add_into(identity, xp, -1)
+            p_add_into(p, p_mul(identity, {rest: k}, ctx.budget))
+            return True
+    return False
+
+
+def _offset(x: Term, d: Term, mm: int, ctx: Context) -> int:
+    """The ``j`` in ``[0, mm)`` for which ``(x + j)//mm`` may be ``d``, read off the constants of
+    their insides, else 0: for ``x = (y + cx)//r`` that is ``(y + cx + j*r)//(r*mm)``, which with
+    ``g`` the common factor is ``d = (y/g + cd)//(r*mm/g)`` when ``(cx + j*r)//g == cd`` modulo ``r*mm/g``."""
+    xy, xr = ctx.atom_args[x]
+    dy, dq = ctx.atom_args[d]
+    if not p_is_const(xr) or not p_is_const(dq) or mm > MAX_HERMITE:
+        return 0
+    r = p_const_value(xr)
+    q = p_const_value(dq)
+    if r <= 0 or q <= 0 or (r * mm) % q:
+        return 0
+    g = r * mm // q
+    cx = p_const_value(xy)
+    cd = p_const_value(dy) % q
+    for j in range(mm):  # (the first that fits: two that fit give the same quotient)
+        if ((cx + j * r) // g) % q == cd:
+            return j
+    return 0
 
 
 def _max_plus_min(p: Poly, m: Mono, c: int, mx: Term, rest: Mono, ctx: Context) -> bool:

@@ -269,6 +269,11 @@ class DimEnv:
 
     # -- queries ------------------------------------------------------------------------------------
 
+    def poly(self, expr: int | str | Term) -> Poly:
+        """The canonical polynomial under these ranges, ``{monomial: int}`` (read-only, cached); a
+        monomial is a tuple of ``(atom, power)`` pairs, ``()`` for the constant term."""
+        return self._poly_of(expr)
+
     def simplify(self, expr: int | str | Term) -> int | str | Term:
         """Canonical form under these ranges: an int when constant, text for text, a term for a term."""
         if type(expr) is int:

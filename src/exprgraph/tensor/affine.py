@@ -10,9 +10,8 @@ same interned term), its atoms in loop order. :func:`reduce_atoms` simplifies un
 and :func:`bounds` (from :mod:`.index_values`) gives the range dims proves.
 
 What stays here is the tensor spelling on top of dims: atoms printed in loop order, remainders
-with coefficients nearest 0 (``(2*w - h)%5``, not dims's ``(4*h + 2*w)%5``), two recombination
-rules dims does not make (:func:`_fold_mod`), and the one-period test on that spelling. All walks
-are iterative (the core's postorder).
+with coefficients nearest 0 (``(2*w - h)%5``, not dims's ``(4*h + 2*w)%5``). All walks are
+iterative (the core's postorder).
 """
 
 from __future__ import annotations
@@ -23,8 +22,7 @@ from functools import lru_cache
 
 from ..core import INT64, Symbol, Term, const, postorder, substitute
 from ..core.op import get_op
-from ..dims import DimEnv, to_poly
-from ..dims.normal import Poly, p_const_value, p_is_const
+from ..dims import DimEnv
 from ..dims.ranges import ceil_div, floor_div
 from .index_values import ANY_INTEGER, NonAffineError, bounds, dims_env, evaluate_index
 from .lin import Lin, Number
@@ -86,17 +84,26 @@ def _int_value(c: Number, what: str) -> int:
 # Index terms are read by the integer simplifier of exprgraph.dims, in an environment where loop
 # variables may take any integer value (solved indices can run below 0): its polynomial normal form
 # takes out multiples of a divisor, divides by common factors, merges nested quotients, reads
-# remainders of remainders, recombines k*(u//c) with u%c, and drops a division whose value stays in
-# one period. A canonical term of dims is a polynomial of degree 1 over atoms (variables, floor
-# divisions and remainders by constants); this module reads it as a Lin whose atoms are printed the
-# tensor way (see _atom_form).
+# remainders of remainders, recombines k*(u//c) with u%c (also where u//c was merged: (w//4)%5 +
+# 5*(w//20) is w//4), and drops a division whose value stays in one period. A canonical term of
+# dims is a polynomial of degree 1 over atoms (variables, floor divisions and remainders by
+# constants); this module reads it as a Lin whose atoms are printed the tensor way (see _atom_form).
+
+
+#: a dims polynomial: monomial (a tuple of (atom, power) pairs, () for the constant) -> coefficient
+Poly = dict[tuple[tuple[Term, int], ...], int]
 
 
 def _poly(term: Term, env: DimEnv = ANY_INTEGER) -> Poly:
-    """The dims polynomial of an int64 term under ``env`` (cached by dims per term)."""
-    ctx = env.context
-    ctx.maybe_trim()
-    return ctx.unwrap(to_poly(term, ctx))
+    """The dims polynomial of an int64 term under ``env`` (cached by dims per term: read-only)."""
+    return env.poly(term)
+
+
+def _const_value(p: Poly) -> int | None:
+    """The value of a polynomial without atoms, else None."""
+    if len(p) > 1 or (p and () not in p):
+        return None
+    return p.get((), 0)
 
 
 def _check_fragment(term: Term) -> None:
@@ -118,13 +125,13 @@ def _fragment_problem(term: Term) -> str | None:
                 return f"index constant {node.attr!r} is not an integer"
         elif op is _MUL:
             varying = [a for a in node.args if a.free_symbols]
-            if len(varying) > 1 and sum(1 for a in varying if not p_is_const(_poly(a))) > 1:
+            if len(varying) > 1 and sum(1 for a in varying if _const_value(_poly(a)) is None) > 1:
                 return "an index may multiply a variable only by a constant"
         elif op is _FLOORDIV or op is _MOD:
-            div = _poly(node.args[1])
-            if not p_is_const(div):
+            div = _const_value(_poly(node.args[1]))
+            if div is None:
                 return "the divisor of an index must be a constant"
-            if p_const_value(div) <= 0:
+            if div <= 0:
                 return "an index may divide only by a positive constant"
         else:
             return f"an index cannot use {op.name}"
@@ -163,13 +170,11 @@ def _division_form(atom: Term) -> Lin:
     c = int(atom.args[1].attr)
     p = _poly(atom.args[0])
     inner = _lin_of(p)
-    settled = inner if atom in _busy else _settle(inner)
-    if settled is not inner or not (atom in _busy or _renamed(p)):
-        # a remainder dims does not recombine (see _fold_mod), inside or in an atom of the inner:
-        # divide the recombined inner again
+    if not (atom in _busy or _renamed(p)):
+        # an atom of the inner reads differently in the tensor spelling: divide that inner again
         _busy.add(atom)
         try:
-            return _lin_of(_poly(Term(atom.op, (_raw(settled), atom.args[1]), None)))
+            return _lin_of(_poly(Term(atom.op, (_raw(inner), atom.args[1]), None)))
         finally:
             _busy.discard(atom)
     if atom.op is _MOD:
@@ -198,30 +203,10 @@ def _renamed(p: Poly) -> bool:
     return True
 
 
-def _settle(lin: Lin) -> Lin:
-    """``lin`` (a form dims gave) with the remainders dims leaves recombined (:func:`_fold_mod`), read by dims again.
-
-    When dims reads a recombined form back into one it had before, that one stands.
-    """
-    if not _has_division(lin):
-        return lin
-    seen = {lin.key()}
-    for _ in range(16):
-        folded = _fold_mod(lin)
-        if folded is lin:
-            return lin
-        again = _lin_of(_poly(_raw(folded)))
-        if again.key() in seen:
-            return lin
-        seen.add(again.key())
-        lin = again
-    return lin
-
-
 def _lin_of(p: Poly) -> Lin:
     """The affine form of a dims polynomial of degree 1 (NonAffineError for a product of atoms)."""
     coeffs: dict[Term, Number] = {}
-    k = 0
+    k: Number = 0
     for m, c in p.items():
         if not m:
             k += c
@@ -264,12 +249,7 @@ def linearize(term: Term) -> Lin:
     _check_fragment(term)
     p = _poly(term)
     _read_atoms(p)
-    return _settle(_lin_of(p))
-
-
-def _divmod_form(floor: bool, inner: Lin, c: int) -> Lin:
-    """``inner // c`` or ``inner % c`` in canonical form (dims divides)."""
-    return _lin_of(_poly(Term(_FLOORDIV if floor else _MOD, (_raw(inner), const(c)), None)))
+    return _lin_of(p)
 
 
 def _sort_key(order: Mapping[Term, int]):
@@ -277,59 +257,6 @@ def _sort_key(order: Mapping[Term, int]):
         return (order.get(atom, len(order)), str(atom))
 
     return key
-
-
-def _fold_mod(lin: Lin) -> Lin:
-    """Remainders recombined where a quotient was merged (repeated until nothing changes).
-
-    dims recombines ``k*(u % c) + k*c*(u//c) -> k*u`` and ``k*u - k*c*(u//c) -> k*(u % c)`` when
-    the quotient is written ``u//c``; these two rules also take a quotient equal only to the
-    canonical form of ``u // c``: ``v % c + c*D -> v`` (``(w//4)%5 + 5*(w//20)`` is ``w//4``) and
-    ``x - m*D -> x % m`` for an atom ``x`` (``h//4 - 3*(h//12)`` is ``(h//4)%3``).
-    """
-    for _ in range(64):
-        new = _fold_step(lin)
-        if new is lin:
-            return lin
-        lin = new
-    return lin
-
-
-def _fold_step(lin: Lin) -> Lin:
-    """One rewrite of :func:`_fold_mod`, or ``lin`` itself when none applies."""
-    for atom, k in lin.coeffs.items():
-        if atom.op is not _MOD:
-            continue
-        c = int(atom.args[1].attr)
-        if any(q.op is _FLOORDIV and kq % (k * c) == 0 for q, kq in lin.coeffs.items()):
-            # v % c + c*D = v where D is the canonical form of v // c (e.g. (w//4) % 5 + 5*(w//20) = w//4)
-            v = linearize(atom.args[0])
-            quot = _divmod_form(True, v, c)
-            new = _cancel(lin, quot, k * c, atom, v - quot.scale(c))
-            if new is not None:
-                return new
-    for small, ks in lin.coeffs.items():
-        if small.op is not _FLOORDIV:
-            continue
-        for big, kb in lin.coeffs.items():
-            if big is small or big.op is not _FLOORDIV or kb % ks or -kb // ks < 2:
-                continue
-            # x - m*D = x % m where D is the canonical form of x // m, for an atom x = u // a whose
-            # quotient was merged or reduced: 2*w//3 - 2*(w//3) = (2*w//3) % 2 since (2*w//3)//2 = w//3
-            m = -kb // ks
-            x = Lin.atom(small)
-            quot = _divmod_form(True, x, m)
-            new = _cancel(lin, quot, -m * ks, small, _divmod_form(False, x, m) + quot.scale(m))
-            if new is not None:
-                return new
-    return lin
-
-
-def _cancel(lin: Lin, quot: Lin, k: Number, atom: Term, form: Lin) -> Lin | None:
-    """``lin`` with ``atom`` replaced by ``form`` when that removes ``k*quot``'s atoms, else None."""
-    if quot.is_const or any(lin.coeffs.get(a, 0) != k * d for a, d in quot.coeffs.items()):
-        return None
-    return lin.substitute(atom, form)
 
 
 def _plus(acc: Term, piece: Term) -> Term:
@@ -341,7 +268,7 @@ def to_term(lin: Lin, order: Sequence[Term] = ()) -> Term:
     """The canonical term of an integer affine form; atoms follow ``order``, then their text."""
     if not _has_division(lin):
         return _print(lin, order)  # a sum of variables is its own canonical form
-    return _print(_settle(_lin_of(_poly(_raw(lin)))), order)
+    return _print(_lin_of(_poly(_raw(lin))), order)
 
 
 def _has_division(lin: Lin) -> bool:
@@ -402,44 +329,17 @@ def reduce_atoms(term: Term, ranges: Mapping[Term, tuple[int, int]]) -> Term:
     """``term`` with floor divisions and modulos that stay in one period on ``ranges`` removed, canonical.
 
     If ``k*c <= u < (k+1)*c`` everywhere then ``u // c = k`` and ``u % c = u - k*c``: dims's
-    canonical form under the ranges drops those; a remainder whose inner dims spells with
-    coefficients in ``[0, c)`` may leave the period only in that spelling (``(11 - u)%12`` is
-    ``(11*u + 11)%12``), so the tensor spelling's one-period test runs on what dims gives.
+    canonical form under the ranges drops those (a remainder as written, or with coefficients
+    nearest 0, as well as dims's own spelling). The tensor spelling is read back by dims under the
+    ranges until it stays the same (a few rounds).
     """
     _check_fragment(term)
-    return _reduce_fixpoint(_lin_of(_poly(term, dims_env(ranges))), ranges)
-
-
-def _reduce_once(term: Term, ranges: Mapping[Term, tuple[int, int]]) -> Term:
-    """One pass of the one-period test over the divisions of ``term``, innermost first; canonical."""
-    done: dict[Term, Term] = {}
-    for node in postorder(term):
-        if not node.args:
-            done[node] = node
-            continue
-        args = tuple(done[a] for a in node.args)
-        new = node if all(x is y for x, y in zip(args, node.args, strict=True)) else Term(node.op, args, node.attr)
-        if node.op is _FLOORDIV or node.op is _MOD:
-            u, div = args
-            if div.is_const and div.attr.__class__ is int and div.attr > 0:
-                b = bounds(u, ranges)
-                c = div.attr
-                if b is not None and b[0] // c == b[1] // c:
-                    q = b[0] // c
-                    new = const(q) if node.op is _FLOORDIV else to_term(linearize(u) - Lin({}, q * c))
-        done[node] = new
-    return to_term(linearize(done[term]), tuple(ranges))
-
-
-def _reduce_fixpoint(lin: Lin, ranges: Mapping[Term, tuple[int, int]]) -> Term:
-    """Fold constant-on-the-box divisions of the form until nothing changes (a few rounds)."""
+    env = dims_env(ranges)
     order = tuple(ranges)
-    cur = to_term(lin, order)
-    if not _has_division(lin):
-        return cur  # no division to fold
+    cur = term
     for _ in range(8):
-        nxt = _reduce_once(cur, ranges)
-        if nxt is cur:
-            break
+        nxt = to_term(_lin_of(_poly(cur, env)), order)
+        if nxt is cur or not _has_division(linearize(nxt)):
+            return nxt
         cur = nxt
     return cur
