@@ -17,7 +17,7 @@ from typing import Final
 
 from ..core.op import Op, get_op
 from ..core.term import Term
-from .normal import Budget, Mono, Poly, defer_key, inner_term, p_atom
+from .normal import Budget, Mono, Poly, defer_key, inner_term, p_add_into, p_atom
 from .polyprint import atom_text
 from .ranges import INF, UNBOUNDED, Range, r_mul, r_pow
 from .terms import TERM, make_term
@@ -120,12 +120,7 @@ class Context:
             s = sums.get(m[0][0]) if len(m) == 1 and m[0][1] == 1 else None
             if s is None:
                 s = {m: 1}
-            for mm, cc in s.items():  # out += c*s
-                v = out.get(mm, 0) + c * cc
-                if v:
-                    out[mm] = v
-                elif mm in out:
-                    del out[mm]
+            p_add_into(out, s, c)  # out += c*s
         return out
 
     def atom(self, op: Op, args: tuple[Poly, ...], rng: Range, attr: object = None) -> Poly:

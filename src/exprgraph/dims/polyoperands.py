@@ -20,7 +20,7 @@ from .context import Context
 from .division import ceil_poly, floordiv_poly, mod_poly
 from .factored import product_poly
 from .maxmin import maxmin_poly
-from .normal import Poly, mono_mul, mono_of_powers, p_const
+from .normal import Poly, mono_mul, mono_of_powers, p_add_into, p_const
 from .terms import CEIL_DIV
 
 _ADD: Final = get_op("add")
@@ -235,12 +235,7 @@ class _Reader:
             if not k:
                 continue  # a summand times 0 is left out, unvisited
             work += len(p)
-            for m, c in p.items():  # acc += k*p
-                v = acc.get(m, 0) + k * c
-                if v:
-                    acc[m] = v
-                elif m in acc:
-                    del acc[m]
+            p_add_into(acc, p, k)  # acc += k*p
         self.ctx.budget.spend(work)
         if len(acc) < 2 or not self.atoms:
             return acc  # no rule across terms applies: they need two terms, one with an opaque atom
