@@ -325,7 +325,7 @@ def _slow_compiler(tmp_path: Path) -> tuple[str, Path]:
         f"""\
         case "$*" in *--version*) exec {CC} --version;; esac
         sleep 300 &
-        echo $! > {pidfile}
+        echo $! > {pidfile}.part && mv {pidfile}.part {pidfile}  # the pid file appears whole
         wait
         """,
     )
