@@ -323,36 +323,31 @@ def mod_const(p: Poly, q: int, ctx: Context) -> Poly:
         p = _divided_terms(s, g, c1)
         q //= g
     lo, hi = ctx.range_of(s)
-    k1, k2 = fdiv(lo, q), fdiv(hi, q)
-    if k1 == k2 and _finite(k1):
-        result = dict(s)  # every value of s lies in [k*q, k*q + q): s % q -> s - k*q
-        p_add_into(result, {ONE: k1 * q}, -1)
-    else:
-        one_period = _in_one_period(p, s, q, ctx) if _finite(lo) and _finite(hi) else None
-        result = ctx.atom(_MOD, (s, p_const(q)), r_mod((lo, hi), (q, q))) if one_period is None else one_period
+    result = _in_one_period(s, lo, hi, q)
+    if result is None and _finite(lo) and _finite(hi):
+        # a spelling congruent to s may stay in one period where s does not: with u in [0, 3],
+        # (11 - u) % 12 is 11 - u though 11 + 11*u spans two periods (p as written, then the
+        # coefficients nearest 0)
+        centered = {m: (c - q if 2 * c > q else c) if m else c for m, c in s.items()}
+        for spelling in (p, centered):
+            if spelling != s and result is None:
+                slo, shi = ctx.range_of(spelling)
+                result = _in_one_period(spelling, slo, shi, q)
+    if result is None:
+        result = ctx.atom(_MOD, (s, p_const(q)), r_mod((lo, hi), (q, q)))
     p_add_into(out, result, scale)
     return out
 
 
-def _in_one_period(p: Poly, s: Poly, q: int, ctx: Context) -> Poly | None:
-    """``p % q`` without a remainder when ``p``, or ``p`` with coefficients nearest 0, stays in one period.
-
-    ``s`` (``p`` with coefficients in ``[0, q)``) spans more than one period (in a bounded range); a
-    spelling congruent to it may not: with ``u`` in ``[0, 3]``, ``(11 - u) % 12`` is ``11 - u``
-    though ``11 + 11*u`` spans two periods.
-    """
-    centered = {m: (c - q if 2 * c > q else c) if m else c for m, c in s.items()}
-    for spelling in (p, centered):
-        if spelling == s or (spelling is centered and centered == p):
-            continue
-        slo, shi = ctx.range_of(spelling)
-        k1, k2 = fdiv(slo, q), fdiv(shi, q)
-        if k1 == k2 and _finite(k1):
-            # every value of v == p (mod q) lies in [k*q, k*q + q): p % q -> v - k*q
-            result = dict(spelling)
-            p_add_into(result, {ONE: k1 * q}, -1)
-            return result
-    return None
+def _in_one_period(v: Poly, lo: int | float, hi: int | float, q: int) -> Poly | None:
+    """``v - k*q`` when every value of ``v`` (in ``[lo, hi]``) lies in ``[k*q, k*q + q)``, else None:
+    then ``u % q`` is that for any ``u`` congruent to ``v`` modulo ``q``."""
+    k1, k2 = fdiv(lo, q), fdiv(hi, q)
+    if k1 != k2 or not _finite(k1):
+        return None
+    result = dict(v)
+    p_add_into(result, {ONE: k1 * q}, -1)
+    return result
 
 
 # -- ceiling division -------------------------------------------------------------------------------

@@ -378,11 +378,9 @@ def mono_order(m: Mono) -> tuple[str, tuple[Term, ...]]:
             # two atoms (a product of two names, the commonest): in the order of their keys
             a, b = m[0][0], m[1][0]
             ka, kb = atom_key(a), atom_key(b)
-            entry = (
-                (ka + "\x00\x011" + kb + "\x00\x011", (a, b))
-                if ka < kb
-                else (kb + "\x00\x011" + ka + "\x00\x011", (b, a))
-            )
+            if kb < ka:
+                a, b, ka, kb = b, a, kb, ka
+            entry = (_factor_key(ka, 1) + _factor_key(kb, 1), (a, b))
         else:
             # atoms have distinct keys, so sorting by (key, power) orders the atoms by key
             keyed = sorted([(atom_key(a), p, a) for a, p in m])

@@ -24,7 +24,7 @@ from ..core import INT64, Symbol, Term, const, postorder, substitute
 from ..core.op import get_op
 from ..dims import DimEnv
 from ..dims.ranges import ceil_div, floor_div
-from .index_values import ANY_INTEGER, NonAffineError, bounds, dims_env, evaluate_index
+from .index_values import ANY_INTEGER, NonAffineError, bounds, dims_env, evaluate_index, index_constant
 from .lin import Lin, Number
 
 __all__ = [
@@ -99,13 +99,6 @@ def _poly(term: Term, env: DimEnv = ANY_INTEGER) -> Poly:
     return env.poly(term)
 
 
-def _const_value(p: Poly) -> int | None:
-    """The value of a polynomial without atoms, else None."""
-    if len(p) > 1 or (p and () not in p):
-        return None
-    return p.get((), 0)
-
-
 def _check_fragment(term: Term) -> None:
     """NonAffineError unless ``term`` is in the index fragment."""
     problem = _fragment_problem(term)
@@ -125,10 +118,10 @@ def _fragment_problem(term: Term) -> str | None:
                 return f"index constant {node.attr!r} is not an integer"
         elif op is _MUL:
             varying = [a for a in node.args if a.free_symbols]
-            if len(varying) > 1 and sum(1 for a in varying if _const_value(_poly(a)) is None) > 1:
+            if len(varying) > 1 and sum(1 for a in varying if index_constant(a) is None) > 1:
                 return "an index may multiply a variable only by a constant"
         elif op is _FLOORDIV or op is _MOD:
-            div = _const_value(_poly(node.args[1]))
+            div = index_constant(node.args[1])
             if div is None:
                 return "the divisor of an index must be a constant"
             if div <= 0:

@@ -17,7 +17,7 @@ from ..core import Term, postorder
 from ..core.op import get_op
 from ..dims import DimEnv
 
-__all__ = ["NonAffineError", "ANY_INTEGER", "bounds", "dims_env", "evaluate_index"]
+__all__ = ["NonAffineError", "ANY_INTEGER", "bounds", "dims_env", "evaluate_index", "index_constant"]
 
 _ADD, _SUB, _MUL, _NEG = get_op("add"), get_op("sub"), get_op("mul"), get_op("neg")
 _FLOORDIV, _MOD = get_op("floordiv"), get_op("mod")
@@ -96,20 +96,19 @@ def _boundable(term: Term) -> bool:
             if div.op is _CONST and div.attr.__class__ is int:
                 if div.attr <= 0:
                     return False
-            elif div.free_symbols or not _is_positive_constant(div):
+            elif div.free_symbols or not (index_constant(div) or 0) > 0:
                 return False
         elif op not in _BOUNDED_OPS:
             return False
     return True
 
 
-def _is_positive_constant(term: Term) -> bool:
-    """True when a term without variables has a positive integer value (``1 + 1``)."""
-    try:
-        value = ANY_INTEGER.simplify(term)
-    except (TypeError, ValueError, ArithmeticError):
-        return False
-    return value.__class__ is int and value > 0
+def index_constant(term: Term) -> int | None:
+    """The value of an index term that the integer simplifier reads as a constant (``1 + 1``), else None."""
+    p = ANY_INTEGER.poly(term)
+    if len(p) > 1 or (p and () not in p):
+        return None
+    return int(p.get((), 0))
 
 
 _BOUNDED_OPS = frozenset({_SYMBOL, _ADD, _SUB, _NEG, _MUL})
