@@ -29,20 +29,25 @@ UNARY = ("sin", "cos", "exp", "log", "neg")
 OPCODES = BINARY * 3 + WITH_CONST + UNARY  # binary ops three times as likely: a wide, bushy DAG
 
 
-_NUMERIC: dict[str, Callable] = {
-    "add": operator.add,
-    "sub": operator.sub,
-    "mul": operator.mul,
-    "truediv": operator.truediv,
-    "add_const": operator.add,
-    "mul_const": operator.mul,
-    "pow_const": operator.pow,
-    "sin": cmath.sin,
-    "cos": cmath.cos,
-    "exp": cmath.exp,
-    "log": cmath.log,
-    "neg": operator.neg,
-}
+def _fns(sin: Callable, cos: Callable, exp: Callable, log: Callable) -> dict[str, Callable]:
+    """Each opcode's function, given the library's ``sin``, ``cos``, ``exp`` and ``log``."""
+    return {
+        "add": operator.add,
+        "sub": operator.sub,
+        "mul": operator.mul,
+        "truediv": operator.truediv,
+        "add_const": operator.add,
+        "mul_const": operator.mul,
+        "pow_const": operator.pow,
+        "sin": sin,
+        "cos": cos,
+        "exp": exp,
+        "log": log,
+        "neg": operator.neg,
+    }
+
+
+_NUMERIC = _fns(cmath.sin, cmath.cos, cmath.exp, cmath.log)  # the program's values, in complex numbers
 
 
 def make_program(n: int = N_INSTRUCTIONS, seed: int = 2024) -> list[tuple[str, int, int]]:
@@ -104,23 +109,6 @@ def replay(program: list[tuple[str, int, int]], symbols: list[Any], fns: dict[st
         else:
             append(f(vals[a]))
     return vals
-
-
-def _fns(sin: Callable, cos: Callable, exp: Callable, log: Callable) -> dict[str, Callable]:
-    return {
-        "add": operator.add,
-        "sub": operator.sub,
-        "mul": operator.mul,
-        "truediv": operator.truediv,
-        "add_const": operator.add,
-        "mul_const": operator.mul,
-        "pow_const": operator.pow,
-        "sin": sin,
-        "cos": cos,
-        "exp": exp,
-        "log": log,
-        "neg": operator.neg,
-    }
 
 
 def contenders(program: list[tuple[str, int, int]]) -> tuple[dict[str, Callable[[], Any]], dict[str, Callable]]:

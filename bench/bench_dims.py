@@ -25,12 +25,13 @@ Run: ``python -m bench.bench_dims`` (the table says whether the fast path runs c
 
 from __future__ import annotations
 
+import operator
 import random
 from collections.abc import Callable
 from typing import Any
 
 from bench.common import best_of, print_table, ratio, skip
-from exprgraph.core.walk import postorder
+from bench.dims_convert import convert
 from exprgraph.dims import clear_caches, compiled_modules, parse_expression, simplify_expression, simplify_term
 
 N_EXPRESSIONS = 1000
@@ -78,38 +79,20 @@ def make_expressions(n: int = N_EXPRESSIONS, seed: int = 7) -> list[str]:
     return out
 
 
-def _convert(text: str, lib: Any, symbol: Callable[[str], Any]) -> Any:
-    """The anchor's own expression for one of ours (floor division as floor(a/b), and so on)."""
-    term = parse_expression(text)
-    out: dict = {}
-    for node in postorder((term,)):
-        op = node.op.name
-        a = [out[x] for x in node.args]
-        if op == "symbol":
-            out[node] = symbol(node.name)
-        elif op == "const":
-            out[node] = lib.Integer(int(node.attr))
-        elif op == "add":
-            out[node] = a[0] + a[1]
-        elif op == "sub":
-            out[node] = a[0] - a[1]
-        elif op == "mul":
-            out[node] = a[0] * a[1]
-        elif op == "neg":
-            out[node] = -a[0]
-        elif op == "floordiv":
-            out[node] = lib.floor(a[0] / a[1])
-        elif op == "mod":
-            out[node] = lib.Mod(a[0], a[1])
-        elif op == "maximum":
-            out[node] = lib.Max(*a)
-        elif op == "minimum":
-            out[node] = lib.Min(*a)
-        elif op == "ceil_div":
-            out[node] = lib.ceiling(a[0] / a[1])
-        else:  # pragma: no cover - the generator makes no other op
-            raise ValueError(op)
-    return out[term]
+def _constructors(lib: Any) -> dict[str, Callable[..., Any]]:
+    """sympy's or symengine's constructor for each of our ops (floor division as floor(a/b), and so on)."""
+    return {
+        "const": lib.Integer,
+        "add": operator.add,
+        "sub": operator.sub,
+        "mul": operator.mul,
+        "neg": operator.neg,
+        "floordiv": lambda a, b: lib.floor(a / b),
+        "mod": lambda a, b: lib.Mod(a, b),  # looked up when used: symengine has no Mod (the generator makes none)
+        "maximum": lib.Max,
+        "minimum": lib.Min,
+        "ceil_div": lambda a, b: lib.ceiling(a / b),
+    }
 
 
 def main() -> None:
@@ -135,7 +118,8 @@ def main() -> None:
         import symengine as se
 
         se_syms: dict[str, Any] = {}
-        se_exprs = [_convert(t, se, lambda n: se_syms.setdefault(n, se.Symbol(n))) for t in texts]
+        se_new = _constructors(se)
+        se_exprs = [convert(term, se_new, lambda n: se_syms.setdefault(n, se.Symbol(n))) for term in terms]
         se_texts = [str(e) for e in se_exprs]
         contenders[SE_TEXT] = lambda: [str(se.expand(se.sympify(s))) for s in se_texts]
         contenders[SE_EXPAND] = lambda: [se.expand(e) for e in se_exprs]
@@ -147,9 +131,10 @@ def main() -> None:
         import sympy as sp
 
         sp_syms: dict[str, Any] = {}
+        sp_new = _constructors(sp)
         sp_exprs = [
-            _convert(t, sp, lambda n: sp_syms.setdefault(n, sp.Symbol(n, integer=True, nonnegative=True)))
-            for t in sample
+            convert(term, sp_new, lambda n: sp_syms.setdefault(n, sp.Symbol(n, integer=True, nonnegative=True)))
+            for term in terms[::SYMPY_EVERY]
         ]
         contenders[SP_SIMPLIFY] = lambda: [sp.simplify(e) for e in sp_exprs]
         counts[SP_SIMPLIFY] = len(sample)

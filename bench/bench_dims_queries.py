@@ -51,6 +51,7 @@ torch the anchor column is skipped.
 from __future__ import annotations
 
 import math
+import operator
 import random
 import sys
 import time
@@ -58,7 +59,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.common import best_of, print_table, skip
-from exprgraph.core.walk import postorder
+from bench.dims_convert import convert
 from exprgraph.dims import (
     DimEnv,
     clear_caches,
@@ -258,52 +259,32 @@ def _torch() -> Any:
     return sympy, fns, int_oo, ValueRanges, bound_sympy
 
 
-def _to_sympy(term: Any, sym: dict[str, Any], sympy: Any, fns: Any) -> Any:
-    """torch's sympy expression for one of our terms (ModularIndexing where ours is (x//d)%m)."""
-    out: dict = {}
-    for node in postorder((term,)):
-        op = node.op.name
-        a = [out[x] for x in node.args]
-        if op == "symbol":
-            out[node] = sym[node.name]
-        elif op == "const":
-            out[node] = sympy.Integer(int(node.attr))
-        elif op == "add":
-            out[node] = sympy.Add(*a)
-        elif op == "sub":
-            out[node] = a[0] - a[1]
-        elif op == "mul":
-            out[node] = sympy.Mul(*a)
-        elif op == "neg":
-            out[node] = -a[0]
-        elif op == "floordiv":
-            out[node] = fns.FloorDiv(a[0], a[1])
-        elif op == "mod":
-            inner = node.args[0]
-            if inner.op.name == "floordiv":
-                x, d = (out[y] for y in inner.args)
-                out[node] = fns.ModularIndexing(x, d, a[1])
-            else:
-                out[node] = fns.PythonMod(a[0], a[1])
-        elif op == "ceil_div":
-            out[node] = fns.CeilDiv(a[0], a[1])
-        elif op == "maximum":
-            out[node] = fns.Max(*a)
-        elif op == "minimum":
-            out[node] = fns.Min(*a)
-        else:  # pragma: no cover - the corpus has no other op
-            raise ValueError(op)
-    return out[term]
+def _constructors(sympy: Any, fns: Any) -> dict[str, Callable[..., Any]]:
+    """torch's sympy constructor for each of our ops (ModularIndexing where ours is (x//d)%m)."""
+    return {
+        "const": sympy.Integer,
+        "add": sympy.Add,
+        "sub": operator.sub,
+        "mul": sympy.Mul,
+        "neg": operator.neg,
+        "floordiv": fns.FloorDiv,
+        "mod": fns.PythonMod,
+        "modular_indexing": fns.ModularIndexing,
+        "ceil_div": fns.CeilDiv,
+        "maximum": fns.Max,
+        "minimum": fns.Min,
+    }
 
 
 def prepare_torch(ours: list[tuple[dict, list[tuple[str, tuple]]]]) -> list[tuple[dict, list[tuple[str, tuple]]]]:
     """torch's sympy expressions and value ranges for every scenario, built from our parsed terms."""
     sympy, fns, int_oo, ValueRanges, _ = _torch()
+    constructors = _constructors(sympy, fns)
     out = []
     for ranges, qs in ours:
         sym = {n: sympy.Symbol(n, integer=True, nonnegative=True) for n in ranges}
         vr = {sym[n]: ValueRanges(lo, int_oo if hi is None else hi) for n, (lo, hi) in ranges.items()}
-        built = [(kind, tuple(_to_sympy(a, sym, sympy, fns) for a in args)) for kind, args in qs]
+        built = [(kind, tuple(convert(a, constructors, sym.__getitem__) for a in args)) for kind, args in qs]
         out.append((vr, built))
     return out
 

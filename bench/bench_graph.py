@@ -83,11 +83,9 @@ def sinks(spec: list[tuple]) -> list[int]:
     return [i for i in range(N_INPUTS, N_INPUTS + len(spec)) if i not in used]
 
 
-def build_ours(spec: list[tuple]) -> tuple[list, list]:
-    """Our inputs and outputs for ``spec``."""
-    ins = [Symbol(f"x{i}") for i in range(N_INPUTS)]
+def replay(spec: list[tuple], ins: list, zero: Any, one: Any) -> tuple[list, list]:
+    """The inputs ``ins`` and the outputs of ``spec`` built on them (``zero``, ``one``: the library's constants)."""
     vals: list[Any] = list(ins)
-    zero, one = const(0.0), const(1.0)
     for s in spec:
         k = s[0]
         if k == "add0":
@@ -105,25 +103,14 @@ def build_ours(spec: list[tuple]) -> tuple[list, list]:
     return ins, [vals[i] for i in sinks(spec)]
 
 
+def build_ours(spec: list[tuple]) -> tuple[list, list]:
+    """Our inputs and outputs for ``spec``."""
+    return replay(spec, [Symbol(f"x{i}") for i in range(N_INPUTS)], const(0.0), const(1.0))
+
+
 def build_pytensor(pt: Any, spec: list[tuple]) -> tuple[list, list]:
     """PyTensor's inputs and outputs (0-d float64 tensors) for ``spec``."""
-    ins = [pt.dscalar(f"x{i}") for i in range(N_INPUTS)]
-    vals: list[Any] = list(ins)
-    for s in spec:
-        k = s[0]
-        if k == "add0":
-            vals.append(vals[s[1]] + 0.0)
-        elif k == "mul1":
-            vals.append(vals[s[1]] * 1.0)
-        elif k == "add":
-            vals.append(vals[s[1]] + vals[s[2]])
-        elif k == "mul":
-            vals.append(vals[s[1]] * vals[s[2]])
-        elif k == "sub":
-            vals.append(vals[s[1]] - vals[s[2]])
-        else:
-            vals.append(vals[s[1]] / vals[s[2]])
-    return ins, [vals[i] for i in sinks(spec)]
+    return replay(spec, [pt.dscalar(f"x{i}") for i in range(N_INPUTS)], 0.0, 1.0)
 
 
 # -- the rewriters ----------------------------------------------------------------------------------------

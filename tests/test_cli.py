@@ -428,9 +428,11 @@ def test_console_add_command_adds_expr_and_dtype():
 
     parser = argparse.ArgumentParser(prog="t")
     sub = parser.add_subparsers(dest="command", required=True)
-    console.add_command(sub, "one", lambda a: 0, summary="s", description="d", expr="one")
-    console.add_command(sub, "many", lambda a: 1, summary="s", description="d", expr="many")
-    console.add_command(sub, "none", lambda a: 2, summary="s", description="d")
+    one = console.add_command(sub, "one", lambda a: 0, "the summary\n\nthe description,\n  in two lines", expr="one")
+    console.add_command(sub, "many", lambda a: 1, "s", expr="many")
+    console.add_command(sub, "none", lambda a: 2, "s\n\nd")
+    assert one.description == "the description, in two lines"  # the summary is what `exprgraph --help` lists
+    assert "the summary" in parser.format_help()
     args = parser.parse_args(["one", "x+1", "--dtype", "int64"])
     assert (args.expr, args.dtype, args.func(args)) == ("x+1", "int64", 0)
     args = parser.parse_args(["many", "x", "y"])

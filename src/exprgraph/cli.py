@@ -51,17 +51,16 @@ def _parse_expr(text: str, dtype: str) -> Any:
 # -- eval ------------------------------------------------------------------------------------------
 
 
-#: what ``exprgraph eval --help`` says
-EVAL_SUMMARY = "evaluate an expression at a point (or many points)"
-EVAL_DESCRIPTION = (
-    "Evaluate EXPR with the given values. A value is an int, a float, True or False; a comma-separated "
-    "list (x=1,2,3) is a vector, and the expression is evaluated at each entry."
-)
+#: what ``exprgraph eval --help`` says: a summary line, then the description
+EVAL_HELP = """evaluate an expression at a point (or many points)
+
+Evaluate EXPR with the given values. A value is an int, a float, True or False; a comma-separated
+list (x=1,2,3) is a vector, and the expression is evaluated at each entry."""
 
 
 def add_eval_parser(subparsers: Any) -> argparse.ArgumentParser:
     """``exprgraph eval EXPR name=value ...``."""
-    p = add_command(subparsers, "eval", run_eval, summary=EVAL_SUMMARY, description=EVAL_DESCRIPTION, expr="one")
+    p = add_command(subparsers, "eval", run_eval, EVAL_HELP, expr="one")
     p.add_argument("values", nargs="*", metavar="name=value", help="a value for each symbol of EXPR")
     return p
 
@@ -88,18 +87,17 @@ def run_eval(args: argparse.Namespace) -> int:
 # -- print -----------------------------------------------------------------------------------------
 
 
-#: what ``exprgraph print --help`` says
-PRINT_SUMMARY = "parse an expression and print it (as text, a DAG listing, Graphviz source or a picture)"
-PRINT_DESCRIPTION = (
-    "Parse EXPR and print it: infix with minimal parentheses (default), a DAG listing (--tree), Graphviz "
-    "source (--dot), an SVG picture of the DAG drawn by Graphviz's dot program, which must be installed "
-    "(--svg), or the constructor form (--repr)."
-)
+#: what ``exprgraph print --help`` says: a summary line, then the description
+PRINT_HELP = """parse an expression and print it (as text, a DAG listing, Graphviz source or a picture)
+
+Parse EXPR and print it: infix with minimal parentheses (default), a DAG listing (--tree), Graphviz
+source (--dot), an SVG picture of the DAG drawn by Graphviz's dot program, which must be installed
+(--svg), or the constructor form (--repr)."""
 
 
 def add_print_parser(subparsers: Any) -> argparse.ArgumentParser:
     """``exprgraph print EXPR [--tree|--dot|--svg|--repr]``."""
-    p = add_command(subparsers, "print", run_print, summary=PRINT_SUMMARY, description=PRINT_DESCRIPTION, expr="one")
+    p = add_command(subparsers, "print", run_print, PRINT_HELP, expr="one")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--tree", dest="form", action="store_const", const="tree", help="DAG listing (dformat)")
     how.add_argument("--dot", dest="form", action="store_const", const="dot", help="Graphviz source (to_dot)")

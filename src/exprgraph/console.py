@@ -40,13 +40,19 @@ def add_command(
     subparsers: Any,
     name: str,
     run: Callable[[argparse.Namespace], int],
+    help_text: str,
     *,
-    summary: str,
-    description: str,
     expr: str | None = None,
 ) -> argparse.ArgumentParser:
-    """Add sub-command ``name`` running ``run(args)``; ``expr="one"`` or ``"many"`` also adds EXPR and --dtype."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(name, help=summary, description=description)
+    """Add sub-command ``name`` running ``run(args)``; ``expr="one"`` or ``"many"`` also adds EXPR and --dtype.
+
+    ``help_text`` is what ``--help`` says: a summary line (listed by ``exprgraph --help``), a blank
+    line, then the description.
+    """
+    summary, _, description = help_text.partition("\n\n")
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name, help=summary, description=" ".join(description.split()) or summary
+    )
     parser.set_defaults(func=run)
     if expr is not None:
         _add_expr_arguments(parser, many=expr == "many")

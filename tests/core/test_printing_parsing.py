@@ -1,4 +1,5 @@
-"""Printing and parsing: round trips (hypothesis), precedence corner cases, errors with positions."""
+"""Printing and parsing: round trips (hypothesis), precedence corner cases, garbage input (error positions and carets:
+tests/test_parse_errors.py)."""
 
 from __future__ import annotations
 
@@ -142,37 +143,6 @@ def test_parse_with_symbol_table_and_dtype():
     assert parse("k // 2", dtype="int64") is Symbol("k", "int64") // 2
     with pytest.raises(ParseError, match="unknown name 'q'"):
         parse("q + 1", [n], strict=True)
-
-
-@pytest.mark.parametrize(
-    ("text", "pos", "message"),
-    [
-        ("x +", 3, "expected an operand"),
-        ("x + * y", 4, "expected an operand"),
-        ("(x + y", 0, "never closed"),
-        ("x + y)", 5, "unmatched"),
-        ("x $ y", 2, "unexpected character"),
-        ("foo(x)", 0, "unknown function"),
-        ("x y", 2, "expected an operator"),
-        ("x < y < z", 6, "chained"),
-        ("exp(x, y)", 0, "cannot apply exp"),
-        ("sum(x, axes=1)", 7, "no keyword"),
-        ("x, y", 1, "outside a function call"),
-        ("", 0, "unexpected end"),
-        ("array([1.0, [2.0]])", 0, "array"),
-        ("1 and", 5, "expected an operand"),
-    ],
-)
-def test_parse_errors_have_positions(text, pos, message):
-    with pytest.raises(ParseError) as info:
-        parse(text)
-    err = info.value
-    assert err.pos == pos
-    assert message in str(err)
-    assert isinstance(err, SyntaxError) and isinstance(err, ValueError)
-    caret = str(err).splitlines()[-1]
-    assert caret.index("^") == pos
-    assert str(err).splitlines()[-2] == text
 
 
 def test_shape_errors_while_parsing_are_parse_errors():

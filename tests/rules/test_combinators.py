@@ -87,8 +87,9 @@ def test_rewrite_subexpressions():
     assert r(((1, 3),)) == ((1, 3),)
 
 
-def test_bottom_up():
-    r = bottom_up(rule_list(one_to_three, three_to_one))
+@pytest.mark.parametrize("walk", [bottom_up, top_down])
+def test_bottom_up_and_top_down(walk):
+    r = walk(rule_list(one_to_three, three_to_one))
     assert r(1) == 3
     assert r((1, 3)) == (3, 1)
     assert r(((1, 3),)) == ((3, 1),)
@@ -99,13 +100,6 @@ def test_bottom_up_order_adds_before_summing():
     assert r((1, 2, 3)) == 9  # children first: (2., 3., 4.), then the sum
     # the seed's page feeds floats, which the isinstance(int) restriction rejects: only the sum fires
     assert r((1.0, 2.0, 3.0)) == 6.0
-
-
-def test_top_down():
-    r = top_down(rule_list(one_to_three, three_to_one))
-    assert r(1) == 3
-    assert r((1, 3)) == (3, 1)
-    assert r(((1, 3),)) == ((3, 1),)
 
 
 def test_top_down_order_sums_first():

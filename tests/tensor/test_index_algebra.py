@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from index_strategies import index_terms
 
 import exprgraph.dims as dims
 from exprgraph.core import const
@@ -37,33 +38,13 @@ def _values(t, ranges):
     return out
 
 
-@st.composite
-def index_terms(draw):
-    """Affine index terms with nested floor divisions and remainders over h, w, u."""
-
-    def leaf():
-        return (
-            draw(st.integers(-3, 3)) * _H
-            + draw(st.integers(-3, 3)) * _W
-            + draw(st.integers(-2, 2)) * _U
-            + draw(st.integers(-5, 11))
-        )
-
-    t = leaf()
-    for _ in range(draw(st.integers(0, 3))):
-        c = draw(st.integers(2, 7))
-        kind = draw(st.integers(0, 4))
-        if kind == 0:
-            t = t // c
-        elif kind == 1:
-            t = t % c
-        elif kind == 2:
-            t = t - c * (t // c) + leaf() // c
-        elif kind == 3:
-            t = (t // c) // draw(st.integers(2, 4)) + t % c
-        else:
-            t = draw(st.integers(-3, 3)) * t - leaf() % c
-    return t
+# affine index terms over h, w, u through up to three floor divisions and remainders
+_TERMS = index_terms(
+    {_H: (-3, 3), _W: (-3, 3), _U: (-2, 2)},
+    constants=(-5, 11),
+    steps=(0, 3),
+    divisors=(2, 7),
+)
 
 
 _BOX = st.fixed_dictionaries(
@@ -72,7 +53,7 @@ _BOX = st.fixed_dictionaries(
 
 
 @settings(max_examples=200, deadline=None)
-@given(index_terms(), _BOX)
+@given(_TERMS, _BOX)
 def test_reduce_and_bounds_agree_with_brute_force(t, ranges):
     values = _values(t, ranges)
     reduced = reduce_atoms(t, ranges)
@@ -84,7 +65,7 @@ def test_reduce_and_bounds_agree_with_brute_force(t, ranges):
 
 
 @settings(max_examples=200, deadline=None)
-@given(index_terms())
+@given(_TERMS)
 def test_affine_view_is_a_fixpoint_and_agrees_with_dims(t):
     lin = linearize(t)
     canon = to_term(lin)

@@ -63,11 +63,12 @@ def _int_capable(name: str) -> bool:
 INT_NAMES = [n for n in NAMES if _int_capable(n)]
 
 
-def _text(names: list[str]) -> str:
+def _text(names: list[str], size: int = N) -> str:
+    """A kernel applying each op of ``names`` to its own inputs of length ``size``."""
     lines = []
     for name in names:
-        args = ", ".join(f"X{k}_{name}<{N}>[i]" for k in range(_arity(get_op(name))))
-        lines.append(f"Y_{name}<{N}>[i] = {name}({args});")
+        args = ", ".join(f"X{k}_{name}<{size}>[i]" for k in range(_arity(get_op(name))))
+        lines.append(f"Y_{name}<{size}>[i] = {name}({args});")
     return "\n".join(lines)
 
 
@@ -244,14 +245,6 @@ EDGES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3e38
 EDGE_N = len(EDGES) ** 2
 
 
-def _edge_text(names: list[str]) -> str:
-    lines = []
-    for name in names:
-        args = ", ".join(f"X{k}_{name}<{EDGE_N}>[i]" for k in range(_arity(get_op(name))))
-        lines.append(f"Y_{name}<{EDGE_N}>[i] = {name}({args});")
-    return "\n".join(lines)
-
-
 def _edge_inputs(kernel) -> dict[str, np.ndarray]:
     first, second = np.meshgrid(EDGES, EDGES, indexing="ij")
     columns = [first.ravel(), second.ravel(), EDGES[np.arange(EDGE_N) % len(EDGES)]]
@@ -275,7 +268,7 @@ def _same_special(got: np.ndarray, want: np.ndarray, what: str, rtol: float = 4e
 @pytest.fixture(scope="module")
 def edge_run():
     names = [n for n in NAMES if get_op(n).ufunc is not None or get_op(n).impl is not None]
-    kernel = parse_kernel(_edge_text(names), name="every_op_edges")
+    kernel = parse_kernel(_text(names, EDGE_N), name="every_op_edges")
     values = _edge_inputs(kernel)
     with np.errstate(all="ignore"):
         outputs = build(kernel)(**values)

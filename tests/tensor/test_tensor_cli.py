@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from index_strategies import index_terms
 
 import exprgraph.dims as dims
 from exprgraph.cli import main
@@ -108,21 +109,13 @@ def test_module_entry_point():
 _H, _W = index_var("h"), index_var("w")
 
 
-@st.composite
-def div_mod_term(draw):
-    t = draw(st.integers(-2, 3)) * _H + draw(st.integers(0, 3)) * _W + draw(st.integers(0, 9))
-    for _ in range(draw(st.integers(1, 3))):
-        c = draw(st.integers(2, 5))
-        kind = draw(st.integers(0, 3))
-        if kind == 0:
-            t = t // c
-        elif kind == 1:
-            t = t % c
-        elif kind == 2:
-            t = t - c * (t // c)
-        else:
-            t = c * (t // c) + t % c + draw(st.integers(-2, 2)) * _W
-    return t
+# one to three division steps over h and w (w with a coefficient >= 0)
+_DIV_MOD_TERMS = index_terms(
+    {_H: (-2, 3), _W: (0, 3)},
+    constants=(0, 9),
+    steps=(1, 3),
+    divisors=(2, 5),
+)
 
 
 # a quotient of a quotient met a remainder: ((2w//3) - 2*((2w//3)//2)) // 2 once printed as
@@ -132,7 +125,7 @@ _NESTED_CASE = (_NESTED_QUOTIENT - 2 * (_NESTED_QUOTIENT // 2)) // 2
 
 
 @settings(max_examples=150, deadline=None)
-@given(div_mod_term())
+@given(_DIV_MOD_TERMS)
 @example(_NESTED_CASE)
 def test_canonical_index_agrees_with_dims(t):
     ours = to_term(linearize(t))
@@ -148,32 +141,13 @@ def test_canonical_index_agrees_with_dims(t):
     assert to_term(linearize(ours)) is ours
 
 
-@st.composite
-def nested_index_term(draw):
-    """Index terms mixing several division chains: quotients of quotients, remainders of remainders."""
-
-    def leaf():
-        return draw(st.integers(-3, 3)) * _H + draw(st.integers(-3, 3)) * _W + draw(st.integers(-4, 9))
-
-    t = leaf()
-    for _ in range(draw(st.integers(1, 4))):
-        c = draw(st.integers(2, 6))
-        kind = draw(st.integers(0, 6))
-        if kind == 0:
-            t = t // c
-        elif kind == 1:
-            t = t % c
-        elif kind == 2:
-            t = t - c * (t // c)
-        elif kind == 3:
-            t = c * (t // c) + t % c + draw(st.integers(-2, 2)) * _W
-        elif kind == 4:
-            t = (t // c) // draw(st.integers(2, 4))
-        elif kind == 5:
-            t = draw(st.integers(-3, 3)) * t + leaf() // c
-        else:
-            t = t - draw(st.integers(1, 4)) * (leaf() % c)
-    return t
+# longer chains of division steps (quotients of quotients, remainders of remainders), signs mixed
+_NESTED_TERMS = index_terms(
+    {_H: (-3, 3), _W: (-3, 3)},
+    constants=(-4, 9),
+    steps=(1, 4),
+    divisors=(2, 6),
+)
 
 
 _GRID_H, _GRID_W = np.meshgrid(np.arange(-4, 15), np.array([-3, -1, 0, 1, 2, 5, 7, 12, 13]), indexing="ij")
@@ -188,7 +162,7 @@ def _assert_canonical_fixpoint(t):
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.one_of(div_mod_term(), nested_index_term()))
+@given(st.one_of(_DIV_MOD_TERMS, _NESTED_TERMS))
 @example(_NESTED_CASE)
 @example(((_H % 6) % 4) % 2 + _W)
 @example((4 * (_W // 2) - 5 * _W) % 6)

@@ -1,4 +1,7 @@
-"""Every KernelError: bad kernels, bad cases, bad gradients. Each carries the position of the fault."""
+"""KernelErrors beyond the parse-error table of tests/test_parse_errors.py: bad cases, bad gradients, limits.
+
+Each carries the position of the fault.
+"""
 
 from __future__ import annotations
 
@@ -10,100 +13,6 @@ import pytest
 from exprgraph.errors import KernelError
 from exprgraph.tensor import grad, grad_kernel, load_case, parse_kernel
 
-# (kernel text, keyword arguments, part of the message, text at the reported position or None)
-KERNEL_ERRORS = [
-    ("A<2>[i] = B<2>[i] $ 1;", {}, "unexpected character", "$"),
-    ("A<2>[i] B<2>[i];", {}, "expected '='", "B<2>[i];"),
-    ("A<2>[i] = B<2>[i]", {}, "expected ';'", None),
-    ("A<2>[i] = B<2>[i] 3", {}, "expected ';'", "3"),
-    ("A<2>[None] = B<2>[None];", {}, "reserved", "None]"),
-    ("= B<2>[i];", {}, "starts with the name", "= B"),
-    ("3 = B<2>[i];", {}, "starts with the name", "3 ="),
-    ("exp<2>[i] = B<2>[i];", {}, "is a function", "exp<"),
-    ("A<0>[i] = B<2>[i];", {}, "positive integer", "0>"),
-    ("A<n>[i] = B<2>[i];", {}, "positive integer", "n>"),
-    ("A<2.5>[i] = B<2>[i];", {}, "positive integer", "2.5"),
-    ("A<2 3>[i] = B<2>[i];", {}, "expected ',' or '>'", "3>"),
-    ("A<99999999999>[i] = B<2>[i];", {}, "too large", "99999999999"),
-    ("A = B<1>;", {}, "expected '<'", "= B"),
-    ("A<2>[i j] = B<2>[i];", {}, "expected ',' or ']'", "j]"),
-    ("A<2>[i] = B<2>[i] * 2.5;", {"data_type": "int"}, "fractional constant", "2.5"),
-    ("A<2>[i] = B<2>[i] * 3e10;", {"data_type": "int"}, "too large", "3e10"),
-    ("A<2>[i] = B<2>[i] * 1e400;", {}, "out of range", "1e400"),
-    ("A<2>[i] = max(B<2>[i]);", {}, "takes 2 argument", "max("),
-    ("A<2>[i] = exp(B<2>[i], 1);", {}, "takes 1 argument", "exp("),
-    ("A<2>[i] = exp(B<2>[i]);", {"data_type": "int"}, "cannot call exp", "exp("),
-    ("A<2>[i] = B<2>[i]);", {}, "unmatched ')'", ");"),
-    ("A<2>[i] = B<2>[i], 1;", {}, "outside a function call", ", 1"),
-    ("A<2>[i] = ;", {}, "expected a number", ";"),
-    ("A<2>[i] = B<2>[i] + ;", {}, "expected a number", ";"),
-    ("A<2>[i] = ();", {}, "expected a number", ");"),
-    ("A<2>[i] = exp + 1;", {}, "expected '(' after exp", "+ 1"),
-    ("A<2>[i] = (B<2>[i];", {}, "unclosed '('", "(B"),
-    ("A<2>[i] = max(B<2>[i], 1;", {}, "unclosed 'max('", "max("),
-    ("A<4>[i] = B<16>[i*j] * C<4, 4>[i, j];", {}, "only by a constant", "*j"),
-    ("A<4>[i] = B<16>[i//j] * C<4, 4>[i, j];", {}, "constant divisor", "//j"),
-    ("A<4>[i] = B<16>[i//0];", {}, "must be positive", "//0"),
-    ("A<4>[i] = B<16>[i%(1-3)];", {}, "must be positive", "%("),
-    ("A<4>[i] = B<16>[exp];", {}, "cannot call exp", "exp]"),
-    ("A<4>[i] = B<16>[1.5];", {}, "must be an integer", "1.5"),
-    ("A<4>[i] = B<16>[i/2];", {}, "'//'", "/2"),
-    ("A<4>[i] = B<16>[];", {}, "expected a loop variable", "];"),
-    ("A<4>[i] = B<16>[i + ];", {}, "expected a loop variable", "];"),
-    ("A<4>[i] = B<16>[(i];", {}, "unclosed '(' in an index", "(i]"),
-    ("A<4>[i] = B<16>[i + 99999999999];", {}, "too large", "99999999999"),
-    ("", {}, "at least one statement", None),
-    ("   ", {}, "at least one statement", None),
-    # names
-    ("int<2>[i] = B<2>[i];", {}, "reserved", "int<"),
-    ("A<2>[i] = eg_B<2>[i];", {}, "reserved", "eg_B"),
-    ("A<2>[for] = B<2>[for];", {}, "reserved", "for]"),
-    ("A<2>[B] = B<2>[B];", {}, "both a tensor and a loop variable", "B] ="),
-    ("A<2>[i] = B<2>[i];", {"name": "void"}, "reserved", None),
-    ("A<2>[i] = B<2>[i];", {"name": "not a name"}, "not an identifier", None),
-    # shapes and ranks
-    ("A<2>[i] = B<2>[i] + B<3>[i];", {}, "shape mismatch", "B<3>"),
-    ("A<2>[i] = B[i];", {}, "never given", "B[i]"),
-    ("A<2>[i] = B<2>;", {}, "must be <1>", "B<2>;"),
-    ("A<2>[i] = B<2, 2>[i];", {}, "2 dimension(s) but 1 index", "B<2, 2>"),
-    # ins and outs
-    ("A<2>[i] = B<2>[i];", {"ins": ["C"], "outs": ["A"]}, "unknown tensor B", "B<2>"),
-    ("A<2>[i] = B<2>[i];", {"ins": ["B", "C"], "outs": ["A"]}, "never uses it", None),
-    ("A<2>[i] = B<2>[i];", {"ins": ["A", "B"], "outs": []}, "not listed in outs", "A<2>[i] ="),
-    ("A<2>[i] = B<2>[i];", {"grad_to": ["C"]}, "not an input", None),
-    # indices
-    ("A<4>[i + 1] = B<4>[i];", {}, "plain loop variable", "i + 1]"),
-    ("A<4, 4>[i, i] = B<4>[i];", {}, "written twice", "i] ="),
-    ("A<4>[i] = B<8>[i + j];", {}, "index j has no derivable range", "j]"),
-    ("A<4>[i] = B<8>[i % 2] * C<8>[j % 4];", {}, "index j has no derivable range", "j % 4"),
-    ("A<4>[i] = B<3>[i + 5];", {}, "empty range", "i] ="),
-    ("A<4, 4>[i, j] = A<4, 4>[j, i];", {}, "at other indices", "A<4, 4>[j"),
-    ("A<4>[i] = A<4>[i] * B<4, 4>[i, j];", {}, "only as the accumulator", "A<4>[i] *"),
-]
-
-
-def _pos(text: str, marker: str | None) -> int | None:
-    if marker is None:
-        return None
-    return text.index(marker)
-
-
-@pytest.mark.parametrize(("text", "kwargs", "message", "marker"), KERNEL_ERRORS)
-def test_kernel_error(text, kwargs, message, marker):
-    with pytest.raises(KernelError) as info:
-        parse_kernel(text, **kwargs)
-    err = info.value
-    assert isinstance(err, ValueError)
-    assert message in str(err)
-    if marker is not None:
-        assert err.pos == _pos(text, marker), str(err)
-        # the caret line points at the same column
-        line, caret = str(err).splitlines()[-2:]
-        assert caret.index("^") == err.pos - (text.rfind("\n", 0, err.pos) + 1)
-        assert line in text
-    elif "end of" in message or "expected ';'" in message:
-        assert err.pos == len(text)
-
 
 def test_index_division_nesting_is_bounded():
     text = "A<4>[i] = B<16>[" + "(" * 40 + "i" + " // 2)" * 40 + "];"
@@ -112,14 +21,6 @@ def test_index_division_nesting_is_bounded():
     assert info.value.pos == [m.start() for m in re.finditer("//", text)][32]
     # parentheses and sums nest without limit
     parse_kernel("A<4>[i] = B<16>[" + "(" * 40 + "i" + " + 0)" * 40 + "];")
-
-
-def test_kernel_error_on_a_later_line_has_its_own_caret_line():
-    text = "A<2>[i] = B<2>[i];\nC<2>[i] = B<3>[i];"
-    with pytest.raises(KernelError) as info:
-        parse_kernel(text)
-    assert info.value.pos == text.index("B<3>")
-    assert str(info.value).splitlines()[-2] == "C<2>[i] = B<3>[i];"
 
 
 def test_bad_data_type():

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from index_strategies import index_terms
 
 from exprgraph.tensor import (
     build,
@@ -20,7 +21,7 @@ from exprgraph.tensor import (
     reference_grad,
 )
 from exprgraph.tensor.affine import bounds, evaluate_index, index_var, linearize, to_term
-from exprgraph.tensor.solve import guard_gather, solve_gather
+from exprgraph.tensor.solve import Read, guard_gather, solve_gather
 
 
 def contribution(gk, k=-1):
@@ -211,28 +212,19 @@ def test_floor_division_has_zero_gradient():
 _VARS = [index_var(n) for n in ("i", "j", "k")]
 
 
-@st.composite
-def index_term(draw, max_vars=2):
-    chosen = draw(st.lists(st.sampled_from(_VARS), min_size=1, max_size=max_vars, unique=True))
-    t = None
-    for v in chosen:
-        c = draw(st.integers(-3, 3).filter(lambda x: x != 0))
-        piece = c * v
-        t = piece if t is None else t + piece
-    t = t + draw(st.integers(-4, 4))
-    kind = draw(st.integers(0, 3))
-    d = draw(st.integers(2, 4))
-    if kind == 1:
-        t = t // d
-    elif kind == 2:
-        t = t % d
-    elif kind == 3:
-        t = (t // d) * draw(st.integers(1, 3)) + t % d
-    return t
+def _index_terms(most_names: int) -> st.SearchStrategy:
+    """A sum of multiples of at most ``most_names`` of i, j, k, then at most one division step."""
+    return index_terms(
+        dict.fromkeys(_VARS, (-3, 3)),
+        constants=(-4, 4),
+        steps=(0, 1),
+        divisors=(2, 4),
+        most_names=most_names,
+    )
 
 
 @settings(max_examples=200, deadline=None)
-@given(index_term(max_vars=3), st.integers(0, 5), st.integers(1, 6), st.integers(1, 5))
+@given(_index_terms(3), st.integers(0, 5), st.integers(1, 6), st.integers(1, 5))
 def test_linearize_to_term_and_bounds(t, lo, ext_i, ext_j):
     env_ranges = {_VARS[0]: (lo - 3, lo - 3 + ext_i), _VARS[1]: (0, ext_j), _VARS[2]: (1, 4)}
     canon = to_term(linearize(t))
@@ -283,18 +275,19 @@ def _brute(index, extents, ranges, g):
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(index_term(), min_size=1, max_size=2), st.lists(st.integers(1, 7), min_size=2, max_size=2))
+@given(st.lists(_index_terms(2), min_size=1, max_size=2), st.lists(st.integers(1, 7), min_size=2, max_size=2))
 def test_gather_solutions_are_exact(index, extents):
     fv = set()
     for t in index:
         fv |= t.free_symbols
     ranges = {v: (0, 3 + k) for k, v in enumerate(_VARS) if v in fv}
     ext = tuple(extents[: len(index)])
-    g = solve_gather(index, ext, ranges, set(), list(ranges))
+    read = Read(index, ext, ranges, list(ranges))
+    g = solve_gather(read, set())
     if not g.feasible:
         return
     _brute(index, ext, ranges, g)
-    _brute(index, ext, ranges, guard_gather(index, ext, ranges, set(), list(ranges)))
+    _brute(index, ext, ranges, guard_gather(read, set()))
 
 
 @st.composite

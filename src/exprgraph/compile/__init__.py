@@ -24,7 +24,7 @@ from typing import Any
 
 from ..core import Term
 from ..errors import CompileError, CompilerNotFoundError
-from .function import CompiledFunction, check_signature, packed_by_columns
+from .function import Built, CompiledFunction, check_signature, packed_by_columns
 from .lower import Program, lower
 from .numpy_backend import build_numpy
 
@@ -57,40 +57,25 @@ def compile(  # noqa: A001
     >>> g([[2.0, 3.0], [1.0, 1.0]]).tolist()
     [[6.0, -1.0], [1.0, 0.0]]
     """
-    outs, single, ins = check_signature(outputs, inputs)
+    signature = check_signature(outputs, inputs)
+    outs, _, ins = signature
     program = lower(outs, ins)
     options: dict[str, Any] = {}
-    library: Any = None
     if backend == "numpy":
         run, source = build_numpy(program)
-        pack = packed_by_columns(run, len(ins), len(outs)) if packed else None
+        built = Built(run, source, packed_by_columns(run, len(ins), len(outs)))
     elif backend == "c":
         from .c_backend import build_c
 
         runner = build_c(program, timeout=build_timeout)
-        run, source = runner.run, runner.source.text
-        pack = runner.packed if packed else None
-        library = runner.library
+        built = Built(runner.run, runner.source.text, runner.packed, runner.library)
         if build_timeout is not None:
             options["build_timeout"] = build_timeout
     elif backend == "llvm":
         from .llvm_backend import build_llvm
 
         llvm_runner = build_llvm(program)
-        run, source = llvm_runner.run, llvm_runner.ir
-        pack = llvm_runner.packed if packed else None
-        library = llvm_runner
+        built = Built(llvm_runner.run, llvm_runner.ir, llvm_runner.packed, llvm_runner)
     else:
         raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
-    return CompiledFunction(
-        run,
-        outputs=outs,
-        inputs=ins,
-        single=single,
-        source=source,
-        backend=backend,
-        packed=pack,
-        options=options,
-        factory=compile,
-        library=library,
-    )
+    return CompiledFunction(built, signature, backend, packed=packed, options=options, factory=compile)

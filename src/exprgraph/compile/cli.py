@@ -10,19 +10,18 @@ from ..console import add_command
 __all__ = ["add_parser", "run"]
 
 
-#: what ``exprgraph cache --help`` says
-SUMMARY = "show or clear the build cache of compiled C libraries"
-DESCRIPTION = (
-    "The build cache keeps compiled C libraries (compile(..., backend='c') and tensor kernels) under "
-    "$EXPRGRAPH_CACHE (default ~/.cache/exprgraph), private to you and capped by $EXPRGRAPH_CACHE_SIZE "
-    "(default 1G). 'info' shows where it is, how much it holds and whether it passes the security checks;"
-    " 'clear' removes every library in it."
-)
+#: what ``exprgraph cache --help`` says: a summary line, then the description
+HELP = """show or clear the build cache of compiled C libraries
+
+The build cache keeps compiled C libraries (compile(..., backend='c') and tensor kernels) under
+$EXPRGRAPH_CACHE (default ~/.cache/exprgraph), private to you and capped by $EXPRGRAPH_CACHE_SIZE
+(default 1G). 'info' shows where it is, how much it holds and whether it passes the security checks;
+'clear' removes every library in it."""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """The ``exprgraph cache`` subcommand."""
-    p = add_command(subparsers, "cache", run, summary=SUMMARY, description=DESCRIPTION)
+    p = add_command(subparsers, "cache", run, HELP)
     p.add_argument("action", choices=("info", "clear"), help="info: show the cache; clear: empty it")
     return p
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ from ..errors import CompileError
 from ..eval import evaluate
 from ..eval.bind import bind_symbols
 
-__all__ = ["CompiledFunction", "check_signature", "bind_inputs"]
+__all__ = ["CompiledFunction", "Built", "check_signature", "bind_inputs"]
 
 
 def check_signature(outputs: Any, inputs: Any) -> tuple[tuple[Term, ...], bool, tuple[Term, ...]]:
@@ -76,6 +77,18 @@ def packed_by_columns(run: Callable[..., Any], n_in: int, n_out: int) -> Callabl
     return packed
 
 
+@dataclass(frozen=True)
+class Built:
+    """What a backend made of a program: the function of the inputs, its source, its packed form, its library."""
+
+    run: Callable[..., Any]
+    source: str
+    #: ``packed(x, out)`` on rows of inputs
+    packed: Callable[..., np.ndarray]
+    #: what owns the native code (the C library, the LLVM engine); None for numpy
+    library: Any = None
+
+
 class CompiledFunction:
     """A callable computing the outputs: ``f(*inputs)``, or ``f(x, out=None)`` when packed.
 
@@ -85,35 +98,27 @@ class CompiledFunction:
 
     def __init__(
         self,
-        run: Callable[..., Any],
-        *,
-        outputs: tuple[Term, ...],
-        inputs: tuple[Term, ...],
-        single: bool,
-        source: str,
+        built: Built,
+        signature: tuple[tuple[Term, ...], bool, tuple[Term, ...]],
         backend: str,
-        packed: Callable[..., np.ndarray] | None = None,
+        *,
+        packed: bool = False,
         options: dict[str, Any] | None = None,
         factory: Callable[..., CompiledFunction] | None = None,
-        library: Any = None,
     ) -> None:
-        self._run = run
-        #: the terms computed, in order
-        self.outputs = outputs
-        #: the input symbols, in the order of the positional arguments (or of the packed columns)
-        self.inputs = inputs
-        #: the generated Python or C source
-        self.source = source
-        #: "numpy" or "c"
-        self.backend = backend
+        #: the terms computed, in order; whether one term (not a list) was compiled; the input
+        #: symbols, in the order of the positional arguments (or of the packed columns)
+        self.outputs, self._single, self.inputs = signature
+        #: "numpy", "c" or "llvm", and the generated Python source, C source or LLVM IR
+        self.backend, self.source = backend, built.source
         #: whether the function takes packed rows (see :func:`exprgraph.compile.compile`)
-        self.packed = packed is not None
-        self._packed = packed
-        self._single = single
+        self.packed = bool(packed)
+        self._run = built.run
+        self._packed = built.packed if packed else None
         self._options = dict(options or {})
         self._factory = factory  # what rebuilds the function from its terms when unpickled
         #: what owns the native code (the C library, the LLVM engine), kept alive with the function
-        self.library = library
+        self.library = built.library
 
     def __call__(self, *args: Any, out: np.ndarray | None = None) -> Any:
         """The outputs' values: one value, or a list for a list of outputs; packed: one float64 array."""

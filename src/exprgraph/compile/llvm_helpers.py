@@ -10,6 +10,32 @@ from __future__ import annotations
 
 import re
 
+# The int64 division helpers share their start: the quotient by 0 is 0 and by -1 is -a (sdiv and
+# srem would trap on INT64_MIN / -1), the remainder by either is 0; otherwise %q is the truncated
+# quotient, or %r the remainder.
+_INT_DIVISION = """  %bz = icmp eq i64 %b, 0
+  br i1 %bz, label %zero, label %nz
+zero:
+  ret i64 0
+nz:
+  %bm1 = icmp eq i64 %b, -1
+  br i1 %bm1, label %negate, label %div
+negate:
+  %n = sub i64 0, %a
+  ret i64 %n
+div:
+  %q = sdiv i64 %a, %b
+"""
+_INT_REMAINDER = """  %bz = icmp eq i64 %b, 0
+  %bm1 = icmp eq i64 %b, -1
+  %trivial = or i1 %bz, %bm1
+  br i1 %trivial, label %zero, label %go
+zero:
+  ret i64 0
+go:
+  %r = srem i64 %a, %b
+"""
+
 _HELPERS: dict[str, str] = {
     "eg_floordiv_d": """define internal double @eg_floordiv_d(double %a, double %b) {
   %bz = fcmp oeq double %b, 0.0
@@ -63,19 +89,9 @@ zero:
   ret double %z
 }""",
     "eg_floordiv_i": """define internal i64 @eg_floordiv_i(i64 %a, i64 %b) {
-  %bz = icmp eq i64 %b, 0
-  br i1 %bz, label %zero, label %nz
-zero:
-  ret i64 0
-nz:
-  %bm1 = icmp eq i64 %b, -1
-  br i1 %bm1, label %negate, label %div
-negate:
-  %n = sub i64 0, %a
-  ret i64 %n
-div:
-  %q = sdiv i64 %a, %b
-  %r = srem i64 %a, %b
+"""
+    + _INT_DIVISION
+    + """  %r = srem i64 %a, %b
   %rnz = icmp ne i64 %r, 0
   %an = icmp slt i64 %a, 0
   %bn = icmp slt i64 %b, 0
@@ -86,15 +102,9 @@ div:
   ret i64 %res
 }""",
     "eg_mod_i": """define internal i64 @eg_mod_i(i64 %a, i64 %b) {
-  %bz = icmp eq i64 %b, 0
-  %bm1 = icmp eq i64 %b, -1
-  %trivial = or i1 %bz, %bm1
-  br i1 %trivial, label %zero, label %go
-zero:
-  ret i64 0
-go:
-  %r = srem i64 %a, %b
-  %rnz = icmp ne i64 %r, 0
+"""
+    + _INT_REMAINDER
+    + """  %rnz = icmp ne i64 %r, 0
   %rn = icmp slt i64 %r, 0
   %bn = icmp slt i64 %b, 0
   %d = xor i1 %rn, %bn
@@ -147,30 +157,14 @@ exit:
   ret double %t
 }""",
     "eg_truncdiv_i": """define internal i64 @eg_truncdiv_i(i64 %a, i64 %b) {
-  %bz = icmp eq i64 %b, 0
-  br i1 %bz, label %zero, label %nz
-zero:
-  ret i64 0
-nz:
-  %bm1 = icmp eq i64 %b, -1
-  br i1 %bm1, label %negate, label %div
-negate:
-  %n = sub i64 0, %a
-  ret i64 %n
-div:
-  %q = sdiv i64 %a, %b
-  ret i64 %q
+"""
+    + _INT_DIVISION
+    + """  ret i64 %q
 }""",
     "eg_fmod_i": """define internal i64 @eg_fmod_i(i64 %a, i64 %b) {
-  %bz = icmp eq i64 %b, 0
-  %bm1 = icmp eq i64 %b, -1
-  %trivial = or i1 %bz, %bm1
-  br i1 %trivial, label %zero, label %go
-zero:
-  ret i64 0
-go:
-  %r = srem i64 %a, %b
-  ret i64 %r
+"""
+    + _INT_REMAINDER
+    + """  ret i64 %r
 }""",
     "eg_pow_dd": """define internal double @eg_pow_dd(double %a, double %b) {
   %half = fcmp oeq double %b, 0.5

@@ -13,7 +13,8 @@ from .builders import pow as pow  # noqa: A004 - an attribute only: __all__ has 
 from .builders import sum as sum  # noqa: A004 - an attribute only: __all__ has sum_
 from .dtypes import BOOL, DTYPES, FLOAT32, FLOAT64, INT64, as_dtype, promote
 from .latex import latex
-from .leaves import ConstArray, Symbol, as_dim, as_shape, const, symbols
+from .leaves import *  # noqa: F403
+from .leaves import __all__ as _leaves_all
 from .op import Op, as_term, get_op, ops, register_op
 from .parsing import parse, tokenize
 from .printing import dformat, dprint, to_dot, to_infix, to_repr
@@ -28,12 +29,7 @@ __all__ = [
     "get_op",
     "ops",
     "as_term",
-    "Symbol",
-    "symbols",
-    "const",
-    "ConstArray",
-    "as_dim",
-    "as_shape",
+    *_leaves_all,
     "BOOL",
     "INT64",
     "FLOAT64",

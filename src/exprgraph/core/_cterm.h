@@ -129,6 +129,10 @@ stamp(TermObject *t, uint64_t epoch, int bits)
 
 /* 1: the walk began (end it with walk_end); 0: another walk runs; -1: an error */
 int walk_begin(Walk *w, PyObject *outs, PyObject *targets);
+/* the outputs (any sequence) as a tuple, a walk begun from them to the targets (any iterable; its
+   terms are marked): release the tuple after walk_end. NULL on an error, or with *busy set when
+   another walk runs (then answer NotImplemented) */
+PyObject *walk_outputs(Walk *w, PyObject *outputs, PyObject *targets, int *busy);
 /* clear the scratch of the walked nodes and end the walk */
 void walk_end(Walk *w);
 PyObject *marked_live_order(PyObject *module, PyObject *const *args, Py_ssize_t nargs);

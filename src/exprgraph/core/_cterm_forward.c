@@ -137,17 +137,12 @@ marked_forward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "forward(outputs, seeds: dict, pusher), once configured");
         return NULL;
     }
-    PyObject *outs = PySequence_Tuple(args[0]), *seeds = args[1], *result = NULL;
-    PyObject *targets = outs == NULL ? NULL : PyFrozenSet_New(seeds);
-    Walk w = {0, NULL, 0};
-    int began = targets == NULL ? -1 : walk_begin(&w, outs, targets);
-    Py_XDECREF(targets);
-    if (began <= 0) {
-        Py_XDECREF(outs);
-        if (began < 0)
-            return NULL;
-        Py_RETURN_NOTIMPLEMENTED;
-    }
+    PyObject *seeds = args[1], *result = NULL;
+    Walk w;
+    int busy;
+    PyObject *outs = walk_outputs(&w, args[0], seeds, &busy); /* the targets: the seeds' keys */
+    if (outs == NULL)
+        return busy ? Py_NewRef(Py_NotImplemented) : NULL;
     for (Py_ssize_t k = 0; k < w.n; k++) { /* the seeds of the live variables */
         TermObject *node = w.order[k];
         if (marks(node, w.epoch) & M_TARGET) {

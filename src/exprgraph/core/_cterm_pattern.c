@@ -16,19 +16,12 @@ marked_dependency_sets(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     Py_ssize_t limit = PyLong_AsSsize_t(args[2]);
     if (limit == -1 && PyErr_Occurred())
         return NULL;
-    PyObject *outs = PySequence_Tuple(args[0]);
+    PyObject *result = NULL;
+    Walk w;
+    int busy;
+    PyObject *outs = walk_outputs(&w, args[0], columns, &busy); /* the targets: the columns' keys */
     if (outs == NULL)
-        return NULL;
-    PyObject *result = NULL, *targets = PyFrozenSet_New(columns);
-    Walk w = {0, NULL, 0};
-    int began = targets == NULL ? -1 : walk_begin(&w, outs, targets);
-    Py_XDECREF(targets);
-    if (began <= 0) {
-        Py_DECREF(outs);
-        if (began < 0)
-            return NULL;
-        Py_RETURN_NOTIMPLEMENTED;
-    }
+        return busy ? Py_NewRef(Py_NotImplemented) : NULL;
     uint64_t epoch = w.epoch;
     Py_ssize_t built = 0;
     for (Py_ssize_t k = 0; k < w.n; k++) {

@@ -21,11 +21,13 @@ typedef struct {
     int *operands;    /* registers */
 } Instr;
 
+#define SIG_HEAD 4 /* op, attr, gradient dtype, rule */
+
 typedef struct Template {
-    /* the signature (with the rule recorded: a rule replaced later is recorded anew) */
-    PyObject *op, *attr, *gdtype, *rule;
+    /* the signature, owned: op, attr, the gradient's dtype and the rule (a rule replaced later is
+       recorded anew), then a key per operand (its dtype, or a constant's term or marker) */
+    PyObject *sig[SIG_HEAD + MAX_RECORDED];
     int nargs;
-    PyObject *keys[8];
     Py_hash_t hash;
     struct Template *next;
     /* the program; direct = 1 when the rule is called instead */
@@ -40,14 +42,11 @@ static Template *TBuckets[1024];
 static int NTemplates = 0;
 
 static Py_hash_t
-signature_hash(PyObject *op, PyObject *attr, PyObject *const *keys, int n, PyObject *gdtype)
+signature_hash(PyObject *const *sig, int n)
 {
-    Py_uhash_t h = (Py_uhash_t)((uintptr_t)op >> 4);
-    h = mix(h, (Py_uhash_t)((uintptr_t)attr >> 4));
+    Py_uhash_t h = (Py_uhash_t)n;
     for (int i = 0; i < n; i++)
-        h = mix(h, (Py_uhash_t)((uintptr_t)keys[i] >> 4));
-    h = mix(h, (Py_uhash_t)n);
-    h = mix(h, (Py_uhash_t)((uintptr_t)gdtype >> 4));
+        h = mix(h, (Py_uhash_t)((uintptr_t)sig[i] >> 4));
     return (Py_hash_t)h;
 }
 
@@ -164,12 +163,8 @@ free_template(Template *t)
         PyMem_Free(t->code);
     }
     PyMem_Free(t->outputs);
-    Py_XDECREF(t->op);
-    Py_XDECREF(t->attr);
-    Py_XDECREF(t->gdtype);
-    Py_XDECREF(t->rule);
-    for (int i = 0; i < t->nargs; i++)
-        Py_XDECREF(t->keys[i]);
+    for (int i = 0; i < SIG_HEAD + t->nargs; i++)
+        Py_XDECREF(t->sig[i]);
     PyMem_Free(t);
 }
 
@@ -185,7 +180,7 @@ find_template(PyObject *node, PyObject *g, PyObject *rule)
     PyObject *op = TERM(node)->op;
     PyObject *reads = OP_SLOT(op, OffReadsConsts);
     int read_values = reads != NULL && PyObject_IsTrue(reads) == 1;
-    PyObject *keys[MAX_RECORDED];
+    PyObject *sig[SIG_HEAD + MAX_RECORDED], **keys = sig + SIG_HEAD;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = PyTuple_GET_ITEM(args, i);
         if (PyTuple_GET_SIZE(TERM(a)->shape) != 0)
@@ -203,17 +198,19 @@ find_template(PyObject *node, PyObject *g, PyObject *rule)
     int dg = dtype_index(TERM(g)->dtype);
     if (dg < 0)
         return NULL;
-    PyObject *gdtype = DtypeNames[dg];
-    PyObject *attr = TERM(node)->attr;
-    Py_hash_t h = signature_hash(op, attr, keys, (int)n, gdtype);
-    h = (Py_hash_t)mix((Py_uhash_t)h, (Py_uhash_t)((uintptr_t)rule >> 4));
+    sig[0] = op;
+    sig[1] = TERM(node)->attr;
+    sig[2] = DtypeNames[dg];
+    sig[3] = rule;
+    int nsig = SIG_HEAD + (int)n;
+    Py_hash_t h = signature_hash(sig, nsig);
     size_t b = (size_t)h & 1023;
     for (Template *t = TBuckets[b]; t != NULL; t = t->next) {
-        if (t->hash != h || t->op != op || t->attr != attr || t->gdtype != gdtype || t->nargs != n || t->rule != rule)
+        if (t->hash != h || t->nargs != n)
             continue;
         int same = 1;
-        for (Py_ssize_t i = 0; i < n && same; i++)
-            same = t->keys[i] == keys[i];
+        for (int i = 0; i < nsig && same; i++)
+            same = t->sig[i] == sig[i];
         if (same)
             return t;
     }
@@ -224,19 +221,9 @@ find_template(PyObject *node, PyObject *g, PyObject *rule)
         PyErr_NoMemory();
         return NULL;
     }
-    t->op = op;
-    t->attr = attr;
-    t->gdtype = gdtype;
-    t->rule = rule;
-    Py_INCREF(rule);
-    Py_INCREF(op);
-    Py_INCREF(attr);
-    Py_INCREF(gdtype);
     t->nargs = (int)n;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        t->keys[i] = keys[i];
-        Py_INCREF(keys[i]);
-    }
+    for (int i = 0; i < nsig; i++)
+        t->sig[i] = Py_NewRef(sig[i]);
     t->hash = h;
     PyObject *program = PyObject_CallFunctionObjArgs(Recorder, node, g, NULL);
     if (program == NULL) {

@@ -128,6 +128,22 @@ walk_begin(Walk *w, PyObject *outs, PyObject *targets)
     return 1;
 }
 
+PyObject *
+walk_outputs(Walk *w, PyObject *outputs, PyObject *targets, int *busy)
+{
+    *busy = 0;
+    PyObject *outs = PySequence_Tuple(outputs);
+    if (outs == NULL)
+        return NULL;
+    int began = walk_begin(w, outs, targets);
+    if (began <= 0) {
+        *busy = began == 0;
+        Py_DECREF(outs);
+        return NULL;
+    }
+    return outs;
+}
+
 void
 walk_end(Walk *w)
 {
@@ -221,17 +237,11 @@ marked_live_order(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "live_order(outputs, targets: set)");
         return NULL;
     }
-    PyObject *outs = PySequence_Tuple(args[0]);
-    if (outs == NULL)
-        return NULL;
     Walk w;
-    int began = walk_begin(&w, outs, args[1]);
-    if (began <= 0) {
-        Py_DECREF(outs);
-        if (began < 0)
-            return NULL;
-        Py_RETURN_NOTIMPLEMENTED;
-    }
+    int busy;
+    PyObject *outs = walk_outputs(&w, args[0], args[1], &busy);
+    if (outs == NULL)
+        return busy ? Py_NewRef(Py_NotImplemented) : NULL;
     PyObject *order = PyList_New(w.n), *live = PySet_New(NULL), *result = NULL;
     if (order == NULL || live == NULL)
         goto out;

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import keyword
-import math
-import re
 from typing import Any
 
 import numpy as np
 
 from ..errors import ShapeError
-from . import shapes, tokens
+from . import shapes
 from .dtypes import BOOL, FLOAT32, FLOAT64, INT64, INT64_MAX, INT64_MIN, as_dtype, dtype_of_value
 from .term import REGISTRY, Term, hooks
+from .tokens import CONSTANT_NAMES, RESERVED_NAMES, check_name
 
 __all__ = [
     "Symbol",
@@ -21,36 +19,7 @@ __all__ = [
     "ConstArray",
     "as_dim",
     "as_shape",
-    "RESERVED_NAMES",
-    "CONSTANT_NAMES",
-    "NAME",
-    "check_name",
 ]
-
-#: names the parser reads as something else, so no symbol may take them
-RESERVED_NAMES = frozenset({"inf", "nan", "True", "False", "None", *keyword.kwlist})
-
-#: names the parser reads as float64 constants, so no float64 symbol may take them (an int64 or
-#: bool symbol may: a dimension called ``e`` is read back by ``parse(text, dtype="int64")``)
-CONSTANT_NAMES = {"pi": math.pi, "e": math.e}
-
-#: the text the parser reads as one name: word characters (Unicode letters and digits, ``_``), not
-#: starting with a digit. A symbol name must be all of one such token, so ``parse(str(t)) is t``.
-NAME = re.compile(tokens.NAME)
-
-
-def check_name(name: Any) -> str:
-    """``name`` when it can name a symbol (an identifier the parser reads back whole), else ValueError."""
-    if not isinstance(name, str) or not name.isidentifier() or name in RESERVED_NAMES:
-        raise ValueError(f"a symbol name must be an identifier that is not reserved, not {name!r}")
-    if NAME.fullmatch(name) is None:
-        # an identifier with a combining mark or a connector the tokenizer does not read as a word
-        # character (such as "e\u0301" or "a\u00b7b"): printed, it would not parse back as this name
-        raise ValueError(
-            f"the symbol name {name!r} would not read back from printed text: use letters, digits and '_' "
-            "(for accented letters, the composed form: unicodedata.normalize('NFC', name))"
-        )
-    return name
 
 
 class ConstArray:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .declare import _call, _infix
+from .declare import _call, _infix, _prefix
 from .dtypes import FLOAT32, FLOAT64, INT64
 from .grad_tools import _O, _no_grad, _one, negate, product, times
 from .inference import arith, real
@@ -338,21 +338,17 @@ _infix(
 )
 
 
-register_op(
-    Op(
-        "neg",
-        1,
-        arith,
-        ufunc=np.negative,
-        notation="prefix",
-        symbol="-",
-        precedence=PREC_UNARY,
-        c_render="(-{0})",
-        grad=_grad_neg,
-        llvm={FLOAT64: "fneg double {0}", FLOAT32: "fneg float {0}", INT64: "sub i64 0, {0}"},
-        counts_bools=True,
-        doc="Negation.",
-    )
+_prefix(
+    "neg",
+    "-",
+    PREC_UNARY,
+    arith,
+    np.negative,
+    "(-{0})",
+    grad=_grad_neg,
+    llvm={FLOAT64: "fneg double {0}", FLOAT32: "fneg float {0}", INT64: "sub i64 0, {0}"},
+    counts_bools=True,
+    doc="Negation.",
 )
 
 

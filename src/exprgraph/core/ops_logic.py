@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from .declare import _call, _infix, _nary
+from .declare import _call, _infix, _nary, _prefix
 from .dtypes import BOOL, INT64
 from .grad_tools import _O, _no_grad, _zero
 from .inference import boolean, same, where_rule
 from .llvm_ir import _ir_compare, _ir_each, _ir_math2
-from .op import PREC_AND, PREC_CMP, PREC_NOT, PREC_OR, Op, register_op
+from .op import PREC_AND, PREC_CMP, PREC_NOT, PREC_OR
 from .term import Term
 
 
@@ -190,21 +190,17 @@ _infix(
 )
 
 
-register_op(
-    Op(
-        "logical_not",
-        1,
-        boolean,
-        ufunc=np.logical_not,
-        notation="prefix",
-        symbol="not",
-        precedence=PREC_NOT,
-        c_render="(!{0})",
-        grad=_no_grad,
-        llvm={BOOL: "xor i1 {0}, true"},
-        logical=True,
-        doc="Logical not.",
-    )
+_prefix(
+    "logical_not",
+    "not",
+    PREC_NOT,
+    boolean,
+    np.logical_not,
+    "(!{0})",
+    grad=_no_grad,
+    llvm={BOOL: "xor i1 {0}, true"},
+    logical=True,
+    doc="Logical not.",
 )
 
 

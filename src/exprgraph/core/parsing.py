@@ -17,11 +17,11 @@ import numpy as np
 
 from ..errors import ParseError
 from .dtypes import FLOAT32, FLOAT64, as_dtype
-from .leaves import CONSTANT_NAMES, Symbol, const
+from .leaves import Symbol, const
 from .notation import binds_tighter_than_sign, infix_ops
 from .op import Op, get_op, ops
 from .term import Term, hooks
-from .tokens import scan, tokenize
+from .tokens import CONSTANT_NAMES, scan, tokenize
 
 __all__ = ["parse", "tokenize", "scan"]
 

@@ -15,19 +15,55 @@ its position, with the caret line. Imports only :mod:`exprgraph.errors`.
 
 from __future__ import annotations
 
+import keyword
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import ParseError
 
-__all__ = ["Lexicon", "EXPRESSION", "NUMBER", "NAME", "scan", "tokenize"]
+__all__ = [
+    "Lexicon",
+    "EXPRESSION",
+    "NUMBER",
+    "NAME",
+    "RESERVED_NAMES",
+    "CONSTANT_NAMES",
+    "check_name",
+    "scan",
+    "tokenize",
+]
 
 #: a number: ASCII digits, a fraction and an exponent (``1``, ``1.``, ``.5``, ``2.5e-3``)
 NUMBER = r"(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?"
 #: a name: a run of word characters not starting with a digit (Unicode letters included, so
-#: every name Symbol() accepts reads back: leaves.NAME is this pattern, compiled)
+#: every name Symbol() accepts reads back: a symbol's name must be one such token)
 NAME = r"[^\W\d]\w*"
+_NAME = re.compile(NAME)
+
+#: names the parser reads as something else, so no symbol may take them
+RESERVED_NAMES = frozenset({"inf", "nan", "True", "False", "None", *keyword.kwlist})
+
+#: names the parser reads as float64 constants, so no float64 symbol may take them (an int64 or
+#: bool symbol may: a dimension called ``e`` is read back by ``parse(text, dtype="int64")``)
+CONSTANT_NAMES = {"pi": math.pi, "e": math.e}
+
+
+def check_name(name: Any) -> str:
+    """``name`` when it can name a symbol (an identifier the parser reads back whole), else ValueError."""
+    if not isinstance(name, str) or not name.isidentifier() or name in RESERVED_NAMES:
+        raise ValueError(f"a symbol name must be an identifier that is not reserved, not {name!r}")
+    if _NAME.fullmatch(name) is None:
+        # an identifier with a combining mark or a connector the tokenizer does not read as a word
+        # character (such as "e\u0301" or "a\u00b7b"): printed, it would not parse back as this name
+        raise ValueError(
+            f"the symbol name {name!r} would not read back from printed text: use letters, digits and '_' "
+            "(for accented letters, the composed form: unicodedata.normalize('NFC', name))"
+        )
+    return name
+
 
 Token = tuple[str, str, int]
 

@@ -15,17 +15,16 @@ __all__ = ["add_parser", "run", "MAX_ORDER"]
 MAX_ORDER = 8
 
 
-#: what ``exprgraph diff --help`` says
-SUMMARY = "differentiate an expression symbolically"
-DESCRIPTION = (
-    "Print the partial derivatives of EXPR (simplified unless --raw). With --order N, every partial of "
-    "order N over the chosen variables (d2f/dxdy, ...). With --at, also their values."
-)
+#: what ``exprgraph diff --help`` says: a summary line, then the description
+HELP = """differentiate an expression symbolically
+
+Print the partial derivatives of EXPR (simplified unless --raw). With --order N, every partial of
+order N over the chosen variables (d2f/dxdy, ...). With --at, also their values."""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """The ``exprgraph diff`` subcommand."""
-    p = add_command(subparsers, "diff", run, summary=SUMMARY, description=DESCRIPTION, expr="one")
+    p = add_command(subparsers, "diff", run, HELP, expr="one")
     p.add_argument(
         "--wrt",
         action="append",

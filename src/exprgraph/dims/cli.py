@@ -19,18 +19,17 @@ __all__ = ["add_parser", "run_simplify", "run_eval"]
 _ASSIGN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([-+]?\d+)\s*\Z")
 
 
-#: what ``exprgraph dims --help`` says
-SUMMARY = "simplify or evaluate a dimension expression"
-DESCRIPTION = (
-    "Dimension expressions: integers, names, + - * // %, ^ (max), & (min), calls: CeilToInt(n, d), "
-    "Max(...), Min(...), torch's FloorDiv, CeilDiv, ModularIndexing, PythonMod..., sympy's floor(a/b), "
-    "ceiling(a/b); any other NAME(args) is an opaque function."
-)
+#: what ``exprgraph dims --help`` says: a summary line, then the description
+HELP = """simplify or evaluate a dimension expression
+
+Dimension expressions: integers, names, + - * // %, ^ (max), & (min), calls: CeilToInt(n, d),
+Max(...), Min(...), torch's FloorDiv, CeilDiv, ModularIndexing, PythonMod..., sympy's floor(a/b),
+ceiling(a/b); any other NAME(args) is an opaque function."""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``dims`` command (with ``simplify`` and ``eval``) to an argparse subparsers object."""
-    p = add_command(subparsers, "dims", _need_action, summary=SUMMARY, description=DESCRIPTION)
+    p = add_command(subparsers, "dims", _need_action, HELP)
     sub = p.add_subparsers(dest="dims_command", metavar="ACTION", required=True)
     s = sub.add_parser("simplify", help="print the canonical form", description="Print the simplified EXPR.")
     s.add_argument("expr", metavar="EXPR", help="a dimension expression, e.g. '(seq+7)//8*8'")

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..core.op import get_op
 from ..core.term import Term
 from .context import Context
 from .division import floordiv_const, mod_const, mod_poly
@@ -36,15 +35,11 @@ from .normal import (
     p_is_const,
     p_mul,
 )
-from .terms import live_term
+from .terms import FLOORDIV, MAX, MIN, MOD, live_term
 
 __all__ = ["combine_terms", "may_combine"]
 
-_FLOORDIV: Final = get_op("floordiv")
-_MOD: Final = get_op("mod")
-_MAX: Final = get_op("maximum")
-_MIN: Final = get_op("minimum")
-_OPS: Final = (_FLOORDIV, _MOD, _MAX)
+_OPS: Final = (FLOORDIV, MOD, MAX)
 
 #: largest constant divisor k for which Hermite's identity (k terms) is tried
 MAX_HERMITE: Final = 64
@@ -115,14 +110,14 @@ def _rules(p: Poly, ctx: Context) -> bool:
             for a, e in m:
                 if e != 1 or a.op not in _OPS or a not in ctx.atom_args:
                     continue
-                if a.op is _FLOORDIV:
+                if a.op is FLOORDIV:
                     divisions = True
                 rest = mono_div(m, ((a, 1),))
                 if rest is None:  # never: a divides m
                     continue
-                if a.op is _MOD:
+                if a.op is MOD:
                     changed = _absorb_mod(p, m, c, a, rest, ctx)
-                elif a.op is _FLOORDIV:
+                elif a.op is FLOORDIV:
                     changed = _form_mod(p, m, c, a, rest, ctx)
                 else:
                     changed = _max_plus_min(p, m, c, a, rest, ctx)
@@ -238,11 +233,11 @@ def _divisions_and_modulos(p: Poly, ctx: Context) -> tuple[set[frozenset], list[
         for a, e in m:
             if e != 1:
                 continue
-            if a.op is _MOD:
+            if a.op is MOD:
                 args = ctx.atom_args.get(a)
                 if args is not None:
                     mod_divisors.add(frozenset(args[1].items()))
-            elif a.op is _FLOORDIV and a in ctx.atom_args:
+            elif a.op is FLOORDIV and a in ctx.atom_args:
                 rest = mono_div(m, ((a, 1),))
                 if rest is not None:
                     divisions.append((a, rest))
@@ -298,7 +293,7 @@ def _absorb_mod(p: Poly, m: Mono, c: int, mod: Term, rest: Mono, ctx: Context) -
     x, q = ctx.atom_args[mod]
     if not q:
         return False  # x % 0 stays as it is
-    div = live_term(_FLOORDIV, mod.args)
+    div = live_term(FLOORDIV, mod.args)
     quotient_part = None if div is None else p_mul(q, {mono_mul(rest, ((div, 1),)): c}, ctx.budget)
     if quotient_part is None or not _contains(p, quotient_part):
         # x//q may be in p only in its canonical form ((w//4)//5 is w//20)
@@ -335,7 +330,7 @@ def _has_division(x: Poly) -> bool:
     """Whether a term of ``x`` holds a floor division."""
     for m in x:
         for a, _ in m:
-            if a.op is _FLOORDIV:
+            if a.op is FLOORDIV:
                 return True
     return False
 
@@ -351,7 +346,7 @@ def _merged_quotient_part(p: Poly, c: int, x: Poly, q: Poly, rest: Mono, ctx: Co
         return None
     k = c * qv
     for m, v in p.items():  # (a cheap look for a quotient c*q*rest*(y//r) before building x//q)
-        if v % k == 0 and any(a.op is _FLOORDIV and mono_div(m, ((a, 1),)) == rest for a, _ in m):
+        if v % k == 0 and any(a.op is FLOORDIV and mono_div(m, ((a, 1),)) == rest for a, _ in m):
             break
     else:
         return None
@@ -372,7 +367,7 @@ def _form_mod_merged(p: Poly, a: int, div: Term, rest: Mono, ctx: Context) -> bo
         if a % k or -a // k < 2:
             continue
         for x, e in m2:
-            if e != 1 or x.op is not _FLOORDIV or x is div or x not in ctx.atom_args:
+            if e != 1 or x.op is not FLOORDIV or x is div or x not in ctx.atom_args:
                 continue
             if mono_div(m2, ((x, 1),)) != rest:
                 continue
@@ -419,7 +414,7 @@ def _max_plus_min(p: Poly, m: Mono, c: int, mx: Term, rest: Mono, ctx: Context) 
     args = ctx.atom_args[mx]
     if len(args) != 2:
         return False
-    mn = live_term(_MIN, mx.args)
+    mn = live_term(MIN, mx.args)
     if mn is None:
         return False  # min(a, b) is in no polynomial, so not in p
     m2 = mono_mul(rest, ((mn, 1),))

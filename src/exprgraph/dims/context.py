@@ -15,18 +15,17 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..core.op import Op, get_op
+from ..core.op import Op
 from ..core.term import Term
 from .normal import Budget, Mono, Poly, defer_key, inner_term, p_add_into, p_atom
 from .polyprint import atom_text
 from .ranges import INF, UNBOUNDED, Range, r_mul, r_pow
-from .terms import TERM, make_term
+from .terms import SYMBOL, TERM, make_term
 
 __all__ = ["Context", "context", "CACHE_LIMIT"]
 
 CACHE_LIMIT: Final = 200_000
 
-_SYMBOL: Final = get_op("symbol")
 #: the printer of atoms, as a module constant (the compiled build keeps it in a C static)
 _ATOM_TEXT: Final = atom_text
 
@@ -156,7 +155,7 @@ class Context:
         r = self.ranges.get(atom)
         if r is not None:
             return r
-        if atom.op is not _SYMBOL:
+        if atom.op is not SYMBOL:
             return UNBOUNDED
         r = self.name_ranges.get(atom, self.name_range) if self.custom else self.name_range
         self.ranges[atom] = r  # a name's range never changes in a context: read once
@@ -207,7 +206,7 @@ class Context:
         """Range of a monomial that is not one atom to the power 1."""
         if not self.custom:
             for a, _ in m:
-                if a.op is not _SYMBOL:
+                if a.op is not SYMBOL:
                     break
             else:
                 # a product of names >= n (n = 0 or 1) and powers of them lies in [n, INF)

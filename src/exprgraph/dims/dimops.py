@@ -14,7 +14,7 @@ from ..core.op import get_op
 from ..core.term import Term
 from .parse import parse_expression
 from .simplify import simplify_term
-from .terms import dim_const
+from .terms import CONST, SUB, dim_const
 from .unparse import unparse
 
 __all__ = [
@@ -32,8 +32,6 @@ __all__ = [
 
 #: a dimension: a concrete size, an expression string or an int64 term
 DimType = int | str | Term
-
-_CONST = get_op("const")
 
 
 def _term(d: Any) -> Term:
@@ -58,7 +56,7 @@ def _apply(op_name: str, ints: Callable[[int, int], int], dims: tuple) -> DimTyp
     for t in terms[1:]:
         acc_term = Term(op, (acc_term, t))
     top = simplify_term(acc_term)
-    if top.op is _CONST:
+    if top.op is CONST:
         return int(top.attr)
     if any(isinstance(d, str) for d in dims):
         return unparse(top)
@@ -131,7 +129,7 @@ def dim_equal(a: DimType, b: DimType) -> bool | None:
     """
     if a.__class__ is int and b.__class__ is int:
         return a == b
-    diff = simplify_term(Term(get_op("sub"), (_term(a), _term(b))))
-    if diff.op is _CONST:
+    diff = simplify_term(Term(SUB, (_term(a), _term(b))))
+    if diff.op is CONST:
         return diff.attr == 0
     return None

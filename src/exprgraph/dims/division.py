@@ -11,7 +11,6 @@ import math
 from math import lcm
 from typing import Final
 
-from ..core.op import get_op
 from .context import Context
 from .factored import exact_quotient
 from .normal import (
@@ -31,7 +30,7 @@ from .normal import (
     p_sub,
 )
 from .ranges import UNBOUNDED, fdiv, r_floordiv, r_mod
-from .terms import CEIL_DIV, INT64_MAX
+from .terms import CEIL_DIV, FLOORDIV, INT64_MAX, MOD
 
 __all__ = [
     "floordiv_poly",
@@ -43,8 +42,6 @@ __all__ = [
     "coefficient_gcd",
 ]
 
-_FLOORDIV: Final = get_op("floordiv")
-_MOD: Final = get_op("mod")
 #: math.gcd as a module constant (the compiled build keeps it in a C static)
 _GCD: Final = math.gcd
 
@@ -122,12 +119,12 @@ def floordiv_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
         rng = (lo, hi)
         # (x//r + c)//q -> (x + c*r)//(r*q) for q > 0
         atom, c = ctx.single_atom(s)
-        if atom is not None and atom.op is _FLOORDIV and atom in ctx.atom_args:
+        if atom is not None and atom.op is FLOORDIV and atom in ctx.atom_args:
             x, r = ctx.atom_args[atom]
             inner = floordiv_poly(p_add(x, p_scale(r, c)), p_mul(r, q, ctx.budget), ctx)
             p_add_into(out, inner)
             return out
-    p_add_into(out, ctx.atom(_FLOORDIV, (s, q), rng))
+    p_add_into(out, ctx.atom(FLOORDIV, (s, q), rng))
     return out
 
 
@@ -179,7 +176,7 @@ def _divided_terms(s: Poly, g: int, const: int) -> Poly:
 def floordiv_const(p: Poly, q: int, ctx: Context) -> Poly:
     """Polynomial of ``p // q`` for an integer ``q``."""
     if q == 0:
-        return ctx.atom(_FLOORDIV, (p, {}), UNBOUNDED)  # a zero divisor leaves the term alone
+        return ctx.atom(FLOORDIV, (p, {}), UNBOUNDED)  # a zero divisor leaves the term alone
     if q < 0:
         p, q = p_scale(p, -1), -q  # p//(-q) -> (-p)//q
     out: Poly = {}
@@ -217,7 +214,7 @@ def floordiv_const(p: Poly, q: int, ctx: Context) -> Poly:
         return out
     # (x//r + c)//q -> (x + c*r)//(r*q) for q > 0
     atom, c = ctx.single_atom(s)
-    if atom is not None and atom.op is _FLOORDIV and atom in ctx.atom_args:
+    if atom is not None and atom.op is FLOORDIV and atom in ctx.atom_args:
         x, r = ctx.atom_args[atom]
         if p_is_const(r):
             rv = p_const_value(r)
@@ -227,7 +224,7 @@ def floordiv_const(p: Poly, q: int, ctx: Context) -> Poly:
         else:
             p_add_into(out, floordiv_poly(p_add(x, p_scale(r, c)), p_scale(r, q), ctx))
             return out
-    p_add_into(out, ctx.atom(_FLOORDIV, (s, p_const(q)), (k1, k2)))
+    p_add_into(out, ctx.atom(FLOORDIV, (s, p_const(q)), (k1, k2)))
     return out
 
 
@@ -268,10 +265,10 @@ def mod_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
         if sr[0] >= 0 and ctx.range_of(p_sub(q, s))[0] >= 1:
             return dict(s)  # 0 <= s < q: s % q -> s
         atom, c = ctx.single_atom(s)
-        if atom is not None and c == 0 and atom.op is _MOD and atom in ctx.atom_args and ctx.atom_args[atom][1] == q:
+        if atom is not None and c == 0 and atom.op is MOD and atom in ctx.atom_args and ctx.atom_args[atom][1] == q:
             return dict(s)  # (x % q) % q -> x % q
         rng = r_mod(sr, qr)
-    return ctx.atom(_MOD, (s, q), rng)
+    return ctx.atom(MOD, (s, q), rng)
 
 
 def _reduce_nested_mods(p: Poly, q: int, ctx: Context) -> Poly | None:
@@ -279,7 +276,7 @@ def _reduce_nested_mods(p: Poly, q: int, ctx: Context) -> Poly | None:
     out: Poly | None = None
     for m, c in p.items():
         for a, e in m:
-            if e == 1 and a.op is _MOD and a in ctx.atom_args:
+            if e == 1 and a.op is MOD and a in ctx.atom_args:
                 x, r = ctx.atom_args[a]
                 if p_is_const(r) and p_const_value(r) % q == 0 and p_const_value(r) > 0:
                     if out is None:
@@ -294,7 +291,7 @@ def _reduce_nested_mods(p: Poly, q: int, ctx: Context) -> Poly | None:
 def mod_const(p: Poly, q: int, ctx: Context) -> Poly:
     """Polynomial of ``p % q`` for an integer ``q``."""
     if q == 0:
-        return ctx.atom(_MOD, (p, {}), UNBOUNDED)  # a zero divisor leaves the term alone
+        return ctx.atom(MOD, (p, {}), UNBOUNDED)  # a zero divisor leaves the term alone
     if q < 0:
         return p_scale(mod_const(p_scale(p, -1), -q, ctx), -1)  # p % (-q) -> -((-p) % q)
     out: Poly = {}
@@ -334,7 +331,7 @@ def mod_const(p: Poly, q: int, ctx: Context) -> Poly:
                 slo, shi = ctx.range_of(spelling)
                 result = _in_one_period(spelling, slo, shi, q)
     if result is None:
-        result = ctx.atom(_MOD, (s, p_const(q)), r_mod((lo, hi), (q, q)))
+        result = ctx.atom(MOD, (s, p_const(q)), r_mod((lo, hi), (q, q)))
     p_add_into(out, result, scale)
     return out
 

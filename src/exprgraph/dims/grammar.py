@@ -23,7 +23,7 @@ from ..core.notation import SYNTAX, operand_need
 from ..core.op import Op, get_op
 from ..core.tokens import Lexicon
 from ..errors import DimExpressionError
-from .terms import BROADCAST, CEIL_DIV
+from .terms import ADD, BROADCAST, CEIL_DIV, FLOORDIV, MAX, MIN, MOD, MUL, NEG, SUB
 
 __all__ = [
     "LEXICON",
@@ -51,28 +51,20 @@ LEXICON: Final = Lexicon(
     error=DimExpressionError,
 )
 
-_ADD: Final = get_op("add")
-_SUB: Final = get_op("sub")
-_MUL: Final = get_op("mul")
-_FLOORDIV: Final = get_op("floordiv")
-_MOD: Final = get_op("mod")
-_NEG: Final = get_op("neg")
-_MAX: Final = get_op("maximum")
-_MIN: Final = get_op("minimum")
 
 # binding powers, loosest first: ^, &, + -, * // %, unary minus, a name, a number or a call
-P_ADD: Final[int] = _ADD.precedence
-P_MUL: Final[int] = _MUL.precedence
-P_UNARY: Final[int] = _NEG.precedence
+P_ADD: Final[int] = ADD.precedence
+P_MUL: Final[int] = MUL.precedence
+P_UNARY: Final[int] = NEG.precedence
 P_ATOM: Final[int] = SYNTAX["call"]
 P_MIN: Final[int] = P_ADD - 1
 P_MAX: Final[int] = P_ADD - 2
 
 #: op -> (spelling, binding power) of the infix operators
 INFIX_OPS: Final[dict[Op, tuple[str, int]]] = {
-    **{op: (op.symbol, op.precedence) for op in (_ADD, _SUB, _MUL, _FLOORDIV, _MOD)},
-    _MAX: ("^", P_MAX),
-    _MIN: ("&", P_MIN),
+    **{op: (op.symbol, op.precedence) for op in (ADD, SUB, MUL, FLOORDIV, MOD)},
+    MAX: ("^", P_MAX),
+    MIN: ("&", P_MIN),
 }
 
 #: marks the operator ``/``, read only as the argument of a rounding call (floor(a/b))
@@ -90,21 +82,21 @@ CALLS: Final[dict[str, tuple[Op, int, int | None]]] = {
     "CeilToInt": (CEIL_DIV, 2, 2),
     "ceil_div": (CEIL_DIV, 2, 2),
     "CeilDiv": (CEIL_DIV, 2, 2),  # torch
-    "Max": (_MAX, 1, None),
-    "max": (_MAX, 1, None),
-    "Min": (_MIN, 1, None),
-    "min": (_MIN, 1, None),
-    "FloorDiv": (_FLOORDIV, 2, 2),  # torch: a//b
-    "CleanDiv": (_FLOORDIV, 2, 2),  # torch: a/b known to be exact, so a//b
-    "PythonMod": (_MOD, 2, 2),  # torch: a%b
-    "Mod": (_MOD, 2, 2),  # torch (for a >= 0, b > 0, where C's and Python's % agree) and sympy: a%b
+    "Max": (MAX, 1, None),
+    "max": (MAX, 1, None),
+    "Min": (MIN, 1, None),
+    "min": (MIN, 1, None),
+    "FloorDiv": (FLOORDIV, 2, 2),  # torch: a//b
+    "CleanDiv": (FLOORDIV, 2, 2),  # torch: a/b known to be exact, so a//b
+    "PythonMod": (MOD, 2, 2),  # torch: a%b
+    "Mod": (MOD, 2, 2),  # torch (for a >= 0, b > 0, where C's and Python's % agree) and sympy: a%b
     "broadcast": (BROADCAST, 2, 2),  # the reference: the broadcast size of two dimensions
 }
 #: rounding calls of one argument, which may be a ratio a/b: name -> the op of the rounded ratio
 #: (the rounding of an integer is the integer itself)
 ROUNDING: Final[dict[str, Op]] = {
-    "floor": _FLOORDIV,
-    "FloorToInt": _FLOORDIV,
+    "floor": FLOORDIV,
+    "FloorToInt": FLOORDIV,
     "ceiling": CEIL_DIV,
     "CeilToInt": CEIL_DIV,
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..core.op import Op, get_op
+from ..core.op import Op
 from ..core.term import Term
 from .context import Context
 from .normal import (
@@ -22,13 +22,10 @@ from .normal import (
 )
 from .polyprint import atom_text
 from .ranges import Range
-from .terms import BROADCAST, make_term
+from .terms import BROADCAST, MAX, MIN, SYMBOL, make_term
 
 __all__ = ["maxmin_poly", "broadcast_poly", "MAX_COMPARED"]
 
-_MAX: Final = get_op("maximum")
-_MIN: Final = get_op("minimum")
-_SYMBOL: Final = get_op("symbol")
 #: functions passed as values, as module constants (the compiled build keeps them in C statics)
 _POLY_KEY: Final = poly_key
 _ATOM_TEXT: Final = atom_text
@@ -143,7 +140,7 @@ def _of_names(args: list[Poly], op: Op, ctx: Context) -> Poly | None:
         if len(a) != 1:
             return None
         ((m, c),) = a.items()
-        if c != 1 or len(m) != 1 or m[0][1] != 1 or m[0][0].op is not _SYMBOL:
+        if c != 1 or len(m) != 1 or m[0][1] != 1 or m[0][0].op is not SYMBOL:
             return None
         named.setdefault(m[0][0], a)  # max(a, a) -> a
     if len(named) == 1:
@@ -163,7 +160,7 @@ def _atom(op: Op, terms: list[Term], args: list[Poly], rng: Range, ctx: Context)
 
 def maxmin_poly(args: list[Poly], is_max: bool, ctx: Context) -> Poly:
     """Polynomial of ``max(*args)`` (or ``min`` when ``is_max`` is false)."""
-    op = _MAX if is_max else _MIN
+    op = MAX if is_max else MIN
     names = _of_names(args, op, ctx)
     if names is not None:
         return names

@@ -18,7 +18,6 @@ from fractions import Fraction
 from operator import itemgetter
 from typing import Final
 
-from ..core.op import get_op
 from ..core.term import Term
 from ..errors import TermTooLargeError
 from .monomials import (
@@ -32,7 +31,7 @@ from .monomials import (
     mono_of_powers,
     mono_pow,
 )
-from .terms import dim_const, make_term
+from .terms import ADD, MUL, NEG, SUB, dim_const, make_term, memo_table, remember
 from .unparse import unparse
 
 __all__ = [
@@ -70,7 +69,6 @@ __all__ = [
     "mono_factors",
     "top_term",
     "inner_term",
-    "clear_keys",
 ]
 
 Poly = dict
@@ -78,10 +76,6 @@ Poly = dict
 #: monomial operations one simplification may spend before giving up with TermTooLargeError
 MAX_WORK = 1_000_000
 
-_ADD: Final = get_op("add")
-_SUB: Final = get_op("sub")
-_MUL: Final = get_op("mul")
-_NEG: Final = get_op("neg")
 #: math.gcd as a module constant (the compiled build keeps it in a C static)
 _GCD: Final = math.gcd
 
@@ -311,16 +305,9 @@ def p_exact_div(p: Poly, q: Poly, budget: Budget | None = None, max_steps: int =
 
 # -- keys: the canonical order of atoms and monomials ---------------------------------------------------
 
-_keys: Final[dict[Term, str]] = {}
+_keys: Final[dict[Term, str]] = memo_table()
 #: atom -> (function, arguments) that print it (see defer_key)
-_deferred: Final[dict[Term, tuple]] = {}
-
-
-def clear_keys() -> None:
-    """Forget cached atom keys (and the orders of monomials, made from them)."""
-    _keys.clear()
-    _deferred.clear()
-    _orders.clear()
+_deferred: Final[dict[Term, tuple]] = memo_table()
 
 
 def atom_key(atom: Term) -> str:
@@ -337,9 +324,7 @@ def atom_key(atom: Term) -> str:
                 key = unparse(atom)
             except ValueError:  # an op outside the dimension grammar (x**y): the core's text
                 key = str(atom)
-        if len(_keys) > 1 << 17:
-            _keys.clear()
-        _keys[atom] = key
+        remember(_keys, atom, key, 1 << 17)
     return key
 
 
@@ -350,13 +335,11 @@ def defer_key(atom: Term, text: Callable[..., str], *args: object) -> None:
     from there is quicker than walking the term; most atoms are never printed at all.
     """
     if atom not in _keys:
-        if len(_deferred) > 1 << 17:
-            _deferred.clear()
-        _deferred[atom] = (text, args)
+        remember(_deferred, atom, (text, args), 1 << 17)
 
 
 #: monomial -> (its key, its factors in print order); see mono_order
-_orders: Final[dict[Mono, tuple[str, tuple[Term, ...]]]] = {}
+_orders: Final[dict[Mono, tuple[str, tuple[Term, ...]]]] = memo_table()
 
 
 def _factor_key(key: str, p: int) -> str:
@@ -388,9 +371,7 @@ def mono_order(m: Mono) -> tuple[str, tuple[Term, ...]]:
                 "".join([_factor_key(k, p) for k, p, _ in keyed]),
                 tuple([a for _, p, a in keyed for _ in range(p)]),
             )
-        if len(_orders) > 1 << 17:
-            _orders.clear()
-        _orders[m] = entry
+        remember(_orders, m, entry, 1 << 17)
     return entry
 
 
@@ -428,11 +409,11 @@ def _mono_term(factors: tuple[Term, ...], c: int) -> Term:
     if c == 1:
         acc = factors[0]
     elif c == -1:
-        acc = make_term(_NEG, (factors[0],))
+        acc = make_term(NEG, (factors[0],))
     else:
-        acc = make_term(_MUL, (dim_const(c), factors[0]))
+        acc = make_term(MUL, (dim_const(c), factors[0]))
     for f in factors[1:]:
-        acc = make_term(_MUL, (acc, f))
+        acc = make_term(MUL, (acc, f))
     return acc
 
 
@@ -456,9 +437,9 @@ def _sum_term(items: list[tuple[str, tuple[Term, ...], int]], acc: Term | None) 
         if acc is None:
             acc = _mono_term(factors, c)
         elif c > 0:
-            acc = make_term(_ADD, (acc, _mono_term(factors, c)))
+            acc = make_term(ADD, (acc, _mono_term(factors, c)))
         else:
-            acc = make_term(_SUB, (acc, _mono_term(factors, -c)))
+            acc = make_term(SUB, (acc, _mono_term(factors, -c)))
     return acc
 
 
@@ -469,9 +450,9 @@ def top_term(p: Poly) -> Term:
     if acc is None:
         return dim_const(c)
     if c > 0:
-        return make_term(_ADD, (acc, dim_const(c)))
+        return make_term(ADD, (acc, dim_const(c)))
     if c < 0:
-        return make_term(_SUB, (acc, dim_const(-c)))
+        return make_term(SUB, (acc, dim_const(-c)))
     return acc
 
 

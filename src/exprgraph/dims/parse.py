@@ -22,12 +22,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..core.op import get_op
 from ..core.term import Term
 from ..core.tokens import tokenize
 from ..errors import DimExpressionError
 from .grammar import BINARY, CALLS, LEXICON, RATIO_OP, ROUNDING, UNARY_PREC
-from .terms import FN, INT64_MAX, RESERVED_NAMES, dim_const, dim_name, make_term
+from .terms import ABS, FLOORDIV, FN, INT64_MAX, MOD, NEG, RESERVED_NAMES, dim_const, dim_name, make_term
 
 __all__ = [
     "parse_expression",
@@ -39,10 +38,6 @@ __all__ = [
     "NotATokenError",
 ]
 
-_FLOORDIV: Final = get_op("floordiv")
-_MOD: Final = get_op("mod")
-_NEG: Final = get_op("neg")
-_ABS: Final = get_op("abs")
 _RATIO_MESSAGE: Final = (
     "'/' is not a dimension operator; use '//' for floor division (a/b is read only as floor(a/b) or ceiling(a/b))"
 )
@@ -341,7 +336,7 @@ class _Parser:
         precs.pop()
         if kind is _NEG_KIND:
             self.no_ratio(operands[-1])
-            operands[-1] = make_term(_NEG, (operands[-1],))
+            operands[-1] = make_term(NEG, (operands[-1],))
             return
         b = operands.pop()
         a = operands[-1]
@@ -377,10 +372,10 @@ class _Parser:
             if len(args) != 3:
                 raise self.fail(f"ModularIndexing() takes 3 arguments, got {len(args)}", pos)
             x, d, m = args
-            operands.append(make_term(_MOD, (make_term(_FLOORDIV, (x, d)), m)))  # ModularIndexing(x, d, m) -> (x//d)%m
+            operands.append(make_term(MOD, (make_term(FLOORDIV, (x, d)), m)))  # ModularIndexing(x, d, m) -> (x//d)%m
             return
         if name == "abs" and len(args) == 1:
-            operands.append(Term(_ABS, (args[0],)))
+            operands.append(Term(ABS, (args[0],)))
             return
         spec = CALLS.get(name)
         if spec is None:

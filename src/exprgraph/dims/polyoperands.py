@@ -14,25 +14,16 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..core.op import Op, get_op
+from ..core.op import Op
 from .combine import combine_terms
 from .context import Context
 from .division import ceil_poly, floordiv_poly, mod_poly
 from .factored import product_poly
 from .maxmin import maxmin_poly
 from .normal import Poly, mono_mul, mono_of_powers, p_add_into, p_const
-from .terms import CEIL_DIV
+from .terms import ADD, CEIL_DIV, FLOORDIV, MAX, MIN, MOD, MUL, NEG, SUB
 
-_ADD: Final = get_op("add")
-_SUB: Final = get_op("sub")
-_MUL: Final = get_op("mul")
-_NEG: Final = get_op("neg")
-_FLOORDIV: Final = get_op("floordiv")
-_MOD: Final = get_op("mod")
-_MAX: Final = get_op("maximum")
-_MIN: Final = get_op("minimum")
-
-_OPAQUE: Final = {_FLOORDIV: floordiv_poly, _MOD: mod_poly, CEIL_DIV: ceil_poly}
+_OPAQUE: Final = {FLOORDIV: floordiv_poly, MOD: mod_poly, CEIL_DIV: ceil_poly}
 
 # Operands are tuples (kind, node id, payload). Kinds, and their payloads:
 _CONST: Final = 0  # an integer literal: its value
@@ -84,7 +75,7 @@ class _Reader:
 
     def negate(self, a: tuple) -> tuple:
         """``-a``: a sum node."""
-        nid = self.node_id((_NEG, a[1]), (a,))
+        nid = self.node_id((NEG, a[1]), (a,))
         if a[0] == _SUM:
             self.merged.append(a[1])
             return (_SUM, nid, [(p, -k) for p, k in a[2]])
@@ -106,14 +97,14 @@ class _Reader:
                     edges[aid] = edges.get(aid, 0) + 1
                 if bkind >= _REGION:
                     edges[bid] = edges.get(bid, 0) + 1
-        if op is _ADD or op is _SUB:
-            return (_SUM, nid, self.summands(a, b, op is _ADD))
-        if op is _MUL:
+        if op is ADD or op is SUB:
+            return (_SUM, nid, self.summands(a, b, op is ADD))
+        if op is MUL:
             if akind == _CONST or bkind == _CONST:
                 return self.scaling(nid, a, b)
             return (_PRODUCT, nid, self.product(a, b))
-        if op is _MAX or op is _MIN:
-            kind = _MAXIMUM if op is _MAX else _MINIMUM
+        if op is MAX or op is MIN:
+            kind = _MAXIMUM if op is MAX else _MINIMUM
             return (kind, nid, self.arguments(kind, a, b))
         # floor division, modulo, ceiling division: opaque, on closed operands
         p = self.ctx.unwrap(
@@ -302,7 +293,7 @@ class _LightReader:
 
     def binary(self, op: Op, a: tuple, b: tuple) -> tuple:
         """``a + b``, ``a - b`` or ``a * b``."""
-        if op is _MUL:
+        if op is MUL:
             p, q = self.poly(a), self.poly(b)
             if len(p) < len(q):
                 p, q = q, p
@@ -316,7 +307,7 @@ class _LightReader:
             # p*(cq*mq): multiplying by a monomial keeps distinct monomials distinct
             return (_POLY, None, {mono_mul(m, mq): c * cq for m, c in p.items()})
         p = self.owned(a)
-        k = 1 if op is _ADD else -1
+        k = 1 if op is ADD else -1
         for m, c in self.poly(b).items():  # p += k*q
             v = p.get(m, 0) + k * c
             if v:

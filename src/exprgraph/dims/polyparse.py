@@ -55,22 +55,17 @@ from .grammar import BINARY, CALLS, P_MAX, UNARY_PREC  # one grammar table for b
 from .normal import ONE, Budget, Poly, mono_of_powers
 from .parse import NotATokenError, split_tokens, token_kind  # one tokenizer for both readers
 from .polyoperands import (
-    _ADD,
     _CONST,
-    _MAX,
-    _MIN,
-    _MUL,
     _NAME,
     _OPAQUE,
-    _SUB,
     _DeclineError,
     _LightReader,
     _Reader,
 )
 from .polyprint import fits_int64, poly_value
-from .terms import INT64_MAX, RESERVED_NAMES, dim_name
+from .terms import ADD, INT64_MAX, MAX, MIN, MUL, RESERVED_NAMES, SUB, dim_name, memo_table, remember
 
-__all__ = ["read_polynomial", "read_value", "clear_name_cache", "MAX_TOKENS"]
+__all__ = ["read_polynomial", "read_value", "MAX_TOKENS"]
 
 _T = TypeVar("_T")
 
@@ -80,9 +75,9 @@ MAX_TOKENS: Final = 256
 
 #: the operators and calls this reader takes (a '/' and any other call send the text the general way)
 _FAST_BINARY: Final = {
-    token: entry for token, entry in BINARY.items() if entry[1] in _OPAQUE or entry[1] in (_ADD, _SUB, _MUL, _MAX, _MIN)
+    token: entry for token, entry in BINARY.items() if entry[1] in _OPAQUE or entry[1] in (ADD, SUB, MUL, MAX, MIN)
 }
-_FAST_CALLS: Final = {name: entry for name, entry in CALLS.items() if entry[0] in _OPAQUE or entry[0] in (_MAX, _MIN)}
+_FAST_CALLS: Final = {name: entry for name, entry in CALLS.items() if entry[0] in _OPAQUE or entry[0] in (MAX, MIN)}
 #: tokens that make atoms (a call with one argument makes no node: Max(a) is a)
 _ATOM_TOKENS: Final = frozenset(["//", "%", "^", "&", ","])
 
@@ -91,12 +86,7 @@ _ATOM_TOKENS: Final = frozenset(["//", "%", "^", "&", ","])
 _LIGHT_WORK: Final = 4 * MAX_TOKENS**2
 
 #: name -> its operand (the name's term and polynomial); cleared with the other caches
-_names: Final[dict[str, tuple]] = {}
-
-
-def clear_name_cache() -> None:
-    """Forget the operands of names."""
-    _names.clear()
+_names: Final[dict[str, tuple]] = memo_table()
 
 
 def _name(text: str) -> tuple:
@@ -105,10 +95,7 @@ def _name(text: str) -> tuple:
         if text in RESERVED_NAMES:
             raise _DeclineError  # the parser rejects it
         t = dim_name(text)
-        operand = (_NAME, t, {((t, 1),): 1})
-        if len(_names) > 65536:
-            _names.clear()
-        _names[text] = operand
+        operand = remember(_names, text, (_NAME, t, {((t, 1),): 1}))
     return operand
 
 

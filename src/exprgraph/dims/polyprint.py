@@ -13,16 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Final
 
-from ..core.op import Op, get_op
+from ..core.op import Op
 from ..core.term import Term
 from .grammar import CALL_NAMES, INFIX_OPS, P_ADD, P_ATOM, P_MUL, P_UNARY, left_need, right_need
 from .normal import ONE, Mono, Poly, atom_key, mono_order
-from .terms import INT64_MAX, INT64_MIN
+from .terms import INT64_MAX, INT64_MIN, SYMBOL, memo_table, remember
 from .unparse import bracket_left, bracket_negated, bracket_right, precedence
 
-__all__ = ["poly_text", "poly_value", "inner_text", "atom_text", "fits_int64", "clear_print_cache"]
-
-_SYMBOL: Final = get_op("symbol")
+__all__ = ["poly_text", "poly_value", "inner_text", "atom_text", "fits_int64"]
 
 
 def fits_int64(c: int) -> int:
@@ -34,19 +32,14 @@ def fits_int64(c: int) -> int:
 
 def _bracketed(text: str, atom: Term, bracket: Callable[..., bool], *p: int) -> str:
     # a name never needs brackets; another atom when ``bracket(atom, *p)`` says so
-    if atom.op is not _SYMBOL and bracket(atom, *p):
+    if atom.op is not SYMBOL and bracket(atom, *p):
         return f"({text})"
     return text
 
 
 #: monomial -> (its key, mono_key; its first factor in print order, and that factor's text; the text
 #: "*f2*f3..." of the other factors, which always print as right operands of a product)
-_monos: Final[dict[Mono, tuple[str, Term, str, str]]] = {}
-
-
-def clear_print_cache() -> None:
-    """Forget the printed parts of monomials."""
-    _monos.clear()
+_monos: Final[dict[Mono, tuple[str, Term, str, str]]] = memo_table()
 
 
 def _mono_parts(m: Mono) -> tuple[str, Term, str, str]:
@@ -55,10 +48,7 @@ def _mono_parts(m: Mono) -> tuple[str, Term, str, str]:
         key, factors = mono_order(m)
         head = factors[0]
         tail = "".join(["*" + _bracketed(atom_key(a), a, bracket_right, P_MUL) for a in factors[1:]])
-        entry = (key, head, atom_key(head), tail)
-        if len(_monos) > 1 << 16:
-            _monos.clear()
-        _monos[m] = entry
+        entry = remember(_monos, m, (key, head, atom_key(head), tail))
     return entry
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from ..core.op import get_op
 from ..core.term import Term
 from ..errors import DimExpressionError
 from .context import Context, context
@@ -50,7 +49,7 @@ from .relations import (
     tight_range,
 )
 from .simplify import CLEAR_HOOKS
-from .terms import TERM, dim_name
+from .terms import CONST, SUB, TERM, dim_name
 from .unparse import unparse
 
 __all__ = [
@@ -64,8 +63,6 @@ __all__ = [
     "ranges_from_expressions",
 ]
 
-_SUB: Final = get_op("sub")
-_CONST: Final = get_op("const")
 #: memoised answers kept per set of ranges before the table is cleared; sets of ranges whose state is kept
 MEMO_LIMIT: Final = 100_000
 #: what _recall gives for a question not answered yet
@@ -181,7 +178,7 @@ class DimEnv:
         op, left, right = rel
         if op == "ne":
             return
-        d = self._poly(Term(_SUB, (left, right)))  # left - right OP 0
+        d = self._poly(Term(SUB, (left, right)))  # left - right OP 0
         narrowed = narrowings(op, d, self.context)
         for name, r in narrowed:
             self._narrow(name, r)
@@ -283,7 +280,7 @@ class DimEnv:
         top = self._recall(key)
         if top is _MISSING:  # (a term is checked only when it is worked out: int_term)
             top = self._remember(key, top_term(self._poly(int_term(term))))
-        if top.op is _CONST:
+        if top.op is CONST:
             return int(top.attr)
         return unparse(top) if isinstance(expr, str) else top
 
@@ -345,7 +342,7 @@ class DimEnv:
             q = self._remember(key, self._exact_div(term, divisor))
         if q is None:
             return None
-        if q.op is _CONST:
+        if q.op is CONST:
             return int(q.attr)
         return unparse(q) if isinstance(expr, str) else q
 

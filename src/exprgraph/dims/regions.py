@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..core.op import get_op
 from ..core.term import Term
 from .combine import combine_terms
 from .context import Context
@@ -24,21 +23,28 @@ from .maxmin import broadcast_poly, maxmin_poly
 from .monomials import ONE, Mono, _check_degree, mono_mul, mono_of_powers
 from .normal import Budget, Poly, inner_term, p_add_into, p_atom, p_const, p_is_const
 from .ranges import INF, UNBOUNDED
-from .terms import BROADCAST, CEIL_DIV, INT64, TERM
+from .terms import (
+    ADD,
+    BROADCAST,
+    CEIL_DIV,
+    CONST,
+    FLOORDIV,
+    INT64,
+    MAX,
+    MIN,
+    MOD,
+    MUL,
+    NEG,
+    POW,
+    SUB,
+    SYMBOL,
+    TERM,
+    memo_table,
+    remember,
+)
 
-__all__ = ["to_poly", "name_mono", "clear_name_monos"]
+__all__ = ["to_poly", "name_mono"]
 
-_ADD: Final = get_op("add")
-_SUB: Final = get_op("sub")
-_MUL: Final = get_op("mul")
-_NEG: Final = get_op("neg")
-_FLOORDIV: Final = get_op("floordiv")
-_MOD: Final = get_op("mod")
-_POW: Final = get_op("pow")
-_MAX: Final = get_op("maximum")
-_MIN: Final = get_op("minimum")
-_CONST: Final = get_op("const")
-_SYMBOL: Final = get_op("symbol")
 
 # kinds of nodes
 _LEAF: Final = 0
@@ -50,26 +56,26 @@ _MINK: Final = 5
 
 
 def _is_int_const(t: Term) -> bool:
-    return t.op is _CONST and type(t.attr) in (int, bool)
+    return t.op is CONST and type(t.attr) in (int, bool)
 
 
 def _kind(node: Term) -> int:
     op = node.op
-    if op is _ADD or op is _SUB or op is _NEG:
+    if op is ADD or op is SUB or op is NEG:
         return _LIN
-    if op is _MUL:
+    if op is MUL:
         nonconst = 0
         for a in node.args:
             if not _is_int_const(a):
                 nonconst += 1
         return _LIN if nonconst <= 1 else _PROD
-    if op is _MAX:
+    if op is MAX:
         return _MAXK
-    if op is _MIN:
+    if op is MIN:
         return _MINK
-    if op is _SYMBOL or op is _CONST:
+    if op is SYMBOL or op is CONST:
         return _LEAF
-    if op is _POW:
+    if op is POW:
         e = node.args[1]
         if _is_int_const(e) and e.attr >= 0:
             return _PROD
@@ -77,25 +83,17 @@ def _kind(node: Term) -> int:
 
 
 #: plain names (int64 scalar symbols) -> their monomial ``((name, 1),)`` (see name_mono)
-_name_monos: Final[dict[Term, Mono]] = {}
+_name_monos: Final[dict[Term, Mono]] = memo_table()
 
 
 def name_mono(node: Term) -> Mono | None:
     """The monomial ``((node, 1),)`` of a plain name (an int64 scalar symbol), or None for any other term."""
     m = _name_monos.get(node)
     if m is None:
-        if node.op is not _SYMBOL or node.dtype != INT64 or node.shape != ():
+        if node.op is not SYMBOL or node.dtype != INT64 or node.shape != ():
             return None
-        m = ((node, 1),)
-        if len(_name_monos) > 1 << 16:
-            _name_monos.clear()
-        _name_monos[node] = m
+        m = remember(_name_monos, node, ((node, 1),))
     return m
-
-
-def clear_name_monos() -> None:
-    """Forget the monomials of names."""
-    _name_monos.clear()
 
 
 def _foreign(node: Term) -> bool:
@@ -119,7 +117,7 @@ def to_poly(root: Term, ctx: Context) -> Poly:
     if _foreign(root):
         return _val(root, ctx)  # a foreign root: an atom of its own
     kind = _kind(root)
-    if kind == _PROD and root.op is _MUL:
+    if kind == _PROD and root.op is MUL:
         p = _names_product(root)  # a product of names: its monomial, without the walk
         if p is not None:
             vals[root] = p
@@ -142,7 +140,7 @@ def to_poly(root: Term, ctx: Context) -> Poly:
                 assert region is not None  # with kinds, always a sum
                 vals[node] = combine_terms(region, ctx) if mixed else region
             elif k == _PROD:
-                p = _names_product(node) if node.op is _MUL else None  # a product of names, at once
+                p = _names_product(node) if node.op is MUL else None  # a product of names, at once
                 vals[node] = _product(node, kinds, ctx) if p is None else p
             else:
                 vals[node] = ctx.unwrap(maxmin_poly(_collect(node, k, kinds, ctx), k == _MAXK, ctx))
@@ -199,7 +197,7 @@ def _val(node: Term, ctx: Context) -> Poly:
 
 
 def _leaf(node: Term) -> Poly:
-    if node.op is _CONST:
+    if node.op is CONST:
         return p_const(int(node.attr))
     return p_atom(node)
 
@@ -215,7 +213,7 @@ def _role(node: Term, op: object, kinds: dict | None, vals: dict, seen: set[Term
     value of its own (normalised, a constant, an opaque or a foreign term), or stops the region."""
     # (an add, sub, neg or mul below an int64 scalar is one too: dtype and shape rules give it so,
     # so a linear node met here is never foreign)
-    linear = op is _ADD or op is _SUB or op is _NEG or (op is _MUL and _kind(node) == _LIN)
+    linear = op is ADD or op is SUB or op is NEG or (op is MUL and _kind(node) == _LIN)
     if kinds is not None:
         return _EXPAND if linear and node not in vals and kinds.get(node) == _LIN else _VALUE
     if linear and node not in vals:
@@ -224,7 +222,7 @@ def _role(node: Term, op: object, kinds: dict | None, vals: dict, seen: set[Term
         seen.add(node)
         return _EXPAND
     if node.args and node not in vals:
-        p = _names_product(node) if op is _MUL else None
+        p = _names_product(node) if op is MUL else None
         if p is None:
             return _FAIL  # a node to normalise first: the walk orders them
         vals[node] = p  # a product of names: the monomial the walk's product region makes
@@ -336,7 +334,7 @@ def _linear(root: Term, kinds: dict | None, ctx: Context) -> tuple[Poly | None, 
             op = node.op
             role = _EXPAND
             if node is not root:
-                m = name_mono(node) if op is _SYMBOL else None
+                m = name_mono(node) if op is SYMBOL else None
                 if m is not None:
                     total.name(node, m, k)  # a name (not a foreign one): straight into the sum
                     role = _VALUE
@@ -358,13 +356,13 @@ def _linear(root: Term, kinds: dict | None, ctx: Context) -> tuple[Poly | None, 
 def _expand(node: Term, op: object, k: int, stack: list[tuple[Term, int]], total: _Sum) -> Term | None:
     """Push the operands of the linear node ``node`` (times ``k``) on ``stack``; a name on the right of
     a sum goes straight into ``total``, and its left operand is returned to go on with (else None)."""
-    if op is _ADD or op is _SUB:
+    if op is ADD or op is SUB:
         args = node.args
         if len(args) == 2:
             a, b = args
-            kb = k if op is _ADD else -k
+            kb = k if op is ADD else -k
             m = _name_monos.get(b)
-            if m is None and b.op is _SYMBOL:
+            if m is None and b.op is SYMBOL:
                 m = name_mono(b)
             if m is not None:
                 # a name on the right (a chain of them, the commonest): in at once, as the stack
@@ -376,7 +374,7 @@ def _expand(node: Term, op: object, k: int, stack: list[tuple[Term, int]], total
         else:
             for a in args:
                 stack.append((a, k))
-    elif op is _NEG:
+    elif op is NEG:
         stack.append((node.args[0], -k))
     else:  # k * x: a product with at most one non-constant operand
         child, k = _scaling(node, k)
@@ -410,13 +408,13 @@ def _names_product(root: Term) -> Poly | None:
         m = _name_monos.get(node)
         if m is None:
             op = node.op
-            if op is _MUL:
+            if op is MUL:
                 stack.extend(node.args)
                 continue
             if _is_int_const(node):
                 coef *= int(node.attr)
                 continue
-            m = name_mono(node) if op is _SYMBOL else None
+            m = name_mono(node) if op is SYMBOL else None
             if m is None:
                 return None
         factors.append(m)
@@ -446,7 +444,7 @@ def _product(root: Term, kinds: dict, ctx: Context) -> Poly:
         if node is not root and (node in vals or kinds.get(node) != _PROD):
             powers[node] = powers.get(node, 0) + e
             continue
-        if node.op is _POW:
+        if node.op is POW:
             base, exponent = node.args
             stack.append((base, e * int(exponent.attr)))
         else:
@@ -480,9 +478,9 @@ def _collect(root: Term, k: int, kinds: dict, ctx: Context) -> list[Poly]:
 def _opaque(node: Term, ctx: Context) -> Poly:
     op = node.op
     args = node.args
-    if op is _FLOORDIV:
+    if op is FLOORDIV:
         return floordiv_poly(_val(args[0], ctx), _val(args[1], ctx), ctx)
-    if op is _MOD:
+    if op is MOD:
         return mod_poly(_val(args[0], ctx), _val(args[1], ctx), ctx)
     if op is CEIL_DIV:
         return ceil_poly(_val(args[0], ctx), _val(args[1], ctx), ctx)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from ..core.op import get_op
 from ..core.term import Term
 from ..errors import DimExpressionError
 from .context import Context
@@ -18,7 +17,7 @@ from .normal import Poly, mono_div, p_add, p_mono_gcd, p_scale
 from .parse import parse_expression
 from .ranges import INF, Range, ceil_div, floor_div, r_add, r_mul
 from .simplify import simplify_term
-from .terms import FN, TERM, dim_const, is_dim_term
+from .terms import CONST, FN, MOD, TERM, dim_const, is_dim_term
 
 __all__ = [
     "Relation",
@@ -43,9 +42,6 @@ __all__ = [
 #: a relation: (op name, left side, right side); op names: lt, le, gt, ge, eq, ne
 Relation = tuple[str, Term, Term]
 
-_SUB: Final = get_op("sub")
-_CONST: Final = get_op("const")
-_MOD: Final = get_op("mod")
 _RELATIONS: Final = ("lt", "le", "gt", "ge", "eq", "ne")
 #: comparison operators of relation text, longest first
 _COMPARATORS: Final = (("<=", "le"), (">=", "ge"), ("==", "eq"), ("!=", "ne"), ("<", "lt"), (">", "gt"))
@@ -118,7 +114,7 @@ def parse_relation(rel: str | Term) -> Relation:
 
 def int_term(t: Any) -> Term:
     """``t`` as an int64 dimension term (an int constant of another dtype is made int64); TypeError otherwise."""
-    if type(t) is TERM and t.op is _CONST and t.shape == () and type(t.attr) is int:
+    if type(t) is TERM and t.op is CONST and t.shape == () and type(t.attr) is int:
         return dim_const(t.attr)
     if not is_dim_term(t):
         raise TypeError(f"a dimension expression must be an int64 scalar term, not {t!r}")
@@ -170,7 +166,7 @@ def bound_from_text(text: str, where: str) -> int | float:
     if t in _INFINITE:
         return -INF if t.startswith("-") else INF
     value = simplify_term(parse_expression(constant_powers(t)))
-    if value.op is not _CONST:
+    if value.op is not CONST:
         raise DimExpressionError(f"the {where} bound of a range must be a constant", text, 0)
     return int(value.attr)
 
@@ -236,7 +232,7 @@ def tight_range(p: Poly, ctx: Context, known: Range | None = None) -> Range:
             grouped = r_add(r_mul(ctx.atom_range(atom), ctx.range_of(inside)), ctx.range_of(outside))
             r = meet(r, grouped)
     for m, c in p.items():
-        if len(m) != 1 or m[0][1] != 1 or m[0][0].op is not _MOD:
+        if len(m) != 1 or m[0][1] != 1 or m[0][0].op is not MOD:
             continue
         args = ctx.atom_args.get(m[0][0])
         if args is None or ctx.range_of(args[1])[0] < 1:

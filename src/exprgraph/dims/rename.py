@@ -5,19 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..core.op import get_op
 from ..core.term import Term
 from ..core.traversal import substitute
 from ..core.walk import postorder
 from ..errors import DimExpressionError
 from .parse import parse_expression
-from .terms import dim_const
+from .terms import ADD, CONST, FLOORDIV, MAX, MIN, MUL, SUB, dim_const
 from .unparse import unparse
 
 __all__ = ["rename_expression", "rename_dynamic_expression", "rename_dynamic_dimensions", "tidy"]
-
-_ADD, _SUB, _MUL = get_op("add"), get_op("sub"), get_op("mul")
-_FLOORDIV, _MAX, _MIN, _CONST = get_op("floordiv"), get_op("maximum"), get_op("minimum"), get_op("const")
 
 
 def _replacement(value: Any) -> Term:
@@ -67,7 +63,7 @@ def rename_dynamic_expression(expr: str, mapping: Mapping[str, Any]) -> str:
 
 
 def _is(t: Term, value: int) -> bool:
-    return t.op is _CONST and t.attr == value
+    return t.op is CONST and t.attr == value
 
 
 def tidy(term: Term) -> Term:
@@ -82,13 +78,13 @@ def tidy(term: Term) -> Term:
         out = None
         if len(args) == 2:
             a, b = args
-            if op is _ADD:
+            if op is ADD:
                 out = b if _is(a, 0) else a if _is(b, 0) else None  # 0+x -> x, x+0 -> x
-            elif op is _SUB or op is _FLOORDIV:
-                out = a if _is(b, 0 if op is _SUB else 1) else None  # x-0 -> x, x//1 -> x
-            elif op is _MUL:
+            elif op is SUB or op is FLOORDIV:
+                out = a if _is(b, 0 if op is SUB else 1) else None  # x-0 -> x, x//1 -> x
+            elif op is MUL:
                 out = b if _is(a, 1) else a if _is(b, 1) else None  # 1*x -> x, x*1 -> x
-            elif op is _MAX or op is _MIN:
+            elif op is MAX or op is MIN:
                 out = a if a is b else None  # x^x -> x
         if out is None:
             out = node if all(x is y for x, y in zip(args, node.args, strict=True)) else Term(op, args, node.attr)

@@ -7,17 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.op import get_op
 from ..core.term import Term
 from ..errors import DimExpressionError
 from .combine import combine_terms
 from .context import Context, context
-from .normal import atom_key, clear_keys, mono_key, p_add, p_scale, top_term
+from .normal import atom_key, mono_key, p_add, p_scale, top_term
 from .parse import clear_parse_cache, parse_expression
-from .polyparse import clear_name_cache, read_value
-from .polyprint import clear_print_cache
-from .regions import clear_name_monos, to_poly
-from .terms import clear_const_cache, is_dim_term
+from .polyparse import read_value
+from .regions import to_poly
+from .terms import CONST, clear_memos, is_dim_term
 from .unparse import clear_unparse_cache, unparse
 
 __all__ = [
@@ -29,7 +27,6 @@ __all__ = [
     "simplify_two_expressions",
 ]
 
-_CONST = get_op("const")
 
 #: more caches to clear with clear_caches() (the memoised answers of exprgraph.dims.queries)
 CLEAR_HOOKS: list = []
@@ -41,11 +38,7 @@ def clear_caches() -> None:
         context(positive).clear()
     clear_parse_cache()
     clear_unparse_cache()
-    clear_keys()
-    clear_name_cache()
-    clear_print_cache()
-    clear_const_cache()
-    clear_name_monos()
+    clear_memos()
     for hook in CLEAR_HOOKS:
         hook()
 
@@ -79,7 +72,7 @@ def simplify_dim(dim: int | Term, *, positive: bool = False) -> int | Term:
     if not isinstance(dim, Term):
         return dim
     top = simplify_term(dim, positive=positive)
-    if top.op is _CONST:
+    if top.op is CONST:
         return int(top.attr)
     return top
 
@@ -123,7 +116,7 @@ def _simplify_text(text: str, ctx: Context) -> int | str:
     except DimExpressionError:
         return text
     top = simplify_term(term, positive=ctx.positive)
-    if top.op is _CONST:
+    if top.op is CONST:
         return int(top.attr)
     return unparse(top)
 

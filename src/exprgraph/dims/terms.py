@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from ..core import dtypes, leaves
+from ..core import dtypes, tokens
 from ..core.leaves import Symbol
 from ..core.op import Op, find_op, get_op, register_op
 from ..core.stdops import arith
@@ -33,12 +33,26 @@ __all__ = [
     "broadcast_value",
     "dim_name",
     "dim_const",
-    "clear_const_cache",
+    "memo_table",
+    "remember",
+    "clear_memos",
     "INT64",
     "INT64_MAX",
     "INT64_MIN",
     "TERM",
     "RESERVED_NAMES",
+    "ADD",
+    "SUB",
+    "MUL",
+    "NEG",
+    "FLOORDIV",
+    "MOD",
+    "POW",
+    "ABS",
+    "MAX",
+    "MIN",
+    "CONST",
+    "SYMBOL",
     "is_dim_term",
     "make_term",
     "live_term",
@@ -56,7 +70,20 @@ INT64: Final[str] = dtypes.INT64
 INT64_MAX: Final[int] = dtypes.INT64_MAX
 INT64_MIN: Final[int] = dtypes.INT64_MIN
 #: names the parser rejects (``None``, ``True``...)
-RESERVED_NAMES: Final[frozenset[str]] = leaves.RESERVED_NAMES
+RESERVED_NAMES: Final[frozenset[str]] = tokens.RESERVED_NAMES
+#: the core ops this package builds and reads (CEIL_DIV, its own op, is registered below)
+ADD: Final[Op] = get_op("add")
+SUB: Final[Op] = get_op("sub")
+MUL: Final[Op] = get_op("mul")
+NEG: Final[Op] = get_op("neg")
+FLOORDIV: Final[Op] = get_op("floordiv")
+MOD: Final[Op] = get_op("mod")
+POW: Final[Op] = get_op("pow")
+ABS: Final[Op] = get_op("abs")
+MAX: Final[Op] = get_op("maximum")
+MIN: Final[Op] = get_op("minimum")
+CONST: Final[Op] = get_op("const")
+SYMBOL: Final[Op] = get_op("symbol")
 
 
 def _ceil_div(n: Any, d: Any) -> Any:
@@ -181,15 +208,39 @@ def live_term(op: Op, args: tuple[Term, ...]) -> Term | None:
     return found
 
 
+# -- memo tables: every cache of this package, bounded and emptied together ------------------------------
+
+_MEMOS: Final[list[dict[Any, Any]]] = []
+
+
+def memo_table() -> dict[Any, Any]:
+    """A new memo table: ``remember`` bounds it and ``clear_memos`` empties it with the others."""
+    table: dict[Any, Any] = {}
+    _MEMOS.append(table)
+    return table
+
+
+def remember(table: dict[Any, Any], key: Any, value: Any, limit: int = 1 << 16) -> Any:
+    """``value``, stored under ``key`` in ``table`` (emptied first once it holds more than ``limit`` entries)."""
+    if len(table) > limit:
+        table.clear()
+    table[key] = value
+    return value
+
+
+def clear_memos() -> None:
+    """Empty every memo table made by ``memo_table`` (answers do not change, only their speed)."""
+    for table in _MEMOS:
+        table.clear()
+
+
 def dim_fn(name: str, *args: Term) -> Term:
     """The opaque call ``name(args...)`` (an int64 term)."""
     return TERM(FN, tuple(args), name)
 
 
-_names: Final[dict[str, Term]] = {}
+_names: Final[dict[str, Term]] = memo_table()
 _PLAIN_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_SYMBOL: Final = get_op("symbol")
-_CONST: Final = get_op("const")
 
 
 def dim_name(name: str) -> Term:
@@ -197,16 +248,14 @@ def dim_name(name: str) -> Term:
     term = _names.get(name)
     if term is None:
         if _PLAIN_NAME.match(name) and name not in RESERVED_NAMES:
-            term = TERM(_SYMBOL, (), (name, INT64, ()))  # what Symbol() builds, without its checks
+            term = TERM(SYMBOL, (), (name, INT64, ()))  # what Symbol() builds, without its checks
         else:
             term = Symbol(name, INT64)
-        if len(_names) > 65536:
-            _names.clear()
-        _names[name] = term
+        remember(_names, name, term)
     return term
 
 
-_consts: Final[dict[int, Term]] = {}
+_consts: Final[dict[int, Term]] = memo_table()
 
 
 def dim_const(value: int) -> Term:
@@ -217,16 +266,9 @@ def dim_const(value: int) -> Term:
             big = value.bit_length() >= 256
             shown = f"{'-' if value < 0 else ''}2**{value.bit_length() - 1}..." if big else str(value)
             raise OverflowError(f"the dimension constant {shown} does not fit in int64")
-        term = TERM(_CONST, (), int(value))  # what const() builds for an int, without its checks
-        if len(_consts) > 65536:
-            _consts.clear()
-        _consts[value] = term
+        term = TERM(CONST, (), int(value))  # what const() builds for an int, without its checks
+        remember(_consts, value, term)
     return term
-
-
-def clear_const_cache() -> None:
-    """Forget the cached constant terms."""
-    _consts.clear()
 
 
 def is_dim_term(term: Any) -> bool:

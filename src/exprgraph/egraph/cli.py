@@ -26,18 +26,17 @@ __all__ = ["add_parser", "run", "declare_op"]
 _MAX_RULE_FILE = 1 << 20
 
 
-#: what ``exprgraph saturate --help`` says
-DESCRIPTION = (
-    "Saturate EXPR with the rules of FILE (default: the safe algebra rules; --unsafe adds the others) and "
-    "print the cheapest equal form found, then the report: why the run stopped, and per iteration the "
-    "e-nodes, e-classes, matches, applications and seconds in search, apply and rebuild."
-)
-SUMMARY = "equality saturation: the cheapest equal form of an expression"
+#: what ``exprgraph saturate --help`` says: a summary line, then the description
+HELP = """equality saturation: the cheapest equal form of an expression
+
+Saturate EXPR with the rules of FILE (default: the safe algebra rules; --unsafe adds the others) and
+print the cheapest equal form found, then the report: why the run stopped, and per iteration the
+e-nodes, e-classes, matches, applications and seconds in search, apply and rebuild."""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """The ``exprgraph saturate`` subcommand."""
-    p = add_command(subparsers, "saturate", run, summary=SUMMARY, description=DESCRIPTION, expr="one")
+    p = add_command(subparsers, "saturate", run, HELP, expr="one")
     p.add_argument("--rules", metavar="FILE", help="a rule file (one rule per line, # comments)")
     p.add_argument("--unsafe", action="store_true", help="with the default rules: also x*0 -> 0, x - x -> 0, ...")
     p.add_argument("--op", action="append", default=[], metavar="NAME:ARITY", help="declare an uninterpreted op")

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from . import profile, rewriters
 from .db import EquilibriumDB, LocalGroupDB, ProxyDB, RewriteDatabase, RewriteDatabaseQuery, SequenceDB
-from .equilibrium import STOP_REASONS, EquilibriumGraphRewriter
-from .features import Feature, History, ReplaceValidate, Step, Validator
+from .equilibrium import STOP_REASONS, EquilibriumGraphRewriter, Limits
+from .features import Feature, ReplaceValidate, Validator
 from .fgraph import OUTPUT, Checkpoint, FunctionGraph
+from .history import History, Step
 from .merge import MergeOptimizer, MergeTracker
 from .optdb import optdb, register_canonicalize, register_specialize, register_stabilize, rewrite_graph
 from .pattern_rewriter import PatternNodeRewriter
@@ -39,7 +40,7 @@ __all__ = ["FunctionGraph", "OUTPUT", "Checkpoint", "Feature", "ReplaceValidate"
 __all__ += rewriters.__all__
 __all__.remove("as_op")  # a helper of the rewriters: import it from .rewriters
 __all__ += ["PatternNodeRewriter", "RegionNodeRewriter", "RegionCache"]
-__all__ += ["WalkingGraphRewriter", "in2out", "out2in", "EquilibriumGraphRewriter", "STOP_REASONS"]
+__all__ += ["WalkingGraphRewriter", "in2out", "out2in", "EquilibriumGraphRewriter", "STOP_REASONS", "Limits"]
 __all__ += ["MergeOptimizer", "MergeTracker", "RewriteDriver", "replacement_pairs"]
 __all__ += ["RewriteDatabase", "SequenceDB", "EquilibriumDB", "LocalGroupDB", "ProxyDB", "RewriteDatabaseQuery"]
 __all__ += ["optdb", "rewrite_graph", "register_canonicalize", "register_stabilize", "register_specialize"]

@@ -11,18 +11,18 @@ from ..console import add_command
 __all__ = ["add_parser", "run_rewrite"]
 
 
-#: what ``exprgraph rewrite --help`` says
-DESCRIPTION = (
-    "Put EXPRs (one graph: shared subexpressions are rewritten once) through the rewriters of optdb selected "
-    "by the tags: --include canonicalize (default), stabilize, specialize, fast_run, unsafe, ...; print the "
-    "results one per line. The default, canonicalize, uses the safe rules only, as simplify does."
-)
-SUMMARY = "rewrite expressions with the graph rewrite database (canonicalize by default)"
+#: what ``exprgraph rewrite --help`` says: a summary line, then the description
+HELP = """rewrite expressions with the graph rewrite database (canonicalize by default)
+
+Put EXPRs (one graph: shared subexpressions are rewritten once) through the rewriters of optdb
+selected by the tags: --include canonicalize (default), stabilize, specialize, fast_run, unsafe,
+...; print the results one per line. The default, canonicalize, uses the safe rules only, as
+simplify does."""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``rewrite`` command to an argparse subparsers object."""
-    p = add_command(subparsers, "rewrite", run_rewrite, summary=SUMMARY, description=DESCRIPTION, expr="many")
+    p = add_command(subparsers, "rewrite", run_rewrite, HELP, expr="many")
     p.add_argument(
         "--include", action="append", metavar="TAG", help="a tag to include (repeatable; default: canonicalize)"
     )

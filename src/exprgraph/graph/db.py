@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from ..errors import RewriteDatabaseError
-from .equilibrium import EquilibriumGraphRewriter
+from .equilibrium import EquilibriumGraphRewriter, Limits
 from .query import RewriteDatabaseQuery, _tags, parse_query
 from .rewriters import GraphRewriter, NodeRewriter, Rewriter, SequentialGraphRewriter, SequentialNodeRewriter
 
@@ -252,9 +252,8 @@ class EquilibriumDB(RewriteDatabase):
     ) -> None:
         super().__init__(name)
         self.ignore_newtrees = ignore_newtrees
-        self.max_use_ratio = max_use_ratio
-        self.max_nodes = max_nodes
-        self.max_passes = max_passes
+        #: the budgets of the rewriters its queries give
+        self.limits = Limits(max_use_ratio, max_nodes, max_passes)
         self.failure_callback = failure_callback
         self.final: set[str] = set()
         self.cleanup: set[str] = set()
@@ -312,9 +311,9 @@ class EquilibriumDB(RewriteDatabase):
                 raise RewriteDatabaseError(f"{n!r} is not a rewriter")
         return EquilibriumGraphRewriter(
             main,
-            max_use_ratio=self.max_use_ratio,
-            max_nodes=self.max_nodes,
-            max_passes=self.max_passes,
+            max_use_ratio=self.limits.max_use_ratio,
+            max_nodes=self.limits.max_nodes,
+            max_passes=self.limits.max_passes,
             final_rewriters=final,
             cleanup_rewriters=cleanup,
             ignore_newtrees=self.ignore_newtrees,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from .interface import GraphRewriter, NodeRewriter, Rewriter
@@ -35,9 +36,35 @@ from .walking import Dispatch, node_pass, stats_by_name
 if TYPE_CHECKING:
     from .fgraph import FunctionGraph
 
-__all__ = ["EquilibriumGraphRewriter", "STOP_REASONS"]
+__all__ = ["EquilibriumGraphRewriter", "Limits", "STOP_REASONS"]
 
 STOP_REASONS = ("fixpoint", "max_use_ratio", "max_nodes", "max_passes", "time_limit")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The budgets of an equilibrium run, each positive or None (no limit); see the module docstring."""
+
+    max_use_ratio: float | None = 8.0
+    max_nodes: int | None = None
+    max_passes: int | None = None
+    time_limit: float | None = None
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is not None and not value > 0:
+                raise ValueError(f"{f.name} must be positive (or None for no limit), not {value!r}")
+
+    def after_pass(self, nodes: int, npass: int, seconds: float) -> tuple[str | None, str]:
+        """The budget stop reason after a pass that changed the graph (None to go on), and its detail."""
+        if self.max_nodes is not None and nodes > self.max_nodes:
+            return "max_nodes", f"{nodes} nodes, limit {self.max_nodes}"
+        if self.max_passes is not None and npass >= self.max_passes:
+            return "max_passes", f"{npass} passes"
+        if self.time_limit is not None and seconds > self.time_limit:
+            return "time_limit", f"{seconds:.3f}s, limit {self.time_limit}s"
+        return None, ""
 
 
 class EquilibriumGraphRewriter(GraphRewriter):
@@ -71,15 +98,8 @@ class EquilibriumGraphRewriter(GraphRewriter):
         for r in (*self.final_rewriters, *self.cleanup_rewriters):
             if not isinstance(r, GraphRewriter):
                 raise TypeError(f"final and cleanup rewriters are graph rewriters, not {r!r}")
-        if max_use_ratio is not None and not max_use_ratio > 0:
-            raise ValueError(f"max_use_ratio must be positive (or None for no limit), not {max_use_ratio!r}")
-        for label, value in (("max_nodes", max_nodes), ("max_passes", max_passes), ("time_limit", time_limit)):
-            if value is not None and not value > 0:
-                raise ValueError(f"{label} must be positive (or None), not {value!r}")
-        self.max_use_ratio = max_use_ratio
-        self.max_nodes = max_nodes
-        self.max_passes = max_passes
-        self.time_limit = time_limit
+        #: the budgets (PyTensor's keyword arguments, checked together)
+        self.limits = Limits(max_use_ratio, max_nodes, max_passes, time_limit)
         self.ignore_newtrees = ignore_newtrees
         self.revisit_rebuilt = revisit_rebuilt
         self.driver = RewriteDriver(failure_callback, verbose)
@@ -117,7 +137,8 @@ class EquilibriumGraphRewriter(GraphRewriter):
         prof = EquilibriumProfile(self.name, type(self).__name__)
         n0 = fgraph.node_count
         prof.nodes_before = prof.max_nodes = n0
-        max_use = None if self.max_use_ratio is None else self.max_use_ratio * max(n0, 1)
+        ratio = self.limits.max_use_ratio
+        max_use = None if ratio is None else ratio * max(n0, 1)
         stats = self.dispatch.stats()
         stop: str | None = None
         detail = ""
@@ -160,7 +181,7 @@ class EquilibriumGraphRewriter(GraphRewriter):
         self, fgraph: FunctionGraph, prof: EquilibriumProfile, pp: PassProfile, stats: dict, max_use: float | None
     ) -> tuple[bool, str | None, str]:
         """Offer every node, inputs first, to the node rewriters; (changed, stop reason or None, detail)."""
-        max_nodes = self.max_nodes
+        max_nodes = self.limits.max_nodes
         cleanups = bool(self.cleanup_rewriters)
         stop: str | None = None
         detail = ""
@@ -197,13 +218,7 @@ class EquilibriumGraphRewriter(GraphRewriter):
         """The stop reason after a complete pass (None to go on), and its detail."""
         if not changed:
             return "fixpoint", ""
-        if self.max_nodes is not None and nodes > self.max_nodes:
-            return "max_nodes", f"{nodes} nodes, limit {self.max_nodes}"
-        if self.max_passes is not None and npass >= self.max_passes:
-            return "max_passes", f"{npass} passes"
-        if self.time_limit is not None and time.perf_counter() - start > self.time_limit:
-            return "time_limit", f"{time.perf_counter() - start:.3f}s, limit {self.time_limit}s"
-        return None, ""
+        return self.limits.after_pass(nodes, npass, time.perf_counter() - start)
 
     def _finish(
         self, prof: EquilibriumProfile, stop: str, detail: str, stats: dict, fgraph: FunctionGraph, start: float

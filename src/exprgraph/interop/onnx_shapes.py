@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from ..core import Symbol, Term
-from ..core.leaves import RESERVED_NAMES
 from ..core.shapes import broadcast_shapes
+from ..core.tokens import RESERVED_NAMES
 from ..dims import DimExpressionError, parse_expression, simplify_dim, unparse
 from ..errors import ShapeError
 from ._optional import require

@@ -28,8 +28,8 @@ import numpy as np
 
 from ..core import BOOL, FLOAT32, FLOAT64, INT64, Symbol, Term, const, get_op
 from ..core.dtypes import is_float
-from ..core.leaves import RESERVED_NAMES
 from ..core.stdops import bool_casts, insert_axes
+from ..core.tokens import RESERVED_NAMES
 from ..core.walk import postorder
 from ..errors import ConversionError
 from ..graph import FunctionGraph

@@ -226,25 +226,7 @@ def _step_two(op: Any, attr: Any, in_reg: int, checks: list[Check], pure: list[b
     # evaluate a check that binds nothing first: it rejects before any variable is bound
     first, second = (1, 0) if pure[1] and not pure[0] else (0, 1)
     cf, cs = checks[first], checks[second]
-    if op.commutative:
-
-        def step_comm(regs: list, b: dict) -> bool:
-            e = regs[in_reg]
-            args = e.args
-            if len(args) != 2:
-                if assoc:
-                    raise _MachineNeededError
-                return False
-            if e.attr != attr:
-                return False
-            af, as_ = args[first], args[second]
-            if cf(af, b, regs) and cs(as_, b, regs) and nxt(regs, b):
-                return True
-            if af is as_:
-                return False
-            return cf(as_, b, regs) and cs(af, b, regs) and nxt(regs, b)
-
-        return step_comm
+    comm = op.commutative
 
     def step2(regs: list, b: dict) -> bool:
         e = regs[in_reg]
@@ -255,7 +237,12 @@ def _step_two(op: Any, attr: Any, in_reg: int, checks: list[Check], pure: list[b
             return False
         if e.attr != attr:
             return False
-        return cf(args[first], b, regs) and cs(args[second], b, regs) and nxt(regs, b)
+        af, as_ = args[first], args[second]
+        if cf(af, b, regs) and cs(as_, b, regs) and nxt(regs, b):
+            return True
+        if not comm or af is as_:
+            return False
+        return cf(as_, b, regs) and cs(af, b, regs) and nxt(regs, b)  # the other order
 
     return step2
 

@@ -92,13 +92,13 @@ class Rule:
         self.pattern = pattern
         self.rhs = rhs
         self.where = where
+        self.condition = _where_test(where)  # where as a test of the bindings (None: always)
         self.tag = tag
         self.guard = guard
         self.doc = doc
         self.function: Callable[[Any], Any] | None = None
         self.handler: Callable[..., Any] | None = None
         self.template: Template | None = None
-        self.condition = _where_test(where)
         self.root_op: Op | None = None
         if pattern is None:
             self._init_function(rhs, ops)

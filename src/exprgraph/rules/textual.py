@@ -187,18 +187,21 @@ def rule(
 
 
 def parse_rules(text: str, *, functions: dict[str, Callable] | None = None) -> list[Rule]:
-    """The rules of a rule file: one per line, blank lines and ``#`` comments ignored."""
+    """The rules of a rule file: one per line, blank lines ignored; a ``#`` comment after a rule is its ``doc``."""
     if not isinstance(text, str):
         raise TypeError(f"parse_rules() takes a string, not {type(text).__name__}")
     rules = []
     offset = 0
     for raw in text.split("\n"):
-        line = raw.split("#", 1)[0]
+        line, _, comment = raw.partition("#")
         if line.strip():
             try:
-                rules.extend(_parse_rule_line(line, functions, None, None))
+                found = _parse_rule_line(line, functions, None, None)
             except ParseError as exc:
                 raise RuleSyntaxError(exc.msg, text, offset + exc.pos) from None
+            for r in found:
+                r.doc = comment.strip()
+            rules.extend(found)
         offset += len(raw) + 1
     return rules
 

@@ -29,7 +29,7 @@ from ..core import Term, const, get_op
 from ..errors import EvaluationError
 from ..eval import evaluate
 from ..match import P, V
-from ..rules import Rule, make_rule, rule
+from ..rules import Rule, make_rule, parse_rules
 from ..rules.rule import keeps_dtype
 from .numbers import fold_value, number
 from .order import sort_key
@@ -172,20 +172,21 @@ def sum_of_scalar(t: Term) -> Term | None:
 
 # -- the table ------------------------------------------------------------------------------------
 
-_TEXT_SAFE = [
-    ("sub_to_add", "x - y -> x + (-1)*y", "a - b = a + (-1)*b (exact)"),
-    ("neg_to_mul", "-x -> (-1)*x", "-a = (-1)*a (exact)"),
-    ("div_to_pow", "x / y -> x * y**(-1.0)", "a/b = a * b**-1 (to rounding; int b gives a float power)"),
-    ("pow_one", "x**1 -> x", "a**1 = a"),
-    ("pow_zero", "x**0 -> 1", "a**0 = 1 (nan**0 and 0**0 are 1 too)"),
-    ("abs_abs", "abs(abs(x)) -> abs(x)", "||a|| = |a|"),
-    ("abs_exp", "abs(exp(x)) -> exp(x)", "exp(a) >= 0"),
-    ("abs_sqrt", "abs(sqrt(x)) -> sqrt(x)", "sqrt(a) >= 0"),
-    ("log_sqrt", "log(sqrt(x)) -> 0.5*log(x)", "log(sqrt(a)) = log(a)/2 (nan below 0, -inf at 0 both ways)"),
-    ("not_not", "not (not x) -> x where is_bool(x)", "not not b = b for bools"),
-    ("lt_self", "x < x -> False", "a < a is false (nan too)"),
-    ("gt_self", "x > x -> False", "a > a is false (nan too)"),
-]
+# one rule a line, ``name: lhs -> rhs``, its algebra in the comment (the rule's doc)
+_TEXT_SAFE = """
+sub_to_add:  x - y -> x + (-1)*y             # a - b = a + (-1)*b (exact)
+neg_to_mul:  -x -> (-1)*x                    # -a = (-1)*a (exact)
+div_to_pow:  x / y -> x * y**(-1.0)          # a/b = a * b**-1 (to rounding; int b gives a float power)
+pow_one:     x**1 -> x                       # a**1 = a
+pow_zero:    x**0 -> 1                       # a**0 = 1 (nan**0 and 0**0 are 1 too)
+abs_abs:     abs(abs(x)) -> abs(x)           # ||a|| = |a|
+abs_exp:     abs(exp(x)) -> exp(x)           # exp(a) >= 0
+abs_sqrt:    abs(sqrt(x)) -> sqrt(x)         # sqrt(a) >= 0
+log_sqrt:    log(sqrt(x)) -> 0.5*log(x)      # log(sqrt(a)) = log(a)/2 (nan below 0, -inf at 0 both ways)
+not_not:     not (not x) -> x where is_bool(x)  # not not b = b for bools
+lt_self:     x < x -> False                  # a < a is false (nan too)
+gt_self:     x > x -> False                  # a > a is false (nan too)
+"""
 
 # ``where`` is a keyword of the textual rule language, so the where-rules are written as patterns
 _PATTERN_SAFE = [
@@ -199,25 +200,15 @@ _PATTERN_SAFE = [
     ),
 ]
 
-_TEXT_UNSAFE = [
-    ("log_exp", "log(exp(x)) -> x", "log(exp(a)) = a (not when exp(a) overflows, a > 709)"),
-]
-
-
-def _one_way(text: str, name: str) -> Rule:
-    """The rule of ``text``, written ``lhs -> rhs`` (one direction)."""
-    made = rule(text, name=name)
-    if not isinstance(made, Rule):  # pragma: no cover - the texts above are one-way
-        raise ValueError(f"{name}: expected a one-way rule, not {text!r}")
-    return made
+_TEXT_UNSAFE = """
+log_exp:  log(exp(x)) -> x   # log(exp(a)) = a (not when exp(a) overflows, a > 709)
+"""
 
 
 def _rules() -> list[GuardedRule]:
     made = [GuardedRule("fold_constants", fold_constants, doc="f(c1, c2) -> c")]
-    for name, text, doc in _TEXT_UNSAFE:
-        made.append(GuardedRule(name, _one_way(text, name), unsafe=True, doc=doc))
-    for name, text, doc in _TEXT_SAFE:
-        made.append(GuardedRule(name, _one_way(text, name), doc=doc))
+    made += [GuardedRule(r.name, r, unsafe=True, doc=r.doc) for r in parse_rules(_TEXT_UNSAFE)]
+    made += [GuardedRule(r.name, r, doc=r.doc) for r in parse_rules(_TEXT_SAFE)]
     for name, r, doc in _PATTERN_SAFE:
         made.append(GuardedRule(name, r, doc=doc))
     made += [

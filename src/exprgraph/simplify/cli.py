@@ -10,17 +10,18 @@ from ..console import add_command
 __all__ = ["add_parser", "run"]
 
 
-#: what ``exprgraph simplify --help`` says
-DESCRIPTION = (
-    "Print the simplified form of EXPR: constants folded, like terms collected, identities removed, stable "
-    "forms chosen. By default only rules exact for every value run (nan and inf too); --unsafe adds those "
-    "that hold for finite (or non-zero) values only, such as x*0 -> 0, x - x -> 0 and (x*y)/y -> x."
-)
+#: what ``exprgraph simplify --help`` says: a summary line, then the description
+HELP = """simplify an expression
+
+Print the simplified form of EXPR: constants folded, like terms collected, identities removed,
+stable forms chosen. By default only rules exact for every value run (nan and inf too); --unsafe
+adds those that hold for finite (or non-zero) values only, such as x*0 -> 0, x - x -> 0 and (x*y)/y
+-> x."""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """The ``exprgraph simplify`` subcommand."""
-    p = add_command(subparsers, "simplify", run, summary="simplify an expression", description=DESCRIPTION, expr="one")
+    p = add_command(subparsers, "simplify", run, HELP, expr="one")
     strength = p.add_mutually_exclusive_group()
     strength.add_argument("--unsafe", action="store_true", help="also the rules exact for finite values only")
     strength.add_argument("--safe", action="store_true", help="only rules exact for every value (the default)")

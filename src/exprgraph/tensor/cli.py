@@ -26,17 +26,16 @@ from .check import MAX_ELEMENTS, MAX_POINTS
 __all__ = ["add_parser", "run_codegen", "run_grad"]
 
 
-#: what ``exprgraph kernel --help`` says
-SUMMARY = "tensor index kernels: C code and gradient kernels for JSON cases"
-DESCRIPTION = (
-    "Generate C for a tensor index kernel (a JSON case with name, ins, outs, data_type, kernel and, for "
-    "gradients, grad_to), or for its gradient kernel."
-)
+#: what ``exprgraph kernel --help`` says: a summary line, then the description
+HELP = """tensor index kernels: C code and gradient kernels for JSON cases
+
+Generate C for a tensor index kernel (a JSON case with name, ins, outs, data_type, kernel and, for
+gradients, grad_to), or for its gradient kernel."""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``kernel`` (with ``codegen`` and ``grad``) to the ``exprgraph`` command."""
-    p = add_command(subparsers, "kernel", _need_action, summary=SUMMARY, description=DESCRIPTION)
+    p = add_command(subparsers, "kernel", _need_action, HELP)
     sub = p.add_subparsers(dest="kernel_command", metavar="ACTION", required=True)
     cg = sub.add_parser("codegen", help="C code of the forward kernel", description="Print the C function of a case.")
     cg.add_argument("case", metavar="CASE.json", help="the case file")

@@ -31,7 +31,7 @@ from ..errors import DifferentiationError, KernelError
 from .affine import index_var, reduce_atoms
 from .ir import Guard, Kernel, Loop, Statement, Tensor, format_kernel, merge_guards, statement_guards
 from .names import check_name, fresh_name
-from .solve import Gather, guard_gather, solve_gather
+from .solve import Gather, Read, guard_gather, solve_gather
 from .terms import accesses, index_of, map_accesses, read, tensor_name
 
 __all__ = ["grad_kernel", "grad_name", "statement_adjoints", "MAX_GRADIENT_NODES"]
@@ -152,7 +152,7 @@ def grad_kernel(kernel: Kernel, grad_to: Sequence[str] | None = None, *, strateg
             extents = x.shape if index else ()
             taken = set(all_tensors) | {kernel.name}
             solver = solve_gather if strategy == "solve" else guard_gather
-            g = solver(index, extents, fwd_ranges, taken, fwd_order)
+            g = solver(Read(index, extents, fwd_ranges, fwd_order), taken)
             if not g.feasible:
                 continue
             ranges = {lp.var: (lp.lo, lp.hi) for lp in g.loops}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..core.leaves import RESERVED_NAMES
+from ..core.tokens import RESERVED_NAMES
 from ..errors import KernelError
 
 __all__ = ["check_name", "is_c_identifier", "RESERVED", "fresh_name"]

@@ -31,7 +31,7 @@ from .affine import Lin, bounds, is_var, linearize, substitute_var, to_term
 from .ir import Guard, Loop
 from .names import fresh_name
 
-__all__ = ["Gather", "solve_gather", "guard_gather", "SEARCH_BUDGET", "MAX_EQUATIONS"]
+__all__ = ["Read", "Gather", "solve_gather", "guard_gather", "SEARCH_BUDGET", "MAX_EQUATIONS"]
 
 #: most complete pivot choices the search examines
 SEARCH_BUDGET = 512
@@ -44,6 +44,19 @@ _FLOORDIV, _MOD = get_op("floordiv"), get_op("mod")
 LHS_NAMES = ("h", "w", "u", "v", "x", "y", "z", "a", "b", "e", "f", "g", "m", "o")
 #: names tried for quotient/remainder loops that stay
 AUX_NAMES = ("t", "t1", "t2", "t3", "t4", "t5")
+
+
+@dataclass(frozen=True)
+class Read:
+    """A read ``X[index]`` inside the forward loops: what :func:`solve_gather` turns around."""
+
+    index: Sequence[Term]
+    #: the shape of ``X``
+    extents: Sequence[int]
+    #: the forward loops: variable -> ``(lo, hi)``
+    ranges: Mapping[Term, tuple[int, int]]
+    #: the forward loop order (it orders the remaining loops and the printed terms)
+    order: Sequence[Term] = ()
 
 
 @dataclass
@@ -281,21 +294,15 @@ def _gather_names(
     return names
 
 
-def solve_gather(
-    index: Sequence[Term],
-    extents: Sequence[int],
-    ranges: Mapping[Term, tuple[int, int]],
-    taken: set[str],
-    order: Sequence[Term] = (),
-) -> Gather:
-    """Rewrite a read ``X[index]`` over loops ``ranges`` as a gather over ``X``'s box (see module doc).
+def solve_gather(read: Read, taken: set[str]) -> Gather:
+    """Rewrite a read ``X[index]`` over its forward loops as a gather over ``X``'s box (see module doc).
 
     ``taken`` holds names in use (tensors, loop variables); new names are added to it.
-    ``order`` is the forward loop order (it orders the remaining loops and the printed terms).
     """
+    index, extents, ranges, order = read.index, read.extents, read.ranges, read.order
     rows, aux_ranges, aux_order = _lift(index, ranges)
     if len(rows) > MAX_EQUATIONS:
-        return guard_gather(index, extents, ranges, taken, order)
+        return guard_gather(read, taken)
     all_ranges = {**ranges, **aux_ranges}
     for k, e in enumerate(extents):
         all_ranges[_param(k)] = (0, e)
@@ -339,14 +346,9 @@ def solve_gather(
     return Gather(lhs, tuple(loops), subst, guards, leaf.key[0], "solve")
 
 
-def guard_gather(
-    index: Sequence[Term],
-    extents: Sequence[int],
-    ranges: Mapping[Term, tuple[int, int]],
-    taken: set[str],
-    order: Sequence[Term] = (),
-) -> Gather:
+def guard_gather(read: Read, taken: set[str]) -> Gather:
     """The fallback: keep every forward loop and guard ``x_k == index_k`` for each position."""
+    index, extents, ranges, order = read.index, read.extents, read.ranges, read.order
     taken |= {v.name for v in ranges}
     lhs = tuple(Symbol(fresh_name(taken, LHS_NAMES), INT64) for _ in index)
     fwd_order = _forward_order(order, ranges)
