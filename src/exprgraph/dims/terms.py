@@ -13,7 +13,6 @@ maximum and minimum. Three more ops are registered here once:
 
 from __future__ import annotations
 
-import re
 from typing import Any, Final
 
 import numpy as np
@@ -240,14 +239,13 @@ def dim_fn(name: str, *args: Term) -> Term:
 
 
 _names: Final[dict[str, Term]] = memo_table()
-_PLAIN_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def dim_name(name: str) -> Term:
     """The int64 symbol called ``name`` (cached: dimension names repeat a lot)."""
     term = _names.get(name)
     if term is None:
-        if _PLAIN_NAME.match(name) and name not in RESERVED_NAMES:
+        if name.isascii() and name.isidentifier() and name not in RESERVED_NAMES:  # [A-Za-z_][A-Za-z0-9_]*
             term = TERM(SYMBOL, (), (name, INT64, ()))  # what Symbol() builds, without its checks
         else:
             term = Symbol(name, INT64)
