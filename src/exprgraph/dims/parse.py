@@ -20,7 +20,7 @@ position of the fault and a caret line.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from ..core.term import Term
 from ..core.tokens import tokenize
@@ -48,11 +48,11 @@ _NEG_KIND: Final = "neg"
 _PAREN: Final = "paren"
 _CALL: Final = "call"
 _RATIO_KIND: Final = "ratio"
+#: an operator-stack entry of a binary operator (or a ratio): kind, precedence, op, position
+_BinEntry = tuple[str, int, Any, int]
 #: binary operator token -> its operator-stack entry (kind, precedence, op, position); the position
 #: is needed only for a '/' (its error), so the other entries are made once
-_BIN_ENTRIES: Final[dict[str, tuple]] = {token: (_BIN, prec, op, -1) for token, (prec, op) in BINARY.items()}
-#: binary operator token -> its precedence (the parallel stack of precedences, see _Parser.parse)
-_BIN_PRECS: Final[dict[str, int]] = {token: prec for token, (prec, _) in BINARY.items()}
+_BIN_ENTRIES: Final[dict[str, _BinEntry]] = {token: (_BIN, prec, op, -1) for token, (prec, op) in BINARY.items()}
 #: the bottom of the operator stack (its precedence, -1, is below every operator's: nothing reduces it)
 _BOTTOM: Final = ("bottom", 0, None, -1)
 
@@ -70,12 +70,17 @@ class _Ratio:
 _MARK: Final = "\x00"
 #: the one-character operators (and the mark of ``//``): a space is put around each
 _SPACED: Final = ("-", "+", "*", "/", "%", "^", "&", "(", ")", ",", _MARK)
+#: each of them with its spaced text
+_SPACINGS: Final[tuple[tuple[str, str], ...]] = tuple([(op, f" {op} ") for op in _SPACED])
 #: the kinds of the operators, and of the end
 _OPERATORS: Final = {**dict.fromkeys(_SPACED, "op"), "//": "op", "": "end"}
 #: the kinds of the pieces of text met so far (the operators, the names and numbers read)
 _words: Final[dict[str, str]] = dict(_OPERATORS)
 #: the names and the numbers read so far (names of the grammar, not reserved) and their terms
 _operand_terms: Final[dict[str, Term]] = {}
+
+#: each piece of text between spaces read so far -> its tokens (see split_tokens)
+_pieces: Final[dict[str, tuple[str, ...]]] = {}
 
 _cache: Final[dict[str, Term]] = {}
 _CACHE_LIMIT: Final = 1 << 16
@@ -87,6 +92,7 @@ def clear_parse_cache() -> None:
     _words.clear()
     _words.update(_OPERATORS)
     _operand_terms.clear()
+    _pieces.clear()
 
 
 def tokenize_expression(text: str) -> list[tuple[str, str, int]]:
@@ -120,9 +126,9 @@ def split_tokens(text: str) -> list[str] | None:
     if "**" in text or _MARK in text:
         return None
     spaced = text.replace("//", _MARK) if "//" in text else text
-    for op in _SPACED:
+    for op, spaced_op in _SPACINGS:
         if op in spaced:
-            spaced = spaced.replace(op, f" {op} ")  # one pass in C per operator the text holds
+            spaced = spaced.replace(op, spaced_op)  # one pass in C per operator the text holds
     pieces = spaced.split()
     if "//" in text:
         pieces = [p if p != _MARK else "//" for p in pieces]
@@ -233,31 +239,59 @@ class _Parser:
             # operators, ')' and the end, until an operand is expected again
             while True:
                 value = values[i]
+                entry = _BIN_ENTRIES.get(value)
+                if entry is not None:
+                    i, expect_operand = self.binary(entry, i, stack, precs, operands)
+                    if expect_operand:
+                        break
+                    continue
                 i += 1
-                prec = _BIN_PRECS.get(value, -2)
-                if prec >= 0:
-                    self.binary(value, prec, i - 1, stack, precs, operands)
-                    break
                 if not value:
                     return self.finish(stack, precs, operands)
                 if self.close(value, i - 1, stack, precs, operands):
                     break  # a ',': the next argument
 
-    def binary(self, value: str, prec: int, pos: int, stack: list[tuple], precs: list[int], operands: list) -> None:
-        """Take the binary operator ``value`` of precedence ``prec``: reduce what binds at least as tightly, push it."""
-        while precs[-1] >= prec:
-            top = stack[-1]
-            if top[0] is _BIN and not self.ratios:
-                # a op b (the commonest reduction), at once: no operand can be a ratio yet
-                b = operands.pop()
-                operands[-1] = make_term(top[2], (operands[-1], b))
-                stack.pop()
-                precs.pop()
-            else:
-                self.reduce(stack, precs, operands)
-        entry = _BIN_ENTRIES[value]
-        stack.append(entry if entry[2] is not RATIO_OP else (_RATIO_KIND, prec, RATIO_OP, pos))
-        precs.append(prec)
+    def binary(
+        self, entry: _BinEntry, i: int, stack: list[tuple], precs: list[int], operands: list
+    ) -> tuple[int, bool]:
+        """Take the binary operator at token ``i`` (its stack entry): reduce what binds at least as tightly, then
+        push it; the index of the next token and whether an operand is expected there.
+
+        When a name or a number read before follows, and after it an operator that binds no tighter,
+        ``)``, ``,`` or the end (``a + b + c``, ``a*b + c``), the operator takes it at once: the
+        reduction the stack would make next, without pushing and popping.
+        """
+        values = self.values
+        while True:
+            prec = entry[1]
+            while precs[-1] >= prec:
+                top = stack[-1]
+                if top[0] is _BIN and not self.ratios:
+                    # a op b (the commonest reduction), at once: no operand can be a ratio yet
+                    b = operands.pop()
+                    operands[-1] = make_term(top[2], (operands[-1], b))
+                    stack.pop()
+                    precs.pop()
+                else:
+                    self.reduce(stack, precs, operands)
+            op = entry[2]
+            if op is RATIO_OP:
+                stack.append((_RATIO_KIND, prec, RATIO_OP, i))
+                precs.append(prec)
+                return i + 1, True
+            term = None if self.ratios else _operand_terms.get(values[i + 1])
+            if term is not None and values[i + 2] != "(":  # (a name before '(' is a call)
+                following = _BIN_ENTRIES.get(values[i + 2])
+                if following is None or following[1] <= prec:
+                    operands[-1] = make_term(op, (operands[-1], term))  # a op b, b a name or a number
+                    i += 2
+                    if following is None:
+                        return i, False  # ')', ',' or the end (or no token): read by the caller
+                    entry = following
+                    continue
+            stack.append(entry)
+            precs.append(prec)
+            return i + 1, True
 
     def close(self, value: str, pos: int, stack: list[tuple], precs: list[int], operands: list) -> bool:
         """Take a ',' (True: an operand is expected next) or a ')' (False), reducing the operators inside."""

@@ -7,7 +7,9 @@ when its parent is of another kind, or when it is the root, so every node is han
 chain of a million nodes costs linear time without recursion. Floor division, modulo, ceiling
 division, max and min are rewritten by the rules in :mod:`.division` and :mod:`.maxmin`, sums by
 :mod:`.combine`, products by :mod:`.factored`. Results are cached per term (terms are interned, so
-this is always sound).
+this is always sound). The commonest terms (sums, products of names, floor divisions and max of
+them, nested a few deep) are read without the walk, each region as the walk makes it (_quick);
+the kinds of nodes are in :mod:`.nodes`.
 """
 
 from __future__ import annotations
@@ -20,89 +22,25 @@ from .context import Context
 from .division import ceil_poly, floordiv_poly, mod_poly
 from .factored import product_poly
 from .maxmin import broadcast_poly, maxmin_poly
-from .monomials import ONE, Mono, _check_degree, mono_mul, mono_of_powers
+from .monomials import ONE, Mono, _check_degree, mono_of_powers
+from .nodes import (
+    LIN,
+    MAXK,
+    MINK,
+    NAME_MONOS,
+    OPAQUE,
+    PROD,
+    foreign,
+    name_mono,
+    names_product,
+    node_kind,
+    scaling,
+)
 from .normal import Budget, Poly, inner_term, p_add_into, p_atom, p_const, p_is_const
 from .ranges import INF, UNBOUNDED
-from .terms import (
-    ADD,
-    BROADCAST,
-    CEIL_DIV,
-    CONST,
-    FLOORDIV,
-    INT64,
-    MAX,
-    MIN,
-    MOD,
-    MUL,
-    NEG,
-    POW,
-    SUB,
-    SYMBOL,
-    TERM,
-    memo_table,
-    remember,
-)
+from .terms import ADD, BROADCAST, CEIL_DIV, CONST, FLOORDIV, MOD, MUL, NEG, POW, SUB, SYMBOL, TERM
 
 __all__ = ["to_poly", "name_mono"]
-
-
-# kinds of nodes
-_LEAF: Final = 0
-_OPAQUE: Final = 1
-_LIN: Final = 2
-_PROD: Final = 3
-_MAXK: Final = 4
-_MINK: Final = 5
-
-
-def _is_int_const(t: Term) -> bool:
-    return t.op is CONST and type(t.attr) in (int, bool)
-
-
-def _kind(node: Term) -> int:
-    op = node.op
-    if op is ADD or op is SUB or op is NEG:
-        return _LIN
-    if op is MUL:
-        nonconst = 0
-        for a in node.args:
-            if not _is_int_const(a):
-                nonconst += 1
-        return _LIN if nonconst <= 1 else _PROD
-    if op is MAX:
-        return _MAXK
-    if op is MIN:
-        return _MINK
-    if op is SYMBOL or op is CONST:
-        return _LEAF
-    if op is POW:
-        e = node.args[1]
-        if _is_int_const(e) and e.attr >= 0:
-            return _PROD
-    return _OPAQUE
-
-
-#: plain names (int64 scalar symbols) -> their monomial ``((name, 1),)`` (see name_mono)
-_name_monos: Final[dict[Term, Mono]] = memo_table()
-
-
-def name_mono(node: Term) -> Mono | None:
-    """The monomial ``((node, 1),)`` of a plain name (an int64 scalar symbol), or None for any other term."""
-    m = _name_monos.get(node)
-    if m is None:
-        if node.op is not SYMBOL or node.dtype != INT64 or node.shape != ():
-            return None
-        m = remember(_name_monos, node, ((node, 1),))
-    return m
-
-
-def _foreign(node: Term) -> bool:
-    """Not an integer scalar: left untouched inside an opaque atom."""
-    if node.shape != ():
-        return True
-    if node.dtype == INT64:
-        return False
-    return not _is_int_const(node)
 
 
 def to_poly(root: Term, ctx: Context) -> Poly:
@@ -112,40 +50,92 @@ def to_poly(root: Term, ctx: Context) -> Poly:
     if p is not None:
         return p
     ctx.budget = Budget()
-    if not root.args:
-        return _val(root, ctx)  # a name, a constant, or a foreign leaf
-    if _foreign(root):
-        return _val(root, ctx)  # a foreign root: an atom of its own
-    kind = _kind(root)
-    if kind == _PROD and root.op is MUL:
-        p = _names_product(root)  # a product of names: its monomial, without the walk
-        if p is not None:
-            vals[root] = p
-            return p
-    if kind == _LIN:
-        # a sum over names, constants and normalised terms (the commonest): no walk needed
-        flat, mixed = _linear(root, None, ctx)
-        if flat is not None:
-            p = vals[root] = combine_terms(flat, ctx) if mixed else flat
-            return p
-        ctx.budget = Budget()
+    if not root.args or foreign(root):
+        return _val(root, ctx)  # a name, a constant, or a foreign term (an atom of its own)
+    p = _quick(root, ctx, 0)  # a sum, a product of names, a floor division of them... (the commonest)
+    if p is not None:
+        return p
+    ctx.budget = Budget()
     order, kinds, edges, parent_kind = _walk(root, vals)
     for node in order:
         k = kinds[node]
-        if k == _OPAQUE:
+        if k == OPAQUE:
             vals[node] = ctx.unwrap(_opaque(node, ctx))
         elif node is root or edges[node] != 1 or parent_kind[node] != k:
-            if k == _LIN:
+            if k == LIN:
                 region, mixed = _linear(node, kinds, ctx)
                 assert region is not None  # with kinds, always a sum
                 vals[node] = combine_terms(region, ctx) if mixed else region
-            elif k == _PROD:
-                p = _names_product(node) if node.op is MUL else None  # a product of names, at once
+            elif k == PROD:
+                p = names_product(node) if node.op is MUL else None  # a product of names, at once
                 vals[node] = _product(node, kinds, ctx) if p is None else p
             else:
-                vals[node] = ctx.unwrap(maxmin_poly(_collect(node, k, kinds, ctx), k == _MAXK, ctx))
+                vals[node] = ctx.unwrap(maxmin_poly(_collect(node, k, kinds, ctx), k == MAXK, ctx))
         # else: inside a region, handled by the region's root
     return vals[root]
+
+
+#: how many sums and opaque ops (``a//b``, ``a%b``...) _quick takes nested in one another
+_QUICK_DEPTH: Final = 16
+
+
+def _quick(node: Term, ctx: Context, depth: int) -> Poly | None:
+    """The polynomial of a node (an integer scalar, not a leaf) without the walk, stored, or None for the walk.
+
+    It takes a sum (or scaling) over names, constants, normalised nodes and nodes it takes, a
+    product of names, and an opaque op or a nest of max (min) whose operands it takes,
+    ``_QUICK_DEPTH`` of them nested at most. Each is a region of its own, as in the walk; a node
+    shared inside one sum or nest (the walk counts its edges), or another product, is left to the walk.
+    """
+    vals = ctx.vals
+    p = vals.get(node)
+    if p is not None:
+        return p
+    kind = node_kind(node)
+    if kind == LIN:
+        flat, mixed = _linear(node, None, ctx, depth)
+        if flat is None:
+            return None
+        p = combine_terms(flat, ctx) if mixed else flat
+    elif kind == PROD and node.op is MUL:
+        p = names_product(node)  # a product of names: its monomial, as the product region makes it
+        if p is None:
+            return None
+    elif kind == OPAQUE and depth < _QUICK_DEPTH:
+        for a in node.args:
+            if a.args and not foreign(a) and _quick(a, ctx, depth + 1) is None:
+                return None
+        p = ctx.unwrap(_opaque(node, ctx))
+    elif (kind == MAXK or kind == MINK) and depth < _QUICK_DEPTH:
+        operands = _quick_operands(node, kind, ctx, depth)
+        if operands is None:
+            return None
+        p = ctx.unwrap(maxmin_poly(operands, kind == MAXK, ctx))
+    else:
+        return None
+    vals[node] = p
+    return p
+
+
+def _quick_operands(root: Term, k: int, ctx: Context, depth: int) -> list[Poly] | None:
+    """The operands of a nest of max (min) nodes, left to right as _collect reads them, each taken by
+    _quick; None when one is not, or when a node of the nest is shared inside it."""
+    vals = ctx.vals
+    out: list[Poly] = []
+    seen: set[Term] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node is not root and (node in vals or node_kind(node) != k):
+            if node.args and _quick(node, ctx, depth + 1) is None:
+                return None
+            out.append(_val(node, ctx))
+            continue
+        if node in seen:
+            return None  # the walk counts its edges
+        seen.add(node)
+        stack.extend(reversed(node.args))
+    return out
 
 
 def _walk(root: Term, vals: dict) -> tuple[list[Term], dict[Term, int], dict[Term, int], dict[Term, int]]:
@@ -160,14 +150,14 @@ def _walk(root: Term, vals: dict) -> tuple[list[Term], dict[Term, int], dict[Ter
     edges: dict[Term, int] = {}
     parent_kind: dict[Term, int] = {}
     expanded: set[Term] = set()
-    name_monos = _name_monos
+    name_monos = NAME_MONOS
     # entries (node, None) to expand, (node, its operands) once its children are listed
     stack: list[tuple[Term, tuple | None]] = [(root, None)]
     while stack:
         node, args = stack.pop()
         if args is not None:  # its children are listed: list it
             order.append(node)
-            k = kinds[node] = _kind(node)
+            k = kinds[node] = node_kind(node)
             for a in args:
                 if a in kinds:  # a listed child (names, constants and normalised nodes are not listed)
                     edges[a] = edges.get(a, 0) + 1
@@ -179,7 +169,7 @@ def _walk(root: Term, vals: dict) -> tuple[list[Term], dict[Term, int], dict[Ter
             for child in reversed(args):  # the first child on top: listed first
                 if child in name_monos or child in vals or child in expanded:
                     continue
-                if child.args and not _foreign(child):
+                if child.args and not foreign(child):
                     stack.append((child, None))
     return order, kinds, edges, parent_kind
 
@@ -187,7 +177,7 @@ def _walk(root: Term, vals: dict) -> tuple[list[Term], dict[Term, int], dict[Ter
 def _val(node: Term, ctx: Context) -> Poly:
     p = ctx.vals.get(node)
     if p is None:
-        if node.args or _foreign(node):
+        if node.args or foreign(node):
             # a foreign operand (a float or array term inside an opaque call): an atom of its own
             p = ctx.known_atom(node, (), UNBOUNDED)
         else:
@@ -208,36 +198,23 @@ _VALUE: Final = 1
 _FAIL: Final = 2
 
 
-def _role(node: Term, op: object, kinds: dict | None, vals: dict, seen: set[Term]) -> int:
+def _role(node: Term, op: object, kinds: dict | None, ctx: Context, seen: set[Term], depth: int) -> int:
     """Whether a node (not the region's root, not a name) is expanded into the sum, added as a
     value of its own (normalised, a constant, an opaque or a foreign term), or stops the region."""
     # (an add, sub, neg or mul below an int64 scalar is one too: dtype and shape rules give it so,
     # so a linear node met here is never foreign)
-    linear = op is ADD or op is SUB or op is NEG or (op is MUL and _kind(node) == _LIN)
+    linear = op is ADD or op is SUB or op is NEG or (op is MUL and node_kind(node) == LIN)
+    vals = ctx.vals
     if kinds is not None:
-        return _EXPAND if linear and node not in vals and kinds.get(node) == _LIN else _VALUE
+        return _EXPAND if linear and node not in vals and kinds.get(node) == LIN else _VALUE
     if linear and node not in vals:
         if node in seen:
             return _FAIL  # shared inside the region: the walk counts its edges
         seen.add(node)
         return _EXPAND
-    if node.args and node not in vals:
-        p = _names_product(node) if op is MUL else None
-        if p is None:
-            return _FAIL  # a node to normalise first: the walk orders them
-        vals[node] = p  # a product of names: the monomial the walk's product region makes
+    if node.args and node not in vals and _quick(node, ctx, depth + 1) is None:
+        return _FAIL  # a node to normalise first: the walk orders them
     return _VALUE
-
-
-def _scaling(node: Term, k: int) -> tuple[Term | None, int]:
-    """``k * node`` for a product with at most one non-constant operand: that operand and its coefficient."""
-    child = None
-    for a in node.args:
-        if _is_int_const(a):
-            k *= int(a.attr)
-        else:
-            child = a
-    return child, k
 
 
 def _add_key(acc: dict, key: object, k: int) -> None:
@@ -306,22 +283,23 @@ def _monomials(named: dict) -> Poly:
         if key is ONE:
             out[ONE] = c
         else:
-            m = _name_monos.get(key)
+            m = NAME_MONOS.get(key)
             out[((key, 1),) if m is None else m] = c  # (the cache may have been cleared since)
     return out
 
 
-def _linear(root: Term, kinds: dict | None, ctx: Context) -> tuple[Poly | None, bool]:
+def _linear(root: Term, kinds: dict | None, ctx: Context, depth: int = 0) -> tuple[Poly | None, bool]:
     """Sum region: propagate coefficients down the tree of add/sub/neg/k*x nodes (see _role).
 
     Without ``kinds`` (no walk before it), None when the region is not a tree of them over names,
-    constants and normalised terms. The flag says whether an operand other than a name or a
-    constant was added (without one, no rule across the terms of the sum can apply).
+    constants, normalised terms and terms _quick takes (``depth``: how many it is nested in). The
+    flag says whether an operand other than a name or a constant was added (without one, no rule
+    across the terms of the sum can apply).
     """
     total = _Sum()
     seen: set[Term] = set()
     stack: list[tuple[Term, int]] = []
-    name_monos = _name_monos
+    name_monos = NAME_MONOS
     node: Term | None = root
     k = 1
     while True:
@@ -339,7 +317,7 @@ def _linear(root: Term, kinds: dict | None, ctx: Context) -> tuple[Poly | None, 
                     total.name(node, m, k)  # a name (not a foreign one): straight into the sum
                     role = _VALUE
                 else:
-                    role = _role(node, op, kinds, ctx.vals, seen)
+                    role = _role(node, op, kinds, ctx, seen, depth)
                     if role == _FAIL:
                         return None, False
                     if role == _VALUE:
@@ -361,7 +339,7 @@ def _expand(node: Term, op: object, k: int, stack: list[tuple[Term, int]], total
         if len(args) == 2:
             a, b = args
             kb = k if op is ADD else -k
-            m = _name_monos.get(b)
+            m = NAME_MONOS.get(b)
             if m is None and b.op is SYMBOL:
                 m = name_mono(b)
             if m is not None:
@@ -377,61 +355,12 @@ def _expand(node: Term, op: object, k: int, stack: list[tuple[Term, int]], total
     elif op is NEG:
         stack.append((node.args[0], -k))
     else:  # k * x: a product with at most one non-constant operand
-        child, k = _scaling(node, k)
+        child, k = scaling(node, k)
         if child is None:
             total.const(k)
         elif k:
             stack.append((child, k))
     return None
-
-
-#: most nodes _names_product reads before it leaves a product to the walk
-_NEST_LIMIT: Final = 256
-
-
-def _names_product(root: Term) -> Poly | None:
-    """The polynomial of a nest of products of names and integer constants (``2*s0*s1``), or None.
-
-    It is the one monomial the walk's product region gives (see _product: its single-term factors
-    multiply at once, whatever the nesting), made without the walk. The nest is read as a tree, so
-    past ``_NEST_LIMIT`` nodes (a DAG of shared products, say) it declines: the walk counts sharing.
-    """
-    coef = 1
-    factors: list[Mono] = []
-    stack = [root]
-    left = _NEST_LIMIT
-    while stack:
-        left -= 1
-        if left < 0:
-            return None
-        node = stack.pop()
-        m = _name_monos.get(node)
-        if m is None:
-            op = node.op
-            if op is MUL:
-                stack.extend(node.args)
-                continue
-            if _is_int_const(node):
-                coef *= int(node.attr)
-                continue
-            m = name_mono(node) if op is SYMBOL else None
-            if m is None:
-                return None
-        factors.append(m)
-    if not coef:
-        return {}
-    if len(factors) <= 2:
-        mono: Mono = ONE
-        for m in factors:
-            mono = mono_mul(mono, m)  # a name times a name: the monomial in id order (a**2 for a*a)
-        return {mono: coef}
-    powers: dict[Term, int] = {}
-    for m in factors:
-        a = m[0][0]
-        powers[a] = powers.get(a, 0) + 1
-    for e in powers.values():
-        _check_degree(e)
-    return {mono_of_powers(powers): coef}
 
 
 def _product(root: Term, kinds: dict, ctx: Context) -> Poly:
@@ -441,7 +370,7 @@ def _product(root: Term, kinds: dict, ctx: Context) -> Poly:
     stack: list[tuple[Term, int]] = [(root, 1)]
     while stack:
         node, e = stack.pop()
-        if node is not root and (node in vals or kinds.get(node) != _PROD):
+        if node is not root and (node in vals or kinds.get(node) != PROD):
             powers[node] = powers.get(node, 0) + e
             continue
         if node.op is POW:
@@ -487,7 +416,7 @@ def _opaque(node: Term, ctx: Context) -> Poly:
     if op is BROADCAST:
         return broadcast_poly(_val(args[0], ctx), _val(args[1], ctx), ctx)
     # any other op (abs, x**y with a symbolic exponent...): an atom whose integer operands are normalised
-    new_args = tuple(a if _foreign(a) else inner_term(_val(a, ctx)) for a in args)
+    new_args = tuple(a if foreign(a) else inner_term(_val(a, ctx)) for a in args)
     term = TERM(op, new_args, node.attr)
     rng = (0, INF) if op.name == "abs" else UNBOUNDED
     return ctx.known_atom(term, (), rng)
