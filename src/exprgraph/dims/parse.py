@@ -79,9 +79,6 @@ _words: Final[dict[str, str]] = dict(_OPERATORS)
 #: the names and the numbers read so far (names of the grammar, not reserved) and their terms
 _operand_terms: Final[dict[str, Term]] = {}
 
-#: each piece of text between spaces read so far -> its tokens (see split_tokens)
-_pieces: Final[dict[str, tuple[str, ...]]] = {}
-
 _cache: Final[dict[str, Term]] = {}
 _CACHE_LIMIT: Final = 1 << 16
 
@@ -92,7 +89,6 @@ def clear_parse_cache() -> None:
     _words.clear()
     _words.update(_OPERATORS)
     _operand_terms.clear()
-    _pieces.clear()
 
 
 def tokenize_expression(text: str) -> list[tuple[str, str, int]]:
