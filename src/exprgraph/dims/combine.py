@@ -82,6 +82,7 @@ def may_combine(p: Poly, ctx: Context) -> bool:
     if not opaque and not sums:
         return False
     found = False
+    m: Mono  # (typed, so the compiled build reads its pairs as a tuple's)
     for m in p:
         for a, _ in m:
             if a in sums:

@@ -145,6 +145,7 @@ class Context:
         """Size of ``p`` written out: its atoms, each by its size (constants count nothing)."""
         weights = self.weights
         n = 0
+        m: Mono  # (typed, so the compiled build reads its pairs as a tuple's)
         for m in p:
             for a, e in m:
                 n += e * weights.get(a, 1)
@@ -193,11 +194,11 @@ class Context:
             else:
                 a_lo, a_hi = r
             if isinstance(a_lo, int):
-                lo += c * a_lo
+                lo += _times(c, a_lo)
             else:
                 lo_inf = True
             if isinstance(a_hi, int):
-                hi += c * a_hi
+                hi += _times(c, a_hi)
             else:
                 hi_inf = True
         return (-INF if lo_inf else lo, INF if hi_inf else hi)
@@ -260,6 +261,16 @@ class Context:
             else:
                 return None, 0
         return atom, c
+
+
+def _times(c: int, v: int) -> int:
+    """``c*v``, with no multiplication for the commonest coefficients, 1 and -1 (the compiled build
+    multiplies in C only ints in ``[0, 2**30)``; ``-1*v`` or ``c*(2**31-1)`` go through Python's long product)."""
+    if c == 1:
+        return v
+    if c == -1:
+        return -v
+    return c * v
 
 
 _contexts: Final = {False: Context(False), True: Context(True)}

@@ -114,7 +114,7 @@ def p_atom(atom: Term) -> Poly:
 def p_add_into(acc: Poly, p: Poly, k: int = 1) -> None:
     """``acc += k * p`` in place."""
     for m, c in p.items():
-        v = acc.get(m, 0) + k * c
+        v = acc.get(m, 0) + (c if k == 1 else k * c)  # (k == 1, the commonest: no product to make)
         if v:
             acc[m] = v
         elif m in acc:

@@ -121,12 +121,13 @@ def split_tokens(text: str) -> list[str] | None:
     """
     if "**" in text or _MARK in text:
         return None
-    spaced = text.replace("//", _MARK) if "//" in text else text
+    floor = "//" in text
+    spaced = text.replace("//", _MARK) if floor else text
     for op, spaced_op in _SPACINGS:
         if op in spaced:
             spaced = spaced.replace(op, spaced_op)  # one pass in C per operator the text holds
     pieces = spaced.split()
-    if "//" in text:
+    if floor:
         pieces = [p if p != _MARK else "//" for p in pieces]
     pieces.append("")
     return pieces

@@ -13,7 +13,7 @@ from typing import Any, Final
 from ..core.term import Term
 from ..errors import DimExpressionError
 from .context import Context
-from .normal import Poly, mono_div, p_add, p_mono_gcd, p_scale
+from .normal import Mono, Poly, mono_div, p_add, p_mono_gcd, p_scale
 from .parse import parse_expression
 from .ranges import INF, Range, ceil_div, floor_div, r_add, r_mul
 from .simplify import simplify_term
@@ -213,12 +213,13 @@ def tight_range(p: Poly, ctx: Context, known: Range | None = None) -> Range:
         rest = {mono_div(m, g): c for m, c in p.items()}
         r = meet(r, r_mul(ctx.range_of({g: 1}), ctx.range_of(rest)))
     counts: dict[Term, int] = {}
+    m: Mono  # (typed, so the compiled build reads its pairs as a tuple's)
     for m in p:
         for a, _ in m:
             counts[a] = counts.get(a, 0) + 1
     if counts:
-        atom = max(counts, key=lambda a: counts[a])
-        if counts[atom] >= 2:
+        atom, most = _most_common(counts)
+        if atom is not None and most >= 2:
             inside: Poly = {}
             outside: Poly = {}
             one = ((atom, 1),)
@@ -244,6 +245,16 @@ def tight_range(p: Poly, ctx: Context, known: Range | None = None) -> Range:
         lo, hi = ctx.range_of(p_add(rest, p_scale(args[1], c), {(): -c}))
         r = meet(r, (lo, INF) if c < 0 else (-INF, hi))
     return r
+
+
+def _most_common(counts: dict[Term, int]) -> tuple[Term | None, int]:
+    """The atom counted most (the first of them, as ``max`` picks it) and its count."""
+    atom = None
+    most = 0
+    for a, n in counts.items():
+        if n > most:
+            atom, most = a, n
+    return atom, most
 
 
 def narrowings(op: str, d: Poly, ctx: Context) -> list[tuple[str, Range]]:
