@@ -17,7 +17,7 @@ from typing import Final
 
 from ..core.op import Op
 from ..core.term import Term
-from .normal import Budget, Mono, Poly, defer_key, inner_term, p_add_into, p_atom
+from .normal import Budget, Mono, Poly, defer_key, inner_term, p_add_into, p_atom, times
 from .polyprint import atom_text
 from .ranges import INF, UNBOUNDED, Range, r_mul, r_pow
 from .terms import SYMBOL, TERM, make_term
@@ -194,11 +194,11 @@ class Context:
             else:
                 a_lo, a_hi = r
             if isinstance(a_lo, int):
-                lo += _times(c, a_lo)
+                lo += times(c, a_lo)
             else:
                 lo_inf = True
             if isinstance(a_hi, int):
-                hi += _times(c, a_hi)
+                hi += times(c, a_hi)
             else:
                 hi_inf = True
         return (-INF if lo_inf else lo, INF if hi_inf else hi)
@@ -261,16 +261,6 @@ class Context:
             else:
                 return None, 0
         return atom, c
-
-
-def _times(c: int, v: int) -> int:
-    """``c*v``, with no multiplication for the commonest coefficients, 1 and -1 (the compiled build
-    multiplies in C only ints in ``[0, 2**30)``; ``-1*v`` or ``c*(2**31-1)`` go through Python's long product)."""
-    if c == 1:
-        return v
-    if c == -1:
-        return -v
-    return c * v
 
 
 _contexts: Final = {False: Context(False), True: Context(True)}

@@ -44,6 +44,7 @@ __all__ = [
     "p_const",
     "p_atom",
     "p_add_into",
+    "times",
     "p_add",
     "p_sub",
     "p_scale",
@@ -111,10 +112,20 @@ def p_atom(atom: Term) -> Poly:
     return {((atom, 1),): 1}
 
 
+def times(k: int, c: int) -> int:
+    """``k*c``, with no product for the commonest factors, 1 and -1 (the compiled build multiplies in C
+    only ints in ``[0, 2**30)``; ``-1*c`` or ``k*(2**31-1)`` would take Python's long product)."""
+    if k == 1:
+        return c
+    if k == -1:
+        return -c
+    return k * c
+
+
 def p_add_into(acc: Poly, p: Poly, k: int = 1) -> None:
     """``acc += k * p`` in place."""
     for m, c in p.items():
-        v = acc.get(m, 0) + (c if k == 1 else k * c)  # (k == 1, the commonest: no product to make)
+        v = acc.get(m, 0) + times(k, c)
         if v:
             acc[m] = v
         elif m in acc:

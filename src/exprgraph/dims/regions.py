@@ -40,7 +40,7 @@ from .normal import Budget, Poly, inner_term, p_add_into, p_atom, p_const, p_is_
 from .ranges import INF, UNBOUNDED
 from .terms import ADD, BROADCAST, CEIL_DIV, CONST, FLOORDIV, MOD, MUL, NEG, POW, SUB, SYMBOL, TERM
 
-__all__ = ["to_poly", "name_mono"]
+__all__ = ["to_poly"]
 
 
 def to_poly(root: Term, ctx: Context) -> Poly:
