@@ -35,6 +35,7 @@ __all__ = [
     "BuildTimeoutError",
     "OptionalDependencyError",
     "ConversionError",
+    "TermTableError",
 ]
 
 
@@ -207,3 +208,7 @@ class OptionalDependencyError(ExprgraphError, ImportError):
 
 class ConversionError(ExprgraphError, ValueError):
     """A foreign expression or graph (sympy, PyTensor, ONNX) uses something exprgraph cannot represent, or back."""
+
+
+class TermTableError(ExprgraphError, RuntimeError):
+    """A term's attr changed the intern table while it was compared (its ``__eq__`` builds or frees terms)."""

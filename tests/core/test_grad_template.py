@@ -219,7 +219,7 @@ def test_the_c_sweep_calls_rules_of_tensor_nodes_and_reports_missing_rules() -> 
 
 
 @needs_native
-def test_a_sweep_started_inside_a_sweep_uses_the_set_based_one(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_sweep_started_inside_a_sweep_uses_the_set_based_one() -> None:
     seen: list[eg.Term] = []
 
     def nested(node: eg.Term, g: eg.Term) -> tuple:
@@ -227,9 +227,11 @@ def test_a_sweep_started_inside_a_sweep_uses_the_set_based_one(monkeypatch: pyte
         seen.append(inner[node.args[0]])
         return (grad_tools.times(g, eg.cos(node.args[0])),)
 
-    monkeypatch.setattr(eg.get_op("sin"), "grad", nested)
+    # ops are read-only: an unregistered twin of sin whose gradient rule runs a sweep
+    sin = eg.get_op("sin")
+    nested_sin = eg.Op("nested_sin", 1, sin.infer, impl=sin.impl, ufunc=sin.ufunc, grad=nested)
     v = eg.Symbol("v", shape=(2,))  # a tensor node: its rule is called, not replayed
-    assert backprop([eg.sum(eg.sin(v))], [1.0], [v])[v] is not None
+    assert backprop([eg.sum(nested_sin(v))], [1.0], [v])[v] is not None
     assert seen and seen[0] is backprop([v * v], [1.0], [v])[v]
 
 
@@ -245,9 +247,19 @@ def test_dependency_sets_limits_hold_in_both_forms(monkeypatch: pytest.MonkeyPat
 
 
 @needs_native
-def test_a_replaced_rule_is_recorded_anew(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_template_is_recorded_per_op_not_per_dtype_rule() -> None:
+    # ops are read-only, so a rule never changes under its template; a twin of sin with another
+    # rule (same dtype rule, same operands) is recorded on its own
     sin = eg.get_op("sin")
     before = backprop([eg.sin(x)], [1.0], [x])[x]
     assert before is eg.cos(x)
-    monkeypatch.setattr(sin, "grad", lambda node, g: (grad_tools.times(g, eg.sin(node.args[0])),))
-    assert backprop([eg.sin(x)], [1.0], [x])[x] is eg.sin(x)
+    twin = eg.Op(
+        "sin_twin",
+        1,
+        sin.infer,
+        impl=sin.impl,
+        ufunc=sin.ufunc,
+        grad=lambda node, g: (grad_tools.times(g, eg.sin(node.args[0])),),
+    )
+    assert backprop([twin(x)], [1.0], [x])[x] is eg.sin(x)
+    assert backprop([eg.sin(x)], [1.0], [x])[x] is eg.cos(x)

@@ -24,6 +24,7 @@
 /* ---- configuration (see _cterm.h) ------------------------------------------------------------ */
 
 PyTypeObject *TermClass = NULL;
+PyTypeObject *OpClass = NULL;
 PyObject *Registry = NULL;
 PyObject *DtypeNames[4];
 int Promote[4][4];
@@ -173,6 +174,10 @@ configure(PyObject *module, PyObject *args)
                           &op_class, &PyTuple_Type, &dtypes, &PyTuple_Type, &promote, &PyTuple_Type, &numeric,
                           &PyTuple_Type, &infers, &leaf))
         return NULL;
+    if (!PyType_Check(op_class)) {
+        PyErr_SetString(PyExc_TypeError, "the op class must be a class");
+        return NULL;
+    }
     if (!PyType_IsSubtype((PyTypeObject *)term_class, &TermBaseType)) {
         PyErr_SetString(PyExc_TypeError, "the term class must subclass TermBase");
         return NULL;
@@ -215,6 +220,8 @@ configure(PyObject *module, PyObject *args)
         TermClass->tp_vectorcall = term_vectorcall;
     Py_INCREF(registry);
     Py_XSETREF(Registry, registry);
+    Py_INCREF(op_class);
+    Py_XSETREF(OpClass, (PyTypeObject *)op_class);
     Py_INCREF(leaf);
     PyUnicode_InternInPlace(&leaf);
     Py_XSETREF(LeafNotation, leaf);

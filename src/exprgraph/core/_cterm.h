@@ -46,12 +46,15 @@ typedef struct TermObject {
 #define TERM(o) ((TermObject *)(o))
 #define ARG(t, i) PyTuple_GET_ITEM(TERM(t)->args, (i))
 #define OP_SLOT(op, off) (*(PyObject **)((char *)(op) + (off)))
+/* an op's name for messages: any object (printed with %R or %S), never NULL */
+#define OP_NAME(op) (OP_SLOT(op, OffName) != NULL ? OP_SLOT(op, OffName) : Py_None)
 
 enum { K_ARITH = 0, K_REAL = 1, K_SAME = 2, K_BOOLEAN = 3, K_WHERE = 4 };
 enum { D_BOOL = 0, D_INT64 = 1, D_FLOAT32 = 2, D_FLOAT64 = 3 };
 
 /* ---- configuration, set by configure() (_cterm.c) ---- */
 extern PyTypeObject *TermClass;    /* exprgraph.core.term.Term */
+extern PyTypeObject *OpClass;      /* exprgraph.core.op.Op */
 extern PyObject *Registry;         /* op name -> Op */
 extern PyObject *DtypeNames[4];    /* bool, int64, float32, float64 (the order of DTYPES) */
 extern int Promote[4][4];          /* index of promote(a, b) */

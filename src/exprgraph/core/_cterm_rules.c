@@ -324,7 +324,7 @@ contributions(PyObject *node, PyObject *g)
     PyObject *rule = OP_SLOT(TERM(node)->op, OffGrad);
     if (rule == NULL || rule == Py_None) {
         PyErr_Format(DiffError, "op %R has no gradient rule; give it one with the grad= entry of its Op",
-                     OP_SLOT(TERM(node)->op, OffName));
+                     OP_NAME(TERM(node)->op));
         return NULL;
     }
     PyObject *cs = replayed(node, g, rule);

@@ -191,7 +191,7 @@ marked_step(TermObject *node, PyObject *g, uint64_t epoch)
         return -1;
     if (PyTuple_GET_SIZE(cs) != n) {
         PyErr_Format(PyExc_ValueError, "the gradient rule of %R gave %zd contributions for %zd operands",
-                     OP_SLOT(node->op, OffName), PyTuple_GET_SIZE(cs), n);
+                     OP_NAME(node->op), PyTuple_GET_SIZE(cs), n);
         Py_DECREF(cs);
         return -1;
     }
@@ -201,7 +201,7 @@ marked_step(TermObject *node, PyObject *g, uint64_t epoch)
         if (c == Py_None || !(marks(a, epoch) & M_LIVE))
             continue;
         if (Py_TYPE(c) != TermClass) {
-            PyErr_Format(PyExc_TypeError, "the gradient rule of %R gave a %s, not a term", OP_SLOT(node->op, OffName),
+            PyErr_Format(PyExc_TypeError, "the gradient rule of %R gave a %s, not a term", OP_NAME(node->op),
                          Py_TYPE(c)->tp_name);
             Py_DECREF(cs);
             return -1;

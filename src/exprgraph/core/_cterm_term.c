@@ -105,6 +105,24 @@ key_hash(PyObject *op, PyObject *args, PyObject *key)
     return (Py_hash_t)h;
 }
 
+/* An attr whose __eq__ builds or frees terms changes the table at every comparison: a lookup starts
+   again at most this often, then raises exprgraph.errors.TermTableError instead of spinning. */
+#define MAX_LOOKUP_RETRIES 64
+
+static TermObject *
+table_changed_error(void)
+{
+    PyObject *errors = PyImport_ImportModule("exprgraph.errors");
+    PyObject *cls = errors != NULL ? PyObject_GetAttrString(errors, "TermTableError") : NULL;
+    Py_XDECREF(errors);
+    if (cls == NULL)
+        return NULL;
+    PyErr_SetString(cls, "the intern table changed at every comparison of this term's attr (its __eq__ builds or "
+                         "frees terms); an attr must compare without building terms");
+    Py_DECREF(cls);
+    return NULL;
+}
+
 /* The live term for (op, args, key), borrowed; NULL when there is none (or on error: check
    PyErr_Occurred). `args` holds only pointers to compare, so non-terms simply miss. */
 TermObject *
@@ -113,7 +131,10 @@ table_find(PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash)
     if (Capacity == 0)
         return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(args);
+    int retries = 0;
 again:
+    if (retries > MAX_LOOKUP_RETRIES)
+        return table_changed_error();
     for (size_t i = (size_t)hash & (Capacity - 1); Slots[i].term != NULL; i = (i + 1) & (Capacity - 1)) {
         if (Slots[i].hash != hash)
             continue;
@@ -142,6 +163,7 @@ again:
             Py_DECREF(t);
             if (eq < 0)
                 return NULL;
+            retries++;
             goto again;
         }
         Py_DECREF(t); /* still linked, so still alive */
@@ -227,7 +249,7 @@ static int
 arity_error(PyObject *op, Py_ssize_t n)
 {
     PyObject *arity = OP_SLOT(op, OffArity);
-    PyObject *name = OP_SLOT(op, OffName);
+    PyObject *name = OP_NAME(op);
     PyObject *lo = PyTuple_GET_ITEM(arity, 0), *hi = PyTuple_GET_ITEM(arity, 1);
     PyObject *want;
     if (hi != Py_None && PyObject_RichCompareBool(lo, hi, Py_EQ) == 1)
@@ -237,7 +259,7 @@ arity_error(PyObject *op, Py_ssize_t n)
     else
         want = PyUnicode_FromFormat("%S..%S", lo, hi);
     if (want != NULL) {
-        PyErr_Format(PyExc_TypeError, "%U takes %U operands, got %zd", name, want, n);
+        PyErr_Format(PyExc_TypeError, "%S takes %U operands, got %zd", name, want, n);
         Py_DECREF(want);
     }
     return -1;
@@ -269,7 +291,7 @@ check_and_infer(PyObject *op, PyObject *args, PyObject *attr, PyObject **dtype, 
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = PyTuple_GET_ITEM(args, i);
         if (Py_TYPE(a) != TermClass) {
-            PyErr_Format(PyExc_TypeError, "operands of %U must be terms, got %s", OP_SLOT(op, OffName),
+            PyErr_Format(PyExc_TypeError, "operands of %S must be terms, got %s", OP_NAME(op),
                          Py_TYPE(a)->tp_name);
             return -1;
         }
@@ -278,7 +300,7 @@ check_and_infer(PyObject *op, PyObject *args, PyObject *attr, PyObject **dtype, 
         PyObject *notation = OP_SLOT(op, OffNotation);
         int leaf = notation == LeafNotation || PyObject_RichCompareBool(notation, LeafNotation, Py_EQ) == 1;
         if (!leaf) {
-            PyErr_Format(PyExc_TypeError, "%U takes no attribute, got %R", OP_SLOT(op, OffName), attr);
+            PyErr_Format(PyExc_TypeError, "%S takes no attribute, got %R", OP_NAME(op), attr);
             return -1;
         }
     }
@@ -292,7 +314,7 @@ check_and_infer(PyObject *op, PyObject *args, PyObject *attr, PyObject **dtype, 
     if (res == NULL)
         return -1;
     if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2) {
-        PyErr_Format(PyExc_TypeError, "the dtype rule of %U must return (dtype, shape)", OP_SLOT(op, OffName));
+        PyErr_Format(PyExc_TypeError, "the dtype rule of %S must return (dtype, shape)", OP_NAME(op));
         Py_DECREF(res);
         return -1;
     }
@@ -426,6 +448,20 @@ intern_taking(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
     return res;
 }
 
+/* every slot of an Op that C reads is set (an Op's fields are read-only once built, but a slot can
+   still be emptied from Python by `object.__delattr__`) */
+static int
+op_slots_set(PyObject *op)
+{
+    Py_ssize_t offs[7] = {OffInfer, OffArity, OffAttrKey, OffAttrName, OffNotation, OffName, OffGrad};
+    for (int i = 0; i < 7; i++)
+        if (OP_SLOT(op, offs[i]) == NULL)
+            return 0;
+    return OffReadsConsts <= 0 || OP_SLOT(op, OffReadsConsts) != NULL;
+}
+
+/* The Op that `op` names (borrowed): an Op, or the name of a registered one; NULL with TypeError
+   (or KeyError for an unknown name) for anything else, so no slot is ever read from a non-Op. */
 PyObject *
 resolve_op(PyObject *op)
 {
@@ -436,9 +472,30 @@ resolve_op(PyObject *op)
                 PyErr_SetObject(PyExc_KeyError, op);
             return NULL;
         }
-        return found;
+        op = found;
+    }
+    if (Py_TYPE(op) != OpClass && !PyObject_TypeCheck(op, OpClass)) {
+        PyErr_Format(PyExc_TypeError, "a term's op must be an Op or the name of a registered op, not %.100s",
+                     Py_TYPE(op)->tp_name);
+        return NULL;
+    }
+    if (!op_slots_set(op)) {
+        PyErr_SetString(PyExc_TypeError, "this Op has a field that is not set (was it deleted?)");
+        return NULL;
     }
     return op;
+}
+
+/* only the configured Term class is built and interned: a TermBase or a subclass of Term in the
+   table would be what every later equal construction returns */
+static int
+check_class(PyTypeObject *cls)
+{
+    if (cls == TermClass)
+        return 0;
+    PyErr_Format(PyExc_TypeError, "only %s terms are built and interned, not %.100s (subclasses are not supported)",
+                 TermClass != NULL ? TermClass->tp_name : "Term", cls->tp_name);
+    return -1;
 }
 
 static PyObject *
@@ -450,6 +507,8 @@ term_new(PyTypeObject *cls, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_RuntimeError, "exprgraph.core._cterm is not configured");
         return NULL;
     }
+    if (check_class(cls) < 0)
+        return NULL;
     if (kwds == NULL && PyTuple_GET_SIZE(args) >= 1 && PyTuple_GET_SIZE(args) <= 3) {
         op = PyTuple_GET_ITEM(args, 0);
         if (PyTuple_GET_SIZE(args) > 1)
@@ -474,7 +533,8 @@ PyObject *
 term_vectorcall(PyObject *cls, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-    if (kwnames == NULL && n >= 2 && n <= 3 && Configured && PyTuple_CheckExact(args[1])) {
+    if (kwnames == NULL && n >= 2 && n <= 3 && Configured && (PyTypeObject *)cls == TermClass &&
+        PyTuple_CheckExact(args[1])) {
         PyObject *op = resolve_op(args[0]);
         if (op == NULL)
             return NULL;

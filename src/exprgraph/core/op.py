@@ -228,6 +228,15 @@ class Op:
         self.doc = doc
         self.table = {}
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # an op's facts are read by every layer (and by the C term base at fixed offsets): set once
+        if hasattr(self, "table"):
+            raise AttributeError(f"the fields of Op {self.name!r} are read-only; declare a new Op instead")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"the fields of Op {self.name!r} cannot be deleted")
+
     def check(self, args: tuple, attr: Any) -> tuple[str, tuple]:
         """Validate the operands and return the result's ``(dtype, shape)``."""
         lo, hi = self.arity

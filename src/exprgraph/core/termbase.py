@@ -14,7 +14,7 @@ The C base is used unless ``EXPRGRAPH_PURE_PYTHON`` is set, the extension was no
 falls back to pure Python when it cannot compile), or the extension is older than ``_cterm.c``
 (an edited checkout not rebuilt yet: a warning says so). :func:`native` says which is in use.
 
-Imports dtypes only.
+Imports dtypes and errors only.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..errors import TermTableError
 from .dtypes import DTYPES, promote
 
 if TYPE_CHECKING:
@@ -94,6 +95,12 @@ class _Ref(weakref.ref):
 
 _lock = threading.RLock()
 _new = object.__new__
+#: the Term and Op classes (set by :func:`configure`): only Terms are interned, only Ops are read
+_classes: list[Any] = [None, None]
+#: per thread: whether an attr's comparison is running inside a lookup (it must not build terms)
+_comparing = threading.local()
+#: attrs of these classes compare without running Python code (so without building terms)
+_PLAIN = frozenset({int, float, bool, str, bytes, complex})
 
 
 def _forget(ref: _Ref, _lock: threading.RLock = _lock) -> None:
@@ -116,20 +123,27 @@ class PureTermBase:
             return cls(REGISTRY[op], args, attr)
         if args.__class__ is not tuple:
             return cls(op, tuple(args), attr)
+        if cls is not _classes[0] or op.__class__ is not _classes[1]:
+            _check_classes(cls, op)
         # per-op intern table; the key is the args tuple itself unless the op carries an attr
         table = op.table
         key: Any
         if attr is None:
             key = args
+            ref = table.get(key)
         else:
             keyf = op.attr_key
             key = (args, attr if keyf is None else keyf(attr))
-        ref = table.get(key)
+            ref = table.get(key) if attr.__class__ in _PLAIN else _lookup(table, key)
         if ref is not None:
             term: _T | None = ref()
             if term is not None:
                 return term
         dtype, shape = op.check(args, attr)  # validates arity and operand types
+        if getattr(_comparing, "active", False):
+            raise TermTableError(
+                "a term was built while a term's attr was compared; an attr must compare without building terms"
+            )
         term = _new(cls)
         _put_op(term, op)
         _put_args(term, args)
@@ -152,6 +166,28 @@ class PureTermBase:
         return term
 
 
+def _check_classes(cls: type, op: Any) -> None:
+    if _classes[0] is None:  # not configured yet: the core is still being declared
+        return
+    if cls is not _classes[0]:
+        raise TypeError(
+            f"only {_classes[0].__name__} terms are built and interned, not {cls.__name__} "
+            "(subclasses are not supported)"
+        )
+    if not isinstance(op, _classes[1]):
+        raise TypeError(f"a term's op must be an Op or the name of a registered op, not {type(op).__name__}")
+
+
+def _lookup(table: dict[Any, _Ref], key: Any) -> _Ref | None:
+    # an attr's __eq__ runs inside the dict lookup; one that built a term of the same op would make
+    # the dict start the lookup again forever, so building a term meanwhile is refused (see __new__)
+    _comparing.active = True
+    try:
+        return table.get(key)
+    finally:
+        _comparing.active = False
+
+
 # slot setters of the pure base (quicker than object.__setattr__ by name)
 _put_op = vars(PureTermBase)["op"].__set__
 _put_args = vars(PureTermBase)["args"].__set__
@@ -172,6 +208,7 @@ def configure(term_class: type, op_class: type, rules: tuple[Any, Any, Any, Any,
     :mod:`exprgraph.core.inference`; the C base applies them to scalar operands from the
     promotion table of :func:`~exprgraph.core.dtypes.promote`, and calls them otherwise.
     """
+    _classes[:] = [term_class, op_class]
     if _native is None:
         return
     index = {d: i for i, d in enumerate(DTYPES)}
