@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import math
 import re
 import shutil
@@ -466,3 +467,141 @@ def test_console_report_error(capsys):
         eg.parse("x +")
     assert console.report_error(info.value) == 2
     assert capsys.readouterr().err.startswith("exprgraph: syntax error: ")
+
+
+# -- pipes, standard input, JSON and float32 (issue 31) ---------------------------------------------
+
+
+def _exprgraph(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m exprgraph`` with ``argv`` (and ``stdin``)."""
+    return subprocess.run(
+        [sys.executable, "-m", "exprgraph", *argv], input=stdin, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_a_reader_that_goes_away_stops_the_command_quietly():
+    # `exprgraph print --tree - | head -c 20`: far more output than a pipe holds, and the reader leaves
+    expr = " + ".join(f"x{i}" for i in range(20_000))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "exprgraph", "print", "--tree", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(expr.encode())
+    proc.stdin.close()
+    assert proc.stdout.read(20).startswith(b"add float64")
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141  # 128 + SIGPIPE, as seq or cat under `set -o pipefail`
+    assert "Traceback" not in err and "Exception ignored" not in err and "BrokenPipe" not in err
+
+
+def test_a_closed_pipe_in_process_returns_the_pipe_status(monkeypatch):
+    class Gone(io.StringIO):
+        """A pipe whose reader left: writes go to the buffer, flushing it fails."""
+
+        def flush(self) -> None:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", Gone())
+    assert cli.main(["print", "x + 1"]) == 141
+    assert cli.main(["--help"]) == 141
+
+
+def test_expressions_from_standard_input(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("x*y + 1\n\n# a comment\n  sin(x)**2 + cos(x)**2\n"))
+    code, out, err = run(capsys, "eval", "-", "x=2", "y=3")
+    assert (code, err) == (0, "")
+    assert out.split() == ["7.0", "1.0"]  # one result a line; a value one expression does not use is fine
+    monkeypatch.setattr(sys, "stdin", io.StringIO("x*1 + 0\ny + y\n"))
+    code, out, _ = run(capsys, "simplify", "-")
+    assert (code, out) == (0, "x\n2*y\n")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("x*1\n"))
+    code, out, _ = run(capsys, "rewrite", "-", "y*1")  # several EXPRs: - stands for the lines of stdin
+    assert (code, out) == (0, "x\ny\n")
+
+
+def test_errors_on_standard_input_name_the_line(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("x + 1\nx + * 2\n"))
+    code, out, err = run(capsys, "print", "-")
+    assert code == 2 and out == "x + 1\n"
+    assert err.startswith("exprgraph: syntax error: expected an operand, got '*' (line 2 of standard input)")
+    assert err.endswith("x + * 2\n    ^\n")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("x + y\n"))
+    code, _, err = run(capsys, "eval", "-", "x=1")
+    assert code == 2 and err.startswith("exprgraph: error: line 1 of standard input: no value for symbol 'y'")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert run(capsys, "rewrite", "-")[:2] == (2, "")
+
+
+def test_standard_input_through_a_real_pipe():
+    proc = _exprgraph("diff", "-", "--wrt", "x", stdin="x*y\nsin(x)\n")
+    assert (proc.returncode, proc.stdout) == (0, "df/dx = y\ndf/dx = cos(x)\n")
+    assert "error" not in proc.stderr
+
+
+def _json_lines(out: str) -> list:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_json_output_of_each_command(capsys, monkeypatch, tmp_path):
+    code, out, _ = run(capsys, "eval", "--json", "1/x", "x=0,-1,4")
+    assert code == 0 and _json_lines(out) == [{"expr": "1/x", "dtype": "float64", "value": ["inf", -1.0, 0.25]}]
+    code, out, _ = run(capsys, "eval", "--json", "log(x)", "x=-1")
+    assert _json_lines(out)[0]["value"] == "nan"  # strict JSON: nan and the infinities as strings
+    code, out, _ = run(capsys, "print", "--json", "--tree", "x*x + 1")
+    (printed,) = _json_lines(out)
+    assert printed["expr"] == "x*x + 1" and printed["size"] == 4 and printed["symbols"] == ["x"]
+    assert printed["tree"].startswith("add float64") and printed["shape"] == []
+    code, out, _ = run(capsys, "diff", "--json", "x*y", "--at", "x=1", "y=2")
+    assert _json_lines(out) == [
+        {
+            "expr": "x*y",
+            "order": 1,
+            "derivatives": [
+                {"wrt": ["x"], "derivative": "y", "value": 2.0},
+                {"wrt": ["y"], "derivative": "x", "value": 1.0},
+            ],
+        }
+    ]
+    code, out, _ = run(capsys, "simplify", "--json", "x*1 + 0")
+    assert _json_lines(out) == [{"expr": "x*1 + 0", "simplified": "x"}]
+    code, out, _ = run(capsys, "dims", "eval", "--json", "(s+7)//8", "s=13")
+    assert _json_lines(out) == [{"expr": "(s+7)//8", "value": 2}]
+    code, out, _ = run(capsys, "dims", "simplify", "--json", "2*b//b")
+    assert _json_lines(out) == [{"expr": "2*b//b", "simplified": "2"}]
+    code, out, _ = run(capsys, "rewrite", "--json", "x*1", "y + 0")
+    assert _json_lines(out) == [{"exprs": ["x*1", "y + 0"], "outputs": ["x", "y"]}]
+    code, out, _ = run(capsys, "saturate", "--json", "x*1 + 0")
+    (saturated,) = _json_lines(out)
+    assert saturated["best"] == "x" and saturated["iterations"] and saturated["stop"]
+    monkeypatch.setenv("EXPRGRAPH_CACHE", str(tmp_path / "cache"))
+    code, out, _ = run(capsys, "cache", "info", "--json")
+    assert code == 0 and _json_lines(out)[0]["libraries"] == 0
+    monkeypatch.setattr(sys, "stdin", io.StringIO("x\n2*x\n"))
+    code, out, _ = run(capsys, "eval", "--json", "-", "x=3")
+    assert [d["value"] for d in _json_lines(out)] == [3.0, 6.0]  # JSON Lines: one object per expression
+
+
+def test_to_json_is_strict_json():
+    from exprgraph import console
+
+    data = console.to_json({"a": np.array([np.nan, -np.inf]), "b": np.float32(0.1), eg.Symbol("t"): (1, True)})
+    assert data == {"a": ["nan", "-inf"], "b": 0.1, "t": [1, True]}
+    json.dumps(data, allow_nan=False)
+
+
+def test_dtype_float32(capsys):
+    code, out, _ = run(capsys, "eval", "--dtype", "float32", "x*y", "x=0.1", "y=3")
+    want = np.float32(0.1) * np.float32(3)
+    assert code == 0 and out == f"{float(str(want))!r}\n"  # the float32 result, in its shortest text
+    code, out, _ = run(capsys, "eval", "--dtype", "float32", "--json", "x*x", "x=1e20,2")
+    assert _json_lines(out) == [{"expr": "x*x", "dtype": "float32", "value": ["inf", 4.0]}]
+    code, out, _ = run(capsys, "print", "--dtype", "float32", "--repr", "x")
+    assert out == "Symbol('x', 'float32')\n"
+    code, out, _ = run(capsys, "diff", "--dtype", "float32", "--json", "x*y", "--at", "x=0.1", "y=2")
+    assert _json_lines(out)[0]["derivatives"][1]["value"] == 0.1
+    for command in ("eval", "print", "diff", "simplify", "rewrite", "saturate"):
+        assert "float32" in _help(capsys, command, "--help")

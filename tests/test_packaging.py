@@ -51,6 +51,16 @@ def test_license_is_mit_and_shipped(pyproject):
     assert "Permission is hereby granted, free of charge" in text
 
 
+def test_metadata_names_authors_and_topics(pyproject):
+    project = pyproject["project"]
+    assert project["authors"] and all(a.get("name") for a in project["authors"])
+    classifiers = project["classifiers"]
+    assert len(classifiers) == len(set(classifiers)) and classifiers == sorted(classifiers)
+    for prefix in ("Development Status ::", "Intended Audience ::", "Topic ::", "License ::"):
+        # PEP 639: the license is the `license` expression, never a classifier beside it
+        assert any(c.startswith(prefix) for c in classifiers) == (prefix != "License ::"), prefix
+
+
 def test_typing_marker_is_shipped(pyproject):
     assert (PACKAGE / "py.typed").exists()
     assert "py.typed" in pyproject["tool"]["setuptools"]["package-data"]["exprgraph"]

@@ -4,22 +4,34 @@ A row is ``(parser, text, at, message)``: ``at`` is the offset of the fault, or 
 that starts there (its first occurrence), or None where the error carries no position to check. Each
 error must be an instance of all of its parser's error classes, contain ``message``, and end with the
 line of ``text`` holding the fault and a caret under its column.
+
+Then the size limits every parser shares (:func:`exprgraph.core.tokens.max_text`): a text over the
+limit raises SizeLimitError naming ``$EXPRGRAPH_MAX_TEXT`` before any work is done on it, a token
+over :data:`~exprgraph.core.tokens.MAX_TOKEN` characters is a positioned error of its parser, and
+deep nesting is read without recursion.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from exprgraph import parse
-from exprgraph.dims import parse_expression
-from exprgraph.errors import DimExpressionError, KernelError, ParseError, RuleSyntaxError
-from exprgraph.rules import rule
-from exprgraph.tensor import parse_kernel
+import exprgraph.dims.parse as dims_parse
+from exprgraph import Symbol, parse
+from exprgraph.cli import main
+from exprgraph.core.tokens import DEFAULT_MAX_TEXT, ENV_MAX_TEXT, MAX_TOKEN, SHORT_TEXT, tokenize
+from exprgraph.dims import parse_expression, simplify_expression
+from exprgraph.errors import DimExpressionError, KernelError, ParseError, RuleSyntaxError, SizeLimitError
+from exprgraph.rules import RuleSet, parse_condition, rule
+from exprgraph.tensor import load_case, parse_kernel
 
 
 @dataclass(frozen=True)
@@ -179,6 +191,20 @@ ERRORS = [
     (KERNEL, "A<4>[i] = B<3>[i + 5];", "i] =", "empty range"),
     (KERNEL, "A<4, 4>[i, j] = A<4, 4>[j, i];", "A<4, 4>[j", "at other indices"),
     (KERNEL, "A<4>[i] = A<4>[i] * B<4, 4>[i, j];", "A<4>[i] *", "only as the accumulator"),
+    # -- tokens over MAX_TOKEN characters: int() refused numbers of over 4,300 digits with a raw ValueError
+    (CORE, "1" * 5000, 0, "a token of 5,000 characters"),
+    (CORE, "x + 2.5" + "0" * 600, "2.5", "a token of 603 characters"),
+    (CORE, "sum(x, axis=" + "9" * 5000 + ")", "999", "a token of 5,000"),
+    (CORE, "array([" + "1" * 5000 + "])", "111", "a token of 5,000"),
+    (CORE, "x" * (MAX_TOKEN + 1) + " + 1", 0, f"a token of {MAX_TOKEN + 1}"),
+    (DIMS, "1" * 5000, 0, "a token of 5,000 characters"),
+    (DIMS, "s0*" + "7" * 5000, "777", "a token of 5,000"),
+    (DIMS, "-" + "7" * 5000, "777", "a token of 5,000"),
+    (DIMS, "a" * (MAX_TOKEN + 1) + " + 1", 0, f"a token of {MAX_TOKEN + 1}"),  # the quick split leaves it
+    (RULE, "x*" + "1" * 5000 + " -> x", "111", "a token of 5,000"),
+    (KERNEL, "A<" + "1" * 5000 + ">[i] = B<2>[i];", "111", "a token of 5,000"),
+    (KERNEL, "A<2>[i] = B<2>[i] * " + "1" * 5000 + ";", "111", "a token of 5,000"),
+    (KERNEL, "A<2>[i] = B<2>[i + " + "1" * 5000 + "];", "111", "a token of 5,000"),
 ]
 
 
@@ -204,3 +230,135 @@ def test_parse_errors_have_positions_and_carets(parser: Parser, text: str, at: i
     line, caret = str(err).split("\n")[-2:]
     assert line == text[start : end if end >= 0 else len(text)]
     assert caret == " " * (pos - start) + "^"
+
+
+# -- the text size limit --------------------------------------------------------------------------
+
+#: every reader of text, and a valid text for it (to be padded with trailing spaces or comments)
+READERS: list[tuple[str, Callable[[str], Any], str]] = [
+    ("parse", parse, "x + y*2"),
+    ("parse_expression", parse_expression, "2*batch//8"),
+    ("simplify_expression", simplify_expression, "2*batch//8"),  # the dims quick path (polyparse)
+    ("rule", rule, "x*1 -> x"),
+    ("RuleSet.parse", RuleSet.parse, "x*1 -> x\nx + 0 -> x"),
+    ("parse_condition", parse_condition, "x != 0"),
+    ("parse_kernel", parse_kernel, "A<2>[i] = B<2>[i] * 2.0;"),
+    ("tokenize", tokenize, "x + y"),
+]
+
+
+def _padded(text: str, size: int) -> str:
+    """``text`` followed by spaces (read as nothing) up to ``size`` characters."""
+    return text + " " * (size - len(text))
+
+
+@pytest.mark.parametrize(("name", "read", "text"), READERS, ids=[r[0] for r in READERS])
+def test_every_parser_refuses_a_text_over_the_limit(name: str, read: Callable, text: str, monkeypatch):
+    monkeypatch.setenv(ENV_MAX_TEXT, "2_000")
+    read(_padded(text, 2_000))  # at the limit: read
+    with pytest.raises(SizeLimitError) as info:
+        read(_padded(text, 2_001))
+    err = info.value
+    assert isinstance(err, ValueError)
+    assert (err.size, err.limit, err.setting) == (2_001, 2_000, "$EXPRGRAPH_MAX_TEXT")
+    assert "EXPRGRAPH_MAX_TEXT" in str(err)
+
+
+@pytest.mark.parametrize(("name", "read", "text"), READERS, ids=[r[0] for r in READERS])
+def test_the_default_limit_is_refused_before_any_work(name: str, read: Callable, text: str, monkeypatch):
+    # ten million characters took 1.9 GB and a hundred million of '(' ran on past a CPU alarm
+    monkeypatch.delenv(ENV_MAX_TEXT, raising=False)
+    huge = "(" * (DEFAULT_MAX_TEXT + 1) if name != "rule" else "(" * DEFAULT_MAX_TEXT + " -> x"
+    start = time.process_time()
+    with pytest.raises(SizeLimitError) as info:
+        read(huge)
+    assert time.process_time() - start < 0.5  # refused before tokenizing: no memory, no time
+    assert info.value.limit == DEFAULT_MAX_TEXT and info.value.size == len(huge)
+
+
+def test_a_token_of_max_token_characters_is_read():
+    name, digits = "x" * MAX_TOKEN, "0" * (MAX_TOKEN - 1) + "7"
+    assert parse(f"{name} + {digits}").args[1].value == 7
+    assert parse(str(Symbol(name))) is Symbol(name)
+    with pytest.raises(ValueError, match="at most"):
+        Symbol(name + "x")  # printed, it would not read back
+    assert str(parse_expression(f"{name.replace('x', 'a')} + {digits}")) == f"{'a' * MAX_TOKEN} + 7"
+    assert rule(f"{name}*1 -> {name}") is not None
+    assert parse_kernel(f"A<2>[i] = B<2>[i] * {digits};") is not None
+
+
+@pytest.mark.parametrize("value", ["abc", "-5", "0", str(SHORT_TEXT - 1), "1e6", "nan", "inf"])
+def test_a_bad_limit_setting_names_the_variable(value: str, monkeypatch):
+    monkeypatch.setenv(ENV_MAX_TEXT, value)
+    assert parse("x + 1") is parse("x+1")  # a short text never reads the setting
+    with pytest.raises(ValueError, match=ENV_MAX_TEXT):
+        parse(_padded("x + 1", SHORT_TEXT + 1))
+
+
+@pytest.mark.parametrize("depth", [10**5])
+@pytest.mark.parametrize(("name", "read", "text"), READERS[:2] + READERS[3:4] + READERS[6:7])
+def test_deep_nesting_is_read_without_recursion(name: str, read: Callable, text: str, depth: int):
+    # explicit stacks: 10**5 brackets at the default recursion limit, in time linear in the depth
+    nested = "(" * depth + text + ")" * depth
+    if name == "rule":
+        nested = "(" * depth + "x*1" + ")" * depth + " -> x"
+    elif name == "parse_kernel":
+        nested = "A<2>[i] = " + "(" * depth + "B<2>[i] * 2.0" + ")" * depth + ";"
+    assert read(nested) is not None
+    with pytest.raises((ParseError, KernelError)):
+        read(nested[:-1])  # one bracket short: an error with its position
+
+
+def test_cli_inputs_are_limited(tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.setenv(ENV_MAX_TEXT, "2_000")
+    assert main(["eval", _padded("x + 1", 2_001), "x=1"]) == 2
+    assert "EXPRGRAPH_MAX_TEXT" in capsys.readouterr().err
+    rules = tmp_path / "rules.txt"
+    rules.write_text("x*1 -> x\n" + "# a comment\n" * 400)
+    assert main(["saturate", "x*1", "--rules", str(rules)]) == 2
+    assert "EXPRGRAPH_MAX_TEXT" in capsys.readouterr().err
+    assert main(["dims", "simplify", _padded("2*batch//2", 2_001)]) == 2
+    assert "EXPRGRAPH_MAX_TEXT" in capsys.readouterr().err
+
+
+def _case(kernel: str) -> dict:
+    return {"name": "k", "ins": ["B"], "outs": ["A"], "data_type": "float", "kernel": kernel}
+
+
+def test_case_files_are_read_only_up_to_the_limit(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv(ENV_MAX_TEXT, "2_000")
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(_case("A<2>[i] = B<2>[i];")))
+    assert load_case(path).name == "k"
+    path.write_text(json.dumps(_case("A<2>[i] = B<2>[i];" + " " * 2_000)))
+    with pytest.raises(SizeLimitError, match="EXPRGRAPH_MAX_TEXT"):
+        load_case(path)
+    # a file of many megabytes is not read whole: the bounded read is over the limit already
+    path.write_bytes(b" " * (50 << 20))
+    with pytest.raises(SizeLimitError):
+        load_case(path)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_case_file_that_is_not_a_regular_file_is_refused_at_once(tmp_path: Path):
+    fifo = tmp_path / "case.json"
+    os.mkfifo(fifo)  # reading it would wait for a writer for ever
+    with pytest.raises(KernelError, match="not a regular file"):
+        load_case(fifo)
+    if Path("/dev/zero").exists():  # reading it would never end
+        with pytest.raises(KernelError, match="not a regular file"):
+            load_case("/dev/zero")
+
+
+def test_the_dimension_caches_keep_only_short_texts_and_words():
+    # each cache held up to 65,536 entries of any length: a few GB of text once texts may be a MB long
+    dims_parse.clear_parse_cache()
+    long_text = " + ".join(f"s{i}" for i in range(400))  # over SHORT_TEXT characters
+    long_name = "n" * 100
+    assert len(long_text) > SHORT_TEXT
+    parse_expression(long_text)
+    parse_expression(f"{long_name} + 1")
+    assert long_text not in dims_parse._cache
+    assert f"{long_name} + 1" in dims_parse._cache  # a short text is cached
+    assert long_name not in dims_parse._words and long_name not in dims_parse._operand_terms
+    assert "s399" in dims_parse._operand_terms  # short words are

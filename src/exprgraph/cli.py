@@ -7,20 +7,23 @@ the commands share (:func:`~exprgraph.console.add_command`, ``name=value`` readi
 reporting) are in :mod:`exprgraph.console`, which every layer may import.
 
 Errors of the input (bad syntax, unknown names, missing values) are printed to stderr as one
-clear message and end with exit code 2, never with a traceback.
+clear message and end with exit code 2, never with a traceback. When the reader of the output goes
+away (``exprgraph ... | head``) the command stops quietly with exit code 141, as ``seq`` or
+``cat`` would (128 + SIGPIPE).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .console import EXIT_INPUT, add_command, format_value, parse_assignment, report_error
+from .console import EXIT_INPUT, EXIT_PIPE, add_command, format_value, parse_assignment, print_json, report_error
 from .errors import CommandError, ExprgraphError
 
 __all__ = ["main", "build_parser", "COMMANDS", "CommandError", "parse_assignment", "format_value", "draw_svg"]
@@ -55,12 +58,14 @@ def _parse_expr(text: str, dtype: str) -> Any:
 EVAL_HELP = """evaluate an expression at a point (or many points)
 
 Evaluate EXPR with the given values. A value is an int, a float, True or False; a comma-separated
-list (x=1,2,3) is a vector, and the expression is evaluated at each entry."""
+list (x=1,2,3) is a vector, and the expression is evaluated at each entry. EXPR - reads the
+expressions from standard input, one a line, and prints one result a line (a value one of them
+does not use is then no error)."""
 
 
 def add_eval_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """``exprgraph eval EXPR name=value ...``."""
-    p = add_command(subparsers, "eval", run_eval, EVAL_HELP, expr="one")
+    """``exprgraph eval EXPR name=value ... [--json]``."""
+    p = add_command(subparsers, "eval", run_eval, EVAL_HELP, expr="one", json_output=True)
     p.add_argument("values", nargs="*", metavar="name=value", help="a value for each symbol of EXPR")
     return p
 
@@ -76,11 +81,15 @@ def run_eval(args: argparse.Namespace) -> int:
         env[name] = value
     names = {s.name for s in term.free_symbols}
     unused = sorted(set(env) - names)
-    if unused:
+    if unused and not getattr(args, "from_stdin", False):
         raise CommandError(f"the expression does not use {', '.join(map(repr, unused))}")
     from .eval import evaluate
 
-    print(format_value(evaluate(term, env)))
+    value = evaluate(term, env, on_unused_input="ignore")  # (checked above)
+    if args.json:
+        print_json({"expr": str(term), "dtype": term.dtype, "value": value})
+    else:
+        print(format_value(value))
     return 0
 
 
@@ -92,12 +101,13 @@ PRINT_HELP = """parse an expression and print it (as text, a DAG listing, Graphv
 
 Parse EXPR and print it: infix with minimal parentheses (default), a DAG listing (--tree), Graphviz
 source (--dot), an SVG picture of the DAG drawn by Graphviz's dot program, which must be installed
-(--svg), or the constructor form (--repr)."""
+(--svg), or the constructor form (--repr). --json prints an object with the infix text, the repr, dtype,
+shape, size, depth and symbols (and the chosen form's text)."""
 
 
 def add_print_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """``exprgraph print EXPR [--tree|--dot|--svg|--repr]``."""
-    p = add_command(subparsers, "print", run_print, PRINT_HELP, expr="one")
+    """``exprgraph print EXPR [--tree|--dot|--svg|--repr] [--json]``."""
+    p = add_command(subparsers, "print", run_print, PRINT_HELP, expr="one", json_output=True)
     how = p.add_mutually_exclusive_group()
     how.add_argument("--tree", dest="form", action="store_const", const="tree", help="DAG listing (dformat)")
     how.add_argument("--dot", dest="form", action="store_const", const="dot", help="Graphviz source (to_dot)")
@@ -115,15 +125,30 @@ def run_print(args: argparse.Namespace) -> int:
 
     term = _parse_expr(args.expr, args.dtype)
     if args.form == "tree":
-        print(dformat(term))
+        text = dformat(term)
     elif args.form == "dot":
-        print(to_dot(term))
+        text = to_dot(term)
     elif args.form == "svg":
-        print(draw_svg(to_dot(term)))
+        text = draw_svg(to_dot(term))
     elif args.form == "repr":
-        print(repr(term))
+        text = repr(term)
     else:
-        print(str(term))
+        text = str(term)
+    if not args.json:
+        print(text)
+        return 0
+    described = {
+        "expr": str(term),
+        "repr": repr(term),
+        "dtype": term.dtype,
+        "shape": list(term.shape),
+        "size": term.size,
+        "depth": term.depth,
+        "symbols": sorted(s.name for s in term.free_symbols),
+    }
+    if args.form in ("tree", "dot", "svg"):
+        described[args.form] = text
+    print_json(described)
     return 0
 
 
@@ -182,13 +207,38 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``exprgraph`` command with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """The reader of standard output went away (``| head``): stop quietly with EXIT_PIPE.
+
+    Standard output is pointed at the null device, so the interpreter's last flush of what is left
+    in its buffer does not fail again with a traceback at exit.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # not a file (a StringIO, say): nothing is flushed at exit
+        pass
+    return EXIT_PIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version and usage errors (argparse has printed them)
+        sys.stdout.flush()
         return exc.code if isinstance(exc.code, int) else EXIT_INPUT
     try:
-        return int(args.func(args))
+        status = int(args.func(args))
+        sys.stdout.flush()  # a reader that went away is found here, not at exit
+        return status
     except (ExprgraphError, TypeError, ValueError, OverflowError) as exc:
         # input errors; TypeError/ValueError also come from building terms of mismatched operands
         return report_error(exc)

@@ -240,6 +240,7 @@ def _gradient(tour: Tour) -> None:
     from .compile import CompileError
     from .compile import compile as compile_terms
     from .diff import check_grad, grad, hessian, numeric_gradient
+    from .errors import CacheSecurityError
     from .eval import evaluate
     from .simplify import simplify
 
@@ -275,12 +276,14 @@ def _gradient(tour: Tour) -> None:
         same = all(np.allclose(many_out[:, k], r, rtol=1e-12) for k, r in enumerate(ref))
         tour.show("the batch agrees with evaluate", same)
     except CompileError as exc:
+        if isinstance(exc, CacheSecurityError):
+            raise  # an unsafe cache is never a skipped section (SECURITY.md)
         tour.show("backend='c'", f"skipped: {exc}")
 
 
 @section("kernels", "Tensor index kernels: the convolution's gradient kernel as C, built and checked")
 def _kernels(tour: Tour) -> None:
-    from .errors import CompileError
+    from .errors import CacheSecurityError, CompileError
     from .tensor import check_grad, codegen_c, format_kernel, grad_kernel, parse_kernel
 
     text = "A<2, 8, 5, 5>[n, k, p, q] = B<2, 16, 7, 7>[n, c, p + r, q + s] * C<8, 16, 3, 3>[k, c, r, s];"
@@ -293,6 +296,8 @@ def _kernels(tour: Tour) -> None:
     try:
         report = check_grad(conv)
     except CompileError as exc:
+        if isinstance(exc, CacheSecurityError):
+            raise  # an unsafe cache is never a skipped section (SECURITY.md)
         tour.show("build and check", f"skipped: {exc}")
         return
     for c in report.comparisons:

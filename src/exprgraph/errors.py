@@ -36,6 +36,14 @@ __all__ = [
     "OptionalDependencyError",
     "ConversionError",
     "TermTableError",
+    "SettingError",
+    "DimOverflowError",
+    "ExternalDataError",
+    "MissingValueError",
+    "UnusedInputError",
+    "UnusedInputWarning",
+    "UnsupportedUfuncError",
+    "RewritePositionError",
 ]
 
 
@@ -212,3 +220,49 @@ class ConversionError(ExprgraphError, ValueError):
 
 class TermTableError(ExprgraphError, RuntimeError):
     """A term's attr changed the intern table while it was compared (its ``__eq__`` builds or frees terms)."""
+
+
+class SettingError(ExprgraphError, ValueError):
+    """A setting (an environment variable or a keyword such as ``build_timeout=``) out of its allowed range."""
+
+    def __init__(self, message: str, *, setting: str = "") -> None:
+        super().__init__(message)
+        #: the variable (``$EXPRGRAPH_BUILD_TIMEOUT``) or keyword (``build_timeout=``) at fault
+        self.setting = setting
+
+
+class DimOverflowError(ShapeError):
+    """A dimension or shape value outside int64, a negative dimension, or a rank past the limit (ONNX input)."""
+
+
+class ExternalDataError(ShapeError):
+    """ONNX tensor data stored in a file that may not be read: a location outside the base directory, say."""
+
+
+class MissingValueError(EvaluationError, KeyError):
+    """No value for a symbol an evaluation needs: a ``KeyError`` too, like any missing mapping entry."""
+
+    def __str__(self) -> str:
+        # KeyError's text is the repr of its key; this error's text is its message
+        return str(self.args[0]) if self.args else ""
+
+
+class UnusedInputError(EvaluationError):
+    """An env entry an evaluation does not need: a name no symbol has, or a term cut off (``on_unused_input``)."""
+
+
+class UnusedInputWarning(UserWarning):
+    """An env entry an evaluation does not need, with ``on_unused_input="warn"``."""
+
+
+class UnsupportedUfuncError(ExprgraphError, TypeError):
+    """A numpy ufunc (or ufunc method) called on terms that no op stands for; ``ufunc`` is its name."""
+
+    def __init__(self, message: str, *, ufunc: str = "") -> None:
+        super().__init__(message)
+        #: the ufunc's name (``"cbrt"``, ``"multiply.accumulate"``)
+        self.ufunc = ufunc
+
+
+class RewritePositionError(RewriteDatabaseError, TypeError):
+    """A rewrite database position that is not a number: a ``TypeError`` too, as upstream raises."""

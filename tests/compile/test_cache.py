@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -19,9 +20,10 @@ import numpy as np
 import pytest
 
 import exprgraph as eg
-from exprgraph.compile import cache, cbuild
+from exprgraph.compile import builddir, cache, cbuild, runner
 from exprgraph.compile import compile as eg_compile
-from exprgraph.errors import BuildTimeoutError, CacheSecurityError, CompileError
+from exprgraph.errors import BuildTimeoutError, CacheSecurityError, CompileError, CompilerNotFoundError
+from time_limit import time_limit
 
 CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 pytestmark = pytest.mark.skipif(CC is None or not hasattr(os, "getuid"), reason="needs a C compiler on POSIX")
@@ -136,6 +138,64 @@ def test_a_default_that_cannot_be_created_falls_back(tmp_path: Path, monkeypatch
     assert directory.is_dir() and stat.S_IMODE(os.stat(directory).st_mode) == 0o700
 
 
+ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+#: a uid that is neither root nor the user running the tests
+STRANGER = 4242
+
+
+@pytest.mark.skipif(not ROOT, reason="giving a symlink to another user needs root (os.lchown)")
+@pytest.mark.parametrize("explicit", [True, False])
+def test_a_cache_reached_through_another_users_symlink_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, explicit: bool
+) -> None:
+    # the stranger's link may be re-pointed at any time: to a directory where they planted a library
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    os.lchown(link, STRANGER, STRANGER)
+    monkeypatch.setattr(cache, "_opened", {})
+    if explicit:
+        monkeypatch.setenv("EXPRGRAPH_CACHE", str(link / "cache"))
+        with pytest.raises(CacheSecurityError, match=f"symbolic link {link}, owned by uid {STRANGER}"):
+            cache.open_cache()
+    else:
+        monkeypatch.delenv("EXPRGRAPH_CACHE", raising=False)
+        monkeypatch.setenv("XDG_CACHE_HOME", str(link))
+        with pytest.warns(RuntimeWarning, match=f"symbolic link {link}, owned by uid {STRANGER}"):
+            assert not str(cache.open_cache()).startswith(str(link))
+    assert list(real.iterdir()) == []  # nothing was created through the link either
+    os.lchown(link, os.getuid(), os.getgid())  # the same link, ours: accepted
+    monkeypatch.setattr(cache, "_opened", {})
+    assert cache.open_cache() == link / ("cache" if explicit else "exprgraph")
+
+
+@pytest.mark.skipif(not ROOT, reason="giving a symlink to another user needs root (os.lchown)")
+def test_a_foreign_symlink_met_inside_a_symlink_target_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ours -> hop/deeper, where hop is the stranger's: every link on the way counts, not just the first
+    (tmp_path / "real" / "deeper").mkdir(parents=True, mode=0o700)
+    hop = tmp_path / "hop"
+    hop.symlink_to("real")  # relative target
+    os.lchown(hop, STRANGER, STRANGER)
+    ours = tmp_path / "ours"
+    ours.symlink_to(tmp_path / "hop" / "deeper")
+    monkeypatch.setenv("EXPRGRAPH_CACHE", str(ours / "cache"))
+    monkeypatch.setattr(cache, "_opened", {})
+    with pytest.raises(CacheSecurityError, match=f"symbolic link {hop}, owned by uid {STRANGER}"):
+        cache.open_cache()
+
+
+def test_a_symlink_loop_on_the_way_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    monkeypatch.setenv("EXPRGRAPH_CACHE", str(tmp_path / "a" / "cache"))
+    monkeypatch.setattr(cache, "_opened", {})
+    with pytest.raises(CacheSecurityError, match="symbolic links"):
+        cache.open_cache()
+
+
 # -- the libraries ------------------------------------------------------------------------------------
 
 _PLANT = """
@@ -207,9 +267,18 @@ def test_a_library_planted_before_the_first_build_is_never_loaded(fresh: Path, t
     assert float(fn(1.0, 1.0)) == -1.0 and not marker.exists()
 
 
-def test_a_library_owned_by_someone_else_raises(fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("flags_known", [True, False], ids=["flags known", "flags chosen again"])
+def test_a_library_owned_by_someone_else_raises(
+    fresh: Path, monkeypatch: pytest.MonkeyPatch, flags_known: bool
+) -> None:
+    # flags not known yet (a new process): the flag fallback runs, retrying with weaker flags when the
+    # compiler refuses some. A library it may not load is no such reason: it must not be answered by
+    # building (and remembering) a weaker library
+    monkeypatch.setattr(cbuild, "_chosen", {})
     f = x * 5.5
     victim = _built_then_unloaded(f, [x], fresh)
+    chosen = dict(cbuild._chosen) if flags_known else {}
+    monkeypatch.setattr(cbuild, "_chosen", dict(chosen))
     real = cache._lstat
 
     def foreign(path: Path) -> os.stat_result:
@@ -223,6 +292,8 @@ def test_a_library_owned_by_someone_else_raises(fresh: Path, monkeypatch: pytest
     monkeypatch.setattr(cache, "_lstat", foreign)
     with pytest.raises(CacheSecurityError, match="owned by uid"):
         eg_compile(f, [x], backend="c")
+    assert cbuild._chosen == chosen  # no weaker flag set remembered
+    assert list(fresh.glob("*.so")) == [victim]  # and no weaker library built
 
 
 def test_a_symlinked_library_raises(fresh: Path, tmp_path: Path) -> None:
@@ -234,6 +305,25 @@ def test_a_symlinked_library_raises(fresh: Path, tmp_path: Path) -> None:
     victim.symlink_to(elsewhere)
     with pytest.raises(CacheSecurityError):
         eg_compile(f, [x], backend="c")
+
+
+@pytest.mark.parametrize("which", ["library", "record"])
+def test_a_fifo_in_place_of_a_cache_file_is_refused_without_hanging(fresh: Path, which: str) -> None:
+    f = x * 14.5
+    victim = _built_then_unloaded(f, [x], fresh)
+    target = victim if which == "library" else cache.record_path(victim)
+    target.unlink()
+    os.mkfifo(target, 0o600)  # opening a FIFO for reading waits for a writer that never comes
+    with time_limit(20), pytest.raises(CacheSecurityError, match="not a regular file"):
+        eg_compile(f, [x], backend="c")
+
+
+def test_a_fifo_in_place_of_a_lock_is_refused(fresh: Path) -> None:
+    directory = cache.open_cache()
+    os.mkfifo(directory / "eg_somekey.lock", 0o600)
+    with time_limit(20), pytest.raises(CacheSecurityError, match="not a regular file"):
+        with cache.key_lock(directory, "somekey"):
+            pass
 
 
 # -- one handle per library --------------------------------------------------------------------------
@@ -365,11 +455,33 @@ def test_an_interrupted_build_kills_the_compiler_and_cleans_up(
             time.sleep(0.02)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cbuild, "_wait", interrupted)
+    monkeypatch.setattr(runner, "_wait", interrupted)
     with pytest.raises(KeyboardInterrupt):
         eg_compile(x * 11.5, [x], backend="c")
     assert _wait_dead(int(pidfile.read_text()))
     _no_leftovers(fresh)
+
+
+def test_a_compiler_that_cannot_start_is_reported_as_missing(tmp_path: Path) -> None:
+    (result,) = runner.run_compilers([[str(tmp_path / "no-such-cc"), "-c", "x.c"]], 30.0, tmp_path)
+    with pytest.raises(CompilerNotFoundError, match="no-such-cc"):
+        runner.check_result(result)
+
+
+def test_a_forked_child_lets_go_of_the_watchdog_pipe() -> None:
+    # a child that kept a copy of the write end would keep its parent's compilers alive past the parent
+    read_end = runner._watch_fd()
+    write_end = runner._watch_fds[1]
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.fstat(write_end)
+        except OSError:
+            os._exit(0 if runner._watch_fds == [] else 2)
+        os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert runner._watch_fds == [read_end, write_end]  # the parent keeps its own
 
 
 def test_a_failed_build_leaves_no_files(fresh: Path) -> None:
@@ -389,6 +501,96 @@ def test_translation_units_are_compiled_and_linked(fresh: Path) -> None:
     fn = lib.function("eg_whole", ctypes.c_int64, [ctypes.c_int64])
     assert fn(5) == 16
     assert path.parent == fresh
+
+
+_CHILD_BUILD = """\
+import signal, sys
+import exprgraph as eg
+from exprgraph.compile import compile
+if sys.argv[1] == "handler":
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(7))
+x = eg.Symbol("x")
+compile(x * 16.5, [x], backend="c")
+"""
+
+
+def _builder(fresh: Path, wrapper: str, pidfile: Path, mode: str = "default") -> subprocess.Popen:
+    """A Python process building with the slow compiler, returned once its compiler runs."""
+    env = {**os.environ, "CC": wrapper, "EXPRGRAPH_CACHE": str(fresh), "EXPRGRAPH_PROGRESS": "0"}
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD_BUILD, mode], env=env)
+    end = time.monotonic() + 120
+    while not pidfile.exists():
+        assert proc.poll() is None, "the building process ended before its compiler started"
+        assert time.monotonic() < end, "the slow compiler never started"
+        time.sleep(0.05)
+    return proc
+
+
+def _build_dirs(directory: Path) -> list[Path]:
+    return [p for p in directory.iterdir() if p.name.startswith(".build-")]
+
+
+def test_a_builder_killed_outright_takes_its_compilers_along(fresh: Path, tmp_path: Path) -> None:
+    wrapper, pidfile = _slow_compiler(tmp_path)
+    proc = _builder(fresh, wrapper, pidfile)
+    proc.kill()  # SIGKILL: no Python code of the builder runs again
+    proc.wait(timeout=30)
+    assert _wait_dead(int(pidfile.read_text()))  # the compiler's own child (the "cc1") is gone
+    (left,) = _build_dirs(fresh)  # nothing could remove this one...
+    eg_compile(x * 16.75, [x], backend="c")
+    assert not left.exists()  # ...until the next build swept it
+
+
+def test_sigterm_unwinds_a_build_and_still_ends_the_process(fresh: Path, tmp_path: Path) -> None:
+    wrapper, pidfile = _slow_compiler(tmp_path)
+    proc = _builder(fresh, wrapper, pidfile)
+    proc.terminate()
+    assert proc.wait(timeout=30) == -signal.SIGTERM  # ended by SIGTERM, as without exprgraph
+    assert _wait_dead(int(pidfile.read_text()))
+    assert _build_dirs(fresh) == []  # removed at once, not left for the next build
+
+
+def test_a_sigterm_handler_of_the_callers_own_is_kept(fresh: Path, tmp_path: Path) -> None:
+    wrapper, pidfile = _slow_compiler(tmp_path)
+    proc = _builder(fresh, wrapper, pidfile, "handler")
+    proc.terminate()
+    assert proc.wait(timeout=30) == 7  # the caller's handler ran (sys.exit(7)), not ours
+    assert _wait_dead(int(pidfile.read_text()))
+    assert _build_dirs(fresh) == []
+
+
+def test_stale_build_directories_and_temporary_files_are_swept(fresh: Path, tmp_path: Path) -> None:
+    directory = cache.open_cache()
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    host = builddir._host()
+    old = time.time() - 2 * cbuild.DEFAULT_TIMEOUT
+    entries = {
+        "dead owner": directory / f".build-{host}-{ended.pid}-a",
+        "live owner": directory / f".build-{host}-{os.getppid()}-b",
+        "this process": directory / f".build-{host}-{os.getpid()}-c",
+        "other host, young": directory / ".build-0000abcd-1-d",
+        "other host, old": directory / ".build-0000abcd-1-e",
+        "no owner, old": directory / ".build-f",
+    }
+    for path in entries.values():
+        path.mkdir()
+        (path / "unit0.c").write_text("int x;")
+    for name in ("other host, old", "no owner, old"):
+        os.utime(entries[name], (old, old))
+    young_tmp, old_tmp = directory / ".tmp-young", directory / ".tmp-old"
+    young_tmp.write_text("half")
+    old_tmp.write_text("half")
+    os.utime(old_tmp, (old, old))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("not the cache's")
+    (directory / ".build-link").symlink_to(elsewhere)  # a link is never followed, never swept
+    assert builddir.sweep_stale(directory, cbuild.DEFAULT_TIMEOUT) == 4
+    gone = {name for name, path in entries.items() if not path.exists()}
+    assert gone == {"dead owner", "other host, old", "no owner, old"}
+    assert young_tmp.exists() and not old_tmp.exists()
+    assert (elsewhere / "keep.txt").exists()
 
 
 # -- the cap ---------------------------------------------------------------------------------------------

@@ -31,9 +31,13 @@ def test_deep_chain_properties(chain):
     assert len(order) == N + 3 and order[-1] is chain
 
 
-def test_deep_chain_prints_and_parses(chain):
+def test_deep_chain_prints_and_parses(chain, monkeypatch):
     text = str(chain)
     assert text.startswith("(" * 10) and text.endswith("*0.5 + 1")
+    # 5 million characters: past the default text limit, read when the limit is raised
+    with pytest.raises(eg.errors.SizeLimitError, match="EXPRGRAPH_MAX_TEXT"):
+        eg.parse(text)
+    monkeypatch.setenv("EXPRGRAPH_MAX_TEXT", str(len(text)))
     assert eg.parse(text) is chain
 
 

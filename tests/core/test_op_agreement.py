@@ -47,9 +47,12 @@ INT_ONLY = {"ceil_div"}
 
 #: ops computed by libm-like functions, whose results on float32 operands may differ by ULPS between the paths
 LIBM = {"exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "pow", "log1p", "expm1", "softplus", "log_sigmoid"}
-LIBM |= {"logaddexp"}
-#: of those, the ones whose float64 values numpy rounds in its own way too
+LIBM |= {"logaddexp", "log2", "log10", "erf", "erfc", "asin", "acos", "atan", "atan2", "hypot"}
+LIBM |= {"sinh", "cosh", "asinh", "acosh", "atanh"}
+#: of those, the ones whose float64 values numpy rounds in its own way too (its vector code for the
+#: inverse and hyperbolic functions is a unit off glibc's at some points: acos(0.5), sinh(2))
 STABLE = {"log1p", "expm1", "softplus", "log_sigmoid", "logaddexp"}
+STABLE |= {"acos", "acosh", "asinh", "atanh", "sinh", "cosh", "atan2"}
 #: most units in the last place a float32 libm result may differ by
 ULPS = 4
 
@@ -128,9 +131,12 @@ def _ordered(x: np.ndarray) -> np.ndarray:
     return np.where(bits < 0, -(bits & 0x7FFFFFFFFFFFFFFF), bits)
 
 
-def _mismatches(term: Term, got: object, want: object) -> list:
+def _mismatches(term: Term, got: object, want: object, vector_math: bool = False) -> list:
     single = any(a.dtype == "float32" for a in term.args)
-    ok = _same(got, want, ULPS if (single and term.op.name in LIBM) or term.op.name in STABLE else 0)
+    # vector_math: the C loop is vectorised, and each libm call (exp inside sigmoid too) may then be
+    # glibc's vector variant (at most 4 ulp, docs/compile.md), whatever the dtype
+    loose = ((single or vector_math) and term.op.name in LIBM) or term.op.name in STABLE
+    ok = _same(got, want, ULPS if loose else 0)
     if ok.all():
         return []
     bad = np.flatnonzero(~ok.reshape(-1))[:3]
@@ -168,7 +174,7 @@ def test_c_backend_agrees_with_evaluate(reference: list) -> None:
     except CompilerNotFoundError:
         pytest.skip("no C compiler")
     got = compile_terms(TERMS, list(INPUTS), backend="c")(*ARGS)
-    bad = [m for t, g, w in zip(TERMS, got, reference, strict=True) for m in _mismatches(t, g, w)]
+    bad = [m for t, g, w in zip(TERMS, got, reference, strict=True) for m in _mismatches(t, g, w, vector_math=True)]
     assert not bad, bad[:10]
 
 

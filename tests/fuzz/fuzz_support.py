@@ -3,7 +3,8 @@
 A short run in the normal suite (:data:`EXAMPLES` examples per fuzzer); ``make fuzz`` sets
 ``$EXPRGRAPH_FUZZ_EXAMPLES`` for a long one. Inputs are token soups: random sequences of the
 tokens a parser knows (and a few it does not), joined by random spacing, so that most inputs get
-past the tokenizer and exercise the grammar, plus raw random text.
+past the tokenizer and exercise the grammar, plus raw random text; and inputs over the size
+limits (:func:`oversized`: deep nesting, long texts, long tokens).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+
+from exprgraph.errors import SizeLimitError
 
 #: examples per fuzzer: a short run unless the environment asks for more
 EXAMPLES = int(os.environ.get("EXPRGRAPH_FUZZ_EXAMPLES", "60"))
@@ -197,3 +200,45 @@ def kernels(draw: st.DrawFn) -> str:
         )
         out.append(f"{target} = {rhs};")
     return " ".join(out)
+
+
+# -- over-long and deeply nested inputs -------------------------------------------------------------
+
+#: the text limit the size fuzzers set (``$EXPRGRAPH_MAX_TEXT``): low, so that texts on both sides of
+#: it are cheap to read
+FUZZ_MAX_TEXT = 8_192
+
+
+@st.composite
+def oversized(draw: st.DrawFn, valid: st.SearchStrategy[str], template: str = "{}", joiner: str = " + ") -> str:
+    """``template`` around ``valid`` nested in up to 4,000 brackets (a few left open or closed twice), or
+    repeated (joined by ``joiner``) up to twice :data:`FUZZ_MAX_TEXT` characters, or holding a name or
+    a number of hundreds of characters (around the tokenizer's MAX_TOKEN)."""
+    text = draw(valid)
+    kind = draw(st.sampled_from(["nested", "repeated", "long token"]))
+    if kind == "nested":
+        depth = draw(st.integers(0, 4_000))
+        text = "(" * depth + text + ")" * max(0, depth + draw(st.integers(-2, 2)))
+    elif kind == "repeated":
+        copies = draw(st.integers(1, 2 * FUZZ_MAX_TEXT // (len(text) + len(joiner)) + 2))
+        text = joiner.join([text] * copies)
+    else:
+        token = draw(st.sampled_from(["1", "9", "x", "s", "0"])) * draw(st.integers(400, 700))
+        text = f"{text}{joiner}{token}"
+    return template.format(text)
+
+
+def read_within_limit(read: Callable[[str], Any], text: str, error: type[Exception]) -> Any:
+    """``read(text)`` under the limit :data:`FUZZ_MAX_TEXT`: the result, or None for ``error`` at a position
+    in the text, or for SizeLimitError exactly when the text is longer than the limit (anything else is a bug)."""
+    try:
+        result = read(text)
+    except SizeLimitError as exc:
+        assert len(text) > FUZZ_MAX_TEXT and (exc.size, exc.limit) == (len(text), FUZZ_MAX_TEXT)
+        return None
+    except error as exc:
+        pos = getattr(exc, "pos", None)
+        assert pos is None or 0 <= pos <= len(text)
+        return None
+    assert len(text) <= FUZZ_MAX_TEXT
+    return result

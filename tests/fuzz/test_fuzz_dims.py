@@ -1,11 +1,22 @@
-"""Fuzzing the dimension-expression parser: it parses, simplifies and prints, or raises a project error."""
+"""Fuzzing the dimension-expression parser: it parses, simplifies and prints, or raises a project error;
+over the size limit (deep nesting, long texts, long tokens), SizeLimitError exactly past the limit."""
 
 from __future__ import annotations
 
 import pytest
-from fuzz_support import DIM_EXPRESSIONS, FUZZ, fuzz_inputs, parsed_or_none
+from fuzz_support import (
+    DIM_EXPRESSIONS,
+    FUZZ,
+    FUZZ_MAX_TEXT,
+    fuzz_inputs,
+    mutated,
+    oversized,
+    parsed_or_none,
+    read_within_limit,
+)
 from hypothesis import given
 
+from exprgraph.core.tokens import ENV_MAX_TEXT
 from exprgraph.dims import parse_expression, simplify_expression, unparse
 from exprgraph.errors import DimExpressionError, ExprgraphError
 
@@ -56,6 +67,22 @@ def test_dims_parse_raises_only_dim_expression_errors(text: str) -> None:
             return
         raise
     assert isinstance(simplified, (int, str))
+
+
+@FUZZ
+@given(text=oversized(mutated(DIM_EXPRESSIONS, DIM_TOKENS)))
+def test_dims_oversized_text_raises_only_named_errors(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_MAX_TEXT, str(FUZZ_MAX_TEXT))
+    term = read_within_limit(parse_expression, text, DimExpressionError)
+    # the quick reader of simplify_expression splits the text on its own: the same limit holds
+    try:
+        simplified = read_within_limit(simplify_expression, text, ExprgraphError)
+    except OverflowError as exc:
+        if _known_overflow(exc):
+            return
+        raise
+    if term is not None:
+        assert isinstance(simplified, (int, str))
 
 
 @pytest.mark.xfail(

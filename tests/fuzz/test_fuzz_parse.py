@@ -1,12 +1,24 @@
-"""Fuzzing the infix parser: text either parses (and prints back to the same term) or raises ParseError."""
+"""Fuzzing the infix parser: text either parses (and prints back to the same term) or raises ParseError;
+over the size limit (deep nesting, long texts, long tokens), SizeLimitError exactly past the limit."""
 
 from __future__ import annotations
 
-from fuzz_support import EXPR_TOKENS, EXPRESSIONS, FUZZ, inputs, mutated
+import pytest
+from fuzz_support import (
+    EXPR_TOKENS,
+    EXPRESSIONS,
+    FUZZ,
+    FUZZ_MAX_TEXT,
+    inputs,
+    mutated,
+    oversized,
+    read_within_limit,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
 from exprgraph.core import parse
+from exprgraph.core.tokens import ENV_MAX_TEXT
 from exprgraph.errors import ParseError
 
 
@@ -31,3 +43,12 @@ def test_strict_and_int_parsing_raise_only_parse_errors(text: str) -> None:
         except ParseError:
             continue
         assert parse(str(term), dtype=kwargs.get("dtype", "float64")) is term
+
+
+@FUZZ
+@given(text=oversized(mutated(EXPRESSIONS, EXPR_TOKENS)))
+def test_parse_of_oversized_text_raises_only_named_errors(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_MAX_TEXT, str(FUZZ_MAX_TEXT))
+    term = read_within_limit(parse, text, ParseError)
+    if term is not None:
+        assert parse(str(term)) is term

@@ -1,12 +1,26 @@
-"""Fuzzing the rule language: text is a rule (that fires without a raw error) or a RuleSyntaxError."""
+"""Fuzzing the rule language: text is a rule (that fires without a raw error) or a RuleSyntaxError;
+over the size limit (deep nesting, long texts, long tokens), SizeLimitError exactly past the limit."""
 
 from __future__ import annotations
 
-from fuzz_support import EXPR_TOKENS, FUZZ, RULES, fuzz_inputs, mutated, parsed_or_none
+import pytest
+from fuzz_support import (
+    EXPR_TOKENS,
+    EXPRESSIONS,
+    FUZZ,
+    FUZZ_MAX_TEXT,
+    RULES,
+    fuzz_inputs,
+    mutated,
+    oversized,
+    parsed_or_none,
+    read_within_limit,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
 from exprgraph.core import Symbol, add, const, mul, symbols, transpose
+from exprgraph.core.tokens import ENV_MAX_TEXT
 from exprgraph.errors import DTypeError, RuleSyntaxError, ShapeError
 from exprgraph.rules import RuleSet, rule
 
@@ -36,5 +50,19 @@ def test_rule_raises_only_rule_syntax_errors(text: str) -> None:
 @given(st.lists(mutated(RULES, RULE_TOKENS), max_size=4).map("\n".join))
 def test_rule_files_raise_only_rule_syntax_errors(text: str) -> None:
     rules = parsed_or_none(RuleSet.parse, text, RuleSyntaxError)
+    if rules is not None:
+        _fire(list(rules))
+
+
+@FUZZ
+@given(
+    text=st.one_of(
+        oversized(EXPRESSIONS, "{} -> 0"),  # a deep or long left-hand side
+        oversized(mutated(RULES, RULE_TOKENS), joiner="\n"),  # a long rule file
+    )
+)
+def test_oversized_rule_text_raises_only_named_errors(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_MAX_TEXT, str(FUZZ_MAX_TEXT))
+    rules = read_within_limit(RuleSet.parse, text, RuleSyntaxError)
     if rules is not None:
         _fire(list(rules))

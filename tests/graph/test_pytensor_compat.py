@@ -8,8 +8,9 @@ import sys
 import numpy as np
 import pytest
 from seed_rewriters import LocalSimplify
+from variadic_ops import variadic
 
-from exprgraph import Op, Symbol, const, exp, get_op, log, parse, register_op, sin, symbols
+from exprgraph import Symbol, const, exp, get_op, log, parse, sin, symbols
 from exprgraph.errors import (
     MissingInputError,
     NotInGraphError,
@@ -40,14 +41,6 @@ from exprgraph.match import OpPattern, V
 
 add, mul, sub, lt, truediv = (get_op(n) for n in ("add", "mul", "sub", "lt", "truediv"))
 x, y, z, w = symbols("x y z w")
-
-
-def variadic(name: str) -> Op:
-    """A test op taking any number of operands (PyTensor's test ops do), registered once."""
-    try:
-        return get_op(name)
-    except KeyError:
-        return register_op(Op(name, (0, None), lambda args, attr: ("float64", ())))
 
 
 op1, op2, op3, op4 = (variadic(f"compat_op{i}") for i in range(1, 5))
@@ -305,13 +298,15 @@ def test_a_function_rewriter_only_sees_tracked_ops():
     assert local_cancel.transform(None, x * y) is False and calls == []
     local_cancel.transform(None, x / y)
     assert calls == [x / y]
-    assert repr(local_cancel) == "<FromFunctionNodeRewriter local_cancel tracks [truediv]>"
+    text = repr(local_cancel)  # upstream's: FromFunctionNodeRewriter(<function local_cancel at 0x...>, [truediv], ())
+    assert text.startswith("FromFunctionNodeRewriter(<function ") and text.endswith(", [truediv], ())")
+    assert "local_cancel at 0x" in text and str(local_cancel) == "local_cancel"
 
     @node_rewriter(None)
     def anything(fgraph, node):
         return False
 
-    assert "anything" in repr(anything) and "all ops" in repr(anything)
+    assert "anything" in repr(anything) and repr(anything).endswith(", None, ())")  # None: every node
 
 
 def test_registering_a_non_rewriter_is_a_type_error():

@@ -199,7 +199,7 @@ def test_equilibrium_profile_prints_passes_and_rewriters(capsys):
     assert table[0][1:] == ["2", "0", "4", "0", "add_zero"]  # applied, created, tried, failed, name
     assert table[1][1:4] == ["1", "0", "1"]
     # the columns are aligned: every row of a table has its rewriter name at the same offset
-    assert lines[6].index("add_zero") == lines[7].index("mul(")
+    assert lines[6].index("add_zero") == lines[7].index("e(mul")
     assert repr(prof).startswith("<EquilibriumProfile eq:")
 
 

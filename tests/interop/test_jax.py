@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from interop_strategies import B, N, X, Y, Z, float_env, float_terms, int_env, int_terms, seed_examples
 
-from exprgraph import Symbol, evaluate, exp, get_op, grad, postorder, sigmoid, sin, transpose, where
+from exprgraph import Symbol, const, evaluate, exp, get_op, grad, postorder, sigmoid, sin, transpose, where
 from exprgraph import sum as sum_
 from exprgraph.errors import ConversionError
 from exprgraph.interop import to_jax
@@ -114,3 +114,74 @@ def test_half_power_is_sqrt_as_in_evaluate():
     assert got[0] == -np.inf and np.isnan(got[3])
     g = jax.grad(to_jax(X**Y, [X, Y]), argnums=0)(2.0, 3.0)  # the sqrt branch leaves other gradients finite
     assert float(g) == 12.0
+
+
+def test_integer_division_by_zero_gives_zero_as_evaluate_does():
+    # XLA's integer division by zero gives -1 (and floor adjusts it to -2): evaluate, as numpy, gives 0
+    n, m = Symbol("n", "int64"), Symbol("m", "int64")
+    values = {"n": np.array([5, -5, 0, -(2**63), 7, -(2**63)]), "m": np.array([0, 0, 0, 0, -2, -1])}
+    outs = [n // m, n % m, B // B, n // B]
+    got = to_jax(outs, [n, m, B])(values["n"], values["m"], False)
+    for g, w in zip(got, evaluate(outs, {**values, "b": False}), strict=True):
+        np.testing.assert_array_equal(np.asarray(g), np.broadcast_to(w, np.shape(g)))
+
+
+def test_dtypes_promote_as_numpy_does():
+    # JAX computes int64 with float32 in float32 and takes a Python constant's dtype from its
+    # neighbour; numpy (and our dtype rules) compute both in float64
+    f32 = Symbol("f", "float32")
+    big = 2**24 + 1  # not a float32
+    outs = [f32 + N, N * f32, get_op("maximum")(f32, N), where(B, f32, N), N > f32, f32 + const(0.1)]
+    got = to_jax(outs, [f32, N, B])(np.float32(2**24), big, True)
+    want = evaluate(outs, {"f": np.float32(2**24), "n": big, "b": True})
+    for g, w in zip(got, want, strict=True):
+        assert np.asarray(g).dtype == w.dtype
+        assert np.asarray(g) == w
+    assert bool(got[4]) is True  # 2**24 + 1 > 2**24: false in float32
+
+
+def test_odd_integer_powers_keep_the_sign_of_the_base():
+    # above 2**53 the exponent made a float is even; our pow gives x**n the sign of x for odd n
+    exponents = np.array([2**53 + 1, 2**63 - 1, -(2**63) + 1, 2**53 + 2, 3])
+    got = np.asarray(to_jax(X**N, [X, N])(-1.0, exponents))
+    np.testing.assert_array_equal(got, evaluate(X**N, {"x": -1.0, "n": exponents}))
+    np.testing.assert_array_equal(got, [-1.0, -1.0, -1.0, 1.0, -1.0])
+    assert float(to_jax(X**N, [X, N])(-0.0, -(2**63) + 1)) == -np.inf
+
+
+def test_subnormals_are_flushed_to_zero_on_cpu_as_documented():
+    # XLA's CPU code flushes subnormal operands and results to zero, jitted or not (docs/interop.md)
+    f = to_jax([X * Y, X * 1e100, X < 0], [X, Y])
+    want = evaluate([X * Y, X * 1e100, X < 0], {"x": -1e-310, "y": 1e-10})
+    assert -1e-319 < float(want[0]) < 0 and float(want[1]) == pytest.approx(-1e-210) and bool(want[2])
+    for run in (f, jax.jit(f)):
+        product, scaled, negative = (np.asarray(v) for v in run(-1e-310, 1e-10))
+        assert product == 0.0 and np.signbit(product)  # a zero of the result's sign
+        assert scaled == 0.0  # the operand was read as -0.0
+        assert not negative  # -1e-310 < 0 is false when -1e-310 is -0.0
+
+
+def test_without_64_bit_mode_int64_wraps_at_32_bits_as_documented():
+    jax.config.update("jax_enable_x64", False)  # the fixture restores it
+    got = to_jax(N + 1, [N])(2**31 - 1)
+    assert got.dtype == np.int32 and int(got) == -(2**31)
+    assert to_jax(X / 3, [X])(1.0).dtype == np.float32
+
+
+def test_vectorised_division_is_within_an_ulp_as_documented():
+    # XLA's CPU code divides arrays of float64 an ulp off the rounded quotient at times (10/3)
+    values = np.array([10.0, 7.0, 1.0, -7.0])
+    got = np.asarray(to_jax(X / 3.0, [X])(values))
+    want = evaluate(X / 3.0, {"x": values})
+    np.testing.assert_array_max_ulp(got, want, maxulp=1)
+
+
+def test_maximum_and_minimum_break_ties_as_numpy():
+    # numpy gives the second operand on a tie (-0.0 and 0.0), XLA the IEEE order; nan wins in both
+    zeros = np.array([-0.0, 0.0, np.nan, 1.0])
+    others = np.array([0.0, -0.0, 1.0, np.nan])
+    outs = [get_op("maximum")(X, Y), get_op("minimum")(X, Y), get_op("maximum")(X, Y, Z)]
+    got = to_jax(outs, [X, Y, Z])(zeros, others, -zeros)
+    for g, w in zip(got, evaluate(outs, {"x": zeros, "y": others, "z": -zeros}), strict=True):
+        np.testing.assert_array_equal(np.asarray(g), w)
+        assert (np.signbit(np.asarray(g)) == np.signbit(w)).all()

@@ -123,3 +123,41 @@ def test_logsumexp_is_reduce_log_sum_exp_and_does_not_overflow():
     got = _run(model, {"A": np.array([[1000.0, 1000.0, 1000.0]]), "s": -1.0})
     assert got[1][0] == pytest.approx(1000 + np.log(3))  # no overflow in the exported model either
     assert got[3] == -1.0  # logsumexp of one number is the number
+
+
+EDGE_INTS = np.array([0, 1, -1, 2, -3, 7, 2**62, 2**63 - 1, -(2**63), -(2**63) + 1], dtype=np.int64)
+
+
+def test_integer_floor_division_at_the_int64_limits():
+    # every pair of edge values: -2**63 // 3 overflowed in x - x % y; a zero divisor is 0 in evaluate
+    n, m = np.meshgrid(EDGE_INTS, EDGE_INTS)
+    env = {"n": n.ravel(), "m": m.ravel(), "x": n.ravel() / 3.0}
+    ceil_div = get_op("ceil_div")
+    outs = [N // M, N % M, ceil_div(N, M), ceil_div(N, X), X // N]
+    model = _check(outs, [N, M, X], env, exact=True)
+    # no integer division by 0 or -1 reaches the runtime (its C code would trap there)
+    divisors = {node.input[1] for node in model.graph.node if node.op_type == "Div"}
+    assert divisors and all(name not in ("m",) for name in divisors)
+    with pytest.raises(ConversionError, match="ceil_div of a bool"):
+        to_onnx(ceil_div(B, N))
+
+
+def test_powers_as_evaluate_computes_them():
+    # a**0.5 is sqrt(a): nan at -inf, where ONNX's Pow gives inf; odd int64 powers keep the sign
+    x = np.array([-np.inf, -4.0, -0.0, 0.0, 2.0, -1.0, -1.0, -1.0, -0.0])
+    e = np.array([0.5, 0.5, 0.5, 1.5, 0.5, 3.0, 2.0, 0.5, -1.0])
+    n = np.array([2**53 + 1, 2**63 - 1, -(2**63) + 1, 2**53 + 2, 3, 2, 1, 0, -(2**63) + 1])
+    f32 = Symbol("f", "float32")
+    outs = [X**Y, X**N, X**0.5, f32**N, X**B]
+    env = {"x": x, "y": e, "n": n, "f": x.astype(np.float32), "b": n % 2 == 1}
+    _check(outs, [X, Y, N, f32, B], env, exact=True)
+    assert np.isnan(_run(to_onnx(X**0.5), {"x": -np.inf})[0])
+
+
+def test_variadic_sums_fold_step_by_step_as_evaluate():
+    # add(-1, -2**63, x) wraps around in int64 before it meets x; casting every operand first did not
+    f32 = Symbol("f", "float32")
+    add, mul = get_op("add"), get_op("mul")
+    outs = [add(-1, -(2**63), X), mul(N, N, X), add(f32, B, N), add(B, B, B), mul(f32, f32, N)]
+    env = {"x": np.array([0.0, 1.5]), "n": np.array([2**40, 3]), "b": np.array([True, False])}
+    _check(outs, [X, N, B, f32], {**env, "f": np.array([1e30, 2.0], np.float32)}, exact=True)

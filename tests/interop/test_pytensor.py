@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -160,3 +163,115 @@ def test_logsumexp_goes_out_as_pytensors_stable_logsumexp():
     for g, want in zip(got, evaluate(outs, {"A": values}), strict=True):
         np.testing.assert_allclose(g, want, rtol=1e-12)
     assert np.isfinite(got[0]) and got[1][0] == pytest.approx(1000 + np.log(2))
+
+
+def test_formulas_compute_our_values_for_integers_and_mixed_floats():
+    # log_sigmoid negated an int64 (-(-2**63) wraps); logaddexp subtracted int64s and added a float32 log 2
+    n, m, f32 = Symbol("n", "int64"), Symbol("m", "int64"), Symbol("f", "float32")
+    log_sigmoid, logaddexp = get_op("log_sigmoid"), get_op("logaddexp")
+    outs = [log_sigmoid(n), logaddexp(n, m), logaddexp(f32, X), logaddexp(f32, n)]
+    columns = [
+        np.array([-(2**63), 2**63 - 1, 0, 5]),
+        np.array([2**63 - 1, -(2**63), 0, 5]),
+        np.array([0.0, -0.0, 1.0, 2.5], dtype=np.float32),
+        np.array([0.0, 0.0, 1.0, -3.0]),
+    ]
+    graph = to_pytensor(FunctionGraph([n, m, f32, X], outs))
+    got = _run_points(graph.inputs, graph.outputs, columns)
+    want = evaluate(outs, {"n": columns[0], "m": columns[1], "f": columns[2], "x": columns[3]})
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-15)
+    assert got[0][0] == -(2.0**63)
+    # what to_pytensor wrote reads back as the very terms, formulas included
+    assert list(from_pytensor(graph).outputs) == outs
+
+
+def test_compiled_c_code_computes_our_values():
+    # PyTensor's C code: n // 0 raises, int64 maximum goes through a double, int64 with float32 is
+    # computed in float32, pow(-inf, 0.5) is inf; the graphs we write avoid all four
+    n, m, f32 = Symbol("n", "int64"), Symbol("m", "int64"), Symbol("f", "float32")
+    maximum = get_op("maximum")
+    outs = [n // m, n % m, maximum(n, m), n + f32, n / f32, X**0.5, X**n, n < f32]
+    columns = [
+        np.array([7, -7, 2**53 + 1, 1000, 2**24 + 1]),
+        np.array([0, 0, 2**53, 3, -1]),
+        np.array([1.5, 88.8, 1.0, 3e38, 2.0**24], dtype=np.float32),
+        np.array([-np.inf, 4.0, -1.0, -0.0, 2.0]),
+    ]
+    graph = to_pytensor(FunctionGraph([n, m, f32, X], outs))
+    mode = pytensor.compile.mode.Mode(linker="cvm", optimizer=None)
+    fn = pytensor.function(graph.inputs, graph.outputs, mode=mode)
+    got = [np.array(col) for col in zip(*(fn(*point) for point in zip(*columns, strict=True)), strict=True)]
+    with np.errstate(all="ignore"):
+        want = evaluate(outs, {"n": columns[0], "m": columns[1], "f": columns[2], "x": columns[3]})
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+    # documented (docs/interop.md): float // is PyTensor's, whose C code is floor(a / b)
+    floor_div = pytensor.function(*_inputs_outputs(X // Y), mode=mode)
+    assert [float(floor_div(a, b)) for a, b in ((np.inf, 1.0), (1.0, 0.1))] == [np.inf, 10.0]
+    assert [float(evaluate(X // Y, {"x": a, "y": b})) for a, b in ((1.0, 0.1),)] == [9.0]
+
+
+def test_compiled_integer_division_at_the_int64_limits_does_not_trap():
+    # -2**63 // -1 in PyTensor's C code killed the process (SIGFPE): run it in a child process
+    code = """
+import numpy as np, pytensor
+from exprgraph import Symbol, evaluate
+from exprgraph.graph import FunctionGraph
+from exprgraph.interop import to_pytensor
+n, m = Symbol("n", "int64"), Symbol("m", "int64")
+outs = [n // m, n % m]
+graph = to_pytensor(FunctionGraph([n, m], outs))
+fn = pytensor.function(graph.inputs, graph.outputs, mode=pytensor.compile.mode.Mode(linker="cvm", optimizer=None))
+edges = [0, 1, -1, 2, -3, 2**63 - 1, -(2**63)]
+for a in edges:
+    for b in edges:
+        with np.errstate(all="ignore"):
+            want = [int(v) for v in evaluate(outs, {"n": a, "m": b})]
+        assert [int(v) for v in fn(a, b)] == want, (a, b)
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), (done.returncode, done.stderr[-2000:])
+
+
+def _inputs_outputs(t):
+    graph = to_pytensor(FunctionGraph(sorted(t.free_symbols, key=lambda s: s.name), [t]))
+    return graph.inputs, graph.outputs[0]
+
+
+def test_from_pytensor_refuses_what_would_change_values():
+    big = pt.constant(np.array(2**64 - 1, dtype=np.uint64))
+    with pytest.raises(ConversionError, match="does not fit in int64"):
+        from_pytensor(big + pt.scalar("s", dtype="int64"))  # read as -1 before
+    with pytest.raises(ConversionError, match="uint64 input"):
+        from_pytensor(pt.scalar("u", dtype="uint64") * 2)
+    a8, b8 = pt.scalar("a", dtype="uint8"), pt.scalar("b", dtype="uint8")
+    for wrapping in (a8 + b8, -pt.scalar("i", dtype="int8"), pt.scalar("h", dtype="float16") * 3):
+        with pytest.raises(ConversionError, match="computes in"):
+            from_pytensor(wrapping)  # 255 + 1 is 0 in uint8, 256 in our int64
+    with pytest.raises(ConversionError, match="gives float32"):
+        from_pytensor(pt.scalar("i", dtype="int8") + pt.scalar("f", dtype="float32"))  # numpy: float32
+    with pytest.raises(ConversionError, match="changes values"):
+        from_pytensor(pt.cast(pt.scalar("w", dtype="int64"), "int8"))
+    # exact: narrow inputs widened, arithmetic in int64 (PyTensor upcasts too), selections in any dtype
+    w = pt.scalar("w", dtype="int64")
+    for graph, point in ((a8 + w, (255, 2**62)), (pt.maximum(a8, b8), (7, 200)), (pt.lt(a8, w), (3, 4))):
+        ins = [v for v in (a8, b8, w) if v in pytensor.graph.basic.graph_inputs([graph])]
+        term = from_pytensor(graph)
+        want = pytensor.function(ins, graph)(*point[: len(ins)])
+        env = {v.name: p for v, p in zip(ins, point, strict=False)}
+        assert evaluate(term, env) == want
+
+
+def test_formula_tags_survive_only_untouched_graphs():
+    log_sigmoid = get_op("log_sigmoid")
+    out = to_pytensor(log_sigmoid(X))
+    assert from_pytensor(out) is log_sigmoid(X)  # was -softplus(-x)
+    from pytensor.graph.replace import clone_replace
+
+    x_var = out.owner.inputs[0].owner.inputs[0].owner.inputs[0]  # -softplus(-x): the x
+    replaced = clone_replace(out, {x_var: pt.scalar("y")})
+    term = from_pytensor(replaced)  # a clone: read op by op, in y
+    assert term.free_symbols == {Symbol("y")}
+    assert float(evaluate(term, {"y": 3.0})) == pytest.approx(float(evaluate(log_sigmoid(X), {"x": 3.0})))

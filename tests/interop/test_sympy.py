@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from interop_strategies import X, Y, Z, float_env, float_terms, int_env, int_terms, seed_examples
 
-from exprgraph import Symbol, const, evaluate, postorder, sin, symbols, where
-from exprgraph.errors import ConversionError
+from exprgraph import Symbol, const, evaluate, get_op, parse, postorder, sin, symbols, where
+from exprgraph.errors import ConversionError, ParseError
 from exprgraph.interop import from_sympy, to_sympy
 
 sp = pytest.importorskip("sympy")
@@ -139,3 +139,63 @@ def test_shared_subterms_and_big_graphs_convert_without_recursion():
     assert back.depth == 999  # a chain of additions of products
     assert to_sympy(back) == wide
     assert from_sympy(to_sympy(Z)) is symbols("z")
+
+
+def test_text_is_parsed_by_our_parser_never_run(monkeypatch):
+    # sympify is eval: this text would have set the variable; our parser refuses it at the quote
+    monkeypatch.delenv("EXPRGRAPH_CANARY", raising=False)
+    code = "__import__('os').environ.__setitem__('EXPRGRAPH_CANARY', 'ran')"
+    with pytest.raises(ParseError):
+        from_sympy(code)
+    assert "EXPRGRAPH_CANARY" not in __import__("os").environ
+    n = Symbol("n", "int64")
+    assert from_sympy("x**2 + sin(y)") is parse("x**2 + sin(y)")
+    assert from_sympy(["n // 2", sp.Symbol("x") + 1, 3, 2.5], symbols=[n]) == [n // 2, 1 + X, const(3), const(2.5)]
+    for other in (object(), 1j, b"x", np.array([1.0])):
+        with pytest.raises(ConversionError, match="takes SymPy expressions"):
+            from_sympy(other)
+
+
+def test_constructs_without_a_real_value_are_refused_by_name():
+    x = sp.Symbol("x", real=True)
+    cases = {
+        "imaginary unit I": [sp.I, 2 + 3 * sp.I, sp.sqrt(-2), sp.log(-2), x + sp.I],
+        "zoo": [sp.zoo, sp.zoo * x],
+        "AccumBounds": [sp.AccumBounds(-1, 1), sp.sin(sp.oo)],
+        "complex number": [sp.Integer(-8) ** sp.Rational(1, 3), sp.Pow(-2, 0.5, evaluate=False)],
+        "not real": [sp.Symbol("z", imaginary=True) + 1],
+    }
+    for name, exprs in cases.items():
+        for e in exprs:
+            with pytest.raises(ConversionError, match=name):
+                from_sympy(e)
+    # IEEE has these: oo, -oo and nan are inf, -inf and nan
+    assert [float(evaluate(from_sympy(e))) for e in (sp.oo, -sp.oo)] == [np.inf, -np.inf]
+    assert np.isnan(evaluate(from_sympy(sp.nan)))
+    assert float(evaluate(from_sympy(sp.Pow(-8, 2.0, evaluate=False)))) == 64.0  # a whole power is real
+
+
+def test_divisions_by_zero_bools_and_refusals_convert_to_our_values():
+    n, m, b = Symbol("n", "int64"), Symbol("m", "int64"), Symbol("b", "bool")
+    env = {
+        "x": np.array([-2.0, -0.0, 0.0, 3.0, np.inf]),
+        "n": np.arange(-2, 3),
+        "m": np.arange(5),
+        "b": np.arange(5) % 2 == 0,
+    }
+    terms = [X % 0.0, n % 0, n // (m - m), X // 0.0, X / (const(0.5) - 0.5), n / 0, where(X > 0, X / 0, 1.0)]
+    terms += [b + b, get_op("maximum")(b, X), ~sin(get_op("eq")(const(False), X)), where(X, b, X > 1)]
+    for t in terms:  # raised ZeroDivisionError, TypeError or gave nan where evaluate gives +-inf
+        back = from_sympy(to_sympy(t), symbols=[b])
+        names = {s.name for s in t.free_symbols}
+        want, got = evaluate([t, back], {k: v for k, v in env.items() if k in names})
+        np.testing.assert_array_equal(np.broadcast_to(got, np.shape(want)), want)
+    assert to_sympy(X / 0.0) == sp.Piecewise(
+        (sp.oo, sp.Symbol("x", real=True) > 0), (-sp.oo, sp.Symbol("x", real=True) < 0), (sp.nan, True)
+    )
+    # exact int64 arithmetic wraps around in evaluate, and so does its SymPy constant
+    assert int(evaluate(from_sympy(to_sympy(const(2**62) * 4)))) == 0
+    with pytest.raises(ConversionError, match="SymPy cannot build"):
+        to_sympy(X + (X < const(5e-324) / b))  # SymPy: "Invalid comparison of non-real zoo"
+    with pytest.raises(ConversionError, match="int64"):
+        from_sympy(sp.floor(sp.Symbol("x") / sp.Integer(2**70)))  # was a raw OverflowError

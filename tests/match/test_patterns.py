@@ -60,6 +60,18 @@ def test_op_pattern_arity_is_checked():
         OpPattern("nope", ())
 
 
+def test_a_run_does_not_let_more_fixed_operands_than_the_op_takes():
+    with pytest.raises(PatternError, match="at most 1 operands, the pattern needs 2"):
+        OpPattern("sin", (V.x, Segment("rest"), V.y))
+    with pytest.raises(PatternError, match="needs 2"):
+        OpPattern("sin", (Plus(Dot), V.y))  # a Plus stands for one operand at least
+    with pytest.raises(PatternError, match="needs 3"):
+        OpPattern("sub", (Plus(Dot), Plus(Dot), V.z))
+    OpPattern("sub", (Plus(Dot), Plus(Dot), Star(Dot)))  # two operands fit
+    OpPattern("sin", (Star(Dot), V.x, Segment("rest")))  # runs may be empty: one operand fits
+    OpPattern("sub", (Plus(Dot), V.y))
+
+
 def test_names_are_strings():
     # any string names a variable (PyTensor's tuple patterns use "1", "2"); other values do not
     for ok in ("", "1x", "a b", "x-y"):

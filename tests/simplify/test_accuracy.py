@@ -8,6 +8,12 @@ the rewrite computes the same cancellation in another order and may round differ
 then stay within :data:`FACTOR` times the input's error. Random linear combinations are evaluated at points
 whose symbols differ in magnitude by at least 16x (so distinct symbols never cancel by chance,
 only like terms do), spanning 2**-10 .. 2**54 (1e16 and beyond).
+
+The safe strength is held to that at every point, issue 26's property: random sums, differences,
+products and quotients (with cancelling and repeated terms and factors, constants, a few
+functions) at huge, tiny and special inputs, 1e16, 1e200, 1e308, 1e-300, subnormals, +-0, inf
+and nan, where distinct symbols do cancel each other. A nan or an overflow where the input is
+finite counts as an infinite error.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from exprgraph.core import Term, postorder, symbols
+from exprgraph.core import Term, const, exp, get_op, log, postorder, symbols
 from exprgraph.eval import evaluate
 from exprgraph.simplify import simplify
 
@@ -33,24 +39,69 @@ BITS = 2300  # enough for an exact sum of any two floats (2**1023 + 2**-1074)
 X, Y, Z, W = symbols("x y z w")
 SYMS = (X, Y, Z, W)
 
+
+class OutOfReachError(ArithmeticError):
+    """An exact value too large to compute: exp(1e300) has a 1e300-bit exponent (sums of it would too)."""
+
+
+def _exp(a: mpmath.mpf) -> mpmath.mpf:
+    # exp(1e4) is far outside the float range but exact; exp(1e300) is not computable, and no stand-in
+    # (inf, 0) is exact: log(1 + exp(1e300)) is 1e300. Such points are not judged.
+    if mpmath.isfinite(a) and abs(a) > 100_000:
+        raise OutOfReachError(a)
+    return mpmath.exp(a)
+
+
+def _real(f: object) -> object:
+    """``f`` with nan for an argument outside its real domain (mpmath would go complex)."""
+    return lambda a: mpmath.nan if a < 0 else f(a)  # type: ignore[operator]
+
+
+def _logaddexp(a: mpmath.mpf, b: mpmath.mpf) -> mpmath.mpf:
+    d = abs(a - b)
+    if not mpmath.isfinite(d) or d > 100_000:
+        return max(a, b)  # the other term adds less than exp(-100000): nothing a float can show
+    return max(a, b) + mpmath.log1p(mpmath.exp(-d))
+
+
+def _pow(a: mpmath.mpf, b: mpmath.mpf) -> mpmath.mpf:
+    if a < 0 and mpmath.isfinite(b) and b != int(b):
+        return mpmath.nan  # a negative base to a fractional power: nan, as in IEEE
+    if a == 0 and b < 0:
+        return mpmath.inf  # 1/0: infinite (its sign is a zero's, which is not kept)
+    return a**b
+
+
+def _div(a: mpmath.mpf, b: mpmath.mpf) -> mpmath.mpf:
+    if b == 0:  # infinite (its sign is a zero's, which is not kept), or undefined for 0/0
+        return mpmath.nan if a == 0 or mpmath.isnan(a) else mpmath.inf
+    return a / b
+
+
 _MP = {
     "add": lambda *a: mpmath.fsum(a),
     "sub": lambda a, b: a - b,
     "mul": lambda *a: mpmath.fprod(a),
-    "truediv": lambda a, b: a / b,
+    "truediv": _div,
     "neg": lambda a: -a,
-    "pow": lambda a, b: a**b,
-    "exp": mpmath.exp,
-    "log": mpmath.log,
-    "sqrt": mpmath.sqrt,
+    "pow": _pow,
+    "exp": _exp,
+    "log": _real(mpmath.log),
+    "sqrt": _real(mpmath.sqrt),
     "sin": mpmath.sin,
     "cos": mpmath.cos,
     "abs": abs,
+    "logaddexp": lambda a, b: _logaddexp(a, b),
 }
 
 
 def exact(term: Term, point: dict[Term, float]) -> mpmath.mpf:
     """The value of ``term`` at float inputs, computed at BITS bits (iteratively, shared nodes once)."""
+    return exact_values(term, point)[term]
+
+
+def exact_values(term: Term, point: dict[Term, float]) -> dict[Term, mpmath.mpf]:
+    """The exact value of every node of ``term`` at float inputs (BITS bits)."""
     with mpmath.workprec(BITS):
         values: dict[Term, mpmath.mpf] = {}
         for node in postorder(term):
@@ -61,7 +112,7 @@ def exact(term: Term, point: dict[Term, float]) -> mpmath.mpf:
                 values[node] = mpmath.mpf(node.attr)
             else:
                 values[node] = _MP[name](*(values[a] for a in node.args))
-        return values[term]
+        return values
 
 
 def ulps(got: float, want: mpmath.mpf) -> float:
@@ -135,7 +186,7 @@ def test_the_safe_simplifier_cancels_before_reordering() -> None:
 def spread_points(n: int, seed: int) -> list[dict[Term, float]]:
     """Points whose symbols' magnitudes are at least 16x apart, between 2**-10 and 2**54, random signs."""
     rng = np.random.default_rng(seed)
-    points = []
+    points: list[dict[Term, float]] = []
     while len(points) < n:
         exps = rng.integers(-10, 55, len(SYMS))
         if len(exps) > 1 and np.min(np.diff(np.sort(exps))) < 4:
@@ -171,3 +222,189 @@ def linear_terms() -> st.SearchStrategy[Term]:
 @given(linear_terms(), st.booleans())
 def test_random_sums_are_not_less_accurate(term: Term, unsafe: bool) -> None:
     assert not worse_points(term, POINTS, unsafe)
+
+
+# -- issue 26: the safe strength at extreme inputs -----------------------------------------------------
+
+LOGADDEXP = get_op("logaddexp")
+
+
+def test_a_small_term_is_not_moved_in_front_of_a_cancellation() -> None:
+    # the finding: 0.1 + (y - logaddexp(y, 0.0)) became y + 0.1 - logaddexp(0.0, y), 0.0 at y = 1e16
+    t = 0.1 + (Y - LOGADDEXP(Y, 0.0))
+    s = simplify(t)
+    assert float(evaluate(s, {Y: 1e16})) == float(evaluate(t, {Y: 1e16})) == 0.1
+    # a float sum is reassociated only where that is one rounding of the whole
+    for t, at in [((X + Z) + Y, {X: 1e16, Y: 1.0, Z: -1e16}), (0.1 + (Y - X), {X: 1e16, Y: 1e16})]:
+        assert float(evaluate(simplify(t), at)) == float(evaluate(t, at)), str(simplify(t))
+    assert str(simplify(X + Y - X)) == "y + (x - x)"  # cancelling first stays: exactly y
+
+
+def test_powers_merge_only_where_they_cannot_overflow() -> None:
+    # the finding: x/x*(x/x) became x**2/x**2, nan at 1e200 where the input is 1.0
+    t = X / X * (X / X)
+    s = simplify(t)
+    assert str(s) == "x/x"  # (x/x)*(x/x) is x/x exactly: 1.0, or nan at 0, inf and nan
+    for v in (1e200, 1e-200, 3.0, 0.0, np.inf, np.nan):
+        want, got = float(evaluate(t, {X: v})), float(evaluate(s, {X: v}))
+        assert want == got or (np.isnan(want) and np.isnan(got)), (v, want, got)
+    # x*y*x is not x**2*y (inf at x = 1e200, y = 1e-200); x*x*x is x**3 (overflows with it)
+    assert float(evaluate(simplify(X * Y * X), {X: 1e200, Y: 1e-200})) == 1e200
+    assert str(simplify(X * X * X)) == "x**3"
+    assert float(evaluate(simplify(X / Y / Z), {X: 1e-300, Y: 1e-200, Z: 1e-200})) == pytest.approx(1e100)
+
+
+#: inputs where float arithmetic goes wrong: cancellation, overflow, underflow, subnormals, zeros, inf, nan
+SPECIAL = [
+    0.0, -0.0, 1.0, -1.0, 0.1, -3.0, 1.5, 1e16, -1e16, 2.0**53 + 2, 1e200, -1e200, 1e308, -1.7e308,
+    1e-300, -1e-300, 2.2250738585072014e-308, 5e-324, -5e-324, 1e-160, 1e160, np.inf, -np.inf, np.nan,
+]  # fmt: skip
+
+
+def special_points(n: int, seed: int) -> list[dict[Term, float]]:
+    """``n`` points whose coordinates are drawn from :data:`SPECIAL` (so symbols do cancel each other)."""
+    rng = np.random.default_rng(seed)
+    return [{s: float(rng.choice(SPECIAL)) for s in SYMS[:3]} for _ in range(n)]
+
+
+EXTREME = special_points(64, seed=26)
+CONSTANTS = [0.1, 1.0, 2.0, 3.0, 0.5, -1.0, 1e16, 1e-300]
+
+
+def safe_terms() -> st.SearchStrategy[Term]:
+    """Sums with cancelling terms, products and quotients with repeated factors, constants, a few functions."""
+    leaves = st.one_of(st.sampled_from(SYMS[:3]), st.sampled_from(CONSTANTS).map(const))
+    return st.recursive(
+        leaves,
+        lambda sub: st.one_of(
+            st.tuples(sub, sub).map(lambda p: p[0] + p[1]),
+            st.tuples(sub, sub).map(lambda p: p[0] - p[1]),
+            st.tuples(sub, sub).map(lambda p: p[0] * p[1]),
+            st.tuples(sub, sub).map(lambda p: p[0] / p[1]),
+            st.tuples(sub, sub, sub).map(lambda p: get_op("add")(*p)),
+            st.tuples(sub, sub, sub).map(lambda p: get_op("mul")(*p)),
+            sub.map(lambda a: -a),
+            # like terms that cancel around another term, and repeated factors
+            st.tuples(sub, sub).map(lambda p: p[0] + p[1] - p[0]),
+            st.tuples(sub, sub).map(lambda p: p[0] - (p[1] + p[0])),
+            st.tuples(sub, sub).map(lambda p: p[0] * p[1] / p[0]),
+            sub.map(lambda a: a / a * (a / a)),
+            sub.map(lambda a: a * a),
+            st.tuples(sub, st.sampled_from([2, 3, -1.0, -2.0, 0.5])).map(lambda p: p[0] ** p[1]),
+            sub.map(lambda a: 0.1 + (a - LOGADDEXP(a, 0.0))),
+            sub.map(exp),
+            # the naive forms the stable rewrites replace, inside other terms
+            sub.map(lambda a: log(1.0 + a)),
+            st.tuples(sub, sub).map(lambda p: p[0] + (exp(p[1]) - 1.0)),
+            st.tuples(sub, sub).map(lambda p: log(exp(p[0]) + exp(p[1]))),
+        ),
+        max_leaves=7,
+    )
+
+
+#: how far (relative) an intermediate value of the input may be off before its result counts as luck
+LOST = 2.0**-40
+
+
+def _lost(got: float, want: mpmath.mpf) -> bool:
+    """Whether a computed ``got`` lost ``want`` (beyond LOST relative): cancelled, overflowed, underflowed, nan."""
+    if mpmath.isnan(want):
+        return not math.isnan(got)
+    if mpmath.isinf(want):
+        return not math.isinf(got)
+    if abs(want) > np.finfo(np.float64).max:
+        return got != math.copysign(math.inf, want)
+    if not math.isfinite(got):
+        return True
+    with mpmath.workprec(BITS):
+        return bool(abs(mpmath.mpf(got) - want) > LOST * abs(want))
+
+
+def _inherited(got: float, want: mpmath.mpf, scale: mpmath.mpf) -> float:
+    """The error of an intermediate value in ulps of ``max(|want|, scale)``: what it hands on to the result."""
+    if not (math.isfinite(got) and mpmath.isfinite(want)):
+        return 0.0
+    with mpmath.workprec(BITS):
+        return float(abs(mpmath.mpf(got) - want) / math.ulp(float(max(abs(want), scale))))
+
+
+def _excused(term: Term, p: dict[Term, float], nodes: list[Term], computed: list[float], e0: float, e1: float) -> bool:
+    """Whether a worse result at ``p`` is one no rewrite can promise to avoid.
+
+    An intermediate value of the input was lost (``u/u`` is 1.0 for any wrong finite ``u``, even the
+    5e-324 that ``y + (exp(z) - 1.0)`` gives at y = -z = 5e-324 for 1e-647, where ``y + expm1(z)``
+    gives the 0.0 nearest it and 0/0 is nan); or the
+    input's intermediate values carry errors (in ulps of their scale, or of the result's) that two
+    forms hand on differently, and the simplified form stays within them (``log1p(s)`` passes on the
+    error of ``s`` that ``log(1 + s)`` partly rounds away); or the input is right by luck: accurate at
+    ``p`` but not at a point moved by a relative 2**-40 (another factor for each symbol), as
+    ``x + 1.0 - (0.1 + 1.0)`` is exactly 0.0 at x = 0.1 because ``x + 1.0`` and the constant round
+    alike there, not because its form computes the difference well.
+    """
+    exacts = exact_values(term, p)
+    want = exacts[term]
+    scale = abs(want) if mpmath.isfinite(want) else mpmath.mpf(0)
+    if any(_lost(c, exacts[n]) for n, c in zip(nodes, computed, strict=True)):
+        return True
+    inherited = max((_inherited(c, exacts[n], scale) for n, c in zip(nodes[:-1], computed, strict=False)), default=0.0)
+    if math.isfinite(e1) and e1 <= e0 + SLACK + 2 * inherited:
+        return True
+    q = {s: v * (1 + (i + 1) * 2.0**-40) for i, (s, v) in enumerate(p.items())}
+    try:
+        moved = exact(term, q)
+    except OutOfReachError:
+        return True  # no exact value to judge by
+    with np.errstate(all="ignore"):
+        got = float(evaluate(term, q, on_unused_input="ignore"))
+    if not mpmath.isfinite(moved) or abs(moved) > np.finfo(np.float64).max:
+        return False
+    return ulps(got, moved) > SLACK + FACTOR
+
+
+def less_accurate(term: Term, points: list[dict[Term, float]]) -> list[tuple]:
+    """Where safe ``simplify(term)`` is less accurate than ``term``: ``(point, term, simplified, why)``.
+
+    A nan, an infinity or an error beyond the ulps allowed (see the module docstring) where the
+    input computes better counts, unless the input is right there by luck (:func:`_lucky`). Where
+    the exact value is undefined (inf - inf, 0*inf, 0/0) a nan of the input must stay a nan.
+    """
+    s = simplify(term)
+    nodes = [n for n in postorder(term) if n.args]
+    env = {v: np.array([p[v] for p in points]) for v in SYMS[:3]}
+    with np.errstate(all="ignore"):
+        after, before, *computed = (
+            np.broadcast_to(np.asarray(v, dtype=np.float64), (len(points),))
+            for v in evaluate([s, term, *nodes], env, on_unused_input="ignore")
+        )
+    bad = []
+    for k, p in enumerate(points):
+        try:
+            want = exact(term, p)
+        except OutOfReachError:
+            continue
+        a, b = float(after[k]), float(before[k])
+        why, e0, e1 = None, math.inf, math.inf
+        if mpmath.isnan(want):  # undefined: a nan of the input stays a nan
+            if math.isnan(b) and not math.isnan(a):
+                bad.append((p, str(term), str(s), f"{a} where the input gives nan"))
+            continue
+        if math.isnan(a) and not math.isnan(b):
+            why = f"nan where the input gives {b}"
+        elif mpmath.isinf(want) or abs(want) > np.finfo(np.float64).max:
+            if math.isinf(b) and not math.isinf(a):  # overflowing as the input does (the sign may be a zero's)
+                why = f"{a} where the input gives {b}"
+        else:
+            e0, e1 = ulps(b, want), ulps(a, want)
+            if (e0 <= SLACK and e1 > e0 + SLACK) or e1 > SLACK + FACTOR * e0:
+                why = f"{e1} ulps where the input has {e0}"
+        if why is not None and not _excused(term, p, nodes, [float(c[k]) for c in computed], e0, e1):
+            bad.append((p, str(term), str(s), why))
+    return bad
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(safe_terms(), st.lists(st.tuples(*[st.floats(width=64)] * 3), max_size=3))
+def test_safe_simplify_is_never_less_accurate(term: Term, drawn: list[tuple[float, float, float]]) -> None:
+    points = EXTREME + [dict(zip(SYMS[:3], p, strict=True)) for p in drawn]
+    bad = less_accurate(term, points)
+    assert not bad, bad[:3]

@@ -87,7 +87,9 @@ def test_seed_examples() -> None:
     d = grad(f)
     assert str(simplify(d[x])) == "y/(z - 2)"
     assert str(simplify(grad(d[x])[y])) == "1.0/(z - 2)"
-    assert str(simplify(d[z])) == "-((x*y + 3)/(z - 2)**2)"
+    # two divisions by z - 2 stay two: (z - 2)**2 overflows at z = 1e155 where they do not
+    assert str(simplify(d[z])) == "-((x*y + 3)/(z - 2)/(z - 2))"
+    assert str(simplify(d[z], unsafe=True)) == "-((x*y + 3)/(z - 2)**2)"
     k = x + x + x + x + x
     assert str(simplify(grad(k)[x])) == "5.0"
     assert str(simplify(k)) == "5*x"
@@ -289,7 +291,12 @@ def test_rules_are_named_documented_and_tagged() -> None:
         "log_exp",
         "merge_exp_product",
         "distribute_negation",
+        "div_by_constant",
+        "power_of_exp",
+        "reciprocal_of_power",
+        "reciprocal_of_product",
         "sum_to_difference",
+        "collect_denominators",
     } == unsafe
     assert not any(r.unsafe for r in rules(unsafe=False))
     assert rules() == rules(unsafe=False)  # the default strength is the safe one
@@ -371,7 +378,7 @@ def test_the_two_non_idempotent_examples() -> None:
         # a negated sum is spread only where its terms cancel (exactly, into y - y: nan for y = inf)
         ("y - sin(z) - (1.0/x + y)", "y - y - sin(z) - 1.0/x"),
         ("y - sin(z) - (1.0/x + z)", "y - sin(z) - (z + 1.0/x)"),
-        ("x - 2*y - z", "x - z - 2*y"),
+        ("x - 2*y - z", "x - 2*y - z"),  # not x - z - 2*y: at x = z = 1e16, y = 0.5 they are 0.0 and -1.0
         ("-x - y", "-x - y"),
         ("-(-x - y)", "-(-x - y)"),
         ("x*x/x", "x**2/x"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import tracemalloc
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from exprgraph.cli import main
-from exprgraph.errors import SizeLimitError
+from exprgraph.errors import BuildTimeoutError, CacheSecurityError, SizeLimitError
 from exprgraph.tensor import check_grad, check_kernel, compare, parse_kernel, random_inputs
 from exprgraph.tensor.check import check_limits, input_domains
 
@@ -143,3 +144,22 @@ def test_cli_refuses_huge_cases_with_a_message(tmp_path, capsys) -> None:
     assert "50,000,000,000 tensor elements" in err and "--max-elements" in err and "Traceback" not in err
     assert main(["kernel", "grad", case, "--check", "--max-elements", "0"]) == 2
     assert "positive integer" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("error", [CacheSecurityError, BuildTimeoutError])
+def test_a_security_or_timeout_error_is_not_swallowed_by_the_flag_probe(
+    monkeypatch: pytest.MonkeyPatch, error: type[Exception]
+) -> None:
+    # the probe tries weaker flags on a compile error; an unsafe cache or a hung build is no such error
+    build = importlib.import_module("exprgraph.tensor.build")  # the package's `build` is the function
+    calls: list[tuple] = []
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        calls.append(args)
+        raise error("refused")
+
+    monkeypatch.setattr(build.cbuild, "library_path", refuse)
+    monkeypatch.setattr(build, "_native_ok", {})
+    with pytest.raises(error):
+        build._flags_for("cc", None)
+    assert len(calls) == 1 and "cc" not in build._native_ok

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..core import Term
 from ..errors import CompileError, CompilerNotFoundError
+from . import settings
 from .function import Built, CompiledFunction, check_signature, packed_by_columns
 from .lower import Program, lower
 from .numpy_backend import build_numpy
@@ -46,7 +47,9 @@ def compile(  # noqa: A001
 
     ``packed=True``: the function takes one float64 array holding a row of input values (or a
     matrix of rows) and returns the outputs' values as one float64 array, optionally into
-    ``out=``. ``build_timeout`` bounds the C compiler's time (seconds; default 600).
+    ``out=``. ``build_timeout`` bounds the C compiler's time (seconds, a finite positive number;
+    default 600, or ``$EXPRGRAPH_BUILD_TIMEOUT``); anything else raises
+    :class:`~exprgraph.errors.SettingError`, whatever the backend.
 
     >>> from exprgraph import symbols, sin
     >>> x, y = symbols("x y")
@@ -57,6 +60,10 @@ def compile(  # noqa: A001
     >>> g([[2.0, 3.0], [1.0, 1.0]]).tolist()
     [[6.0, -1.0], [1.0, 0.0]]
     """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
+    if build_timeout is not None:
+        build_timeout = settings.build_timeout(build_timeout)  # a SettingError unless finite and positive
     signature = check_signature(outputs, inputs)
     outs, _, ins = signature
     program = lower(outs, ins)
@@ -76,6 +83,27 @@ def compile(  # noqa: A001
 
         llvm_runner = build_llvm(program)
         built = Built(llvm_runner.run, llvm_runner.ir, llvm_runner.packed, llvm_runner)
-    else:
+    else:  # pragma: no cover - checked above
         raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
-    return CompiledFunction(built, signature, backend, packed=packed, options=options, factory=compile)
+    return CompiledFunction(built, signature, backend, packed=packed, options=options, rebuild=_rebuild)
+
+
+#: the options a pickled compiled function may carry, and the types each may have
+_REBUILD_OPTIONS: dict[str, tuple[type, ...]] = {"packed": (bool,), "build_timeout": (int, float)}
+
+
+def _rebuild(outputs: Any, inputs: Any, backend: Any, options: Any) -> CompiledFunction:
+    """A compiled function unpickled: :func:`compile` of its terms, with nothing but checked options.
+
+    The pickle provides data only (terms, a backend name, ``packed`` and ``build_timeout``): no
+    callable, path or command of it reaches the compiler.
+    """
+    if not isinstance(options, dict):
+        raise TypeError(f"a pickled compiled function's options must be a dict, not {type(options).__name__}")
+    for key, value in options.items():
+        allowed = _REBUILD_OPTIONS.get(key) if isinstance(key, str) else None
+        if allowed is None or not isinstance(value, allowed):
+            raise TypeError(f"a pickled compiled function cannot carry the option {key!r}={value!r}")
+    if not isinstance(backend, str):
+        raise TypeError(f"a pickled compiled function names the backend {backend!r}, not one of {BACKENDS}")
+    return compile(outputs, inputs, backend, **options)

@@ -6,17 +6,26 @@ Compiled libraries run in the user's process, so the cache is a trust boundary. 
   ``~/.cache/exprgraph``; it is created with mode 0700. It must be a real directory (not a
   symlink), owned by the current user and writable by no one else, and every directory above it
   must be owned by the user or root and, when others may write it, have the sticky bit (so no one
-  can rename ours away). A user-chosen ``$EXPRGRAPH_CACHE`` that fails these checks is refused
-  with :class:`~exprgraph.errors.CacheSecurityError`; the default location falls back to a fresh
-  private directory made by ``tempfile.mkdtemp`` for this process (removed at exit), with a warning.
+  can rename ours away). The way to it is walked one component at a time, as the kernel walks it:
+  a symbolic link on the way must be owned by the user or root (whoever owns a link decides where
+  it points), and the directories it leads through obey the same rules. A user-chosen
+  ``$EXPRGRAPH_CACHE`` that fails these checks is refused with
+  :class:`~exprgraph.errors.CacheSecurityError` (before anything is created through it); the
+  default location falls back to a fresh private directory made by ``tempfile.mkdtemp`` for this
+  process (removed at exit), with a warning.
 - A library ``eg_<key>.so`` is written next to a record ``eg_<key>.sha256`` of its content. Before
-  it is loaded, both must be regular files (not symlinks) owned by the user and writable by no one
-  else, and the library's sha256 must equal the record. A library that fails is never loaded: a
-  content mismatch is rebuilt, a foreign owner or mode raises.
+  it is loaded, both must be regular files (not symlinks, FIFOs or devices: they are opened without
+  following links and without blocking, and checked on the open descriptor) owned by the user and
+  writable by no one else, and the library's sha256 must equal the record. A library that fails is
+  never loaded: a content mismatch is rebuilt, a foreign owner or mode raises.
 - Writes are atomic (a temporary name in the cache, then a rename); builds of one key are
   serialised by a per-key thread lock and a file lock, so concurrent processes build it once.
-- The cache is capped (default 1 GiB, ``$EXPRGRAPH_CACHE_SIZE``, e.g. ``200M``); after a build the
-  least recently used libraries beyond the cap are removed (a load counts as a use).
+- The cache is capped (default 1 GiB, ``$EXPRGRAPH_CACHE_SIZE``, e.g. ``200M``, read by
+  :mod:`.settings`); after a build the least recently used libraries beyond the cap are removed (a
+  load counts as a use).
+- Each build works in a private directory ``.build-<host>-<pid>-<random>``, removed when the build
+  ends; one left behind by a process that was killed is swept by the next build
+  (:mod:`.builddir`).
 
 The checks read the owner through :func:`current_uid` and file metadata through :func:`_lstat`,
 the seams the tests use to fake another user.
@@ -39,6 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CacheSecurityError
+from . import settings
+from .settings import DEFAULT_CAP
 
 __all__ = [
     "cache_dir",
@@ -54,9 +65,6 @@ __all__ = [
     "DEFAULT_CAP",
     "size_cap",
 ]
-
-#: default cap on the bytes of libraries kept in the cache
-DEFAULT_CAP = 1 << 30
 
 _lock = threading.Lock()
 _key_locks: dict[str, threading.Lock] = {}
@@ -85,24 +93,73 @@ def cache_dir() -> Path:
 
 def size_cap() -> int:
     """The cache's cap in bytes: ``$EXPRGRAPH_CACHE_SIZE`` (``500M``, ``2G``, a byte count) or 1 GiB."""
-    text = os.environ.get("EXPRGRAPH_CACHE_SIZE", "").strip()
-    if not text:
-        return DEFAULT_CAP
-    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-    scale = 1
-    if text[-1].lower() in units:
-        scale = units[text[-1].lower()]
-        text = text[:-1]
-    try:
-        value = int(float(text) * scale)
-    except ValueError:
-        raise ValueError(f"$EXPRGRAPH_CACHE_SIZE must be a size such as 500M or 2G, not {text!r}") from None
-    if value < 0:
-        raise ValueError("$EXPRGRAPH_CACHE_SIZE must not be negative")
-    return value
+    return settings.size_cap()
 
 
 # -- checks -------------------------------------------------------------------------------------------
+
+
+#: symbolic links followed on the way to the cache before giving up (the kernel's own limit)
+_MAX_LINKS = 40
+
+
+def _problem_with_container(directory: Path) -> str | None:
+    """Why others could swap an entry of ``directory`` (None when they cannot): it must be owned by
+    the user or root, and sticky when others may write to it."""
+    try:
+        st = os.stat(directory)
+    except OSError as exc:
+        return f"cannot read the directory above it, {directory} ({exc.strerror})"
+    if st.st_uid not in (0, current_uid()):
+        return f"the directory above it, {directory}, is owned by uid {st.st_uid}"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not st.st_mode & stat.S_ISVTX:
+        return f"others may rename entries of the directory above it, {directory} (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def _problem_on_the_way(path: Path) -> str | None:
+    """Why the way to the directory ``path`` is unsafe (None when it is safe, or ends before ``path``).
+
+    The path is walked component by component as the kernel resolves it: each directory looked in
+    must pass :func:`_problem_with_container`, and each symbolic link met must be owned by the user
+    or root (its owner can point it elsewhere at any time), its target then walked the same way.
+    """
+    full = path if path.is_absolute() else Path(os.getcwd(), path)
+    pending = list(reversed(full.parts[1:]))  # components still to resolve, the next one last
+    current = Path(full.anchor)
+    links = 0
+    while pending:
+        name = pending.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            current = current.parent
+            continue
+        problem = _problem_with_container(current)
+        if problem is not None:
+            return problem
+        candidate = current / name
+        try:
+            st = _lstat(candidate)
+        except FileNotFoundError:
+            return None  # the rest does not exist yet: it will be made by us, private
+        except OSError as exc:
+            return f"cannot read {candidate} on the way to it ({exc.strerror})"
+        if stat.S_ISLNK(st.st_mode):
+            if st.st_uid not in (0, current_uid()):
+                return f"the way to it goes through the symbolic link {candidate}, owned by uid {st.st_uid}"
+            links += 1
+            if links > _MAX_LINKS:
+                return f"more than {_MAX_LINKS} symbolic links on the way to it"
+            target = Path(os.readlink(candidate))
+            if target.is_absolute():
+                current = Path(target.anchor)
+            pending.extend(reversed(target.parts[1:] if target.is_absolute() else target.parts))
+        elif stat.S_ISDIR(st.st_mode):
+            current = candidate
+        else:
+            return None  # not a directory: nothing can be reached or created through it
+    return _problem_with_container(current)
 
 
 def _problem_with_dir(path: Path) -> str | None:
@@ -119,27 +176,22 @@ def _problem_with_dir(path: Path) -> str | None:
         return f"it is owned by uid {st.st_uid}, not by you (uid {current_uid()})"
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return f"others may write to it (mode {stat.S_IMODE(st.st_mode):o}; it must be 0700)"
-    # every directory above must keep others from renaming ours away
-    for parent in path.resolve().parents:
-        try:
-            pst = os.stat(parent)
-        except OSError:
-            continue
-        if pst.st_uid not in (0, current_uid()):
-            return f"the directory above it, {parent}, is owned by uid {pst.st_uid}"
-        if pst.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not pst.st_mode & stat.S_ISVTX:
-            return f"others may rename entries of the directory above it, {parent} (mode {stat.S_IMODE(pst.st_mode):o})"
-    return None
+    # every directory on the way must keep others from renaming ours away, every link from re-pointing
+    return _problem_on_the_way(path.parent)
 
 
 def check_directory(path: Path) -> None:
     """Raise :class:`CacheSecurityError` unless ``path`` is a directory only the current user can write."""
     problem = _problem_with_dir(path)
     if problem is not None:
-        raise CacheSecurityError(
-            f"refusing the build cache {path}: {problem}. Use a directory of your own with mode 0700 "
-            "(set $EXPRGRAPH_CACHE), or remove it and let exprgraph create it"
-        )
+        raise _refusal(path, problem)
+
+
+def _refusal(path: Path, problem: str) -> CacheSecurityError:
+    return CacheSecurityError(
+        f"refusing the build cache {path}: {problem}. Use a directory of your own with mode 0700 "
+        "(set $EXPRGRAPH_CACHE), or remove it and let exprgraph create it"
+    )
 
 
 def _make_dir(path: Path) -> None:
@@ -172,23 +224,31 @@ def open_cache() -> Path:
         if known is not None and known.is_dir() and (known != configured or _problem_with_dir(known) is None):
             return known
         explicit = bool(os.environ.get("EXPRGRAPH_CACHE"))
-        try:
-            _make_dir(configured)
-        except OSError as exc:
+        before = _problem_on_the_way(configured.parent)  # nothing is created through another's link
+        if before is not None:
             if explicit:
-                raise CacheSecurityError(f"cannot create the build cache {configured}: {exc.strerror}") from None
-            directory = _fallback(configured, f"it cannot be created: {exc.strerror}")
+                raise _refusal(configured, before)
+            directory = _fallback(configured, before)
         else:
-            problem = _problem_with_dir(configured)
-            if problem is None:
-                directory = configured
-            elif explicit:
-                check_directory(configured)  # raises with the full message
-                directory = configured  # pragma: no cover - check_directory raised
-            else:
-                directory = _fallback(configured, problem)
+            directory = _create(configured, explicit)
         _opened[key] = directory
         return directory
+
+
+def _create(configured: Path, explicit: bool) -> Path:
+    """``configured`` made (if missing) and checked, or the fallback for a default location."""
+    try:
+        _make_dir(configured)
+    except OSError as exc:
+        if explicit:
+            raise CacheSecurityError(f"cannot create the build cache {configured}: {exc.strerror}") from None
+        return _fallback(configured, f"it cannot be created: {exc.strerror}")
+    problem = _problem_with_dir(configured)
+    if problem is None:
+        return configured
+    if explicit:
+        raise _refusal(configured, problem)
+    return _fallback(configured, problem)
 
 
 def _digest_file(fd: int) -> str:
@@ -200,9 +260,17 @@ def _digest_file(fd: int) -> str:
         h.update(chunk)
 
 
+#: how cache files are opened: never through a final symlink, never waiting (a FIFO or a device
+#: would block the open or the read), never inherited by a child process
+_OPEN_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
 def _open_owned(path: Path) -> int:
-    """An fd on ``path`` if it is a regular file, not a symlink, owned by us and written by no one else."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    """An fd on ``path`` if it is a regular file, not a symlink, owned by us and written by no one else.
+
+    The file type is checked on the open descriptor before anything is read from it.
+    """
+    fd = os.open(path, os.O_RDONLY | _OPEN_FLAGS)
     try:
         st = os.fstat(fd)
         lst = _lstat(path)
@@ -265,7 +333,7 @@ def _atomic_write(directory: Path, name: str, data: bytes) -> None:
 
 def publish(built: Path, library: Path) -> None:
     """Move the freshly built ``built`` into place as ``library``, its record written first."""
-    fd = os.open(built, os.O_RDONLY | os.O_NOFOLLOW)
+    fd = os.open(built, os.O_RDONLY | _OPEN_FLAGS)
     try:
         digest = _digest_file(fd)
     finally:
@@ -282,8 +350,10 @@ def key_lock(directory: Path, key: str) -> Iterator[None]:
         tlock = _key_locks.setdefault(key, threading.Lock())
     with tlock:
         path = directory / f"eg_{key}.lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _OPEN_FLAGS, 0o600)
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise CacheSecurityError(f"refusing the lock {path}: it is not a regular file")
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
@@ -294,6 +364,9 @@ def touch(library: Path) -> None:
     """Mark ``library`` as used now (the cap removes the least recently used first)."""
     with contextlib.suppress(OSError):
         os.utime(library)
+
+
+# -- the cap ------------------------------------------------------------------------------------------
 
 
 def _libraries(directory: Path) -> list[tuple[float, int, Path]]:
@@ -314,7 +387,7 @@ def _remove(library: Path) -> None:
 
 def enforce_cap(directory: Path, cap: int | None = None, keep: Path | None = None) -> int:
     """Remove least recently used libraries until the cache holds at most ``cap`` bytes; returns how many."""
-    cap = size_cap() if cap is None else cap
+    cap = settings.size_cap(cap)
     libs = _libraries(directory)
     total = sum(size for _, size, _ in libs)
     removed = 0

@@ -7,6 +7,11 @@ on a timeout, an interrupt or an error the whole group (the driver and ``cc1`` a
 and the private build directory with every partial file is removed. Several translation units
 are compiled in parallel and linked into one library.
 
+Builds die with the process that asked for them: each compiler runs under a watchdog that kills
+its group when this process ends, even by SIGKILL, and SIGTERM unwinds a build before it ends the
+process (see :mod:`.runner`). A build directory left by a process that died anyway is swept by the
+next build (:func:`.builddir.sweep_stale`).
+
 Each library is loaded once per process: :func:`build_library` returns a :class:`Library`, the
 same object for the same key while anyone holds it. When the last holder lets it go the handle is
 closed (``dlclose``), so a process that compiles many short-lived functions does not run out of
@@ -22,21 +27,20 @@ import os
 import platform
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import threading
-import time
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import BuildTimeoutError, CompileError, CompilerNotFoundError
+from ..errors import BuildTimeoutError, CacheSecurityError, CompileError, CompilerNotFoundError
 from ..progress import Progress
-from . import cache
+from . import builddir, cache, settings
 from .cache import cache_dir
+from .runner import check_result, run_compilers, sigterm_unwinds
+from .settings import DEFAULT_TIMEOUT
 
 __all__ = [
     "cache_dir",
@@ -54,9 +58,6 @@ __all__ = [
 #: multiply-add contraction), signed overflow wraps like numpy's int64 (-fwrapv), math functions
 #: need not set errno; the optimisation level is chosen per build (-O3 by default)
 BASE_FLAGS = ("-std=c11", "-fPIC", "-fwrapv", "-fno-math-errno", "-ffp-contract=off", "-fopenmp-simd")
-
-#: seconds a build may take before the compiler is stopped (``$EXPRGRAPH_BUILD_TIMEOUT`` overrides)
-DEFAULT_TIMEOUT = 600.0
 
 _lock = threading.Lock()
 _loaded: weakref.WeakValueDictionary[str, Library] = weakref.WeakValueDictionary()
@@ -81,106 +82,15 @@ def find_compiler() -> list[str]:
 
 
 def build_timeout(timeout: float | None = None) -> float:
-    """The build time limit: ``timeout`` if given, else ``$EXPRGRAPH_BUILD_TIMEOUT``, else 600 s."""
-    if timeout is not None:
-        return float(timeout)
-    text = os.environ.get("EXPRGRAPH_BUILD_TIMEOUT", "").strip()
-    if not text:
-        return DEFAULT_TIMEOUT
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(f"$EXPRGRAPH_BUILD_TIMEOUT must be a number of seconds, not {text!r}") from None
+    """The build time limit: ``timeout`` if given, else ``$EXPRGRAPH_BUILD_TIMEOUT``, else 600 s.
 
-
-# -- running the compiler ------------------------------------------------------------------------------
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill ``proc`` and everything it started (its own process group), then reap it."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(Exception):
-        proc.kill()
-    with contextlib.suppress(Exception):
-        proc.wait(timeout=10)
-
-
-def _wait(proc: subprocess.Popen, timeout: float) -> int:
-    """The exit code of ``proc`` once it ends (a seam: tests interrupt here)."""
-    return proc.wait(timeout=timeout)
-
-
-#: seconds between two looks at a running compiler (for progress reports and the time limit)
-_TICK = 0.25
-
-
-def _start_compiler(argv: list[str], err_path: Path) -> subprocess.Popen:
-    """Start one compiler in its own process group, its output going to ``err_path``."""
-    with open(err_path, "w") as err:
-        try:
-            return subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=err,
-                stderr=err,
-                start_new_session=True,  # its own group: cc1 and as die with the driver
-            )
-        except FileNotFoundError:
-            raise CompilerNotFoundError(f"the C compiler {argv[0]!r} could not be run") from None
-        except OSError as exc:
-            raise CompilerNotFoundError(f"cannot run the C compiler {argv[0]!r}: {exc}") from None
-
-
-def run_compilers(
-    jobs: Sequence[list[str]], timeout: float, workdir: Path, report: Progress | None = None, note: str = ""
-) -> list[tuple[int, str]]:
-    """Run each command of ``jobs`` in its own process group, at most one per CPU at a time.
-
-    Returns ``(exit code, stderr)`` per job. On the time limit (shared by all jobs), an interrupt
-    or any other error every group still running is killed before the error propagates. While a
-    compiler runs, ``report`` hears ``note`` and how many of several jobs have finished (a line on
-    stderr after a second).
+    Only a finite positive number is accepted (see :mod:`.settings`); anything else raises
+    :class:`~exprgraph.errors.SettingError`.
     """
-    deadline = time.monotonic() + timeout
-    width = max(1, min(len(jobs), os.cpu_count() or 1))
-    running: list[tuple[int, subprocess.Popen, Path]] = []
-    results: list[tuple[int, str] | None] = [None] * len(jobs)
-    queue = list(enumerate(jobs))
-    try:
-        while queue or running:
-            while queue and len(running) < width:
-                k, argv = queue.pop(0)
-                err_path = workdir / f"stderr{k}.txt"
-                running.append((k, _start_compiler(argv, err_path), err_path))
-            k, proc, err_path = running[0]
-            while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise subprocess.TimeoutExpired(proc.args, timeout)
-                try:
-                    code = _wait(proc, min(remaining, _TICK) if report is not None else remaining)
-                    break
-                except subprocess.TimeoutExpired:
-                    if report is None or deadline - time.monotonic() <= 0:
-                        raise
-                    report.update(sum(r is not None for r in results) if len(jobs) > 1 else None, note)
-            running.pop(0)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)  # the driver is done; nothing of its group stays
-            results[k] = (code, err_path.read_text(errors="replace"))
-    except subprocess.TimeoutExpired:
-        for _, proc, _ in running:
-            _kill_group(proc)
-        raise BuildTimeoutError(
-            f"the C compiler ran longer than the build time limit of {timeout:g} s and was stopped; raise it "
-            "with build_timeout=... or $EXPRGRAPH_BUILD_TIMEOUT, or compile smaller functions"
-        ) from None
-    except BaseException:
-        for _, proc, _ in running:  # KeyboardInterrupt and anything else: leave no compiler behind
-            _kill_group(proc)
-        raise
-    return [r for r in results if r is not None]
+    return settings.build_timeout(timeout)
+
+
+# -- the compiler's identity --------------------------------------------------------------------------
 
 
 def _compiler_id(cmd: list[str]) -> str:
@@ -318,6 +228,7 @@ def build_library(
     vector math library, ``-DEG_MVEC -lmvec`` (the C helpers then declare its vector variants).
     ``opt`` is the optimisation flag; ``timeout`` the build time limit in seconds.
     """
+    build_timeout(timeout)  # a bad setting is reported even when the library is in the cache
     cmd = find_compiler()
     key = tuple(cmd)
     if key in _chosen:
@@ -326,8 +237,8 @@ def build_library(
     for extra in OPTIONAL_FLAGS:
         try:
             out = _build(cmd, (opt, *flags, *extra), source, timeout)
-        except (CompilerNotFoundError, BuildTimeoutError):
-            raise
+        except (CompilerNotFoundError, BuildTimeoutError, CacheSecurityError):
+            raise  # only a compiler refusing the flags is a reason to try weaker ones
         except CompileError as exc:
             last = exc
             continue
@@ -349,6 +260,7 @@ def library_path(
     cmd: list[str], flags: tuple[str, ...], source: str | Sequence[str], *, timeout: float | None = None
 ) -> Path:
     """The cached shared library of ``source`` built by ``cmd`` with exactly ``flags`` (compiled if missing)."""
+    limit = build_timeout(timeout)
     sources = [source] if isinstance(source, str) else list(source)
     ident = "\0".join([_compiler_id(cmd), " ".join(cmd), " ".join(flags), platform.platform(), sys.platform, _cpu_id()])
     h = hashlib.sha256(ident.encode())
@@ -363,7 +275,7 @@ def library_path(
             return so_path
     with cache.key_lock(directory, digest):
         if not cache.check_library(so_path):
-            _compile(cmd, flags, sources, directory, so_path, build_timeout(timeout))
+            _compile(cmd, flags, sources, directory, so_path, limit)
             cache.enforce_cap(directory, keep=so_path)
     return so_path
 
@@ -372,9 +284,17 @@ def _compile(
     cmd: list[str], flags: tuple[str, ...], sources: list[str], directory: Path, so_path: Path, timeout: float
 ) -> None:
     """Compile ``sources`` into ``so_path`` inside a private build directory that is always removed."""
+    builddir.sweep_stale(directory, max(timeout, DEFAULT_TIMEOUT))  # what builds killed earlier left
+    with sigterm_unwinds():
+        _compile_in(cmd, flags, sources, builddir.make_build_dir(directory), so_path, timeout)
+
+
+def _compile_in(
+    cmd: list[str], flags: tuple[str, ...], sources: list[str], work: Path, so_path: Path, timeout: float
+) -> None:
+    """Compile ``sources`` into ``so_path`` inside the build directory ``work``, removed in the end."""
     cflags = [f for f in flags if not f.startswith("-l")]
     libs = [f for f in flags if f.startswith("-l")]
-    work = Path(tempfile.mkdtemp(prefix=".build-", dir=directory))
     units = f"{len(sources)} unit{'s' if len(sources) > 1 else ''}"
     report = Progress(f"building C ({units}, {sum(len(t) for t in sources) // 1024} KiB)", total=len(sources))
     try:
@@ -387,22 +307,15 @@ def _compile(
         with report:
             if len(c_files) == 1:
                 argv = [*cmd, *cflags, "-shared", "-o", str(out), str(c_files[0]), *libs, "-lm"]
-                _check(run_compilers([argv], timeout, work, report, "compiling")[0])
+                check_result(run_compilers([argv], timeout, work, report, "compiling")[0])
             else:
                 objects = [c.with_suffix(".o") for c in c_files]
                 jobs = [[*cmd, *cflags, "-c", "-o", str(o), str(c)] for c, o in zip(c_files, objects, strict=True)]
                 for result in run_compilers(jobs, timeout, work, report, "compiling units in parallel"):
-                    _check(result)
+                    check_result(result)
                 link = [*cmd, *[f for f in cflags if f.startswith("-march")], "-shared", "-o", str(out)]
-                _check(run_compilers([[*link, *map(str, objects), *libs, "-lm"]], timeout, work, report, "linking")[0])
+                linked = run_compilers([[*link, *map(str, objects), *libs, "-lm"]], timeout, work, report, "linking")
+                check_result(linked[0])
         cache.publish(out, so_path)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def _check(result: tuple[int, str]) -> None:
-    code, err = result
-    if code != 0:
-        lines = err.strip().splitlines()
-        shown = "\n".join(lines[:40]) + (f"\n... ({len(lines) - 40} more lines)" if len(lines) > 40 else "")
-        raise CompileError(f"the C compiler failed (exit {code}):\n{shown}")

@@ -80,6 +80,8 @@ KERNEL = Dialect(
 
 #: libm functions glibc's libmvec has SIMD variants of (double and float): each op's ``libmvec``
 LIBMVEC = tuple(op.libmvec for op in ops() if op.libmvec)
+#: how many operands each of those takes (pow and atan2 take two)
+_LIBMVEC_OPERANDS = {op.libmvec: op.arity[0] for op in ops() if op.libmvec}
 
 _INT_LIMITS = {"int64_t": (-(2**63), 2**63 - 1), "int": (-(2**31), 2**31 - 1)}
 
@@ -299,6 +301,22 @@ static inline int64_t eg_min_i(int64_t a, int64_t b) { return a <= b ? a : b; }
 #define eg_min(a, b) EG_PICK((a) + (b), eg_min_d, eg_min_f, eg_min_i)((a), (b))""",
         ("EG_PICK",),
     ),
+    "eg_ident": (
+        "/* an integer is its own floor, ceiling and truncation */\n"
+        "static inline int64_t eg_ident_i(int64_t a) { return a; }",
+        (),
+    ),
+    "eg_floor": ("#define eg_floor(a) EG_PICK((a), floor, floorf, eg_ident_i)(a)", ("EG_PICK", "eg_ident")),
+    "eg_ceil": ("#define eg_ceil(a) EG_PICK((a), ceil, ceilf, eg_ident_i)(a)", ("EG_PICK", "eg_ident")),
+    "eg_trunc": ("#define eg_trunc(a) EG_PICK((a), trunc, truncf, eg_ident_i)(a)", ("EG_PICK", "eg_ident")),
+    "eg_sign": (
+        r"""/* numpy's sign: +0.0 for both zeros, nan for nan */
+static inline double eg_sign_d(double a) { return a > 0.0 ? 1.0 : a < 0.0 ? -1.0 : a == a ? 0.0 : a; }
+static inline float eg_sign_f(float a) { return a > 0.0f ? 1.0f : a < 0.0f ? -1.0f : a == a ? 0.0f : a; }
+static inline int64_t eg_sign_i(int64_t a) { return (a > 0) - (a < 0); }
+#define eg_sign(a) EG_PICK((a), eg_sign_d, eg_sign_f, eg_sign_i)(a)""",
+        ("EG_PICK",),
+    ),
     "eg_abs": (
         r"""static inline int64_t eg_abs_i(int64_t a) { return a < 0 ? (int64_t)(0 - (uint64_t)a) : a; }
 #define eg_abs(a) EG_PICK((a), fabs, fabsf, eg_abs_i)(a)""",
@@ -408,9 +426,10 @@ def _vector_declarations(dialect: Dialect) -> str:
         "/* vector variants from glibc's libmvec (at most 4 ulp): lets loops calling them vectorise */",
     ]
     for name in LIBMVEC:
-        args = "double, double" if name == "pow" else "double"
+        n = _LIBMVEC_OPERANDS[name]
+        args = ", ".join(["double"] * n)
         lines.append(f'__attribute__((__simd__("notinbranch"))) extern double {name}({args});')
-        fargs = "float, float" if name == "pow" else "float"
+        fargs = ", ".join(["float"] * n)
         lines.append(f'__attribute__((__simd__("notinbranch"))) extern float {name}f({fargs});')
     lines.append("#endif")
     return "\n".join(lines)

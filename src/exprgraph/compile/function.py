@@ -93,7 +93,11 @@ class CompiledFunction:
     """A callable computing the outputs: ``f(*inputs)``, or ``f(x, out=None)`` when packed.
 
     ``.source`` holds the generated code. A compiled function pickles as its terms and options;
-    unpickling compiles again (the C backend then finds its library in the build cache).
+    unpickling compiles again with :func:`exprgraph.compile.compile` (the C backend then finds its
+    library in the build cache). Nothing callable and no path is taken from the pickle: the
+    rebuild accepts terms, a backend name and the options ``packed`` and ``build_timeout`` only.
+    Unpickling still runs whatever the pickle names, as any pickle does: load only pickles you
+    trust (see SECURITY.md).
     """
 
     def __init__(
@@ -104,7 +108,7 @@ class CompiledFunction:
         *,
         packed: bool = False,
         options: dict[str, Any] | None = None,
-        factory: Callable[..., CompiledFunction] | None = None,
+        rebuild: Callable[[Any, list[Term], str, dict[str, Any]], CompiledFunction] | None = None,
     ) -> None:
         #: the terms computed, in order; whether one term (not a list) was compiled; the input
         #: symbols, in the order of the positional arguments (or of the packed columns)
@@ -116,7 +120,9 @@ class CompiledFunction:
         self._run = built.run
         self._packed = built.packed if packed else None
         self._options = dict(options or {})
-        self._factory = factory  # what rebuilds the function from its terms when unpickled
+        #: what unpickling calls with (outputs, inputs, backend, options): a fixed function of the
+        #: package that made this one, pickled by name; it is never data read from the pickle
+        self._rebuild = rebuild
         #: what owns the native code (the C library, the LLVM engine), kept alive with the function
         self.library = built.library
 
@@ -134,17 +140,13 @@ class CompiledFunction:
         return values[0] if self._single else list(values)
 
     def __reduce__(self) -> tuple:
-        if self._factory is None:
+        if self._rebuild is None:
             raise TypeError("this compiled function was not made by exprgraph.compile.compile and cannot be pickled")
         outputs: Any = self.outputs[0] if self._single else list(self.outputs)
         options = {"packed": self.packed, **self._options}
-        return (_rebuild, (self._factory, outputs, list(self.inputs), self.backend, options))
+        return (self._rebuild, (outputs, list(self.inputs), self.backend, options))
 
     def __repr__(self) -> str:
         names = ", ".join(s.name for s in self.inputs)
         kind = " packed" if self.packed else ""
         return f"<CompiledFunction {self.backend}{kind} ({names}) -> {len(self.outputs)} output(s)>"
-
-
-def _rebuild(factory: Callable[..., CompiledFunction], outputs: Any, inputs: list, backend: str, options: dict) -> Any:
-    return factory(outputs, inputs, backend, **options)

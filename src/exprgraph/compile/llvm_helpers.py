@@ -207,6 +207,23 @@ general:
   %r = select i1 %one, double %a, double %b
   ret double %r
 }""",
+    "eg_sign_d": """define internal double @eg_sign_d(double %x) {
+  %pos = fcmp ogt double %x, 0.0
+  %neg = fcmp olt double %x, 0.0
+  %nan = fcmp uno double %x, 0.0
+  %z = select i1 %nan, double %x, double 0.0
+  %n = select i1 %neg, double -1.0, double %z
+  %r = select i1 %pos, double 1.0, double %n
+  ret double %r
+}""",
+    "eg_sign_i": """define internal i64 @eg_sign_i(i64 %x) {
+  %pos = icmp sgt i64 %x, 0
+  %neg = icmp slt i64 %x, 0
+  %p = zext i1 %pos to i64
+  %n = zext i1 %neg to i64
+  %r = sub i64 %p, %n
+  ret i64 %r
+}""",
     "eg_sigmoid_d": """define internal double @eg_sigmoid_d(double %x) {
   %ax = call double @llvm.fabs.f64(double %x)
   %nax = fneg double %ax
@@ -266,6 +283,7 @@ _SINGLE_TWINS = {
     "eg_truncdiv_d": "eg_truncdiv_f",
     "eg_pow_dd": "eg_pow_ff",
     "eg_sigmoid_d": "eg_sigmoid_f",
+    "eg_sign_d": "eg_sign_f",
     "eg_ceil_div_d": "eg_ceil_div_f",
     "eg_broadcast_d": "eg_broadcast_f",
     "eg_logaddexp_d": "eg_logaddexp_f",
@@ -288,21 +306,26 @@ def _single_twin(text: str) -> str:
 
 _HELPERS.update({single: _single_twin(_HELPERS[double]) for double, single in _SINGLE_TWINS.items()})
 
+#: libm functions of one and of two doubles the templates call (each with its float twin, named ...f)
+_LIBM_1: tuple[str, ...] = ("tan", "tanh", "expm1", "log1p", "erf", "erfc", "log2", "log10")
+_LIBM_1 += ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
+_LIBM_2 = ("fmod", "atan2", "hypot")
+
 #: libm functions and intrinsics the templates may call, by name: their declarations
 _DECLARE = {
     **{
         f"llvm.{f}.{w}": f"declare {t} @llvm.{f}.{w}({t})"
-        for f in ("floor", "fabs", "sqrt", "exp", "log", "sin", "cos")
+        for f in ("floor", "ceil", "trunc", "fabs", "sqrt", "exp", "log", "sin", "cos")
         for w, t in (("f64", "double"), ("f32", "float"))
     },
     "llvm.copysign.f64": "declare double @llvm.copysign.f64(double, double)",
     "llvm.copysign.f32": "declare float @llvm.copysign.f32(float, float)",
     "llvm.pow.f64": "declare double @llvm.pow.f64(double, double)",
     "llvm.pow.f32": "declare float @llvm.pow.f32(float, float)",
-    **{f: f"declare double @{f}(double)" for f in ("tan", "tanh", "expm1", "log1p", "erf")},
-    **{f"{f}f": f"declare float @{f}f(float)" for f in ("tan", "tanh", "expm1", "log1p", "erf")},
-    "fmod": "declare double @fmod(double, double)",
-    "fmodf": "declare float @fmodf(float, float)",
+    **{f: f"declare double @{f}(double)" for f in _LIBM_1},
+    **{f"{f}f": f"declare float @{f}f(float)" for f in _LIBM_1},
+    **{f: f"declare double @{f}(double, double)" for f in _LIBM_2},
+    **{f"{f}f": f"declare float @{f}f(float, float)" for f in _LIBM_2},
     "llvm.abs.i64": "declare i64 @llvm.abs.i64(i64, i1)",
     "llvm.smax.i64": "declare i64 @llvm.smax.i64(i64, i64)",
     "llvm.smin.i64": "declare i64 @llvm.smin.i64(i64, i64)",

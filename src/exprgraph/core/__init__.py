@@ -3,18 +3,18 @@
 Layer 1 of docs/architecture.md: imports errors only; never a higher layer.
 """
 
+# ruff: noqa: F405 - __all__ names what the star imports bring, as a literal list that type checkers read
 from __future__ import annotations
 
+from . import builders
 from . import stdops as _stdops  # noqa: F401 - registers the standard op table
 from .builders import *  # noqa: F403
-from .builders import __all__ as _builders_all
 from .builders import abs as abs  # noqa: A004 - an attribute only: __all__ has abs_
 from .builders import pow as pow  # noqa: A004 - an attribute only: __all__ has pow_
 from .builders import sum as sum  # noqa: A004 - an attribute only: __all__ has sum_
 from .dtypes import BOOL, DTYPES, FLOAT32, FLOAT64, INT64, as_dtype, promote
 from .latex import latex
 from .leaves import *  # noqa: F403
-from .leaves import __all__ as _leaves_all
 from .op import Op, as_term, get_op, ops, register_op
 from .parsing import parse, tokenize
 from .printing import dformat, dprint, to_dot, to_infix, to_repr
@@ -22,6 +22,7 @@ from .shapes import broadcast_shapes
 from .term import Term, intern_table_size
 from .traversal import Expression, postorder, preorder, substitute, toposort, tree_children, tree_map
 
+# literal lists, and `+=` of a module's list: the forms type checkers read (tests/test_typing.py)
 __all__ = [
     "Term",
     "Op",
@@ -29,7 +30,12 @@ __all__ = [
     "get_op",
     "ops",
     "as_term",
-    *_leaves_all,
+    "Symbol",
+    "symbols",
+    "const",
+    "ConstArray",
+    "as_dim",
+    "as_shape",
     "BOOL",
     "INT64",
     "FLOAT64",
@@ -54,5 +60,5 @@ __all__ = [
     "to_dot",
     "latex",
     "intern_table_size",
-    *_builders_all,
 ]
+__all__ += builders.__all__

@@ -15,10 +15,12 @@ from . import stdops as _stdops  # noqa: F401 - the table must exist before we r
 from .op import get_op
 
 __all__ = [
-    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg", "abs", "exp", "log", "sqrt",
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow_", "neg", "abs_", "exp", "log", "sqrt",
     "sin", "cos", "tan", "tanh", "sigmoid", "maximum", "minimum", "where", "lt", "le", "gt", "ge",
-    "eq", "ne", "logical_and", "logical_or", "logical_not", "dot", "matmul", "sum", "transpose",
+    "eq", "ne", "logical_and", "logical_or", "logical_not", "dot", "matmul", "sum_", "transpose",
     "log1p", "expm1", "softplus", "log_sigmoid", "logaddexp", "logsumexp",
+    "asin", "acos", "atan", "atan2", "hypot", "sinh", "cosh", "asinh", "acosh", "atanh",
+    "log2", "log10", "erf", "erfc", "floor", "ceil", "trunc", "sign",
 ]  # fmt: skip
 
 add = get_op("add")
@@ -62,6 +64,22 @@ logaddexp = get_op("logaddexp")
 logsumexp = get_op("logsumexp")
 
 # exported under names that shadow no builtin (see the module docstring)
-_BUILTIN_NAMED = ("abs", "pow", "sum")
 abs_, pow_, sum_ = abs, pow, sum
-__all__ = [f"{name}_" if name in _BUILTIN_NAMED else name for name in __all__]
+asin = get_op("asin")
+acos = get_op("acos")
+atan = get_op("atan")
+atan2 = get_op("atan2")
+hypot = get_op("hypot")
+sinh = get_op("sinh")
+cosh = get_op("cosh")
+asinh = get_op("asinh")
+acosh = get_op("acosh")
+atanh = get_op("atanh")
+log2 = get_op("log2")
+log10 = get_op("log10")
+erf = get_op("erf")
+erfc = get_op("erfc")
+floor = get_op("floor")
+ceil = get_op("ceil")
+trunc = get_op("trunc")
+sign = get_op("sign")

@@ -1,5 +1,6 @@
-"""The standard table, elementary functions: exp, log, sqrt, trigonometric, tanh, sigmoid, and the
-numerically stable forms (log1p, expm1, softplus, log_sigmoid, logaddexp).
+"""The standard table, elementary functions: exp, log (and log2, log10), sqrt, sin, cos, tan, tanh,
+sigmoid, the error function, and the numerically stable forms (log1p, expm1, softplus, log_sigmoid,
+logaddexp).
 
 Each op is declared next to its numpy evaluation and its gradient rule; importing this module
 registers them. Imports the lower core modules and the op-building helpers.
@@ -7,13 +8,16 @@ registers them. Imports the lower core modules and the op-building helpers.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from .declare import _call
+from .dtypes import FLOAT32
 from .grad_tools import _O, _one, _square, _two, times
 from .inference import real
+from .leaves import const
 from .llvm_ir import _ir_math, _ir_math2
 from .op import POSITIVE
 from .term import Term
@@ -44,6 +48,22 @@ def _log_sigmoid(x: Any) -> Any:
     return -np.logaddexp(x.dtype.type(0), -x)
 
 
+def _libm(fn: Any) -> Any:
+    """A numpy function from a scalar libm function (numpy has no erf): the C library's own values."""
+    each = np.frompyfunc(fn, 1, 1)
+
+    def apply(x: Any) -> Any:
+        x = _floats(x)
+        return each(x).astype(x.dtype) if x.ndim else x.dtype.type(fn(float(x)))
+
+    return apply
+
+
+def _like(value: float, like: Any) -> Term:
+    """The constant ``value`` in ``like``'s float dtype (float32 gradients stay float32)."""
+    return const(np.float32(value) if like.dtype == FLOAT32 else float(value))
+
+
 def _grad_exp(node: Any, g: Any) -> tuple:
     # d exp(a) = exp(a) da
     return (times(g, node),)
@@ -52,6 +72,28 @@ def _grad_exp(node: Any, g: Any) -> tuple:
 def _grad_log(node: Any, g: Any) -> tuple:
     # d log(a) = da / a
     return (Term(_O.truediv, (g, node.args[0])),)
+
+
+def _grad_log_base(base: float) -> Any:
+    def rule(node: Any, g: Any) -> tuple:
+        # d log_b(a) = da / (a log(b))
+        return (Term(_O.truediv, (g, Term(_O.mul, (node.args[0], _like(math.log(base), node))))),)
+
+    return rule
+
+
+def _grad_error_function(sign: float) -> Any:
+    def rule(node: Any, g: Any) -> tuple:
+        # d erf(a) = 2/sqrt(pi) exp(-a**2) da;  d erfc(a) = -2/sqrt(pi) exp(-a**2) da
+        (a,) = node.args
+        gauss = Term(_O.exp, (Term(_O.neg, (_square(a),)),))
+        return (times(g, Term(_O.mul, (_like(sign * 2 / math.sqrt(math.pi), node), gauss))),)
+
+    return rule
+
+
+_grad_erf = _grad_error_function(1.0)
+_grad_erfc = _grad_error_function(-1.0)
 
 
 def _grad_sqrt(node: Any, g: Any) -> tuple:
@@ -142,6 +184,40 @@ _call(
     libmvec="log",
     doc="Natural logarithm (nan below 0, -inf at 0).",
 )
+
+
+for _name, _ufunc, _base in (("log2", np.log2, 2.0), ("log10", np.log10, 10.0)):
+    _call(
+        _name,
+        1,
+        real,
+        f"{_name}({{0}})",
+        _ufunc,
+        domain=(POSITIVE,),
+        grad=_grad_log_base(_base),
+        llvm=_ir_math(_name),
+        float_result=True,
+        libmvec=_name,
+        doc=f"Logarithm to base {int(_base)} (nan below 0, -inf at 0).",
+    )
+
+
+for _name, _fn, _grad, _doc in (
+    ("erf", math.erf, _grad_erf, "The error function 2/sqrt(pi) * integral of exp(-t**2) from 0 to x."),
+    ("erfc", math.erfc, _grad_erfc, "The complementary error function 1 - erf(x), accurate where erf(x) is near 1."),
+):
+    _call(
+        _name,
+        1,
+        real,
+        f"{_name}({{0}})",
+        impl=_libm(_fn),
+        grad=_grad,
+        llvm=_ir_math(_name),
+        float_result=True,
+        libmvec=_name,
+        doc=_doc,
+    )
 
 
 _call(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO, overload
 
 import numpy as np
 
@@ -319,9 +319,25 @@ def _shared(roots: list[Term]) -> set[Term]:
     return {n for n, c in count.items() if c > 1 and n.args}
 
 
-def dprint(terms: Term | Iterable[Term], file: TextIO | None = None, **options: Any) -> None:
-    """Print :func:`dformat` of ``terms`` (to stdout by default); ``options`` are dformat's (depth, ids)."""
-    print(dformat(terms, **options), file=file if file is not None else sys.stdout)
+@overload
+def dprint(terms: Term | Iterable[Term], file: Literal["str"], **options: Any) -> str: ...
+@overload
+def dprint(terms: Term | Iterable[Term], file: TextIO | None = None, **options: Any) -> None: ...
+
+
+def dprint(terms: Term | Iterable[Term], file: TextIO | str | None = None, **options: Any) -> str | None:
+    """Print :func:`dformat` of ``terms`` to ``file`` (stdout by default), or return it with ``file="str"``.
+
+    ``options`` are dformat's (``max_indent``, ``depth``, ``ids``). The contract of PyTensor's
+    ``debugprint`` and of ``FunctionGraph.dprint``: the text for ``"str"``, else None.
+    """
+    text = dformat(terms, **options)
+    if isinstance(file, str):
+        if file != "str":
+            raise ValueError(f"file must be a stream, None or 'str', not {file!r}")
+        return text
+    print(text, file=file if file is not None else sys.stdout)
+    return None
 
 
 def _dot_escape(text: str) -> str:

@@ -1,8 +1,9 @@
 """The standard op table: every built-in op, declared once with all it means to each layer.
 
-The ops live in one module per family (:mod:`.ops_arithmetic`, :mod:`.ops_tensor`,
-:mod:`.ops_logic`, :mod:`.ops_elementary`); importing this module registers them all, in that
-order. The names other layers import from here (dtype rules, gradient helpers, the bool casts of
+The ops live in one module per family (:mod:`.ops_arithmetic`, :mod:`.ops_elementary`,
+:mod:`.ops_logic`, :mod:`.ops_rounding`, :mod:`.ops_tensor`, :mod:`.ops_trigonometric`); importing
+this module registers them all, in that order (ops are ordered by name wherever order matters).
+The names other layers import from here (dtype rules, gradient helpers, the bool casts of
 evaluation) are re-exported.
 """
 
@@ -11,7 +12,9 @@ from __future__ import annotations
 from . import ops_arithmetic as _ops_arithmetic  # noqa: F401 - registers the family
 from . import ops_elementary as _ops_elementary  # noqa: F401 - registers the family
 from . import ops_logic as _ops_logic  # noqa: F401 - registers the family
+from . import ops_rounding as _ops_rounding  # noqa: F401 - registers the family
 from . import ops_tensor as _ops_tensor  # noqa: F401 - registers the family
+from . import ops_trigonometric as _ops_trigonometric  # noqa: F401 - registers the family
 from .dtypes import BOOL, FLOAT32, INT64
 from .grad_template import configure_sweep
 from .grad_tools import broadcast_like as broadcast_like

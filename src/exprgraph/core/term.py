@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .dtypes import INT64_MAX, INT64_MIN
-from .operators import OperatorMethods, install_operators
+from .operators import ArrayMethods, OperatorMethods, install_array_protocol, install_operators
 from .termbase import REGISTRY, TermBase, intern_table_size
 from .walk import postorder, postorder_until
 
@@ -53,7 +53,7 @@ class Hooks:
 hooks = Hooks()
 
 
-class Term(TermBase, OperatorMethods["Term"]):
+class Term(TermBase, OperatorMethods["Term"], ArrayMethods["Term"]):
     """An interned, immutable expression node ``(op, args, attr)`` with cached dtype and shape.
 
     ``Term(op, args, attr)`` returns the live term with the same op, the same operand objects and
@@ -198,83 +198,7 @@ class Term(TermBase, OperatorMethods["Term"]):
     def __invert__(self) -> Term:
         return Term(REGISTRY["logical_not"], (self,))
 
-    # -- numpy protocol and notebook display (docs/interop.md, docs/notebook.md) ----------------------
-
-    #: above ndarray's, so ``ndarray + term`` builds a term instead of an object array
-    __array_priority__ = 100.0
-
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        """numpy ufuncs on terms build terms: ``np.sin(x)`` is ``sin(x)``, arrays become constants."""
-        import numpy as np
-
-        name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
-        if kwargs.get("out") is not None:
-            raise TypeError(f"numpy.{name}(..., out=...) cannot write into a term: terms are immutable")
-        if any(v.__class__ is np.ndarray and v.dtype == object for v in inputs):
-            # an array of terms: numpy's object loop applies the operator element by element
-            boxed = []
-            for v in inputs:
-                if v.__class__ is Term:
-                    box = np.empty((), dtype=object)
-                    box[()] = v
-                    v = box
-                boxed.append(v)
-            return getattr(ufunc, method)(*boxed, **kwargs)
-        extra = sorted(k for k in kwargs if k != "out" and not (k == "axis" and method == "reduce"))
-        if extra:
-            raise TypeError(f"numpy.{name} on terms takes no keyword arguments {extra}")
-        args = []
-        terms = [v.dtype for v in inputs if v.__class__ is Term]
-        context = "float32" if "float32" in terms and "float64" not in terms and "int64" not in terms else ""
-        for value in inputs:
-            if value.__class__ is not Term:
-                if hasattr(value, "__array_ufunc__") and not isinstance(value, (np.ndarray, np.generic)):
-                    return NotImplemented  # a foreign array type: let it decide
-                term = _wrap(value, context)
-                if term is NotImplemented:
-                    raise TypeError(f"numpy.{name}: cannot use a {type(value).__name__} as a term")
-                value = term
-            args.append(value)
-        if method == "reduce" and ufunc is np.add:
-            # np.add.reduce(x, axis) -> sum(x, axis=axis); numpy's default axis is 0
-            axis = kwargs.get("axis", 0)
-            return REGISTRY["sum"](*args, axis=axis)
-        build = Term.ufunc_builders().get(ufunc) if method == "__call__" else None
-        if build is None:
-            raise TypeError(f"numpy.{name} has no exprgraph op (Term.ufunc_builders() lists those that do)")
-        return build(*args)
-
-    @staticmethod
-    def ufunc_builders() -> dict[Any, Any]:
-        """numpy ufunc -> term builder: each op's own ``ufunc`` entry, plus ufuncs spelled with other ops."""
-        import numpy as np
-
-        table: dict[Any, Any] = {}
-        for op in REGISTRY.values():
-            if op.ufunc is not None:
-                table.setdefault(op.ufunc, op)
-        op_named = REGISTRY.__getitem__
-
-        def on_bools(name: str) -> Any:
-            def build(*args: Term) -> Term:
-                if any(a.dtype != "bool" for a in args):
-                    raise TypeError(f"numpy's bitwise ufuncs build {name} terms, for bool operands only")
-                return Term(op_named(name), args)
-
-            return build
-
-        extras = {
-            np.positive: lambda x: x,  # +x -> x
-            np.square: lambda x: Term(op_named("pow"), (x, Term(op_named("const"), (), 2))),  # square(x) -> x**2
-            np.reciprocal: lambda x: Term(op_named("truediv"), (Term(op_named("const"), (), 1.0), x)),  # 1/x -> 1.0/x
-            np.bitwise_and: on_bools("logical_and"),  # a & b on bools -> a and b
-            np.bitwise_or: on_bools("logical_or"),  # a | b on bools -> a or b
-            np.invert: on_bools("logical_not"),  # ~a on bools -> not a
-            np.logical_xor: on_bools("ne"),  # xor(a, b) on bools -> a != b
-        }
-        for ufunc, build in extras.items():
-            table.setdefault(ufunc, build)
-        return table
+    # -- notebook display (docs/notebook.md); the numpy protocol is installed below -----------------
 
     def _repr_latex_(self) -> str | None:
         """LaTeX for notebooks (None for very large terms, which then show as text)."""
@@ -335,6 +259,8 @@ def _binary(name: str) -> tuple[Any, Any]:
 # ``+``, ``<`` and friends build terms of their ops (``==`` stays identity: use eq()/ne() for equality
 # terms); ``&``, ``|`` and ``~`` build logical terms
 install_operators(Term, _binary)
+# numpy ufuncs build terms (np.sin(x) is sin(x)), np.clip too; arrays become constants
+install_array_protocol(Term, REGISTRY, _wrap)
 
 
 def _has_depth(node: Term) -> bool:

@@ -7,6 +7,11 @@ tuples ending with an ``end`` token, whitespace dropped; a character no kind mat
 lexicon's error (a :class:`~exprgraph.errors.ParseError` unless the language says otherwise) at
 its position, with the caret line. Imports only :mod:`exprgraph.errors`.
 
+Every parser reads its text through :func:`scan` (or, for the dimension reader's quick split,
+calls :func:`check_text_size` itself), so one limit bounds them all: a text longer than
+:func:`max_text` characters (``$EXPRGRAPH_MAX_TEXT``, default a million) raises
+:class:`~exprgraph.errors.SizeLimitError` before any work is done on it.
+
 >>> tokenize("x**2 + f(y)")[:5]
 [('name', 'x', 0), ('op', '**', 1), ('num', '2', 3), ('op', '+', 5), ('name', 'f', 7)]
 >>> tokenize("not a and 3")[-1]
@@ -17,12 +22,13 @@ from __future__ import annotations
 
 import keyword
 import math
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ParseError
+from ..errors import ParseError, SettingError, SizeLimitError
 
 __all__ = [
     "Lexicon",
@@ -34,6 +40,12 @@ __all__ = [
     "check_name",
     "scan",
     "tokenize",
+    "DEFAULT_MAX_TEXT",
+    "ENV_MAX_TEXT",
+    "SHORT_TEXT",
+    "MAX_TOKEN",
+    "max_text",
+    "check_text_size",
 ]
 
 #: a number: ASCII digits, a fraction and an exponent (``1``, ``1.``, ``.5``, ``2.5e-3``)
@@ -55,6 +67,8 @@ def check_name(name: Any) -> str:
     """``name`` when it can name a symbol (an identifier the parser reads back whole), else ValueError."""
     if not isinstance(name, str) or not name.isidentifier() or name in RESERVED_NAMES:
         raise ValueError(f"a symbol name must be an identifier that is not reserved, not {name!r}")
+    if len(name) > MAX_TOKEN:  # printed, it would be a token the parsers refuse
+        raise ValueError(f"a symbol name is at most {MAX_TOKEN} characters, not {len(name):,}")
     if _NAME.fullmatch(name) is None:
         # an identifier with a combining mark or a connector the tokenizer does not read as a word
         # character (such as "e\u0301" or "a\u00b7b"): printed, it would not parse back as this name
@@ -66,6 +80,52 @@ def check_name(name: Any) -> str:
 
 
 Token = tuple[str, str, int]
+
+#: the longest text (in characters) a parser reads unless ``$EXPRGRAPH_MAX_TEXT`` says otherwise: the
+#: worst texts measured at this length take at most 550 MB (a rule of a million minus signs; nested
+#: brackets 170-280 MB, a sum of names 180 MB); ten million characters took 1.9 GB, a hundred
+#: million failed with a MemoryError
+DEFAULT_MAX_TEXT = 1_000_000
+#: the environment variable that sets the limit of every parser
+ENV_MAX_TEXT = "EXPRGRAPH_MAX_TEXT"
+#: a text of at most this many characters is always read (the limit cannot be set lower), so the
+#: check of a usual text is one comparison and reads no environment
+SHORT_TEXT = 1024
+#: the longest name or number token: below the fewest digits Python may be set to convert to an int
+#: (640), so no literal reaches int() only to fail there, and no integer conversion is slow
+MAX_TOKEN = 512
+
+
+def max_text() -> int:
+    """The longest text the parsers read: ``$EXPRGRAPH_MAX_TEXT`` when set, else :data:`DEFAULT_MAX_TEXT`."""
+    value = os.environ.get(ENV_MAX_TEXT, "").strip()
+    if not value:
+        return DEFAULT_MAX_TEXT
+    try:
+        limit = int(value.replace("_", ""))
+    except ValueError:
+        limit = -1
+    if limit < SHORT_TEXT:
+        raise SettingError(
+            f"${ENV_MAX_TEXT} must be an integer of at least {SHORT_TEXT}, not {value!r}", setting=f"${ENV_MAX_TEXT}"
+        )
+    return limit
+
+
+def check_text_size(text: str) -> None:
+    """Raise SizeLimitError when ``text`` is longer than :func:`max_text` characters (before any work on it)."""
+    size = len(text)
+    if size <= SHORT_TEXT:
+        return
+    limit = max_text()
+    if size > limit:
+        raise SizeLimitError(
+            f"the text is {size:,} characters long, more than the limit of {limit:,} characters a parser reads: "
+            f"set ${ENV_MAX_TEXT}=N to allow more",
+            size=size,
+            limit=limit,
+            setting=f"${ENV_MAX_TEXT}",
+        )
 
 
 @dataclass(frozen=True)
@@ -101,8 +161,11 @@ EXPRESSION = Lexicon(
 def scan(text: str, pattern: re.Pattern, fail: Callable[[str, int], Exception]) -> list[Token]:
     """``(group name, text, position)`` of each match of ``pattern``'s named groups, left to right.
 
-    A ``ws`` group is dropped; a character no group matches raises ``fail(message, position)``.
+    A ``ws`` group is dropped; a character no group matches, or a token of more than
+    :data:`MAX_TOKEN` characters, raises ``fail(message, position)``; a text longer than
+    :func:`max_text` raises SizeLimitError first.
     """
+    check_text_size(text)
     tokens = []
     pos = 0
     n = len(text)
@@ -111,10 +174,13 @@ def scan(text: str, pattern: re.Pattern, fail: Callable[[str, int], Exception]) 
         m = match(text, pos)
         if m is None:
             raise fail(f"unexpected character {text[pos]!r}", pos)
+        end = m.end()
         kind = m.lastgroup or ""
         if kind != "ws":
+            if end - pos > MAX_TOKEN:
+                raise fail(f"a token of {end - pos:,} characters: a name or a number is at most {MAX_TOKEN}", pos)
             tokens.append((kind, m.group(), pos))
-        pos = m.end()
+        pos = end
     return tokens
 
 

@@ -5,7 +5,8 @@
   over reverse (a Hessian-vector product without the Hessian);
 - :func:`jacobian`, :func:`hessian` - dense (size-limited), or ``sparse=True`` for the structural
   non-zeros only, as a :class:`SparseMatrix` (found by dependency sets and row colouring);
-- :func:`numeric_gradient` - values of all partials at a point or many points at once;
+- :func:`numeric_gradient` - values of all partials at a point or many points at once (by every node
+  with ``nodes=True``), as a :class:`GradientMap` that answers zero for a variable ``f`` does not use;
 - :func:`check_grad` - gradient versus central finite differences along a random direction.
 
 The gradient rules themselves live in the op table (``Op.grad``, see ``exprgraph.core.stdops``).
@@ -19,7 +20,7 @@ from __future__ import annotations
 from ..errors import DifferentiationError, SizeLimitError
 from .forward import forward, jvp
 from .higher import hessian, hvp, jacobian, vjp
-from .numeric import GradCheck, check_grad, numeric_gradient
+from .numeric import GradCheck, GradientMap, check_grad, numeric_gradient
 from .reverse import backprop, grad
 from .sparse import SparseMatrix, sparse_hessian, sparse_jacobian
 
@@ -36,6 +37,7 @@ __all__ = [
     "jvp",
     "hvp",
     "numeric_gradient",
+    "GradientMap",
     "check_grad",
     "GradCheck",
     "DifferentiationError",

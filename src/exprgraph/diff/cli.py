@@ -6,7 +6,7 @@ import argparse
 import itertools
 from typing import Any
 
-from ..console import add_command, format_value, parse_assignment
+from ..console import add_command, format_value, parse_assignment, print_json
 from ..errors import CommandError
 
 __all__ = ["add_parser", "run", "MAX_ORDER"]
@@ -19,12 +19,13 @@ MAX_ORDER = 8
 HELP = """differentiate an expression symbolically
 
 Print the partial derivatives of EXPR (simplified unless --raw). With --order N, every partial of
-order N over the chosen variables (d2f/dxdy, ...). With --at, also their values."""
+order N over the chosen variables (d2f/dxdy, ...). With --at, also their values. --json prints one
+object per expression: its text and the list of derivatives (variables, text, value)."""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """The ``exprgraph diff`` subcommand."""
-    p = add_command(subparsers, "diff", run, HELP, expr="one")
+    p = add_command(subparsers, "diff", run, HELP, expr="one", json_output=True)
     p.add_argument(
         "--wrt",
         action="append",
@@ -77,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         name, value = parse_assignment(item)
         env[name] = value
     derivatives: dict[tuple[int, ...], Any] = {(): f}
+    found: list[dict[str, Any]] = []
     for combo in itertools.combinations_with_replacement(range(len(variables)), args.order):
         for k in range(1, len(combo) + 1):  # d^k f along the prefix, each computed once
             prefix = combo[:k]
@@ -85,8 +87,12 @@ def run(args: argparse.Namespace) -> int:
         d = derivatives[combo]
         shown = d if args.raw else simplify(d, unsafe=args.unsafe and not args.safe)
         label = ("df" if args.order == 1 else f"d{args.order}f") + "/" + "".join(f"d{names[i]}" for i in combo)
-        line = f"{label} = {shown}"
-        if env:
-            line += f" = {format_value(evaluate(d, env))}"
-        print(line)
+        # a derivative may no longer use every symbol of f that --at gives
+        value = evaluate(d, env, on_unused_input="ignore") if env else None
+        if args.json:
+            found.append({"wrt": [names[i] for i in combo], "derivative": str(shown), "value": value})
+        else:
+            print(f"{label} = {shown}" + (f" = {format_value(value)}" if env else ""))
+    if args.json:
+        print_json({"expr": str(f), "order": args.order, "derivatives": found})
     return 0

@@ -3,25 +3,41 @@
 ``numeric_gradient`` evaluates the symbolic gradient (built once per ``f`` and cached) together
 with ``f`` in one vectorised pass, so arrays of parameter sets cost one evaluation. Semantics are
 IEEE: a partial that is undefined somewhere is nan there, without an exception or a warning.
-``check_grad`` compares the gradient with central finite differences along a random direction.
+Partials with respect to intermediate nodes and constants are there too (CGraph's
+``numeric_gradient`` gives every node's), and the mapping answers zero for a variable ``f`` does not
+use. ``check_grad`` compares the gradient with central finite differences along a random direction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
-from ..core import Term, as_term
-from ..errors import EvaluationError
+from ..core import Symbol, Term, as_term, postorder
+from ..errors import MissingValueError
 from ..eval import evaluate
 from ..eval.bind import MISSING, lookup
-from .reverse import grad, resolve_wrt
+from .reverse import GradientMap, grad, resolve_wrt
 
-__all__ = ["numeric_gradient", "check_grad", "GradCheck", "elementwise_errors"]
+__all__ = ["numeric_gradient", "check_grad", "GradCheck", "GradientMap", "elementwise_errors"]
+
+
+@dataclass(frozen=True)
+class _ZeroPartial:
+    """The numeric partial by a term ``f`` does not contain: zeros of the points' shape (and the term's)."""
+
+    points: tuple[int, ...]
+
+    def __call__(self, t: Term) -> Any:
+        if not t.shape:
+            return np.zeros(self.points)[()]
+        if any(d.__class__ is not int for d in t.shape):
+            raise KeyError(f"the zero partial by {t} has a symbolic shape {t.shape}: evaluate with wrt={t.name!r}")
+        return np.zeros(self.points + tuple(t.shape))
 
 
 @lru_cache(maxsize=256)
@@ -29,7 +45,40 @@ def _gradient_terms(f: Term, targets: tuple[Term, ...]) -> tuple[Term, ...]:
     return tuple(grad(f, list(targets)))
 
 
+def _free_constants(f: Term, targets: list[Term], env: Mapping[Any, Any]) -> tuple[Term, list[Term], dict[Term, Any]]:
+    """``f`` and ``targets`` with each constant target made a symbol, and the constants' values by symbol.
+
+    The gradient rules never differentiate a constant operand, so a partial by a constant is the
+    partial by a symbol standing in its place (float, unlike an int constant), at its value. A bool
+    constant has no partial to speak of: it stays a constant (its partial reads 0).
+    """
+    consts = [t for t in dict.fromkeys(targets) if t.op.name == "const" and t.dtype != "bool"]
+    if not consts:
+        return f, targets, {}
+    taken = {s.attr[0] for s in f.free_symbols} | {k for k in env if isinstance(k, str)}
+    done: dict[Term, Term] = {}
+    values: dict[Term, Any] = {}
+    n = 0
+    for c in consts:
+        while f"_const{n}" in taken:
+            n += 1
+        stand_in = Symbol(f"_const{n}", "float32" if c.dtype == "float32" else "float64", c.shape)
+        n += 1
+        done[c] = stand_in
+        values[stand_in] = c.value.array if hasattr(c.value, "array") else c.value
+    for node in postorder([f, *targets]):  # children first: rebuild each node over the stand-ins
+        if node in done or not node.args:
+            continue
+        args = tuple(done.get(a, a) for a in node.args)
+        if any(a is not b for a, b in zip(args, node.args, strict=True)):
+            done[node] = node.op(*args, attr=node.attr)
+    return done.get(f, f), [done.get(t, t) for t in targets], values
+
+
 def _shape_values(f: Term, env: Mapping[Any, Any], targets: list[Term]) -> tuple[Any, list[Any]]:
+    f, targets, stand_ins = _free_constants(f, targets, env)
+    if stand_ins:
+        env = {**env, **stand_ins}
     terms = _gradient_terms(f, tuple(targets))
     values = evaluate([f, *terms], env)
     fvalue, partials = values[0], values[1:]
@@ -44,29 +93,49 @@ def _shape_values(f: Term, env: Mapping[Any, Any], targets: list[Term]) -> tuple
     return fvalue, out
 
 
-def numeric_gradient(f: Term, env: Mapping[Any, Any], wrt: Any = None) -> Any:
+@overload
+def numeric_gradient(f: Term, env: Mapping[Any, Any], wrt: Term | str, *, nodes: bool = False) -> Any: ...
+@overload
+def numeric_gradient(
+    f: Term, env: Mapping[Any, Any], wrt: Sequence[Term | str], *, nodes: bool = False
+) -> list[Any]: ...
+@overload
+def numeric_gradient(f: Term, env: Mapping[Any, Any], wrt: None = None, *, nodes: bool = False) -> GradientMap[Any]: ...
+
+
+def numeric_gradient(f: Term, env: Mapping[Any, Any], wrt: Any = None, *, nodes: bool = False) -> Any:
     """Values of the partial derivatives of the scalar term ``f`` for the symbol values in ``env``.
 
     ``env`` maps symbols (or names) to numbers or arrays; arrays give the partials at every point
-    at once (broadcast like ``evaluate``). ``wrt`` as for :func:`~exprgraph.diff.grad`: None gives
-    a dict over all free symbols. Undefined partials are nan, infinite ones inf: no exceptions.
+    at once (broadcast like ``evaluate``). ``wrt`` as for :func:`~exprgraph.diff.grad`, and any node
+    of ``f`` may be named (an intermediate or a constant); None gives a :class:`GradientMap` over all
+    free symbols, or with ``nodes=True`` over every node of ``f``, ``f`` itself included (CGraph's
+    ``numeric_gradient``). Undefined partials are nan, infinite ones inf: no exceptions.
 
-    >>> from exprgraph import symbols, sqrt
-    >>> x, y = symbols("x y")
+    >>> from exprgraph import symbols, sqrt, const
+    >>> x, y, w = symbols("x y w")
     >>> d = numeric_gradient(x * y + 3, {x: 2.0, y: 3.0})
-    >>> float(d[x]), float(d[y])
-    (3.0, 2.0)
+    >>> float(d[x]), float(d[y]), float(d[w])
+    (3.0, 2.0, 0.0)
     >>> numeric_gradient(sqrt(x), {x: [-1.0, 0.0, 4.0]}, x).tolist()
     [nan, inf, 0.25]
+    >>> all_nodes = numeric_gradient((x + 3) * y, {x: 2.0, y: 4.0}, nodes=True)
+    >>> float(all_nodes[const(3)]), float(all_nodes[x + 3])
+    (4.0, 4.0)
     """
     f = as_term(f)
-    targets, kind = resolve_wrt([f], wrt)
-    _, partials = _shape_values(f, env, targets)
+    if nodes:
+        if wrt is not None:
+            raise TypeError("numeric_gradient: nodes=True gives the partial by every node; leave wrt out")
+        targets, kind = postorder(f), "dict"
+    else:
+        targets, kind = resolve_wrt([f], wrt)
+    fvalue, partials = _shape_values(f, env, targets)
     if kind == "one":
         return partials[0]
     if kind == "list":
         return partials
-    return dict(zip(targets, partials, strict=True))
+    return GradientMap(zip(targets, partials, strict=True), f, _ZeroPartial(np.shape(fvalue)))
 
 
 @dataclass(frozen=True)
@@ -117,7 +186,7 @@ def check_grad(
     for t in targets:
         raw = lookup(env, t)
         if raw is MISSING:
-            raise EvaluationError(f"check_grad: no value for {t.name!r}")
+            raise MissingValueError(f"check_grad: no value for {t.name!r}")
         points.append(np.asarray(raw, dtype=np.float64))
     rng = np.random.default_rng(seed)
     directions = [rng.standard_normal(p.shape) for p in points]

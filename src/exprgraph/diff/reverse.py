@@ -17,15 +17,16 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 
-from ..core import Symbol, Term, as_term, const
+from ..core import Symbol, Term, as_term, const, postorder
 from ..core.op import get_op
 from ..core.stdops import broadcast_like, sum_to
 from ..core.termbase import native_sweep
 from ..errors import DifferentiationError
 
-__all__ = ["grad", "backprop", "live_order", "zeros_like", "one_like", "resolve_wrt", "collector_paused"]
+__all__ = ["grad", "GradientMap", "backprop", "live_order", "zeros_like", "one_like", "resolve_wrt", "collector_paused"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+_V = TypeVar("_V")
 
 #: the C sweep (exprgraph.core._cterm: the same loop, rules replayed from recorded templates), or None
 _native = native_sweep()
@@ -71,6 +72,47 @@ def zeros_like(t: Term) -> Term:
     if all(d.__class__ is int for d in t.shape):
         return const(np.zeros(t.shape, dtype=dtype))
     return broadcast_like(const(0.0, dtype), t)
+
+
+class GradientMap(dict[Term, _V]):
+    """Partial derivatives of ``f`` by term: indexing by a term ``f`` does not depend on gives zero.
+
+    A dict (iteration, ``in`` and ``get`` see the computed partials only); ``d[w]`` for a symbol or
+    node that ``f`` does not contain answers ``zero(w)``, as CGraph's ``defaultdict`` answers 0 for
+    ``ddy[y]``; a name (``d["y"]``) stands for the symbol so named. A node of ``f`` whose partial was
+    not computed (not in ``wrt``) raises KeyError, since its partial is not zero.
+    """
+
+    __slots__ = ("f", "zero", "_nodes")
+
+    def __init__(self, partials: Iterable[tuple[Term, _V]], f: Term, zero: Callable[[Term], _V]) -> None:
+        super().__init__(partials)
+        #: the differentiated term
+        self.f = f
+        #: the partial with respect to a term ``f`` does not contain
+        self.zero = zero
+        self._nodes: frozenset[Term] | None = None
+
+    def __missing__(self, key: Term | str) -> _V:
+        if isinstance(key, str):
+            for t in self:
+                if t.op.name == "symbol" and t.attr[0] == key:
+                    return self[t]
+            named = [s for s in self.f.free_symbols if s.attr[0] == key]
+            if not named:
+                return self.zero(Symbol(key))  # a name f does not use: a float64 scalar, partial zero
+            key = named[0]
+        elif key.__class__ is not Term:
+            raise KeyError(key)
+        if key.op.name == "symbol":
+            contained = key in self.f.free_symbols
+        else:
+            if self._nodes is None:
+                self._nodes = frozenset(postorder(self.f))
+            contained = key in self._nodes
+        if contained:
+            raise KeyError(f"the partial by {key} was not computed: name it in wrt (or pass nodes=True)")
+        return self.zero(key)
 
 
 def resolve_wrt(outputs: Sequence[Term], wrt: Any) -> tuple[list[Term], str]:
@@ -235,7 +277,7 @@ def grad(f: Term, wrt: Term | str) -> Term: ...
 @overload
 def grad(f: Term, wrt: list | tuple) -> list[Term]: ...
 @overload
-def grad(f: Term, wrt: None = None) -> dict[Term, Term]: ...
+def grad(f: Term, wrt: None = None) -> GradientMap[Term]: ...
 
 
 @collector_paused
@@ -265,4 +307,5 @@ def grad(f: Term, wrt: Any = None) -> Any:
         return values[0]
     if kind == "list":
         return values
-    return dict(zip(targets, values, strict=True))
+    # a variable f does not use answers the zero term (CGraph's ddy[y])
+    return GradientMap(zip(targets, values, strict=True), f, zeros_like)

@@ -7,8 +7,8 @@ import re
 import sys
 from typing import Any
 
-from ..console import add_command, report_error
-from ..errors import CommandError, DimExpressionError, EvaluationError
+from ..console import add_command, add_json_flag, print_json, report_error
+from ..errors import CommandError, DimExpressionError, EvaluationError, SizeLimitError
 from .evaluate import evaluate_expression
 from .parse import parse_expression
 from .simplify import simplify_term
@@ -34,10 +34,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s = sub.add_parser("simplify", help="print the canonical form", description="Print the simplified EXPR.")
     s.add_argument("expr", metavar="EXPR", help="a dimension expression, e.g. '(seq+7)//8*8'")
     s.add_argument("--positive", action="store_true", help="assume every name is >= 1 (default: >= 0)")
+    add_json_flag(s)
     s.set_defaults(func=run_simplify)
     e = sub.add_parser("eval", help="evaluate with integer values", description="Evaluate EXPR at the given values.")
     e.add_argument("expr", metavar="EXPR", help="a dimension expression")
     e.add_argument("values", nargs="*", metavar="name=value", help="an integer for each name of EXPR")
+    add_json_flag(e)
     e.set_defaults(func=run_eval)
     return p
 
@@ -49,7 +51,11 @@ def _need_action(args: argparse.Namespace) -> int:
 def run_simplify(args: argparse.Namespace) -> int:
     """Print the simplified expression (an error with a caret line for bad syntax)."""
     term = parse_expression(args.expr)
-    print(unparse(simplify_term(term, positive=args.positive)))
+    text = unparse(simplify_term(term, positive=args.positive))
+    if args.json:
+        print_json({"expr": args.expr, "simplified": text})
+    else:
+        print(text)
     return 0
 
 
@@ -63,7 +69,11 @@ def run_eval(args: argparse.Namespace) -> int:
         if m.group(1) in values:
             raise EvaluationError(f"{m.group(1)!r} is given twice")
         values[m.group(1)] = int(m.group(2))
-    print(evaluate_expression(parse_expression(args.expr), values))
+    value = evaluate_expression(parse_expression(args.expr), values)
+    if args.json:
+        print_json({"expr": args.expr, "value": value})
+    else:
+        print(value)
     return 0
 
 
@@ -74,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(["dims", *(sys.argv[1:] if argv is None else argv)])
     try:
         return args.func(args)
-    except (DimExpressionError, EvaluationError, OverflowError) as exc:
+    except (DimExpressionError, EvaluationError, SizeLimitError, OverflowError) as exc:
         return report_error(exc)
 
 

@@ -13,7 +13,9 @@ other name is an opaque function (the ``dim_fn`` op), printed back as it was rea
   one of these four rounding functions.
 
 The parser is an operator-precedence (shunting-yard) loop with explicit stacks, so nesting depth
-is limited by memory only, and it never evaluates the text. Errors raise
+is limited by memory only, and it never evaluates the text. A text longer than the parsers' limit
+(:func:`exprgraph.core.tokens.max_text`) raises :class:`~exprgraph.errors.SizeLimitError` before it
+is split; only short texts and words are cached, so the caches stay small. Errors raise
 :class:`~exprgraph.errors.DimExpressionError` (a ``SyntaxError`` and a ``RuntimeError``) with the
 position of the fault and a caret line.
 """
@@ -23,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..core.term import Term
-from ..core.tokens import tokenize
+from ..core.tokens import MAX_TOKEN, SHORT_TEXT, check_text_size, tokenize
 from ..errors import DimExpressionError
 from .grammar import BINARY, CALLS, LEXICON, RATIO_OP, ROUNDING, UNARY_PREC
 from .terms import ABS, FLOORDIV, FN, INT64_MAX, MOD, NEG, RESERVED_NAMES, dim_const, dim_name, make_term
@@ -81,6 +83,9 @@ _operand_terms: Final[dict[str, Term]] = {}
 
 _cache: Final[dict[str, Term]] = {}
 _CACHE_LIMIT: Final = 1 << 16
+#: the longest name or number the word tables keep (the text cache keeps texts of at most SHORT_TEXT
+#: characters): each table holds at most _CACHE_LIMIT entries, so a few MB of text however long the input
+_CACHED_WORD: Final = 64
 
 
 def clear_parse_cache() -> None:
@@ -117,8 +122,11 @@ def split_tokens(text: str) -> list[str] | None:
     ``//`` is marked by a character no valid text holds, a space is put around each operator,
     and the pieces between spaces are the tokens. A piece that is no token (``2x``, a character
     no token takes) is found by the parser, which then reads the tokens of the shared tokenizer
-    (:func:`tokenize_expression`), as it does for a ``**``.
+    (:func:`tokenize_expression`), as it does for a ``**``. A text over the parsers' size limit
+    raises SizeLimitError.
     """
+    if len(text) > SHORT_TEXT:
+        check_text_size(text)
     if "**" in text or _MARK in text:
         return None
     floor = "//" in text
@@ -146,21 +154,25 @@ def token_kind(word: str) -> str:
     """The kind of a token: name, num, op or end (NotATokenError for a piece of text that is no token).
 
     A name is what the lexicon's name pattern takes (an ASCII identifier), a number what its
-    number pattern takes (decimal digits, as ``\\d`` and ``int`` read them).
+    number pattern takes (decimal digits, as ``\\d`` and ``int`` read them); a word longer than the
+    tokenizer's :data:`~exprgraph.core.tokens.MAX_TOKEN` is left to the shared tokenizer, which refuses it.
     """
     kind = _words.get(word)
     if kind is not None:
         return kind
+    if len(word) > MAX_TOKEN:
+        raise NotATokenError
     if word.isascii() and word.isidentifier():
         kind = "name"
     elif word.isdecimal():
         kind = "num"
     else:
         raise NotATokenError
-    if len(_words) >= _CACHE_LIMIT:
-        _words.clear()
-        _words.update(_OPERATORS)
-    _words[word] = kind
+    if len(word) <= _CACHED_WORD:
+        if len(_words) >= _CACHE_LIMIT:
+            _words.clear()
+            _words.update(_OPERATORS)
+        _words[word] = kind
     return kind
 
 
@@ -178,9 +190,10 @@ def parse_expression(text: str) -> Term:
             term = _Parser(text, _tokens(text) if values is None else values).parse()
         except NotATokenError:
             term = _Parser(text, _tokens(text)).parse()
-        if len(_cache) >= _CACHE_LIMIT:
-            _cache.clear()
-        _cache[text] = term
+        if len(text) <= SHORT_TEXT:
+            if len(_cache) >= _CACHE_LIMIT:
+                _cache.clear()
+            _cache[text] = term
     return term
 
 
@@ -428,9 +441,10 @@ class _Parser:
         if value in RESERVED_NAMES:
             raise self.fail(f"{value!r} is reserved and cannot name a dimension", pos)
         term = dim_name(value)
-        if len(_operand_terms) >= _CACHE_LIMIT:
-            _operand_terms.clear()
-        _operand_terms[value] = term
+        if len(value) <= _CACHED_WORD:
+            if len(_operand_terms) >= _CACHE_LIMIT:
+                _operand_terms.clear()
+            _operand_terms[value] = term
         return term
 
     def number(self, digits: str, pos: int, sign: int) -> Term:
@@ -438,7 +452,7 @@ class _Parser:
         if value > INT64_MAX + (sign < 0):
             raise self.fail(f"the integer {digits} does not fit in int64", pos)
         term = dim_const(sign * value)
-        if sign > 0:
+        if sign > 0 and len(digits) <= _CACHED_WORD:
             if len(_operand_terms) >= _CACHE_LIMIT:
                 _operand_terms.clear()
             _operand_terms[digits] = term

@@ -12,6 +12,14 @@ terms share equal subterms), where each chosen node is paid once. Minimising tha
 
 Inputs are ``{class: [node keys]}`` (see :func:`~exprgraph.egraph.extract.class_nodes`) and a
 per-node cost; outputs are ``(cost, {class: chosen node key})``.
+
+The sets of classes below each class grow with the depth of the e-graph (a chain of 4,000 classes
+took 1.8 GB, 10,000 would take over 10 GB), and each swap the local search tries copies the whole
+choice (a chain of 1,000 classes took 5 s, 10,000 would take minutes). Both are bounded by
+:data:`MAX_DAG_WORK` entries: past it :func:`greedy_dag` costs the classes still unsettled as trees
+(each operand's cost counted in full) and keeps no more sets, and :func:`improve` stops at the best
+choice found so far. The result is then still one node per class, acyclic, possibly dearer; the
+integer program is bounded by HiGHS's own time limit.
 """
 
 from __future__ import annotations
@@ -22,9 +30,13 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["dag_extract", "greedy_dag", "improve", "ilp_dag", "dag_cost", "reachable"]
+__all__ = ["dag_extract", "greedy_dag", "improve", "ilp_dag", "dag_cost", "reachable", "MAX_DAG_WORK"]
 
 NodeCost = Callable[[tuple], float]
+
+#: entries of the below-sets :func:`greedy_dag` keeps (about 200 bytes each), and entries of the
+#: choices :func:`improve` copies, before each falls back (see the module docstring)
+MAX_DAG_WORK = 1_000_000
 
 
 def reachable(choice: dict[int, tuple], root: int) -> list[int]:
@@ -71,11 +83,15 @@ def _acyclic(choice: dict[int, tuple], root: int) -> bool:
 
 
 def greedy_dag(
-    nodes: dict[int, list[tuple]], node_cost: NodeCost, prepaid: frozenset[int] | set[int] = frozenset()
+    nodes: dict[int, list[tuple]],
+    node_cost: NodeCost,
+    prepaid: frozenset[int] | set[int] = frozenset(),
+    max_work: int = MAX_DAG_WORK,
 ) -> dict[int, tuple]:
     """One node per class, cheapest-first, costing each node by the distinct classes below it.
 
-    Classes in ``prepaid`` cost nothing (they are in the DAG already, for :func:`improve`).
+    Classes in ``prepaid`` cost nothing (they are in the DAG already, for :func:`improve`). Once the
+    sets of classes below hold ``max_work`` entries, the classes left are costed as trees.
     """
     users: dict[int, list[int]] = {}
     flat: list[tuple[int, tuple]] = []
@@ -92,36 +108,51 @@ def greedy_dag(
             if not kids:
                 heap.append((node_cost(key), 1, j))
     heapq.heapify(heap)
-    sets: dict[int, dict[int, float]] = {}
+    sets: dict[int, dict[int, float]] | None = {}  # None once max_work is spent: costs as trees
+    work = 0
+    settled: dict[int, float] = {}  # the cost each class was settled at
     choice: dict[int, tuple] = {}
     while heap:
-        _, _, j = heapq.heappop(heap)
+        cost, _, j = heapq.heappop(heap)
         c, key = flat[j]
         if c in choice:
             continue
-        children = key[1:]
-        if children:
-            biggest = max(children, key=lambda d: len(sets[d]))
-            below = dict(sets[biggest])
-            for d in children:
-                if d is not biggest:
-                    below.update(sets[d])
-        else:
-            below = {}
-        below[c] = 0.0 if c in prepaid else node_cost(key)
-        sets[c] = below
         choice[c] = key
+        settled[c] = cost
+        if sets is not None:
+            sets[c] = _below(sets, c, key, 0.0 if c in prepaid else node_cost(key))
+            work += len(sets[c])
+            if work > max_work:
+                sets = None
         for u in users.get(c, ()):
             waiting[u] -= 1
             if waiting[u] == 0 and flat[u][0] not in choice:
-                ukey = flat[u][1]
+                uc, ukey = flat[u]
+                own = 0.0 if uc in prepaid else node_cost(ukey)
+                if sets is None:
+                    heapq.heappush(heap, (own + sum(settled[d] for d in ukey[1:]), len(ukey), u))
+                    continue
                 costs: dict[int, float] = {}
                 for d in ukey[1:]:
                     costs.update(sets[d])
-                costs.pop(flat[u][0], None)
-                total = sum(costs.values()) + (0.0 if flat[u][0] in prepaid else node_cost(ukey))
-                heapq.heappush(heap, (total, len(costs) + 1, u))
+                costs.pop(uc, None)
+                heapq.heappush(heap, (sum(costs.values()) + own, len(costs) + 1, u))
     return choice
+
+
+def _below(sets: dict[int, dict[int, float]], c: int, key: tuple, own: float) -> dict[int, float]:
+    """The classes below class ``c`` settled on node ``key`` (its operands' sets joined), with their costs."""
+    children = key[1:]
+    if children:
+        biggest = max(children, key=lambda d: len(sets[d]))
+        below = dict(sets[biggest])
+        for d in children:
+            if d is not biggest:
+                below.update(sets[d])
+    else:
+        below = {}
+    below[c] = own
+    return below
 
 
 def _with(choice: dict[int, tuple], c: int, key: tuple, keep: set[int], fresh: dict[int, tuple]) -> dict[int, tuple]:
@@ -143,24 +174,34 @@ def _with(choice: dict[int, tuple], c: int, key: tuple, keep: set[int], fresh: d
 
 
 def improve(
-    nodes: dict[int, list[tuple]], root: int, choice: dict[int, tuple], node_cost: NodeCost, max_rounds: int = 6
+    nodes: dict[int, list[tuple]],
+    root: int,
+    choice: dict[int, tuple],
+    node_cost: NodeCost,
+    max_rounds: int = 6,
+    max_work: int = MAX_DAG_WORK,
 ) -> dict[int, tuple]:
     """Swap one class's node at a time while the DAG below ``root`` gets cheaper (and stays acyclic).
 
     The classes a swap newly reaches take the choices of a greedy pass in which the classes
-    already in the DAG are free, so a swap can bring in operands that reuse what is there.
+    already in the DAG are free, so a swap can bring in operands that reuse what is there. The
+    search stops once the swaps tried have copied ``max_work`` entries of choices.
     """
     choice = dict(choice)
     best = dag_cost(choice, root, node_cost)
+    work = 0
     for _ in range(max_rounds):
         better = False
         keep = set(reachable(choice, root))
-        fresh = greedy_dag(nodes, node_cost, prepaid=keep)
+        fresh = greedy_dag(nodes, node_cost, prepaid=keep, max_work=max_work)
         for c in reachable(choice, root):
             current = choice[c]
             for key in nodes[c]:
                 if key is current or any(d not in choice and d not in fresh for d in key[1:]):
                     continue
+                work += len(choice)
+                if work > max_work:
+                    return choice
                 trial = _with(choice, c, key, keep, fresh)
                 if not _acyclic(trial, root):
                     continue

@@ -23,6 +23,7 @@ only its leaves to e-matching and extraction, as egg's math example does. A user
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -82,6 +83,10 @@ class EGraph(Queries):
         self._placeholders: dict[Term, int] = {}
         #: per-version memo of root-independent extraction results (see :mod:`.extract`)
         self.extraction_cache: dict[Any, Any] = {}
+        #: seconds a rebuild takes per queued node and an index build per e-node (the last large ones
+        #: measured, else a guess): what :meth:`upkeep_seconds` estimates with
+        self.rebuild_rate = 5e-6
+        self.index_rate = 1e-6
 
     # -- union-find -------------------------------------------------------------------------------
 
@@ -334,6 +339,8 @@ class EGraph(Queries):
         memo, keys, parent, find = self.memo, self.keys, self.parent, self.find
         union = self._union
         n = 0
+        queued = len(pending) + len(apending)
+        start = time.perf_counter()
         while pending or apending:
             while pending:
                 nid = pending.pop()
@@ -380,7 +387,17 @@ class EGraph(Queries):
                         apending.extend(self.uses[c] or ())
                         self.analysis.modify(self, c)
         self._version += 1
+        if queued >= _TIMED:
+            self.rebuild_rate = (time.perf_counter() - start) / queued
         return n
+
+    def upkeep_seconds(self) -> float:
+        """An estimate of the seconds before searches can run: the rebuild of what is queued, then the index."""
+        seconds = (len(self.pending) + len(self.analysis_pending)) * self.rebuild_rate
+        cached = self._index_cache
+        if cached is None or cached[0] != self._version or self.pending or self.analysis_pending:
+            seconds += len(self.memo) * self.index_rate
+        return seconds
 
     # -- queries ------------------------------------------------------------------------------------
 
@@ -413,6 +430,7 @@ class EGraph(Queries):
             return cached[1], cached[2]
         if self.pending or self.analysis_pending:
             self.rebuild()
+        start = time.perf_counter()
         index: dict[Any, dict[int, list[tuple]]] = {}
         leaves: dict[int, list[tuple]] = {}
         parent, find = self.parent, self.find
@@ -440,7 +458,13 @@ class EGraph(Queries):
                 else:
                     lst.append(key)
         self._index_cache = (self._version, index, leaves)
+        if len(self.memo) >= _TIMED:
+            self.index_rate = (time.perf_counter() - start) / len(self.memo)
         return index, leaves
+
+
+#: rebuilds and index builds over at least this many nodes are timed (to estimate the next ones)
+_TIMED = 1000
 
 
 def _same(a: Any, b: Any) -> bool:

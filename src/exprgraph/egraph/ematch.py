@@ -21,10 +21,17 @@ machine on egg's math suite (see bench/bench_egraph.py), hence the default; both
 matches, which a test checks. Patterns of more than :data:`MAX_COMPILED_ATOMS` op atoms run on
 the machine (Python limits nested loops).
 A match is a tuple ``(root class, class of variable 0, class of variable 1, ...)``.
+
+Both machines read the clock every :data:`~.budget.CHECK_STEPS` steps (a loop over a class's nodes
+for the compiled form, a node for the machine), and stop at the deadline of the run in progress,
+or once they hold the matches its iteration has left (see :mod:`.budget`); outside a run they
+search to the end.
 """
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +39,7 @@ from ..core import Term, const
 from ..errors import PatternError
 from ..match import OpPattern, Pattern, Var, Where
 from ..match.patterns import _DotType
+from .budget import CHECK_STEPS, active_budget
 from .enode import CONST, head_for, head_of, op_of
 
 if TYPE_CHECKING:
@@ -235,13 +243,25 @@ class EPattern:
         return out
 
     def search(self, egraph: EGraph, limit: int | None = None) -> list[tuple]:
-        """Every match in the rebuilt ``egraph`` (at most ``limit``, when given)."""
+        """Every match in the rebuilt ``egraph`` (at most ``limit``, when given).
+
+        During a run, only those found before its deadline, and at most as many as its iteration
+        may still hold (see :mod:`.budget`).
+        """
         index, _leaves = egraph._index()
         leaf_classes = self._leaf_classes(egraph)
-        if leaf_classes is None:
-            return []
         out: list[tuple] = []
-        self._search(egraph, index, leaf_classes, out, limit if limit is not None else -1)
+        if leaf_classes is None:
+            return out
+        cap = -1 if limit is None else limit
+        deadline = math.inf
+        budget = active_budget()
+        if budget is not None:
+            deadline = budget.deadline
+            if budget.matches >= 0 and (cap < 0 or budget.matches < cap):
+                cap = budget.matches
+        if cap != 0:
+            self._search(egraph, index, leaf_classes, out, cap, deadline)
         return out
 
     # -- the compiled machine --------------------------------------------------------------------
@@ -249,20 +269,21 @@ class EPattern:
     def _generate(self) -> Callable[..., None]:
         """Python source of nested loops for this pattern, compiled once."""
         n_names = len(self.names)
-        lines = ["def search(egraph, index, K, out, limit):", "    EMPTY = {}"]
+        lines = ["def search(egraph, index, K, out, limit, deadline):", "    EMPTY = {}", "    left = 1"]
         for i, _h in enumerate(self.heads):
             lines.append(f"    t{i} = index.get(H[{i}], EMPTY)")
         for j in range(len(self.leaves)):
             lines.append(f"    k{j} = K[{j}]")
         match = "(" + ", ".join(["c0", *[f"v{s}" for s in range(n_names)]]) + ",)"
         emit = [f"out.append({match})", "if len(out) == limit:", "    return"]
+        tick = _TICK
         if self.root_kind == "var":
-            body = ["for c0 in egraph.class_ids():", "    v0 = c0"]
+            body = ["for c0 in egraph.class_ids():", *("    " + ln for ln in tick), "    v0 = c0"]
             lines.extend("    " + ln for ln in body)
             lines.extend("        " + ln for ln in emit)
         elif self.root_kind == "leaf":
             lines.append("    for c0 in k0:")
-            lines.extend("        " + ln for ln in emit)
+            lines.extend("        " + ln for ln in [*tick, *emit])
         else:
             depth = 1
             for a, atom in enumerate(self.atoms):
@@ -270,6 +291,7 @@ class EPattern:
                 t = f"t{self.heads.index(atom.head)}"
                 if atom.source is None:
                     lines.append(f"{ind}for c0, ns0 in {t}.items():")
+                    lines.extend(f"{ind}    {ln}" for ln in tick)
                     lines.append(f"{ind}    for n0 in ns0:")
                     depth += 2
                 else:
@@ -277,25 +299,14 @@ class EPattern:
                     lines.append(f"{ind}ns{a} = {t}.get(n{src_atom}[{pos}])")
                     lines.append(f"{ind}if ns{a} is None:")
                     lines.append(f"{ind}    continue" if a > 0 else f"{ind}    return")
+                    lines.extend(f"{ind}{ln}" for ln in tick)
                     lines.append(f"{ind}for n{a} in ns{a}:")
                     depth += 1
-                ind = "    " * depth
-                if atom.variadic:
-                    lines.append(f"{ind}if len(n{a}) != {atom.arity + 1}:")
-                    lines.append(f"{ind}    continue")
-                for kind, pos, arg in atom.checks:
-                    if kind == "bind":
-                        lines.append(f"{ind}v{arg} = n{a}[{pos}]")
-                    elif kind == "same":
-                        lines.append(f"{ind}if n{a}[{pos}] != v{arg}:")
-                        lines.append(f"{ind}    continue")
-                    else:
-                        lines.append(f"{ind}if n{a}[{pos}] not in k{arg}:")
-                        lines.append(f"{ind}    continue")
+                lines.extend(_check_lines(atom, a, "    " * depth))
             ind = "    " * depth
             lines.extend(ind + ln for ln in emit)
         source = "\n".join(lines) + "\n"
-        env: dict[str, Any] = {"H": tuple(self.heads)}
+        env: dict[str, Any] = {"H": tuple(self.heads), "CHECK": CHECK_STEPS, "clock": time.perf_counter}
         # the source holds only identifiers we generate; heads reach it as the tuple H, never as text
         exec(compile(source, f"<e-matcher {len(self.atoms)} atoms>", "exec"), env)
         self.source = source
@@ -303,16 +314,14 @@ class EPattern:
 
     # -- the virtual machine ---------------------------------------------------------------------
 
-    def _run_vm(self, egraph: EGraph, index: dict, leaf_classes: list, out: list, limit: int) -> None:
+    def _run_vm(self, egraph: EGraph, index: dict, leaf_classes: list, out: list, limit: int, deadline: float) -> None:
         """Backtracking over the atom list with an explicit stack of node iterators."""
-        names = [0] * len(self.names)
         if self.root_kind != "op":
-            roots = egraph.class_ids() if self.root_kind == "var" else leaf_classes[0]
-            for c in roots:
-                out.append((c, c) if self.root_kind == "var" else (c,))
-                if len(out) == limit:
-                    return
+            self._vm_roots(egraph, leaf_classes, out, limit, deadline)
             return
+        names = [0] * len(self.names)
+        clock = time.perf_counter
+        left = 1  # nodes until the clock is read
         atoms = self.atoms
         last = len(atoms) - 1
         tables = [index.get(a.head, {}) for a in atoms]
@@ -333,21 +342,12 @@ class EPattern:
                 iters.pop()
                 level -= 1
                 continue
-            atom = atoms[level]
-            if atom.variadic and len(node) != atom.arity + 1:
-                continue
-            ok = True
-            for kind, pos, arg in atom.checks:
-                if kind == "bind":
-                    names[arg] = node[pos]
-                elif kind == "same":
-                    if node[pos] != names[arg]:
-                        ok = False
-                        break
-                elif node[pos] not in leaf_classes[arg]:
-                    ok = False
-                    break
-            if not ok:
+            left -= 1
+            if not left:
+                left = CHECK_STEPS
+                if clock() > deadline:
+                    return
+            if not _vm_passes(atoms[level], node, names, leaf_classes):
                 continue
             nodes[level] = node
             if level == last:
@@ -361,6 +361,55 @@ class EPattern:
             found = tables[level + 1].get(nodes[src_atom][pos])
             iters.append(iter(found if found is not None else ()))
             level += 1
+
+    def _vm_roots(self, egraph: EGraph, leaf_classes: list, out: list, limit: int, deadline: float) -> None:
+        """The machine on a pattern that is a variable (every class) or a leaf (the classes holding it)."""
+        clock = time.perf_counter
+        left = 1
+        for c in egraph.class_ids() if self.root_kind == "var" else leaf_classes[0]:
+            left -= 1
+            if not left:
+                left = CHECK_STEPS
+                if clock() > deadline:
+                    return
+            out.append((c, c) if self.root_kind == "var" else (c,))
+            if len(out) == limit:
+                return
+
+
+def _vm_passes(atom: _Atom, node: tuple, names: list[int], leaf_classes: list) -> bool:
+    """Whether ``node`` passes ``atom``'s tests (its arity, then its operands), binding variables in ``names``."""
+    if atom.variadic and len(node) != atom.arity + 1:
+        return False
+    for kind, pos, arg in atom.checks:
+        if kind == "bind":
+            names[arg] = node[pos]
+        elif kind == "same":
+            if node[pos] != names[arg]:
+                return False
+        elif node[pos] not in leaf_classes[arg]:
+            return False
+    return True
+
+
+#: before each loop over a class's nodes: count it, and read the clock every CHECK loops (so the
+#: work between two readings is at most CHECK loops over one class's nodes, a few milliseconds)
+_TICK = ["left -= 1", "if not left:", "    left = CHECK", "    if clock() > deadline:", "        return"]
+
+
+def _check_lines(atom: _Atom, a: int, ind: str) -> list[str]:
+    """The tests of the node ``n{a}`` of ``atom`` (its arity when variadic, then its operands), indented."""
+    lines = [f"{ind}if len(n{a}) != {atom.arity + 1}:", f"{ind}    continue"] if atom.variadic else []
+    for kind, pos, arg in atom.checks:
+        if kind == "bind":
+            lines.append(f"{ind}v{arg} = n{a}[{pos}]")
+        elif kind == "same":
+            lines.append(f"{ind}if n{a}[{pos}] != v{arg}:")
+            lines.append(f"{ind}    continue")
+        else:
+            lines.append(f"{ind}if n{a}[{pos}] not in k{arg}:")
+            lines.append(f"{ind}    continue")
+    return lines
 
 
 def compile_pattern(pattern: Any, machine: str = "compiled") -> EPattern:

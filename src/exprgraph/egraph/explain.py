@@ -217,7 +217,9 @@ def explain(egraph: EGraph, t1: Any, t2: Any, *, max_steps: int = 100_000) -> Ex
     b = egraph._add_term(target)
     egraph.rebuild()
     raw: list[tuple[tuple[int, ...], Why, bool, int, int]] = []
-    stack: list[tuple] = [("pair", a, b, ())]
+    # a task's position is linked to its parent's, (index, parent) or None at the root: copying a
+    # tuple per level made a proof at depth d cost d**2
+    stack: list[tuple] = [("pair", a, b, None)]
     while stack:
         task = stack.pop()
         if task[0] == "pair":
@@ -228,9 +230,9 @@ def explain(egraph: EGraph, t1: Any, t2: Any, *, max_steps: int = 100_000) -> Ex
         _, u, v, why, fwd, pos = task
         if why is CONGRUENCE:
             ou, ov = proof.orig[u], proof.orig[v]
-            stack.extend(("pair", ou[i], ov[i], (*pos, i - 1)) for i in range(len(ou) - 1, 0, -1))
+            stack.extend(("pair", ou[i], ov[i], (i - 1, pos)) for i in range(len(ou) - 1, 0, -1))
             continue
-        raw.append((pos, why, fwd, u, v))
+        raw.append((_position(pos), why, fwd, u, v))
         if len(raw) > max_steps:
             raise SizeLimitError(
                 f"the explanation has more than {max_steps} steps", size=len(raw), limit=max_steps, setting="max_steps"
@@ -242,6 +244,15 @@ def explain(egraph: EGraph, t1: Any, t2: Any, *, max_steps: int = 100_000) -> Ex
         current = _replace_at(current, pos, after)
         out.steps.append(Step(current, why.name, why.rule, fwd, pos, before, after))
     return out
+
+
+def _position(linked: tuple | None) -> tuple[int, ...]:
+    """The operand indexes from the root of a position linked as ``(index, parent)``."""
+    path = []
+    while linked is not None:
+        path.append(linked[0])
+        linked = linked[1]
+    return tuple(reversed(path))
 
 
 # -- replaying steps --------------------------------------------------------------------------------------

@@ -3,8 +3,12 @@
 Each iteration (egg's loop): every rule searches the rebuilt e-graph (the scheduler decides which
 rules and how many matches), then every match is applied, then the e-graph is rebuilt. The run
 stops with a :class:`StopReason`: saturated (an iteration changed nothing and no rule is banned),
-the iteration, node or time limit, or *goal reached* when every ``goals`` pair has been proved
-equal. The :class:`Report` keeps one :class:`Iteration` row per iteration (e-nodes, e-classes,
+the iteration, node, time or match limit, or *goal reached* when every ``goals`` pair has been
+proved equal. The limits are checked inside the phases too, not only between iterations (see
+:mod:`.budget`): searches read the clock as they go and stop at the deadline or at the matches an
+iteration may hold, matches are applied a chunk at a time with the node limit and the clock checked
+between chunks, and the apply phase stops early enough for the rebuild after it to end by the
+deadline. The :class:`Report` keeps one :class:`Iteration` row per iteration (e-nodes, e-classes,
 matches and applications per rule, seconds in search, apply and rebuild) and prints as a table.
 """
 
@@ -18,6 +22,7 @@ from typing import Any
 
 from ..core import Term, as_term
 from ..progress import Progress
+from .budget import APPLY_CHUNK, CHUNK_SECONDS, Budget, running
 from .egraph import EGraph
 from .extract import Extracted, extract
 from .rewrite import ERule, compile_rules
@@ -33,6 +38,7 @@ class StopReason(StrEnum):
     ITERATION_LIMIT = "iteration limit"
     NODE_LIMIT = "node limit"
     TIME_LIMIT = "time limit"
+    MATCH_LIMIT = "match limit"
     GOAL_REACHED = "goal reached"
 
     def __str__(self) -> str:
@@ -135,42 +141,62 @@ def _goals_reached(egraph: EGraph, goals: list[tuple[Term, Term]]) -> bool:
     return bool(goals) and all(egraph.equivalent(a, b) for a, b in goals)
 
 
-@dataclass(frozen=True)
-class _Limits:
-    nodes: int
-    deadline: float
-
-
-def _iterate(
-    egraph: EGraph, rules: list[ERule], sched: Scheduler, i: int, limits: _Limits
-) -> tuple[Iteration, StopReason | None]:
-    """One iteration: search every rule, apply every match, rebuild (a limit may cut it short)."""
-    clock = time.perf_counter
-    it = Iteration(i + 1)
-    stop: StopReason | None = None
-    t0 = clock()
+def _search(
+    egraph: EGraph, rules: list[ERule], sched: Scheduler, i: int, it: Iteration, budget: Budget
+) -> tuple[list[tuple[ERule, list]], StopReason | None]:
+    """Every rule's matches (searches stop at the deadline, or once the iteration holds ``match_limit``)."""
     found: list[tuple[ERule, list]] = []
     for r in rules:
         ms = sched.search(i, r, egraph)
         found.append((r, ms))
         if ms:
             it.matches[r.name] = it.matches.get(r.name, 0) + len(ms)
-        if clock() > limits.deadline:
-            stop = StopReason.TIME_LIMIT
-            break
+            budget.matches -= len(ms)
+        if budget.out_of_time():
+            return found, StopReason.TIME_LIMIT
+        if budget.matches <= 0:  # (a scheduler of the user's own may keep more than it was given)
+            return found, StopReason.MATCH_LIMIT
+    return found, None
+
+
+def _apply(egraph: EGraph, found: list[tuple[ERule, list]], it: Iteration, budget: Budget) -> StopReason | None:
+    """Apply the matches a chunk at a time, stopping at the node limit or when the upkeep would end past the deadline.
+
+    Chunks of :data:`~.budget.APPLY_CHUNK` matches take milliseconds for a template without
+    conditions; a rule that runs user code on each match (a condition or a handler) starts at one
+    match a chunk instead, doubling while a chunk takes under :data:`~.budget.CHUNK_SECONDS`
+    (halving when over), so however slow that code is the clock is read as often.
+    """
+    clock = time.perf_counter
+    for r, ms in found:
+        start, size = 0, 1 if r.conditional or r.handler is not None else APPLY_CHUNK
+        while start < len(ms):
+            began = clock()
+            n = r.apply(egraph, ms[start : start + size])
+            start += size
+            if n:
+                it.applied[r.name] = it.applied.get(r.name, 0) + n
+            if egraph.total_size() > budget.nodes:
+                return StopReason.NODE_LIMIT
+            if budget.out_of_time(egraph.upkeep_seconds()):
+                return StopReason.TIME_LIMIT
+            size = max(1, size // 2) if clock() - began > CHUNK_SECONDS else min(APPLY_CHUNK, 2 * size)
+    return None
+
+
+def _iterate(
+    egraph: EGraph, rules: list[ERule], sched: Scheduler, i: int, budget: Budget, match_limit: int
+) -> tuple[Iteration, StopReason | None]:
+    """One iteration: search every rule, apply every match, rebuild (a limit may cut it short)."""
+    clock = time.perf_counter
+    it = Iteration(i + 1)
+    budget.matches = match_limit
+    t0 = clock()
+    found, stop = _search(egraph, rules, sched, i, it, budget)
     t1 = clock()
     it.search_time = t1 - t0
     if stop is None:
-        for r, ms in found:
-            n = r.apply(egraph, ms) if ms else 0
-            if n:
-                it.applied[r.name] = it.applied.get(r.name, 0) + n
-            if egraph.total_size() > limits.nodes:
-                stop = StopReason.NODE_LIMIT
-                break
-            if clock() > limits.deadline:
-                stop = StopReason.TIME_LIMIT
-                break
+        stop = _apply(egraph, found, it, budget)
     t2 = clock()
     it.apply_time = t2 - t1
     it.rebuild_unions = egraph.rebuild()
@@ -189,13 +215,13 @@ def _egraph_of(term_or_egraph: Any, fold: bool, explanations: bool) -> tuple[EGr
     return egraph, [egraph.add(as_term(t)) for t in terms]
 
 
-def _limit_reached(egraph: EGraph, iterations: int, iter_limit: int, limits: _Limits) -> StopReason | None:
+def _limit_reached(egraph: EGraph, iterations: int, iter_limit: int, budget: Budget) -> StopReason | None:
     """The limit that stops the run before another iteration, if any (iterations, e-nodes, time)."""
     if iterations >= iter_limit:
         return StopReason.ITERATION_LIMIT
-    if egraph.total_size() > limits.nodes:
+    if egraph.total_size() > budget.nodes:
         return StopReason.NODE_LIMIT
-    if time.perf_counter() > limits.deadline:
+    if budget.out_of_time(egraph.upkeep_seconds()):  # the index the searches read is built first
         return StopReason.TIME_LIMIT
     return None
 
@@ -207,6 +233,7 @@ def saturate(
     iter_limit: int = 30,
     node_limit: int = 10_000,
     time_limit: float = 5.0,
+    match_limit: int = 1_000_000,
     scheduler: str | Scheduler = "backoff",
     goals: Iterable[tuple[Any, Any]] = (),
     machine: str = "compiled",
@@ -217,11 +244,14 @@ def saturate(
 
     ``term_or_egraph`` is a term, a list of terms, or an :class:`EGraph` (grown in place; ``fold`` and
     ``explanations`` configure a new one). Limits are egg's defaults: 30 iterations, 10,000 e-nodes,
-    5 seconds. ``goals`` are pairs of terms: the run stops as soon as each pair is proved equal.
+    5 seconds, checked inside each iteration (a run ends a few milliseconds after the deadline,
+    plus its last rebuild's misestimate); ``match_limit`` bounds the matches one iteration holds at
+    once (about 100 bytes each). ``goals`` are pairs of terms: the run stops as soon as each pair is
+    proved equal.
     """
     egraph, roots = _egraph_of(term_or_egraph, fold, explanations)
-    if iter_limit < 0 or node_limit < 0 or time_limit < 0:
-        raise ValueError("limits must not be negative")
+    if iter_limit < 0 or node_limit < 0 or not time_limit >= 0 or match_limit < 1:  # a nan time limit too
+        raise ValueError("limits must not be negative or nan (and match_limit at least 1)")
     compiled = compile_rules(rules, machine)
     sched = make_scheduler(scheduler)
     goal_pairs = [(as_term(a), as_term(b)) for a, b in goals]
@@ -230,14 +260,14 @@ def saturate(
     iterations: list[Iteration] = []
     stop: StopReason | None = StopReason.GOAL_REACHED if _goals_reached(egraph, goal_pairs) else None
     clock = time.perf_counter
-    limits = _Limits(node_limit, start + time_limit)
-    with Progress("saturating", total=iter_limit) as report:
+    budget = Budget(deadline=start + time_limit, nodes=node_limit)
+    with Progress("saturating", total=iter_limit) as report, running(budget):
         while stop is None:
-            stop = _limit_reached(egraph, len(iterations), iter_limit, limits)
+            stop = _limit_reached(egraph, len(iterations), iter_limit, budget)
             if stop is not None:
                 break
             nodes_before, classes_before = egraph.total_size(), egraph.number_of_classes()
-            it, stop = _iterate(egraph, compiled, sched, len(iterations), limits)
+            it, stop = _iterate(egraph, compiled, sched, len(iterations), budget, match_limit)
             iterations.append(it)
             report.update(len(iterations), f"{it.nodes} e-nodes in {it.classes} classes")
             if stop is not None:

@@ -5,6 +5,8 @@ Layer 2 of docs/architecture.md: imports core and errors; never a higher layer.
 
 from __future__ import annotations
 
-from .evaluate import evaluate
+from ..errors import MissingValueError, UnusedInputError, UnusedInputWarning
+from .evaluate import evaluate, evaluate_nodes
+from .inputs import OnUnusedInput
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "evaluate_nodes", "OnUnusedInput", "MissingValueError", "UnusedInputError", "UnusedInputWarning"]

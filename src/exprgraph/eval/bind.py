@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.dtypes import BOOL, FLOAT32, FLOAT64, INT64
 from ..core.term import Term
-from ..errors import EvaluationError
+from ..errors import EvaluationError, MissingValueError
 
 __all__ = ["NUMPY_DTYPES", "MISSING", "lookup", "as_value", "bind_symbols", "const_value"]
 
@@ -145,7 +145,7 @@ def bind_symbols(symbols: Iterable[Term], env: Mapping[Any, Any], evaluate: Any)
             continue
         raw = lookup(env, symbol)
         if raw is MISSING:
-            raise EvaluationError(f"no value for {_describe(symbol)}; give it in the env by name or by term")
+            raise MissingValueError(f"no value for {_describe(symbol)}; give it in the env by name or by term")
         value, is_fresh = as_value(raw, symbol)
         got = np.shape(value)
         if len(got) != len(shape):
@@ -176,7 +176,7 @@ def bind_symbols(symbols: Iterable[Term], env: Mapping[Any, Any], evaluate: Any)
                 # a dimension symbol used as a value: the size it was bound to (dims are int64)
                 values[symbol] = NUMPY_DTYPES[symbol.attr[1]].type(dims[symbol])
                 continue
-            raise EvaluationError(f"no value for {_describe(symbol)}; give it in the env by name or by term")
+            raise MissingValueError(f"no value for {_describe(symbol)}; give it in the env by name or by term")
         value, is_fresh = as_value(raw, symbol)
         values[symbol] = value
         if is_fresh:

@@ -31,9 +31,10 @@ from ..core.term import Term
 from ..core.traversal import schedule
 from ..errors import EvaluationError, SizeLimitError
 from .bind import NUMPY_DTYPES, bind_symbols, const_value
+from .inputs import OnUnusedInput, check_env, check_unused, cut_schedule, given_value
 from .limits import check_elements, limit_in_force
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "evaluate_nodes"]
 
 _ndarray = np.ndarray
 _ufunc = np.ufunc
@@ -42,15 +43,29 @@ _broadcast_shapes = np.broadcast_shapes
 
 
 @overload
-def evaluate(term_or_terms: Term, env: Mapping[Any, Any] | None = None, *, max_elements: int | None = None) -> Any: ...
+def evaluate(
+    term_or_terms: Term,
+    env: Mapping[Any, Any] | None = None,
+    *,
+    max_elements: int | None = None,
+    on_unused_input: OnUnusedInput = "ignore",
+) -> Any: ...
 @overload
 def evaluate(
-    term_or_terms: Sequence[Term], env: Mapping[Any, Any] | None = None, *, max_elements: int | None = None
+    term_or_terms: Sequence[Term],
+    env: Mapping[Any, Any] | None = None,
+    *,
+    max_elements: int | None = None,
+    on_unused_input: OnUnusedInput = "ignore",
 ) -> list[Any]: ...
 
 
 def evaluate(
-    term_or_terms: Term | Sequence[Term], env: Mapping[Any, Any] | None = None, *, max_elements: int | None = None
+    term_or_terms: Term | Sequence[Term],
+    env: Mapping[Any, Any] | None = None,
+    *,
+    max_elements: int | None = None,
+    on_unused_input: OnUnusedInput = "ignore",
 ) -> Any:
     """Value of a term (or list of values of several terms) for the symbol values in ``env``.
 
@@ -60,34 +75,64 @@ def evaluate(
     ``max_elements`` elements is created (default ``$EXPRGRAPH_MAX_ELEMENTS``, else 2**28): a
     larger broadcast raises :class:`~exprgraph.errors.SizeLimitError` before allocating.
 
+    ``env`` may also give the value of an intermediate term (or a constant): it replaces that
+    term's computation, as PyTensor's ``w.eval({z: 3})`` (see :mod:`.inputs`). A symbol with no
+    value raises :class:`~exprgraph.errors.MissingValueError` (an EvaluationError and a KeyError).
+    An entry the outputs do not need (a name no symbol has, say) follows ``on_unused_input``:
+    ``"raise"`` (PyTensor's default: :class:`~exprgraph.errors.UnusedInputError`), ``"warn"`` or
+    ``"ignore"`` (ours, so one env serves many expressions).
+
     >>> from exprgraph import symbols, log
     >>> x, y = symbols("x y")
     >>> float(evaluate(x * y + 1, {"x": 2, y: 3}))
     7.0
     >>> evaluate([x / 0, log(-x)], {"x": [1.0, 2.0]})
     [array([inf, inf]), array([nan, nan])]
+    >>> float(evaluate((x + 1) * 2, {x + 1: 5.0}))
+    10.0
     """
     limit = limit_in_force(max_elements)
     if term_or_terms.__class__ is Term:
-        return _run((term_or_terms,), {} if env is None else env, limit)[0]
-    if not isinstance(term_or_terms, (list, tuple)):
-        raise TypeError(f"evaluate() takes a term or a list/tuple of terms, not {type(term_or_terms).__name__}")
-    outputs = tuple(term_or_terms)
+        return _run((term_or_terms,), {} if env is None else env, limit, on_unused_input)[0]
+    return _run(_outputs(term_or_terms, "evaluate"), {} if env is None else env, limit, on_unused_input)
+
+
+def evaluate_nodes(
+    term_or_terms: Term | Sequence[Term],
+    env: Mapping[Any, Any] | None = None,
+    *,
+    max_elements: int | None = None,
+    on_unused_input: OnUnusedInput = "ignore",
+) -> dict[Term, Any]:
+    """The value of every node the evaluation of ``term_or_terms`` computes, children first: ``{node: value}``.
+
+    CGraph's ``values(f, fargs)``: the symbols, constants and intermediates with the outputs, in
+    one pass (values are kept, none is overwritten). Nodes below a term whose value ``env`` gives
+    are not computed, so they are not in the result. Arguments as for :func:`evaluate`.
+
+    >>> from exprgraph import symbols
+    >>> x, y = symbols("x y")
+    >>> {str(node): int(v) for node, v in evaluate_nodes((x + y) * x, {x: 2, y: 3}).items()}
+    {'x': 2, 'y': 3, 'x + y': 5, '(x + y)*x': 10}
+    """
+    outputs = (term_or_terms,) if term_or_terms.__class__ is Term else _outputs(term_or_terms, "evaluate_nodes")
+    env = {} if env is None else env
+    given = check_env(env)
+    order = cut_schedule(outputs, given)[0] if given else schedule(outputs)[0]
+    # every node an output: each keeps one read that is never released, so no value is dropped or reused
+    values = _run(tuple(order), env, limit_in_force(max_elements), on_unused_input)
+    return dict(zip(order, values, strict=True))
+
+
+def _outputs(terms: Any, caller: str) -> tuple[Term, ...]:
+    """``terms`` (a list or tuple of terms) as a tuple, checked."""
+    if not isinstance(terms, (list, tuple)):
+        raise TypeError(f"{caller}() takes a term or a list/tuple of terms, not {type(terms).__name__}")
+    outputs = tuple(terms)
     for t in outputs:
         if t.__class__ is not Term:
-            raise TypeError(f"evaluate() takes terms, got a {type(t).__name__} in the list")
-    return _run(outputs, {} if env is None else env, limit)
-
-
-def _check_env(env: Any) -> None:
-    if not isinstance(env, Mapping):
-        raise TypeError(f"env must be a mapping of symbols or names to values, not {type(env).__name__}")
-    for key in env:
-        if key.__class__ is Term:
-            if key.op.name != "symbol":
-                raise EvaluationError(f"env keys must be symbols or names; {key.op.name} term given")
-        elif not isinstance(key, str):
-            raise EvaluationError(f"env keys must be symbols or names, not {type(key).__name__} {key!r}")
+            raise TypeError(f"{caller}() takes terms, got a {type(t).__name__} in the list")
+    return outputs
 
 
 # how a node is computed: a kind per op, found once per call
@@ -109,14 +154,22 @@ def _kind(op: Any, n: int) -> int:
     return _IMPL
 
 
-def _run(outputs: tuple[Term, ...], env: Mapping[Any, Any], limit: int) -> list[Any]:
+def _run(outputs: tuple[Term, ...], env: Mapping[Any, Any], limit: int, policy: OnUnusedInput) -> list[Any]:
     """Evaluate ``outputs`` (already validated) in one walk of their DAG, no array above ``limit`` elements."""
-    _check_env(env)
-    order, pending = schedule(outputs)
+    given = check_env(env)
+    order, pending = cut_schedule(outputs, given) if given else schedule(outputs)
+    symbols = [t for t in order if not t.args and t.op.name == "symbol"]
+    check_unused(env, order, symbols, policy)
+    kinds = _kinds_of(order)
     with np.errstate(all="ignore"):
         # casting inputs is silent too (nan to int64, say)
-        values, owned = bind_symbols([t for t in order if not t.args and t.op.name == "symbol"], env, evaluate)
-        _walk(order, _kinds_of(order), values, owned, pending, limit)
+        values, owned = bind_symbols(symbols, env, evaluate)
+        if given:
+            for i, node in enumerate(order):
+                if node in given:  # a given value replaces the node's computation
+                    values[node] = given_value(given[node], node)
+                    kinds[i] = _SYMBOL
+        _walk(order, kinds, values, owned, pending, limit)
         return [values[t] for t in outputs]
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from typing import Any
 
-from ..console import add_command
+from ..console import add_command, print_json
 
 __all__ = ["add_parser", "run_rewrite"]
 
@@ -17,12 +18,13 @@ HELP = """rewrite expressions with the graph rewrite database (canonicalize by d
 Put EXPRs (one graph: shared subexpressions are rewritten once) through the rewriters of optdb
 selected by the tags: --include canonicalize (default), stabilize, specialize, fast_run, unsafe,
 ...; print the results one per line. The default, canonicalize, uses the safe rules only, as
-simplify does."""
+simplify does. EXPR - reads expressions from standard input, one a line. --json prints one object
+(the outputs, and the graph and profile texts when asked for)."""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``rewrite`` command to an argparse subparsers object."""
-    p = add_command(subparsers, "rewrite", run_rewrite, HELP, expr="many")
+    p = add_command(subparsers, "rewrite", run_rewrite, HELP, expr="many", json_output=True)
     p.add_argument(
         "--include", action="append", metavar="TAG", help="a tag to include (repeatable; default: canonicalize)"
     )
@@ -45,6 +47,16 @@ def run_rewrite(args: argparse.Namespace) -> int:
     fg, prof = rewrite_graph(
         fg, include=include, exclude=tuple(args.exclude), require=tuple(args.require), return_profile=True
     )
+    if args.json:
+        result: dict[str, Any] = {"exprs": [str(t) for t in terms], "outputs": [str(t) for t in fg.outputs]}
+        if args.graph:
+            result["graph"] = repr(fg)
+        if args.profile:
+            text = io.StringIO()
+            prof.print_profile(file=text)
+            result["profile"] = text.getvalue()
+        print_json(result)
+        return 0
     if args.graph:
         print(repr(fg))
     else:

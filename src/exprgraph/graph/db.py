@@ -17,7 +17,8 @@ queried in turn (with ``subquery[name]`` if given, else the same query).
 
 Registering a name twice, or a name that is used as a tag (or a tag that is an entry's name),
 raises :class:`~exprgraph.errors.RewriteDatabaseError` unless ``overwrite_existing=True``;
-registering something that is neither a rewriter nor a database raises ``TypeError``.
+registering something that is neither a rewriter nor a database raises ``TypeError``, and so does
+a position that is not a number (:class:`~exprgraph.errors.RewritePositionError`).
 ``print_summary()`` lists a database's entries with their tags. Queries
 (:class:`RewriteDatabaseQuery`, :func:`parse_query`) are in :mod:`exprgraph.graph.query`.
 """
@@ -28,7 +29,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from ..errors import RewriteDatabaseError
+from ..errors import RewriteDatabaseError, RewritePositionError
 from .equilibrium import EquilibriumGraphRewriter, Limits
 from .query import RewriteDatabaseQuery, _tags, parse_query
 from .rewriters import GraphRewriter, NodeRewriter, Rewriter, SequentialGraphRewriter, SequentialNodeRewriter
@@ -181,6 +182,11 @@ class RewriteDatabase:
         return f"<{type(self).__name__} {self.name or ''} of {len(self._entries)} entries>"
 
 
+def _is_number(x: Any) -> bool:
+    """Whether ``x`` can be a position: a real number (not a bool)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 class SequenceDB(RewriteDatabase):
     """Entries at positions (ties by name); a query gives a :class:`SequentialGraphRewriter`."""
 
@@ -193,18 +199,25 @@ class SequenceDB(RewriteDatabase):
         self,
         name: str,
         rewriter: Rewriter | RewriteDatabase,
-        *tags: str,
+        *tags: str | float,
         position: float | str | None = None,
         use_db_name_as_tag: bool = True,
         overwrite_existing: bool = False,
     ) -> None:
-        """Add an entry at ``position`` (default: after every other; ``"last"`` likewise)."""
-        if position is None or position == "last":
+        """Add an entry at ``position`` (default: after every other; ``"last"`` likewise).
+
+        A number right after the rewriter is its position too (Theano's order of arguments,
+        ``register(name, rewriter, 1, "tag")``), unless ``position=`` is given.
+        """
+        rest: tuple[Any, ...] = tags
+        if rest and _is_number(rest[0]) and position is None:
+            position, rest = rest[0], rest[1:]
+        if position is None or (isinstance(position, str) and position == "last"):
             position = max(self.positions.values(), default=0.0) + 1
-        if not isinstance(position, (int, float)):
-            raise RewriteDatabaseError(f"a position is a number or 'last', not {position!r}")
+        if not _is_number(position):
+            raise RewritePositionError(f"a position must be numeric (or 'last'), not {position!r}")
         super().register(
-            name, rewriter, *tags, use_db_name_as_tag=use_db_name_as_tag, overwrite_existing=overwrite_existing
+            name, rewriter, *rest, use_db_name_as_tag=use_db_name_as_tag, overwrite_existing=overwrite_existing
         )
         self.positions[name] = float(position)
 

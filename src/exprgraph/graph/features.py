@@ -18,14 +18,16 @@ Callbacks (all optional):
 - ``on_validate(fgraph)``: return False or raise :class:`~exprgraph.errors.InconsistencyError`
   to reject the graph; a graph with validators runs each rewrite as a transaction.
 
-The graph's side (``attach_feature``, ``remove_feature``, ``validate``) is written here too, as
-functions bound in :class:`~exprgraph.graph.FunctionGraph`'s class body; the recording feature,
+The graph's side (``attach_feature``, ``remove_feature``, ``validate``, and pickling: a graph
+pickles with its features, except ``transient`` caches, and re-subscribes them on loading) is
+written here too, as functions bound in :class:`~exprgraph.graph.FunctionGraph`'s class body; the recording feature,
 :class:`~exprgraph.graph.History`, has its own module. This module imports errors only; it reaches
 the graph through the one it is given.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +64,8 @@ class Feature:
 
     #: names of methods ``m(fgraph, *args)`` exposed as ``fgraph.m(*args)`` while attached
     provides: tuple[str, ...] = ()
+    #: a cache its rewriter re-attaches when needed: left out when the graph is pickled
+    transient: bool = False
 
     def on_attach(self, fgraph: FunctionGraph) -> None:
         """Called when attached; raise to refuse."""
@@ -99,19 +103,28 @@ class ReplaceValidate(Feature):
 
     provides = ("replace_validate", "replace_all_validate")
 
-    def replace_validate(self, fgraph: FunctionGraph, old: Term, new: Any, reason: Any = None) -> None:
+    def replace_validate(
+        self, fgraph: FunctionGraph, old: Term, new: Any, reason: Any = None, verbose: bool | None = None
+    ) -> None:
         """Replace ``old`` by ``new``; if a validator rejects the result, undo it and raise."""
-        self.replace_all_validate(fgraph, [(old, new)], reason)
+        self.replace_all_validate(fgraph, [(old, new)], reason, verbose)
 
     def replace_all_validate(
-        self, fgraph: FunctionGraph, pairs: Iterable[tuple[Term, Any]], reason: Any = None
+        self,
+        fgraph: FunctionGraph,
+        pairs: Iterable[tuple[Term, Any]],
+        reason: Any = None,
+        verbose: bool | None = None,
     ) -> None:
-        """Replace each pair in turn, then validate; on any failure the graph is left as it was and the error raised."""
+        """Replace each pair in turn, then validate; on any failure the graph is left as it was and the error raised.
+
+        ``verbose=True`` prints each replacement as it is made (as ``fgraph.replace(..., verbose=True)``).
+        """
         pairs = list(pairs)
         cp = fgraph.checkpoint()
         try:
             for old, new in pairs:
-                fgraph.replace(old, new, reason)
+                fgraph.replace(old, new, reason, verbose=bool(verbose))
             fgraph.validate()
         except Exception:
             fgraph.revert(cp)
@@ -144,6 +157,11 @@ def attach_feature(self: FunctionGraph, feature: Feature) -> None:
             raise FeatureError(f"{type(feature).__name__} provides {name!r}, which this graph already has")
     feature.on_attach(self)
     self._features.append(feature)
+    _subscribe(self, feature)
+
+
+def _subscribe(self: FunctionGraph, feature: Feature) -> None:
+    """Expose what ``feature`` provides and subscribe the callbacks it overrides (an attached feature)."""
     for name in feature.provides:
         setattr(self, name, _bind(getattr(feature, name), self))
     for name in CALLBACKS:
@@ -182,10 +200,41 @@ def validate(self: FunctionGraph) -> None:
 
 def _bind(method: Callable, fgraph: FunctionGraph) -> Callable:
     """``method`` with the graph as its first argument (how a feature's ``provides`` become graph methods)."""
-
-    def bound(*args: Any, **kwargs: Any) -> Any:
-        return method(fgraph, *args, **kwargs)
-
-    bound.__name__ = getattr(method, "__name__", "provided")
+    bound = functools.partial(method, fgraph)
     bound.__doc__ = getattr(method, "__doc__", None)
     return bound
+
+
+#: what a graph rebuilds after unpickling rather than pickles: its features' bound methods, walks in
+#: progress, and the clients map (recomputed from the outputs: one term per node, never one per key)
+_DERIVED = ("_callbacks", "_validators", "_trackers", "_topo", "_clients", "_n_nodes", "_stale", "_logical")
+
+
+def getstate(self: FunctionGraph) -> dict[str, Any]:
+    """The graph's pickled state: inputs, outputs, kept nodes, counters and features (not transient caches)."""
+    if self._stale:
+        self._flush()
+    state = dict(self.__dict__)
+    for name in _DERIVED:
+        state.pop(name, None)
+    for f in self._features:
+        for name in f.provides:
+            state.pop(name, None)
+    state["_features"] = [f for f in self._features if not f.transient]
+    return state
+
+
+def setstate(self: FunctionGraph, state: dict[str, Any]) -> None:
+    """Restore a pickled graph: rebuild its clients map and re-subscribe its features (no ``on_attach`` again)."""
+    fresh = type(self)(state["inputs"], state["_outputs"])
+    for k in state["_kept"]:
+        fresh.import_node(k)
+    self.__dict__.update(state)
+    self._clients, self._n_nodes = fresh._clients, fresh._n_nodes
+    self._stale, self._logical = set(), {}
+    self._callbacks = {name: [] for name in CALLBACKS}
+    self._validators = []
+    self._trackers = []
+    self._topo = None
+    for f in self._features:
+        _subscribe(self, f)

@@ -26,7 +26,8 @@ prunes and lazily rebuilds nodes; :mod:`exprgraph.graph.features` attaches liste
 :mod:`exprgraph.graph.editing` has the structural edits in PyTensor's names (``import_node``,
 ``import_var``, ``add_input``, ``remove_input``, ``remove_node``, ``change_node_input``,
 ``dprint``). A node imported on its own, with no client, is *kept*: it stays in the graph (and in
-``toposort()``) until ``remove_node`` removes it.
+``toposort()``) until ``remove_node`` removes it. ``freeze()`` (:mod:`exprgraph.graph.frozen`)
+gives the graph as a hashable value; a graph pickles with its features (``features.getstate``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from ..core.walk import postorder_until
 from ..errors import InconsistencyError, NotInGraphError, ReplacementTypeError
 from . import editing, propagation
 from . import features as features_mod
+from . import frozen as frozen_mod
 from .features import CALLBACKS, OUTPUT, Feature
 from .printing import format_fgraph, reason_name, short
 from .propagation import ClientsView, as_term_like, index_clients, is_node
@@ -88,6 +90,9 @@ class FunctionGraph:
     attach_feature = features_mod.attach_feature
     remove_feature = features_mod.remove_feature
     validate = features_mod.validate
+    __getstate__ = features_mod.getstate  # pickling: features are kept, their bound methods rebuilt on loading
+    __setstate__ = features_mod.setstate
+    freeze = frozen_mod.freeze  # a hashable, comparable value of the graph (frozen.py)
     # how changes propagate (propagation.py): import, prune, stale marking and the lazy rebuild
     _plan_import = propagation._plan_import
     _check_cycle = propagation._check_cycle
@@ -476,3 +481,6 @@ class FunctionGraph:
         return format_fgraph(self)
 
     __str__ = __repr__
+
+
+frozen_mod.graph_class = FunctionGraph  # what FrozenFunctionGraph.unfreeze() builds

@@ -6,7 +6,7 @@ reaches the graph through the one it is attached to.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FeatureError, InconsistencyError
@@ -148,8 +148,16 @@ class History(Feature):
         """Step forward ``n`` replacements (after an undo)."""
         self.goto(min(len(self._steps), self.position + n))
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled with each step's reason by name (a rewriter is stored as its name, as upstream does)."""
+        state = dict(self.__dict__)
+        state["_steps"] = [replace(s, reason=_reason_for_pickle(s.reason)) for s in self._steps]
+        return state
+
     def __repr__(self) -> str:
         return f"<History at step {self.position} of {len(self._steps)}>"
 
 
-# -- the graph's side: attaching and detaching features, validating (methods of FunctionGraph) ----------
+def _reason_for_pickle(reason: Any) -> Any:
+    """A step's reason as stored in a pickle: None and strings as they are, anything else by its name."""
+    return reason if reason is None or isinstance(reason, str) else reason_name(reason)

@@ -149,7 +149,9 @@ class FromFunctionNodeRewriter(NodeRewriter):
         return f"{type(self).__name__} {self.name} tracks {_ops_text(self._tracks)}"
 
     def __repr__(self) -> str:
-        return f"<{self.summary_line()}>"
+        # upstream's: FromFunctionNodeRewriter(<function f at 0x...>, [mul], ())
+        ops = "None" if self._tracks is None else "[" + ", ".join(op.name for op in self._tracks) + "]"
+        return f"{type(self).__name__}({self.fn!r}, {ops}, {self.requirements!r})"
 
 
 def node_rewriter(

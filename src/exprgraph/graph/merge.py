@@ -32,6 +32,8 @@ __all__ = ["MergeOptimizer", "MergeTracker"]
 class MergeTracker(Feature):
     """Remembers the commutative nodes imported since the last merge, and the nodes seen by key."""
 
+    transient = True  # a cache: not pickled with the graph
+
     def __init__(self) -> None:
         self.pending: list[Term] = []
         self.table: dict[tuple, Term] = {}

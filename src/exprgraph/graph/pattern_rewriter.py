@@ -21,9 +21,10 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..core import Op, Term
+from ..core.printing import emit
 from ..errors import PatternError
-from ..match import Choice, Dot, Not, OpPattern, Pattern, Star, Var, Where
-from ..match.patterns import format_pattern, pattern_children
+from ..match import Choice, Dot, Not, OpPattern, Pattern, Var, Where
+from ..match.patterns import arity_fits, format_pattern, pattern_children
 from ..rules.rule import Rule
 from .interface import NodeRewriter, as_op
 from .propagation import as_term_like
@@ -31,7 +32,7 @@ from .propagation import as_term_like
 if TYPE_CHECKING:
     from .fgraph import FunctionGraph
 
-__all__ = ["PatternNodeRewriter", "to_pattern", "to_template"]
+__all__ = ["PatternNodeRewriter", "to_pattern", "to_template", "seed_text"]
 
 _NUMBERS = (int, float, bool)
 
@@ -75,14 +76,8 @@ def _check_binding(label: str, check: Callable[[Any], bool]) -> Callable[[dict],
 
 
 def _takes(op: Op | Var, args: Iterable[Any]) -> bool:
-    """Whether ``op`` can take that many operands (runs and variable ops can always try)."""
-    if not isinstance(op, Op):  # a variable op
-        return True
-    args = tuple(args)
-    if any(isinstance(a, Star) for a in args):
-        return True
-    lo, hi = op.arity
-    return lo <= len(args) and (hi is None or len(args) <= hi)
+    """Whether ``op`` can take that many operands (a variable op always may; a run stretches, fixed operands do not)."""
+    return not isinstance(op, Op) or arity_fits(op, args)
 
 
 def to_pattern(p: Any, _slot: _FgraphSlot | None = None) -> Any:
@@ -203,6 +198,35 @@ def _tuple_rule(
     return Rule(pattern, to_template(out_pattern), name=name), tests
 
 
+def _seed_parts(p: Any) -> list:
+    """The pieces (reversed) of a seed-form pattern in upstream's notation: ``e(truediv, e(mul, ~x, ~y), ~y)``."""
+    cls = p.__class__
+    if cls is tuple:
+        head = p[0]
+        name = head.name if isinstance(head, Op) else format_pattern(head) if isinstance(head, Pattern) else str(head)
+        out: list = [")"]
+        for a in reversed(p[1:]):
+            out += [(a, False), ", "]
+        out.append(f"e({name}")
+        return out
+    if cls is str:
+        return [f"~{p}"]
+    if cls is dict:
+        test = p.get("constraint")
+        note = "" if test is None else f" [{getattr(test, '__name__', type(test).__name__)}]"
+        return [note, (p.get("pattern"), False)]
+    if isinstance(p, Pattern):
+        return [format_pattern(p)]
+    if callable(p) and not isinstance(p, (Term, Op)):
+        return [getattr(p, "__name__", type(p).__name__)]  # a graph handler, by its name
+    return [str(p)]
+
+
+def seed_text(in_pattern: Any, out_pattern: Any) -> str:
+    """``in -> out`` in upstream's notation for a pattern rewriter given in the seed's form (its default name)."""
+    return f"{emit([in_pattern], _seed_parts)} -> {emit([out_pattern], _seed_parts)}"
+
+
 class PatternNodeRewriter(NodeRewriter):
     """Replace matches of ``in_pattern`` by ``out_pattern``: a node rewriter reading one :class:`~exprgraph.rules.Rule`.
 
@@ -256,6 +280,8 @@ class PatternNodeRewriter(NodeRewriter):
         else:
             self._tracks = [self.root_op] if self.root_op is not None else None
         self.template = rule.template
+        if name is None and not isinstance(in_pattern, (Rule, Pattern)):
+            name = seed_text(in_pattern, out_pattern)  # upstream's name for an unnamed seed-form rewriter
         super().__init__(name or rule.name)
 
     def tracks(self) -> list[Op] | None:
@@ -318,3 +344,8 @@ class PatternNodeRewriter(NodeRewriter):
         if self.rule.guard is not None and not self.rule.guard(node, out):
             return False
         return [out]
+
+    def __str__(self) -> str:
+        return self.name
+
+    __repr__ = __str__  # upstream's: the name, or ``e(op, ~x, ...) -> ...``

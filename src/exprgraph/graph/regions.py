@@ -39,6 +39,8 @@ CACHE_LIMIT = 200_000
 class RegionCache(Feature):
     """Per-graph memory of a :class:`RegionNodeRewriter`: placeholders and normal forms."""
 
+    transient = True  # a cache: not pickled with the graph
+
     def __init__(self, owner: RegionNodeRewriter, taken: Iterable[str] = ()) -> None:
         self.owner = owner
         names = list(taken)

@@ -211,6 +211,10 @@ class SequentialNodeRewriter(NodeRewriter):
         """The rewriters, in the order they are tried."""
         return list(self.rewriters)
 
+    def __str__(self) -> str:
+        # upstream's: SequentialNodeRewriter(a,b)
+        return f"{type(self).__name__}({','.join(str(r) for r in self.rewriters)})"
+
     def _first(self, fgraph: FunctionGraph, node: Term) -> Any:
         for r in self._index.get(node.op):
             out = r.transform(fgraph, node)

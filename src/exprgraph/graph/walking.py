@@ -56,6 +56,8 @@ class Dispatch(OpIndex):
 class _NewNodes(Feature):
     """Queues the nodes replacements bring into the graph (rebuilt parents are not new)."""
 
+    transient = True  # a cache: not pickled with the graph
+
     def __init__(self, queue: deque) -> None:
         self.queue = queue
 
@@ -67,6 +69,8 @@ class _NewNodes(Feature):
 
 class _Rebuilt(Feature):
     """Queues again the visited nodes rebuilt since their visit (their operands changed)."""
+
+    transient = True  # a cache: not pickled with the graph
 
     def __init__(self, queue: deque, visited: set) -> None:
         self.queue = queue

@@ -8,7 +8,7 @@ exprgraph never needs them; a missing package raises
 | function | module | extra |
 |---|---|---|
 | ``to_sympy``, ``from_sympy`` | ``interop.sympy`` | sympy |
-| ``to_pytensor``, ``from_pytensor`` | ``interop.pytensor`` | pytensor |
+| ``to_pytensor``, ``from_pytensor`` | ``interop.pytensor``, ``interop.pytensor_read`` | pytensor |
 | ``to_jax`` | ``interop.jax`` | jax |
 | ``to_onnx`` | ``interop.onnx`` | onnx |
 | ``infer_onnx_shapes``, ``annotate_onnx_shapes`` | ``interop.onnx_shapes`` | onnx |
@@ -44,7 +44,7 @@ _LAZY = {
     "to_sympy": ("sympy", "to_sympy"),
     "from_sympy": ("sympy", "from_sympy"),
     "to_pytensor": ("pytensor", "to_pytensor"),
-    "from_pytensor": ("pytensor", "from_pytensor"),
+    "from_pytensor": ("pytensor_read", "from_pytensor"),
     "to_jax": ("jax", "to_jax"),
     "to_onnx": ("onnx", "to_onnx"),
     "infer_onnx_shapes": ("onnx_shapes", "infer_shapes"),

@@ -9,10 +9,16 @@ Each op's JAX function is found from its table entry: an op with a numpy ``ufunc
 ``jax.numpy`` function of the same name (``np.true_divide`` -> ``jnp.true_divide``); the others
 are listed in ``SPECIAL``. Float ``//`` and ``%`` are spelled out as numpy computes them
 (``EXACT``): JAX's own differ in the sign of a zero quotient, which ``1/(a//b)`` turns into the
-sign of an infinity; ``a**0.5`` is ``sqrt(a)``, as in our pow. Values follow JAX's precision:
-float32 unless 64-bit mode is on (``jax.config.update("jax_enable_x64", True)``); float32 terms
-compute in float32 either way. ``log1p``, ``expm1`` and ``logaddexp`` are ``jax.numpy``'s,
-``softplus``, ``log_sigmoid`` and ``logsumexp`` ``jax.nn``'s.
+sign of an infinity; ``a**0.5`` is ``sqrt(a)`` and a float to an odd integer power keeps its
+sign, as in our pow; an integer ``n // 0`` and ``n % 0`` are 0, as in ``evaluate``; ``maximum``
+and ``minimum`` of -0.0 and 0.0 give the second, as numpy's do (XLA's order the zeros). Constants
+carry their dtype and an int64 meeting a float32 computes in float64, as numpy promotes (JAX
+alone would compute in float32). Values follow JAX's precision: float32 and int32 unless 64-bit
+mode is on (``jax.config.update("jax_enable_x64", True)``); float32 terms compute in float32
+either way. On CPU, XLA flushes subnormal numbers to zero (operands and results), which no
+setting turns off, and its vectorised float64 division can be an ulp off: docs/interop.md lists
+these edge semantics. ``log1p``, ``expm1`` and ``logaddexp`` are ``jax.numpy``'s, ``softplus``,
+``log_sigmoid`` and ``logsumexp`` ``jax.nn``'s.
 """
 
 from __future__ import annotations
@@ -20,8 +26,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..core import Symbol, Term
-from ..core.dtypes import FLOAT32, is_float
+from ..core.dtypes import BOOL, FLOAT32, FLOAT64, INT64, is_float, promote
 from ..core.stdops import bool_casts
 from ..core.walk import postorder
 from ..errors import ConversionError
@@ -62,7 +70,9 @@ def _floor_divide(a: Any, b: Any) -> Any:
 
     if jnp.issubdtype(jnp.result_type(a, b), jnp.floating):
         return _divmod(a, b)[0]
-    return jnp.floor_divide(a, b)
+    # n // 0 is 0 (numpy's and evaluate's value; XLA's integer division by zero gives -1)
+    zero = b == 0
+    return jnp.where(zero, 0, jnp.floor_divide(a, jnp.where(zero, 1, b)))
 
 
 def _mod(a: Any, b: Any) -> Any:
@@ -70,23 +80,49 @@ def _mod(a: Any, b: Any) -> Any:
 
     if jnp.issubdtype(jnp.result_type(a, b), jnp.floating):
         return _divmod(a, b)[1]
-    return jnp.mod(a, b)
+    zero = b == 0  # n % 0 is 0, as n // 0
+    return jnp.where(zero, 0, jnp.mod(a, jnp.where(zero, 1, b)))
 
 
 def _power(a: Any, b: Any) -> Any:
-    """``a**b`` with ``a**0.5`` read as ``sqrt(a)``, as our pow does (-0.0 at -0.0, nan at -inf; pow: 0.0, inf)."""
+    """``a**b`` as our pow: ``a**0.5`` is ``sqrt(a)`` (-0.0 at -0.0, nan at -inf; pow: 0.0, inf), and a
+    float to an odd integer power keeps its sign (above 2**53 the exponent made a float is even)."""
     import jax.numpy as jnp
 
     out = jnp.power(a, b)
-    if not (jnp.issubdtype(out.dtype, jnp.floating) and jnp.issubdtype(jnp.result_type(b), jnp.floating)):
+    if not jnp.issubdtype(out.dtype, jnp.floating):
         return out
+    if not jnp.issubdtype(jnp.result_type(b), jnp.floating):
+        if not jnp.issubdtype(jnp.result_type(a), jnp.floating):
+            return out
+        return jnp.where((b & 1) == 1, jnp.copysign(out, a), out)  # x**(2k + 1) has the sign of x
     half = b == 0.5
     # sqrt of 1.0 where the exponent is not 0.5, so that branch's gradient stays finite there
     return jnp.where(half, jnp.sqrt(jnp.where(half, a, 1.0)), out)
 
 
+def _maximum(a: Any, b: Any) -> Any:
+    """numpy's maximum: nan if either is nan, else the larger, ``b`` on a tie (XLA's orders -0.0 below 0.0)."""
+    import jax.numpy as jnp
+
+    if not jnp.issubdtype(jnp.result_type(a, b), jnp.floating):
+        return jnp.maximum(a, b)
+    return jnp.where(jnp.isnan(a) | (a > b), a, b)
+
+
+def _minimum(a: Any, b: Any) -> Any:
+    """numpy's minimum: nan if either is nan, else the smaller, ``b`` on a tie (-0.0 and 0.0 are a tie)."""
+    import jax.numpy as jnp
+
+    if not jnp.issubdtype(jnp.result_type(a, b), jnp.floating):
+        return jnp.minimum(a, b)
+    return jnp.where(jnp.isnan(a) | (a < b), a, b)
+
+
+_NUMPY = {FLOAT64: np.float64, FLOAT32: np.float32, INT64: np.int64, BOOL: np.bool_}
+
 #: ops whose JAX function differs from numpy's in corner cases, computed our way instead
-EXACT = {"floordiv": _floor_divide, "mod": _mod, "pow": _power}
+EXACT = {"floordiv": _floor_divide, "mod": _mod, "pow": _power, "maximum": _maximum, "minimum": _minimum}
 
 
 def jax_function_of(op: Any) -> Callable[..., Any]:
@@ -109,9 +145,11 @@ def jax_function_of(op: Any) -> Callable[..., Any]:
 
 
 def _step(node: Term, index: dict[Term, int]) -> tuple:
-    """``(function, operand slots, keyword arguments, operand casts, fold)`` for one node.
+    """``(function, operand slots, keyword arguments, operand casts, widen)`` for one node.
 
-    ``fold`` marks a variadic op with more than two operands, computed by folding the binary function.
+    ``widen`` is empty for an op of one operand; else one flag per binary step (one step, or one
+    per operand after the first for a variadic op, computed by folding the binary function): cast
+    both operands of that step to float64 first (``where``: both branches).
     """
     op = node.op
     fn = jax_function_of(op)
@@ -124,12 +162,57 @@ def _step(node: Term, index: dict[Term, int]) -> tuple:
     # our arithmetic counts bools as ints (as float32 next to float32), and our float functions take
     # ints (JAX's may not): cast to the float of the result (float32 stays float32 in 64-bit mode)
     casts: tuple = ()
+    dtypes = [a.dtype for a in node.args]
     if op.counts_bools:
-        casts = tuple((i, "float32" if c == FLOAT32 else int) for i, c in enumerate(bool_casts(node)) if c is not None)
+        cast_to = bool_casts(node)
+        casts = tuple((i, "float32" if c == FLOAT32 else int) for i, c in enumerate(cast_to) if c is not None)
+        dtypes = [d if c is None else c for d, c in zip(dtypes, cast_to, strict=True)]
     elif op.float_result:
         want = "float32" if node.dtype == FLOAT32 else float
         casts = tuple((i, want) for i, a in enumerate(node.args) if not is_float(a.dtype))
-    return fn, slots, kwargs, casts, len(slots) > 2 and op.arity[1] is None
+        return fn, slots, kwargs, casts, ()
+    return fn, slots, kwargs, casts, _widen(op.name, dtypes)
+
+
+#: the dtypes JAX combines into float32 where numpy (and evaluate) give float64
+_JAX_FLOAT32 = frozenset({FLOAT32, INT64})
+
+
+def _widen(name: str, dtypes: list[str]) -> tuple[bool, ...]:
+    """Which binary steps of an op on operands of ``dtypes`` must cast both operands to float64 first."""
+    if name == "where":
+        return (set(dtypes[1:]) == _JAX_FLOAT32,)
+    if len(dtypes) < 2:
+        return ()
+    flags = []
+    have = dtypes[0]
+    for d in dtypes[1:]:
+        flags.append({have, d} == _JAX_FLOAT32)
+        have = promote(have, d)
+    return tuple(flags)
+
+
+def _as_float64(value: Any) -> Any:
+    import jax.numpy as jnp
+
+    return jnp.asarray(value).astype(float)  # float64 in 64-bit mode, else float32 (without a warning)
+
+
+def _apply(fn: Any, name: str, args: list[Any], kwargs: dict[str, Any], widen: tuple[bool, ...]) -> Any:
+    """``fn`` on ``args``: directly, or folded over binary steps, each widened to float64 if flagged."""
+    if not widen:
+        return fn(*args, **kwargs)
+    if name == "where":
+        if widen[0]:
+            args = [args[0], _as_float64(args[1]), _as_float64(args[2])]
+        return fn(*args)
+    out = args[0]
+    for flag, extra in zip(widen, args[1:], strict=True):
+        if flag:
+            # the exponent of pow stays an integer (its parity decides the sign of the result)
+            out, extra = _as_float64(out), (extra if name == "pow" else _as_float64(extra))
+        out = fn(out, extra)
+    return out
 
 
 def _inputs(order: list[Term], inputs: Iterable[Any] | None) -> list[Term]:
@@ -171,9 +254,10 @@ def to_jax(outputs: Term | Sequence[Term], inputs: Iterable[Any] | None = None) 
             steps.append(("input", arg_slot[node]))
         elif node.op.name == "const":
             value = node.attr.array if hasattr(node.attr, "array") else node.attr
-            steps.append(("const", value))
+            # a typed value: JAX would take a Python number as weakly typed (x32 + 0.1 in float32)
+            steps.append(("const", np.asarray(value, dtype=_NUMPY[node.dtype])))
         else:
-            steps.append(_step(node, index))
+            steps.append((*_step(node, index), node.op.name))
     out_slots = [index[t] for t in outs]
 
     def run(*values: Any) -> Any:
@@ -189,17 +273,11 @@ def to_jax(outputs: Term | Sequence[Term], inputs: Iterable[Any] | None = None) 
             elif kind == "const":
                 results[i] = step[1]
             else:
-                fn, slots, kwargs, casts, fold = step
+                fn, slots, kwargs, casts, widen, name = step
                 args = [results[j] for j in slots]
                 for k, kind in casts:
                     args[k] = jnp.asarray(args[k]).astype(kind)
-                if fold:
-                    out = fn(args[0], args[1])
-                    for extra in args[2:]:
-                        out = fn(out, extra)
-                    results[i] = out
-                else:
-                    results[i] = fn(*args, **kwargs)
+                results[i] = _apply(fn, name, args, kwargs, widen)
         picked = tuple(results[j] for j in out_slots)
         return picked[0] if single else picked
 

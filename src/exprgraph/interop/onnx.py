@@ -4,15 +4,21 @@
 with the symbols as graph inputs (symbolic dimensions become ``dim_param`` text) and the constants
 as initializers. The model passes ``onnx.checker`` and computes what ``exprgraph.evaluate``
 computes, bit for bit on the same numpy operations: ONNX wants operands of one dtype, so operands
-are cast the way our dtype rules promote them, and Python's floor semantics of ``//`` and ``%``
-are spelled out with ONNX's truncating ops exactly as numpy computes them. float32 terms are ONNX
-``FLOAT`` tensors. ``softplus`` is ONNX's ``Softplus``, ``log_sigmoid`` ``-Softplus(-x)`` and
-``logaddexp`` numpy's formula on ``Softplus``, all exact. ONNX has no ``log1p`` nor ``expm1``:
-they are written with Goldberg's and Kahan's corrections (``u = 1 + x``, ``log(u)*x/(u - 1)``;
-``u = exp(x)``, ``(u - 1)*x/log(u)``), within a few units in the last place and free of the
-cancellation of ``log(1 + x)`` and ``exp(x) - 1``, but not bit for bit. ``logsumexp`` is ONNX's
-``ReduceLogSumExp`` (shifted by the maximum where ours folds ``logaddexp``: equal within rounding;
-where every entry is ``-inf`` the reference evaluator gives nan, ours ``-inf``).
+are cast the way our dtype rules promote them (a sum or product of more than two, folded, at each
+step: ``-1 + -2**63 + x`` wraps around in int64 before it meets the float), and Python's floor
+semantics of ``//`` and ``%`` are spelled out with ONNX's truncating ops exactly as numpy computes
+them, the int64 limits included: an integer ``n // 0`` and ``n % 0`` are 0 and ``-2**63 // -1`` is
+-2**63, with no ONNX division by 0 or -1 (a runtime's C code would trap there). ``a**0.5`` is
+``sqrt(a)`` (ONNX's Pow gives inf at -inf) and a float to an odd int64 power keeps its sign, as in
+our pow; an int64 to a negative power, which evaluate refuses, is whatever the runtime's Pow gives.
+float32 terms are ONNX ``FLOAT`` tensors. ``softplus`` is ONNX's ``Softplus``, ``log_sigmoid``
+``-Softplus(-x)`` and ``logaddexp`` numpy's formula on ``Softplus``, all exact. ONNX has no
+``log1p`` nor ``expm1``: they are written with Goldberg's and Kahan's corrections (``u = 1 + x``,
+``log(u)*x/(u - 1)``; ``u = exp(x)``, ``(u - 1)*x/log(u)``), within a few units in the last place
+and free of the cancellation of ``log(1 + x)`` and ``exp(x) - 1``, but not bit for bit.
+``logsumexp`` is ONNX's ``ReduceLogSumExp`` (shifted by the maximum where ours folds ``logaddexp``:
+equal within rounding; where every entry is ``-inf`` the reference evaluator gives nan, ours
+``-inf``).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..core import BOOL, FLOAT32, FLOAT64, INT64, Term, promote
+from ..core.stdops import bool_casts
 from ..core.walk import postorder
 from ..errors import ConversionError
 from ._optional import require
@@ -128,12 +135,34 @@ def _operand_dtype(node: Term) -> str:
     return promote(*dtypes)
 
 
+def _int_floor_parts(b: _Builder, x: str, y: str) -> tuple[str, str]:
+    """Names of int64 ``x // y`` and ``x % y`` as numpy computes them: 0 and 0 for ``y == 0``,
+    ``-x`` (wrapping at -2**63) and 0 for ``y == -1``, with no ONNX division that could trap or overflow."""
+    zero, one = b.const(0, INT64), b.const(1, INT64)
+    by_zero = b.op("Equal", [y, zero])
+    by_minus_one = b.op("Equal", [y, b.const(-1, INT64)])
+    # divide by 1 where y is 0 or -1 (C's MIN / -1 and x / 0 trap): those quotients are set below
+    safe = b.op("Where", [b.op("Or", [by_zero, by_minus_one]), one, y])
+    trunc = b.op("Div", [x, safe])  # rounded toward zero, |trunc * safe| <= |x|
+    rem = b.op("Sub", [x, b.op("Mul", [trunc, safe])])  # C's remainder: the sign of x, |rem| < |safe|
+    # floor = trunc - 1 and mod = rem + y where the remainder and the divisor differ in sign
+    shift = b.op(
+        "And",
+        [
+            b.op("Not", [b.op("Equal", [rem, zero])]),
+            b.op("Xor", [b.op("Less", [rem, zero]), b.op("Less", [safe, zero])]),
+        ],
+    )
+    floor = b.op("Sub", [trunc, b.cast(shift, BOOL, INT64)])
+    mod = b.op("Where", [shift, b.op("Add", [rem, safe]), rem])  # 0 where y is 0 or -1 (rem is 0 there)
+    floor = b.op("Where", [by_minus_one, b.op("Neg", [x]), b.op("Where", [by_zero, zero, floor])])
+    return floor, mod
+
+
 def _floor_parts(b: _Builder, x: str, y: str, dtype: str) -> tuple[str, str]:
     """Names of ``x // y`` and ``x % y`` with Python's floor semantics, computed as numpy does."""
     if dtype == INT64:
-        # Mod with fmod=0 is Python's integer modulo; x - x % y is a multiple of y, so Div is exact
-        mod = b.op("Mod", [x, y], fmod=0)
-        return b.op("Div", [b.op("Sub", [x, mod]), y]), mod
+        return _int_floor_parts(b, x, y)
     # floats, as numpy's divmod: m = fmod(x, y); shift m (and the quotient) by y when their signs differ
     zero, one, half = b.const(0.0, dtype), b.const(1.0, dtype), b.const(0.5, dtype)
     m = b.op("Mod", [x, y], fmod=1)
@@ -162,7 +191,19 @@ def _lower(b: _Builder, node: Term, args: list[str]) -> str:
         cond = b.cast(args[0], node.args[0].dtype, BOOL)
         return b.op("Where", [cond, b.cast(args[1], node.args[1].dtype, out), b.cast(args[2], node.args[2].dtype, out)])
     want = _operand_dtype(node)
+    if name == "ceil_div":  # ceil(a/b) = -((-a) // b), -a in a's own dtype (as evaluate: -(-2**63) wraps)
+        if node.args[0].dtype == BOOL:
+            raise ConversionError("to_onnx: ceil_div of a bool has no value (-True is refused, as by evaluate)")
+        floor, _ = _floor_parts(
+            b, b.cast(b.op("Neg", [args[0]]), node.args[0].dtype, want), b.cast(args[1], node.args[1].dtype, want), want
+        )
+        return b.op("Neg", [floor])
+    if name in SIMPLE and len(args) > 2 and node.op.counts_bools:
+        return _fold(b, SIMPLE[name], node, args)
+    raw = args
     args = [b.cast(v, a.dtype, want) for v, a in zip(args, node.args, strict=True)]
+    if name == "pow" and want != INT64:
+        return _power(b, node, args, raw[1], want)
     if name in ("maximum", "minimum") and want == BOOL:
         name = "logical_or" if name == "maximum" else "logical_and"  # max/min of bools
     if name in SIMPLE:
@@ -178,9 +219,6 @@ def _lower(b: _Builder, node: Term, args: list[str]) -> str:
     if name in ("floordiv", "mod"):
         floor, mod = _floor_parts(b, args[0], args[1], want)
         return floor if name == "floordiv" else mod
-    if name == "ceil_div":  # ceil(a/b) = -((-a) // b)
-        floor, _ = _floor_parts(b, b.op("Neg", [args[0]]), args[1], want)
-        return b.op("Neg", [floor])
     if name == "dot":
         a, c = node.args
         return b.op("Mul" if not a.ndim or not c.ndim else "MatMul", args)
@@ -205,6 +243,39 @@ def _lower(b: _Builder, node: Term, args: list[str]) -> str:
         perm = list(range(node.ndim))[::-1] if node.attr is None else [a % node.ndim for a in node.attr]
         return b.op("Transpose", args, perm=perm)
     raise ConversionError(f"to_onnx: the op {name!r} has no ONNX counterpart")
+
+
+def _fold(b: _Builder, op_type: str, node: Term, args: list[str]) -> str:
+    """A variadic sum or product as evaluate folds it: each step in the dtype of its two operands
+    (``add(-1, -2**63, x)`` wraps around in int64 before it meets the float ``x``)."""
+    counted = [c or a.dtype for c, a in zip(bool_casts(node), node.args, strict=True)]
+    have = _numbers([counted[0]])
+    out = b.cast(args[0], node.args[0].dtype, have)
+    for value, arg, dtype in zip(args[1:], node.args[1:], counted[1:], strict=True):
+        step = _numbers([have, dtype])
+        out = b.op(op_type, [b.cast(out, have, step), b.cast(value, arg.dtype, step)])
+        have = step
+    return out
+
+
+def _power(b: _Builder, node: Term, args: list[str], exponent: str, dtype: str) -> str:
+    """A float ``a**e`` as our pow: ``a**0.5`` is ``sqrt(a)`` (nan at -inf, where Pow gives inf), and
+    ``a**n`` for an odd int64 ``n`` has the sign of ``a`` (above 2**53, ``n`` made a float is even)."""
+    base, power = args
+    out = b.op("Pow", args)
+    e = node.args[1]
+    if e.dtype in (FLOAT64, FLOAT32):
+        if e.is_const and not hasattr(e.attr, "array"):
+            return b.op("Sqrt", [base]) if e.attr == 0.5 else out
+        return b.op("Where", [b.op("Equal", [power, b.const(0.5, dtype)]), b.op("Sqrt", [base]), out])
+    if e.dtype != INT64 or (e.is_const and not hasattr(e.attr, "array") and abs(e.attr) <= 2**53):
+        return out  # a bool, or an int that is exact as a float (its parity kept)
+    zero = b.const(0.0, dtype)
+    odd = b.op("Not", [b.op("Equal", [b.op("Mod", [exponent, b.const(2, INT64)], fmod=1), b.const(0, INT64)])])
+    # the sign of the base, -0.0 included: 1/-0.0 is -inf
+    negative = b.op("Or", [b.op("Less", [base, zero]), b.op("Less", [b.op("Div", [b.const(1.0, dtype), base]), zero])])
+    size = b.op("Abs", [out])
+    return b.op("Where", [odd, b.op("Where", [negative, b.op("Neg", [size]), size]), out])
 
 
 def _log_sigmoid(b: _Builder, args: list[str], dtype: str) -> str:

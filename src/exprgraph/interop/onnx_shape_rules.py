@@ -2,7 +2,10 @@
 
 Each rule maps an ONNX node to the shapes of its outputs, given the shapes (and, for small
 integer tensors, the symbolic values) of its inputs that :mod:`exprgraph.interop.onnx_shapes`
-has found so far. Dimension arithmetic goes through :class:`Dims`, which simplifies as it goes.
+has found so far. Dimension arithmetic goes through :class:`Dims`, which simplifies as it goes
+and keeps every int in int64. A rule returns None for what it cannot know (a shape computed at
+run time) and raises ``ShapeError`` for what is malformed (an axis out of range, a ``perm`` that
+is not a permutation, split sizes that do not add up); the caller names the node.
 """
 
 from __future__ import annotations
@@ -10,47 +13,98 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .onnx_dims import _BIG, Dim, Dims, Shape, Value, _attr, _axis, broadcast_with_unknowns
+from ..errors import DimOverflowError, ShapeError
+from .onnx_dims import (
+    _BIG,
+    MAX_RANK,
+    Dim,
+    Dims,
+    Shape,
+    Value,
+    _attr,
+    _axes,
+    _axis,
+    _int_attr,
+    _ints_attr,
+    broadcast_with_unknowns,
+)
 
 if TYPE_CHECKING:
     from .onnx_shapes import Inference
 
-__all__ = ["Dim", "Shape", "Value", "Dims", "SHAPE_RULES", "VALUE_RULES", "broadcast_with_unknowns"]
+__all__ = ["Dim", "Shape", "Value", "Dims", "SHAPE_RULES", "broadcast_with_unknowns", "rank"]
+
+
+def rank(n: int) -> int:
+    """``n`` as a tensor rank; DimOverflowError past :data:`MAX_RANK`."""
+    if n > MAX_RANK:
+        raise DimOverflowError(f"rank {n} is more than the limit {MAX_RANK}")
+    return n
+
+
+def _known_ints(dims: Any) -> bool:
+    return all(e.__class__ is int for e in dims)
+
 
 # -- shape rules: (inference, node) -> list of output shapes --------------------------------------------
 
 
 def _same(inf: Inference, node: Any) -> list:
-    return [inf.shape(node, 0)] * len(node.output)
+    # the first output has the input's shape (Dropout's mask too); other outputs (statistics) are not followed
+    x = inf.shape(node, 0)
+    return [x] * len(node.output) if node.op_type == "Dropout" else [x] + [None] * (len(node.output) - 1)
 
 
 def _broadcasting(inf: Inference, node: Any) -> list:
-    return [inf.broadcast([inf.shape(node, i) for i in range(len(node.input)) if node.input[i]])]
+    shapes = [inf.shape(node, i) for i in range(len(node.input)) if node.input[i]]
+    if not shapes:
+        raise ShapeError("no inputs")
+    return [inf.broadcast(shapes)]
+
+
+def _sizes(node: Any, name: str, n: int, default: int, low: int) -> list[int]:
+    """Attribute ``name``: ``n`` ints of at least ``low`` (``default`` each when absent or empty)."""
+    values = _ints_attr(node, name)
+    if not values:
+        return [default] * n
+    if len(values) != n:
+        raise ShapeError(f"attribute {name!r} has {len(values)} entries, not {n}")
+    if min(values) < low:
+        raise ShapeError(f"attribute {name!r} has an entry below {low}: {values}")
+    return values
 
 
 def _conv_pool(inf: Inference, node: Any) -> list:
     """Conv and the pools: each spatial axis maps ``in`` to ``(in + pads - (d*(k-1)+1))//s + 1``."""
     d = inf.d
     x = inf.shape(node, 0)
-    if x is None or len(x) < 3:
+    if x is None:
         return [None] * len(node.output)
+    if len(x) < 3:
+        raise ShapeError(f"input of rank {len(x)} has no spatial axis")
     n_spatial = len(x) - 2
     is_conv = node.op_type in ("Conv", "ConvInteger", "QLinearConv")
     w = inf.shape(node, 3 if node.op_type == "QLinearConv" else 1) if is_conv else None
     if node.op_type.startswith("Global"):
         return [(x[0], x[1], *([1] * n_spatial))]
-    kernel = _attr(node, "kernel_shape") or (list(w[2:]) if w is not None else None)
+    kernel: list[Dim] | None = list(_ints_attr(node, "kernel_shape") or []) or None
+    if kernel is None and w is not None:
+        kernel = list(w[2:])  # the weights' spatial dims
     if kernel is None:
         return [None] * len(node.output)
-    strides = _attr(node, "strides") or [1] * n_spatial
-    dilations = _attr(node, "dilations") or [1] * n_spatial
-    pads = _attr(node, "pads") or [0] * (2 * n_spatial)
+    if len(kernel) != n_spatial or any(k.__class__ is int and k < 1 for k in kernel):
+        raise ShapeError(f"kernel {kernel} does not fit an input of {n_spatial} spatial axes")
+    strides = _sizes(node, "strides", n_spatial, 1, 1)
+    dilations = _sizes(node, "dilations", n_spatial, 1, 1)
+    pads = _sizes(node, "pads", 2 * n_spatial, 0, 0)
     auto_pad = _attr(node, "auto_pad", "NOTSET")
-    ceil_mode = bool(_attr(node, "ceil_mode", 0)) and not is_conv
+    if auto_pad not in ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"):
+        raise ShapeError(f"unknown auto_pad {auto_pad!r}")
+    ceil_mode = bool(_int_attr(node, "ceil_mode", 0)) and not is_conv
     out: list[Dim] = [x[0], (w[0] if w is not None else None) if is_conv else x[1]]
     for i in range(n_spatial):
-        size, k, s, dil = x[2 + i], kernel[i], strides[i], dilations[i]
-        window = dil * (k - 1) + 1
+        size, s = x[2 + i], strides[i]
+        window = d.add(d.mul(dilations[i], d.sub(kernel[i], 1)), 1)  # d*(k-1)+1
         if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
             same = d.ceildiv(size, s)  # ceil(in / s)
             if not ceil_mode:
@@ -61,7 +115,7 @@ def _conv_pool(inf: Inference, node: Any) -> list:
         elif auto_pad == "VALID":
             padding = 0
         else:
-            padding = pads[i] + pads[i + n_spatial]
+            padding = d.add(pads[i], pads[i + n_spatial])
         span = d.sub(d.add(size, padding), window)  # positions the window can start at, minus one
         steps = d.ceildiv(span, s) if ceil_mode else d.floordiv(span, s)
         out.append(d.add(steps, 1))
@@ -73,31 +127,53 @@ def _reshape(inf: Inference, node: Any) -> list:
     x, target = inf.shape(node, 0), inf.value(node, 1)
     if target is None:
         shape_of_shape = inf.shape(node, 1)
-        if shape_of_shape is None or shape_of_shape[0].__class__ is not int:
+        if shape_of_shape is None or len(shape_of_shape) != 1 or not isinstance(shape_of_shape[0], int):
             return [None]
-        return [(None,) * shape_of_shape[0]]
-    allow_zero = _attr(node, "allowzero", 0)
+        return [(None,) * rank(shape_of_shape[0])]
+    allow_zero = _int_attr(node, "allowzero", 0)
     out: list[Dim] = []
     infer_at = None
     for i, e in enumerate(target.entries):
-        if e.__class__ is int and e == 0 and not allow_zero:
-            out.append(x[i] if x is not None else None)  # 0 copies the input's dimension
+        if e.__class__ is int and e == 0 and not allow_zero:  # 0 copies the input's dimension
+            if x is not None and i >= len(x):
+                raise ShapeError(f"target entry {i} is 0 (copy) but the input has rank {len(x)}")
+            out.append(x[i] if x is not None else None)
         elif e.__class__ is int and e == -1:
+            if infer_at is not None:
+                raise ShapeError("the target shape has more than one -1")
             infer_at = i
             out.append(None)
+        elif isinstance(e, int) and e < 0:
+            raise ShapeError(f"target entry {i} is {e} (only -1 may be negative)")
         else:
             out.append(e)
-    if infer_at is not None and x is not None:
-        rest = [e for i, e in enumerate(out) if i != infer_at]
-        out[infer_at] = d.floordiv(d.prod(x), d.prod(rest))  # the total size is unchanged
+    total = d.prod(x) if x is not None else None
+    if infer_at is not None:
+        if allow_zero and 0 in [e for e in target.entries if e.__class__ is int]:
+            raise ShapeError("with allowzero the target shape may not hold both 0 and -1")
+        rest = d.prod(e for i, e in enumerate(out) if i != infer_at)
+        out[infer_at] = _quotient(d, total, rest)  # the total size is unchanged
+    elif total.__class__ is int and _known_ints(out) and d.prod(out) != total:
+        raise ShapeError(f"cannot reshape {x} ({total} elements) to {tuple(out)}")
     return [tuple(out)]
+
+
+def _quotient(d: Dims, total: Dim, rest: Dim) -> Dim:
+    """The dimension that -1 stands for: ``total // rest`` (unknown next to a zero-size dimension)."""
+    if rest.__class__ is int and rest == 0:
+        return None
+    if isinstance(total, int) and isinstance(rest, int) and total % rest:
+        raise ShapeError(f"cannot reshape {total} elements into a multiple of {rest}")
+    return d.floordiv(total, rest)
 
 
 def _flatten(inf: Inference, node: Any) -> list:
     x = inf.shape(node, 0)
     if x is None:
         return [None]
-    axis = _attr(node, "axis", 1)
+    axis = _int_attr(node, "axis", 1)
+    if not -len(x) <= axis <= len(x):
+        raise ShapeError(f"axis {axis} out of range for rank {len(x)}")
     axis = axis + len(x) if axis < 0 else axis
     return [(inf.d.prod(x[:axis]), inf.d.prod(x[axis:]))]
 
@@ -105,42 +181,62 @@ def _flatten(inf: Inference, node: Any) -> list:
 def _concat(inf: Inference, node: Any) -> list:
     found = [inf.shape(node, i) for i in range(len(node.input))]
     shapes = [s for s in found if s is not None]
+    if not found:
+        raise ShapeError("no inputs")
     if len(shapes) < len(found):
         return [None]
-    axis = _axis(_attr(node, "axis"), len(shapes[0]))
+    if len({len(s) for s in shapes}) > 1:
+        raise ShapeError(f"inputs of different ranks: {[len(s) for s in shapes]}")
+    axis = _axis(_int_attr(node, "axis"), len(shapes[0]))
     out = list(shapes[0])
     for i in range(len(out)):
         if i == axis:
             out[i] = inf.d.total(s[i] for s in shapes)
-        elif out[i] is None:
-            out[i] = next((s[i] for s in shapes if s[i] is not None), None)
+            continue
+        ints = {d for s in shapes if isinstance(d := s[i], int)}
+        if len(ints) > 1:
+            raise ShapeError(f"inputs differ on axis {i}: {sorted(ints)}")
+        out[i] = ints.pop() if ints else next((s[i] for s in shapes if s[i] is not None), None)
     return [tuple(out)]
 
 
 def _split(inf: Inference, node: Any) -> list:
     d = inf.d
-    x = inf.shape(node, 0)
-    if x is None:
-        return [None] * len(node.output)
-    axis = _axis(_attr(node, "axis", 0), len(x))
-    sizes = inf.ints(node, 1) if len(node.input) > 1 and node.input[1] else _attr(node, "split")
-    n = len(node.output)
-    if sizes is None:
-        if _attr(node, "num_outputs") is not None:
-            chunk = d.ceildiv(x[axis], n)  # equal chunks, the last one smaller when it does not divide
-            sizes = [chunk] * (n - 1) + [d.sub(x[axis], d.mul(chunk, n - 1))]
-        else:
-            sizes = [d.floordiv(x[axis], n)] * n
-    return [(*x[:axis], size, *x[axis + 1 :]) for size in sizes]
+    x, n = inf.shape(node, 0), len(node.output)
+    if x is None or n == 0:
+        return [None] * n
+    axis = _axis(_int_attr(node, "axis", 0), len(x))
+    size = x[axis]
+    given = _optional_ints(inf, node, 1, _ints_attr(node, "split"))
+    if given is None and len(node.input) > 1 and node.input[1]:  # sizes computed at run time
+        return [(*x[:axis], None, *x[axis + 1 :])] * n
+    sizes: list[Dim]
+    if given is not None:
+        if len(given) != n or min(given) < 0 or (isinstance(size, int) and sum(given) != size):
+            raise ShapeError(f"split sizes {given} do not cut an axis of size {size} into {n} outputs")
+        sizes = list(given)
+    elif (num_outputs := _int_attr(node, "num_outputs")) is not None:
+        if num_outputs != n:
+            raise ShapeError(f"num_outputs is {num_outputs} but the node has {n} outputs")
+        chunk = d.ceildiv(size, n)  # equal chunks, the last one smaller when it does not divide
+        sizes = [chunk] * (n - 1) + [d.sub(size, d.mul(chunk, n - 1))]
+    else:
+        if isinstance(size, int) and size % n:
+            raise ShapeError(f"axis of size {size} does not split into {n} equal parts")
+        sizes = [d.floordiv(size, n)] * n
+    return [(*x[:axis], s, *x[axis + 1 :]) for s in sizes]
 
 
 def _matmul(inf: Inference, node: Any) -> list:
     a, b = inf.shape(node, 0), inf.shape(node, 1)
     if a is None or b is None:
         return [None]
+    if not a or not b:
+        raise ShapeError("MatMul of a 0-d tensor")
     a1, b1 = len(a) == 1, len(b) == 1
     a2 = (1, *a) if a1 else a
     b2 = (*b, 1) if b1 else b
+    _same_inner(a2[-1], b2[-2])
     batch = inf.broadcast([a2[:-2], b2[:-2]])
     if batch is None:  # pragma: no cover - both batch shapes are known here
         return [None]
@@ -148,12 +244,20 @@ def _matmul(inf: Inference, node: Any) -> list:
     return [out]
 
 
+def _same_inner(k: Dim, k2: Dim) -> None:
+    if k.__class__ is int and k2.__class__ is int and k != k2:
+        raise ShapeError(f"inner dimensions differ: {k} vs {k2}")
+
+
 def _gemm(inf: Inference, node: Any) -> list:
     a, b = inf.shape(node, 0), inf.shape(node, 1)
     if a is None or b is None:
         return [None]
-    m = a[1] if _attr(node, "transA", 0) else a[0]
-    n = b[0] if _attr(node, "transB", 0) else b[1]
+    if len(a) != 2 or len(b) != 2:
+        raise ShapeError(f"Gemm of ranks {len(a)} and {len(b)} (needs 2 and 2)")
+    m, ka = (a[1], a[0]) if _int_attr(node, "transA", 0) else a
+    kb, n = (b[1], b[0]) if _int_attr(node, "transB", 0) else b
+    _same_inner(ka, kb)
     return [(m, n)]
 
 
@@ -161,7 +265,7 @@ def _gather(inf: Inference, node: Any) -> list:
     data, indices = inf.shape(node, 0), inf.shape(node, 1)
     if data is None or indices is None:
         return [None]
-    axis = _axis(_attr(node, "axis", 0), len(data))
+    axis = _axis(_int_attr(node, "axis", 0), len(data))
     return [(*data[:axis], *indices, *data[axis + 1 :])]
 
 
@@ -180,7 +284,7 @@ def _clamp(d: Dims, index: Dim, size: Dim, low: int) -> Dim:
     """An ONNX slice bound resolved against ``size``: negatives count from the end, then clamped."""
     if index is None or size is None:
         return None
-    if index.__class__ is int:
+    if isinstance(index, int):
         if index >= _BIG:
             return size if low == 0 else d.sub(size, 1)
         if index <= -_BIG:
@@ -191,6 +295,11 @@ def _clamp(d: Dims, index: Dim, size: Dim, low: int) -> Dim:
     return d.min(index, size if low == 0 else d.sub(size, 1))
 
 
+def _optional_ints(inf: Inference, node: Any, i: int, default: list[int] | None) -> list[int] | None:
+    """The ints of input ``i``; ``default`` when it is absent, None when computed at run time."""
+    return inf.ints(node, i) if len(node.input) > i and node.input[i] else default
+
+
 def _slice(inf: Inference, node: Any) -> list:
     x = inf.shape(node, 0)
     if x is None:
@@ -199,13 +308,16 @@ def _slice(inf: Inference, node: Any) -> list:
     if starts is None or ends is None:
         return [(None,) * len(x)]
     n = len(starts.entries)
-    axes = inf.ints(node, 3) if len(node.input) > 3 and node.input[3] else list(range(n))
-    steps = inf.ints(node, 4) if len(node.input) > 4 and node.input[4] else [1] * n
+    axes = _optional_ints(inf, node, 3, list(range(n)))
+    steps = _optional_ints(inf, node, 4, [1] * n)
     if axes is None or steps is None:  # axes or steps computed at run time
         return [(None,) * len(x)]
+    if not len(ends.entries) == len(axes) == len(steps) == n:
+        raise ShapeError("starts, ends, axes and steps of different lengths")
+    if 0 in steps:
+        raise ShapeError("a slice step is 0")
     out = list(x)
-    for start, end, axis, step in zip(starts.entries, ends.entries, axes, steps, strict=True):
-        axis = _axis(axis, len(x))
+    for start, end, axis, step in zip(starts.entries, ends.entries, _axes(axes, len(x)), steps, strict=True):
         out[axis] = _slice_length(inf.d, x[axis], start, end, step)
     return [tuple(out)]
 
@@ -214,24 +326,26 @@ def _transpose(inf: Inference, node: Any) -> list:
     x = inf.shape(node, 0)
     if x is None:
         return [None]
-    perm = _attr(node, "perm") or list(range(len(x)))[::-1]
+    perm = _ints_attr(node, "perm") or list(range(len(x)))[::-1]
+    if sorted(perm) != list(range(len(x))):
+        raise ShapeError(f"perm {perm} is not a permutation of the {len(x)} axes")
     return [tuple(x[p] for p in perm)]
 
 
 def _axes_input_or_attr(inf: Inference, node: Any) -> list[int] | None:
     if len(node.input) > 1 and node.input[1]:
         return inf.ints(node, 1)
-    return _attr(node, "axes")
+    return _ints_attr(node, "axes")
 
 
 def _unsqueeze(inf: Inference, node: Any) -> list:
     x, axes = inf.shape(node, 0), _axes_input_or_attr(inf, node)
     if x is None or axes is None:
         return [None]
-    rank = len(x) + len(axes)
-    axes = sorted(_axis(a, rank) for a in axes)
+    out_rank = rank(len(x) + len(axes))
+    new = set(_axes(axes, out_rank))
     it = iter(x)
-    return [tuple(1 if i in axes else next(it) for i in range(rank))]
+    return [tuple(1 if i in new else next(it) for i in range(out_rank))]
 
 
 def _squeeze(inf: Inference, node: Any) -> list:
@@ -239,10 +353,13 @@ def _squeeze(inf: Inference, node: Any) -> list:
     if x is None:
         return [None]
     if axes is None:
-        if any(e.__class__ is not int for e in x):
-            return [None]
+        if (len(node.input) > 1 and node.input[1]) or not _known_ints(x):
+            return [None]  # axes computed at run time, or which dims are 1 is unknown
         return [tuple(e for e in x if e != 1)]
-    drop = {_axis(a, len(x)) for a in axes}
+    drop = set(_axes(axes, len(x)))
+    wrong = [i for i in drop if x[i].__class__ is int and x[i] != 1]
+    if wrong:
+        raise ShapeError(f"cannot squeeze axes {wrong} of {x}: not of size 1")
     return [tuple(e for i, e in enumerate(x) if i not in drop)]
 
 
@@ -250,24 +367,24 @@ def _shape_op(inf: Inference, node: Any) -> list:
     x = inf.shape(node, 0)
     if x is None:
         return [None]
-    return [(len(x[_attr(node, "start", 0) : _attr(node, "end", len(x))]),)]
+    return [(len(x[_int_attr(node, "start", 0) : _int_attr(node, "end", len(x))]),)]
 
 
 def _reduce(inf: Inference, node: Any) -> list:
     x = inf.shape(node, 0)
     if x is None:
         return [None]
-    keep = _attr(node, "keepdims", 1)
+    keep = _int_attr(node, "keepdims", 1)
     axes: list[int] | None
     if node.op_type in ("ArgMax", "ArgMin"):
-        axes = [_attr(node, "axis", 0)]
+        axes = [_int_attr(node, "axis", 0)]
     else:
         axes = _axes_input_or_attr(inf, node)
         if axes is None and len(node.input) > 1 and node.input[1]:
             return [None]  # axes computed at run time
     if not axes:
-        axes = [] if _attr(node, "noop_with_empty_axes", 0) else list(range(len(x)))
-    drop = {_axis(a, len(x)) for a in axes}
+        axes = [] if _int_attr(node, "noop_with_empty_axes", 0) else list(range(len(x)))
+    drop = set(_axes(axes, len(x)))
     return [tuple((1 if i in drop else e) for i, e in enumerate(x) if keep or i not in drop)]
 
 
@@ -286,29 +403,29 @@ def _constant_of_shape(inf: Inference, node: Any) -> list:
 def _constant(inf: Inference, node: Any) -> list:
     value = _attr(node, "value")
     if value is not None:
-        inf.tensor(node.output[0], inf.numpy_helper.to_array(value))
-        return [inf.shapes[node.output[0]]]
-    if _attr(node, "value_int") is not None:
-        inf.values[node.output[0]] = Value((int(_attr(node, "value_int")),), True)
+        return [inf.tensor_shape(value)]
+    if _int_attr(node, "value_int") is not None or _attr(node, "value_float") is not None:
         return [()]
-    ints = _attr(node, "value_ints")
-    if ints is not None:
-        inf.values[node.output[0]] = Value(tuple(int(v) for v in ints))
-        return [(len(ints),)]
+    for name in ("value_ints", "value_floats", "value_strings"):
+        values = _attr(node, name)
+        if values is not None:
+            return [(len(values),)]
     return [None]
 
 
 def _pad(inf: Inference, node: Any) -> list:
-    x, pads = inf.shape(node, 0), inf.ints(node, 1)
+    x = inf.shape(node, 0)
+    pads = _optional_ints(inf, node, 1, _ints_attr(node, "pads"))  # an attribute before opset 11
     if x is None or pads is None:
         return [None]
-    axes = inf.ints(node, 3) if len(node.input) > 3 and node.input[3] else list(range(len(x)))
+    axes = _optional_ints(inf, node, 3, list(range(len(x))))
     if axes is None:  # axes computed at run time
-        return [None]
+        return [(None,) * len(x)]
+    if len(pads) != 2 * len(axes):
+        raise ShapeError(f"{len(pads)} pads for {len(axes)} axes")
     out = list(x)
-    for j, axis in enumerate(axes):
-        axis = _axis(axis, len(x))
-        out[axis] = inf.d.add(out[axis], pads[j] + pads[j + len(axes)])
+    for j, axis in enumerate(_axes(axes, len(x))):
+        out[axis] = inf.d.add(out[axis], inf.d.add(pads[j], pads[j + len(axes)]))
     return [tuple(out)]
 
 
@@ -316,6 +433,8 @@ def _tile(inf: Inference, node: Any) -> list:
     x, repeats = inf.shape(node, 0), inf.value(node, 1)
     if x is None or repeats is None:
         return [None]
+    if len(repeats.entries) != len(x):
+        raise ShapeError(f"{len(repeats.entries)} repeats for rank {len(x)}")
     return [tuple(inf.d.mul(a, r) for a, r in zip(x, repeats.entries, strict=True))]
 
 
@@ -363,96 +482,4 @@ SHAPE_RULES: dict[str, Callable[[Inference, Any], list]] = {
     "Constant": _constant,
     "Pad": _pad,
     "Tile": _tile,
-}
-
-
-# -- symbolic values of small integer tensors ------------------------------------------------------------
-
-
-def _v_shape(inf: Inference, node: Any) -> Value | None:
-    x = inf.shape(node, 0)
-    if x is None:
-        return None
-    return Value(tuple(x[_attr(node, "start", 0) : _attr(node, "end", len(x))]))
-
-
-def _v_size(inf: Inference, node: Any) -> Value | None:
-    x = inf.shape(node, 0)
-    return None if x is None else Value((inf.d.prod(x),), True)
-
-
-def _v_gather(inf: Inference, node: Any) -> Value | None:
-    data, idx = inf.value(node, 0), inf.value(node, 1)
-    if data is None or idx is None or data.scalar or _attr(node, "axis", 0) != 0:
-        return None
-    picked = tuple(data.entries[i] for i in idx.entries)  # type: ignore[index]
-    return Value(picked, idx.scalar)
-
-
-def _v_slice(inf: Inference, node: Any) -> Value | None:
-    data = inf.value(node, 0)
-    starts, ends = inf.ints(node, 1), inf.ints(node, 2)
-    if data is None or starts is None or ends is None or len(starts) != 1:
-        return None
-    steps = inf.ints(node, 4) if len(node.input) > 4 and node.input[4] else [1]
-    if steps is None:
-        return None
-    n = len(data.entries)
-    start, end = (max(-n - 1, min(v, n)) for v in (starts[0], ends[0]))
-    return Value(tuple(data.entries[start : end : steps[0]]))
-
-
-def _v_concat(inf: Inference, node: Any) -> Value | None:
-    parts = [inf.value(node, i) for i in range(len(node.input))]
-    if any(p is None for p in parts):
-        return None
-    return Value(tuple(e for p in parts for e in p.entries))  # type: ignore[union-attr]
-
-
-def _v_same(inf: Inference, node: Any) -> Value | None:
-    return inf.value(node, 0)
-
-
-def _v_unsqueeze(inf: Inference, node: Any) -> Value | None:
-    v = inf.value(node, 0)
-    return None if v is None or not v.scalar else Value(v.entries)
-
-
-def _v_squeeze(inf: Inference, node: Any) -> Value | None:
-    v = inf.value(node, 0)
-    return None if v is None or len(v.entries) != 1 else Value(v.entries, True)
-
-
-def _v_arith(fn_name: str) -> Callable[[Inference, Any], Value | None]:
-    def rule(inf: Inference, node: Any) -> Value | None:
-        a, b = inf.value(node, 0), inf.value(node, 1)
-        if a is None or b is None:
-            return None
-        fn = getattr(inf.d, fn_name)
-        xs, ys = a.entries, b.entries
-        if len(xs) == 1 and len(ys) != 1:
-            xs = xs * len(ys)
-        if len(ys) == 1 and len(xs) != 1:
-            ys = ys * len(xs)
-        return Value(tuple(fn(x, y) for x, y in zip(xs, ys, strict=True)), a.scalar and b.scalar)
-
-    return rule
-
-
-VALUE_RULES: dict[str, Callable[[Inference, Any], Value | None]] = {
-    "Shape": _v_shape,
-    "Size": _v_size,
-    "Gather": _v_gather,
-    "Slice": _v_slice,
-    "Concat": _v_concat,
-    "Identity": _v_same,
-    "Cast": _v_same,
-    "Unsqueeze": _v_unsqueeze,
-    "Squeeze": _v_squeeze,
-    "Add": _v_arith("add"),
-    "Sub": _v_arith("sub"),
-    "Mul": _v_arith("mul"),
-    "Div": _v_arith("floordiv"),  # dimensions are not negative, where truncation is floor
-    "Max": _v_arith("max"),
-    "Min": _v_arith("min"),
 }

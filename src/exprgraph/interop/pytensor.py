@@ -8,34 +8,48 @@ graph once, children first, with an explicit stack. Needs ``exprgraph[pytensor]`
 One table maps our ops to PyTensor's scalar ops; PyTensor's tensor ops are those scalar ops made
 elementwise, so the same table serves both kinds of graph and both directions. PyTensor spells
 broadcasting and vector products with explicit ``ExpandDims``/``Squeeze``; they are read back as
-the implicit broadcasting and the ``dot``/``matmul`` of our terms. Dtypes: ``float64``,
-``float32``, ``int64`` and ``bool`` map to themselves; other PyTensor dtypes widen (float16 to
-float32, int8... to int64). Unknown static dimensions become symbolic dimensions ``<name>_dim<i>``.
-``log1p``, ``expm1`` and ``softplus`` are PyTensor scalar ops; ``log_sigmoid`` goes out as
-``-softplus(-x)`` and ``logaddexp`` as its stable formula (PyTensor's ``logaddexp`` is the naive
-``log(exp(a) + exp(b))``), read back as those ops. ``logsumexp`` goes out as ``m + log(sum(exp(x - m)))`` with ``m``
-the maximum (PyTensor's own ``logsumexp`` overflows until its rewrites run), equal within rounding;
-it is not read back as one op.
+the implicit broadcasting and the ``dot``/``matmul`` of our terms. Unknown static dimensions
+become symbolic dimensions ``<name>_dim<i>``.
+
+Values are evaluate's, in PyTensor's Python code and its compiled C code alike, where PyTensor's op
+alone would differ: an int64 meeting a float32 is cast to float64 first (C would compute in
+float32), as is the int64 of a float ``//`` or ``%`` (C negates -2**63), an integer ``n // 0`` and
+``n % 0`` are 0 (C raises) and ``-2**63 // -1`` is -2**63 (C traps: SIGFPE), int64 ``maximum`` and
+``minimum`` are comparisons (C's go through a double), ``a**0.5`` is ``sqrt(a)`` and a float to an
+odd int64 power keeps its sign. ``log1p``, ``expm1`` and ``softplus`` are PyTensor scalar ops (its
+sigmoid and softplus are within an ulp of ours); ``log_sigmoid`` goes out as ``-softplus(-x)`` and
+``logaddexp`` as its stable formula (PyTensor's ``logaddexp`` is the naive ``log(exp(a) +
+exp(b))``), ``logsumexp`` as ``m + log(sum(exp(x - m)))`` with ``m`` the maximum (PyTensor's own
+overflows until its rewrites run), equal within rounding. Each variable ``to_pytensor`` writes
+records the term it computes, so ``from_pytensor`` reads an untouched graph back as the very same
+terms; a rewritten or cloned one is read op by op (the formulas as the ops they are made of). Float
+``//`` is PyTensor's: its C code computes ``floor(a / b)`` (``inf // 1`` is inf, ``1 // 0.1`` is
+10.0; numpy's: nan and 9.0), as docs/interop.md says.
+
+Dtypes: ``float64``, ``float32``, ``int64`` and ``bool`` map to themselves. Inputs and constants
+of PyTensor's other dtypes widen exactly (int8... uint32 to int64, float16 to float32; a uint64
+constant above 2**63 - 1 and a uint64 input raise :class:`~exprgraph.errors.ConversionError`), but
+arithmetic in them does not: an op computing in int8 (which wraps at 2**7), uint64 or float16, a
+cast that wraps or rounds, and an op whose numpy dtype differs from ours (int8 + float32 is
+float32) raise ``ConversionError``. Selections (``maximum``, ``minimum``, ``switch``) keep values
+in any dtype and are read.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-from ..core import BOOL, FLOAT32, FLOAT64, INT64, Symbol, Term, const, get_op
-from ..core.dtypes import is_float
-from ..core.stdops import bool_casts, insert_axes
-from ..core.tokens import RESERVED_NAMES
+from ..core import BOOL, FLOAT32, FLOAT64, INT64, Term
+from ..core.dtypes import promote
+from ..core.stdops import bool_casts
 from ..core.walk import postorder
 from ..errors import ConversionError
 from ..graph import FunctionGraph
 from ._optional import require
 
-__all__ = ["to_pytensor", "from_pytensor", "SCALAR_OPS"]
+__all__ = ["to_pytensor", "SCALAR_OPS"]
 
 #: our op -> the PyTensor scalar op (in ``pytensor.scalar``) computing it elementwise
 SCALAR_OPS = {
@@ -111,13 +125,12 @@ class _Writer:
         var.tag.exprgraph_term = node  # lets from_pytensor give back this very symbol
         return var
 
-    def constant(self, node: Term) -> Any:
-        value = node.attr
+    def constant(self, value: Any, dtype: str) -> Any:
         if hasattr(value, "array"):
             value = value.array
         if self.scalar:
-            return self.ps.constant(value, dtype=node.dtype)
-        return self.pt.constant(np.asarray(value, dtype=node.dtype))
+            return self.ps.constant(value, dtype=dtype)
+        return self.pt.constant(np.asarray(value, dtype=dtype))
 
     def cast(self, var: Any, dtype: str) -> Any:
         return self.ps.cast(var, dtype) if self.scalar else self.pt.cast(var, dtype)
@@ -126,31 +139,25 @@ class _Writer:
         ps, pt = self.ps, self.pt
         name = node.op.name
         args = [self.done[a] for a in node.args]
+        dtypes = [a.dtype for a in node.args]
         if node.op.counts_bools or node.op.float_result:
             # our arithmetic counts bools as integers (as float32 next to float32), float functions as floats
             casts = bool_casts(node)
             args = [v if c is None else self.cast(v, c) for v, c in zip(args, casts, strict=True)]
+            dtypes = [d if c is None else c for d, c in zip(dtypes, casts, strict=True)]
         for i in _LOGICAL.get(name, ()):
             if node.args[i].dtype != BOOL:
                 args[i] = ps.neq(args[i], 0) if self.scalar else pt.neq(args[i], 0)  # truth value
+                dtypes[i] = BOOL
         if name in _FORMULAS:
-            return _FORMULAS[name](self, args)
+            return _FORMULAS[name](self, node, args, dtypes)
         if name in SCALAR_OPS:
-            op = _scalar_op(ps, name)
-            if not self.scalar:
-                op = pt.elemwise.Elemwise(op)
-            if name in ("maximum", "minimum") and len(args) > 2:
-                out = op(args[0], args[1])
-                for v in args[2:]:
-                    out = op(out, v)
-                return out
-            return op(*args)
+            return self.fold(name, args, dtypes)
         if self.scalar:
             raise ConversionError(f"to_pytensor(scalar=True): {name} is not a scalar op; leave scalar=False")
-        if name == "dot":
-            return pt.dot(*args)
-        if name == "matmul":
-            return pt.matmul(*args)
+        if name in ("dot", "matmul"):
+            args = self.widen(args, dtypes)
+            return pt.dot(*args) if name == "dot" else pt.matmul(*args)
         if name == "sum":
             return pt.sum(args[0], axis=node.attr)
         if name == "logsumexp":
@@ -158,6 +165,33 @@ class _Writer:
         if name == "transpose":
             return pt.transpose(args[0], node.attr)
         raise ConversionError(f"to_pytensor: the op {name!r} has no PyTensor counterpart")
+
+    def widen(self, args: list, dtypes: list[str], name: str = "") -> list:
+        """Operands cast to float64 where numpy converts them and PyTensor's C code would not: int64
+        with float32 (C computes in float32), and the int64 of a float // or % (C negates -2**63)."""
+        if INT64 not in dtypes or (
+            FLOAT32 not in dtypes and (name not in ("floordiv", "mod") or FLOAT64 not in dtypes)
+        ):
+            return args
+        return [v if d in (BOOL, FLOAT64) else self.cast(v, FLOAT64) for v, d in zip(args, dtypes, strict=True)]
+
+    def fold(self, name: str, args: list, dtypes: list[str]) -> Any:
+        """The elementwise op ``name`` on ``args``, a left fold of binary steps for more than two."""
+        if len(args) == 1:
+            return self.elementwise(SCALAR_OPS[name])(args[0])
+        if name == "where":
+            return self.elementwise("switch")(args[0], *self.widen(args[1:], dtypes[1:]))
+        out, have = args[0], dtypes[0]
+        for v, d in zip(args[1:], dtypes[1:], strict=True):
+            if len(args) > 2 or name in _GUARDED:  # a step at a time (one op of all: C promotes as it likes)
+                pair = self.widen([out, v], [have, d], name)
+                if name == "pow":
+                    pair[1] = v  # an int64 exponent stays one: its parity decides the sign
+                out = _GUARDED.get(name, _plain)(self, name, pair, [have, d])
+            else:
+                out = self.elementwise(SCALAR_OPS[name])(*self.widen([out, v], [have, d]))
+            have = promote(have, d)
+        return out
 
     def elementwise(self, name: str) -> Any:
         """PyTensor's scalar op ``name`` (of ``pytensor.scalar``), made elementwise unless scalar."""
@@ -169,27 +203,107 @@ class _Writer:
             if node.op.name == "symbol":
                 self.done[node] = self.symbol(node)
             elif node.op.name == "const":
-                self.done[node] = self.constant(node)
+                self.done[node] = self.constant(node.attr, node.dtype)
             else:
                 if self.scalar and node.shape:
                     raise ConversionError(
                         f"to_pytensor(scalar=True) takes scalar terms; {node.op.name} has shape {node.shape}"
                     )
-                self.done[node] = self.apply(node)
+                var = self.done[node] = self.apply(node)
+                _tag_formula(var, node, [self.done[a] for a in node.args])
         return [self.done[r] for r in roots]
 
 
-def _log_sigmoid(w: _Writer, args: list) -> Any:
-    # log(sigmoid(x)) = -softplus(-x)
-    neg, softplus = w.elementwise("neg"), w.elementwise("softplus")
-    return neg(softplus(neg(args[0])))
+def _tag_formula(var: Any, node: Term, operands: list) -> None:
+    """Record on ``var`` the term it computes, its operands and every PyTensor node in between (with
+    their inputs): from_pytensor gives back that very term while those nodes are untouched."""
+    if any(var is v for v in operands) or var.owner is None:
+        return  # the op passed an operand through (logsumexp over no axis)
+    stop = {id(v) for v in operands}
+    applies, seen, stack = [], set(), [var]
+    while stack:
+        owner = stack.pop().owner
+        if owner is None or id(owner) in seen:
+            continue
+        seen.add(id(owner))
+        applies.append((owner, tuple(owner.inputs)))
+        stack.extend(v for v in owner.inputs if id(v) not in stop)
+    var.tag.exprgraph_formula = (node, tuple(operands), tuple(applies))
 
 
-def _logaddexp(w: _Writer, args: list) -> Any:
-    # numpy's logaddexp: a + log(2) where a == b (infinities of one sign), else max(a, b) + softplus(-|a - b|)
+def _plain(w: _Writer, name: str, args: list, dtypes: list[str]) -> Any:
+    return w.elementwise(SCALAR_OPS[name])(*args)
+
+
+def _int_division(w: _Writer, name: str, args: list, dtypes: list[str]) -> Any:
+    """int64 ``x // y`` and ``x % y`` as evaluate computes them: 0 and 0 for ``y == 0``, ``-x`` (wrapping
+    at -2**63) and 0 for ``y == -1``. PyTensor's C code raises at 0, kills the process with SIGFPE at
+    ``-2**63 // -1`` and negates ``x``, which wraps at -2**63: none of those reach it."""
+    if promote(*dtypes) != INT64:
+        return _plain(w, name, args, dtypes)
+    e, c = w.elementwise, (lambda v: w.constant(v, INT64))
+    x, y = args
+    zero, minus_one = e("eq")(y, c(0)), e("eq")(y, c(-1))
+    safe = e("switch")(e("or_")(zero, minus_one), c(1), y)
+    # x = -2**63: (x + |y|) // y - sign(y) is x // y, and x + |y| does not overflow
+    lowest = e("eq")(x, c(-(2**63)))
+    shifted = e("switch")(lowest, e("add")(x, e("abs")(safe)), x)
+    step = e("switch")(lowest, e("switch")(e("lt")(safe, c(0)), c(-1), c(1)), c(0))
+    quotient = e("sub")(e("int_div")(shifted, safe), step)
+    if name == "mod":  # x - (x // y)*y, exact in wrapping arithmetic (the true value fits)
+        return e("sub")(x, e("mul")(quotient, safe))
+    return e("switch")(zero, c(0), e("switch")(minus_one, e("neg")(x), quotient))
+
+
+def _int_extreme(w: _Writer, name: str, args: list, dtypes: list[str]) -> Any:
+    # int64 max(a, b) = a if a >= b else b (PyTensor's C maximum goes through a double: wrong above 2**53)
+    if promote(*dtypes) != INT64:
+        return _plain(w, name, args, dtypes)
     a, b = args
+    return w.elementwise("switch")(w.elementwise("ge" if name == "maximum" else "le")(a, b), a, b)
+
+
+def _power(w: _Writer, name: str, args: list, dtypes: list[str]) -> Any:
+    """A float ``a**e`` as our pow: ``a**0.5`` is ``sqrt(a)`` (C's pow gives inf at -inf), and a float
+    to an odd int64 power has the sign of the base (above 2**53, the exponent made a float is even)."""
     e = w.elementwise
-    ln2 = np.log(np.asarray(2.0, dtype=a.dtype))
+    out = e("pow")(*args)
+    result = promote(*dtypes)
+    if result == INT64:
+        return out
+    base, power = args
+    if dtypes[1] != INT64:
+        root = e("sqrt")(base if dtypes[0] == result else w.cast(base, result))
+        return e("switch")(e("eq")(power, w.constant(0.5, dtypes[1])), root, out)
+    zero = w.constant(0.0, result)
+    odd = e("neq")(e("mod")(power, w.constant(2, INT64)), w.constant(0, INT64))
+    # the sign of the base, -0.0 included (1/-0.0 is -inf)
+    negative = e("or_")(e("lt")(base, zero), e("lt")(e("true_div")(w.constant(1.0, result), base), zero))
+    size = e("abs")(out)
+    return e("switch")(odd, e("switch")(negative, e("neg")(size), size), out)
+
+
+#: binary ops written with more than PyTensor's one scalar op (always folded a step at a time)
+_GUARDED = {"floordiv": _int_division, "mod": _int_division, "maximum": _int_extreme, "minimum": _int_extreme}
+_GUARDED["pow"] = _power
+
+
+def _as_result(w: _Writer, node: Term, args: list, dtypes: list[str]) -> list:
+    """Operands cast to the node's float dtype (PyTensor would compute int64 arithmetic inside a formula)."""
+    return [v if d == node.dtype else w.cast(v, node.dtype) for v, d in zip(args, dtypes, strict=True)]
+
+
+def _log_sigmoid(w: _Writer, node: Term, args: list, dtypes: list[str]) -> Any:
+    # log(sigmoid(x)) = -softplus(-x), x made a float first (-(-2**63) wraps around in int64)
+    neg, softplus = w.elementwise("neg"), w.elementwise("softplus")
+    return neg(softplus(neg(_as_result(w, node, args, dtypes)[0])))
+
+
+def _logaddexp(w: _Writer, node: Term, args: list, dtypes: list[str]) -> Any:
+    # numpy's logaddexp: a + log(2) where a == b (infinities of one sign), else max(a, b) + softplus(-|a - b|)
+    a, b = _as_result(w, node, args, dtypes)
+    e = w.elementwise
+    ln2 = w.constant(np.log(np.asarray(2.0, dtype=node.dtype)), node.dtype)
     spread = e("softplus")(e("neg")(e("abs")(e("sub")(a, b))))
     return e("switch")(e("eq")(a, b), e("add")(a, ln2), e("add")(e("scalar_maximum")(a, b), spread))
 
@@ -231,211 +345,3 @@ def to_pytensor(terms: Any, *, scalar: bool = False) -> Any:
 
 
 # -- from PyTensor ----------------------------------------------------------------------------------------
-
-
-def _our_dtype(dtype: str) -> str:
-    if dtype == "bool":
-        return BOOL
-    if dtype.startswith(("int", "uint")):
-        return INT64
-    if dtype in ("float32", "float16"):
-        return FLOAT32
-    if dtype.startswith("float"):
-        return FLOAT64
-    raise ConversionError(f"from_pytensor: the dtype {dtype} has no exprgraph counterpart")
-
-
-class _Reader:
-    """Reads PyTensor variables into terms.
-
-    Each variable maps to ``(term, virtual)``: ``virtual`` lists the axes of the PyTensor variable
-    that are length-1 axes PyTensor inserted (ExpandDims, the vector forms of Dot) and that the term
-    leaves out. Elementwise ops broadcast leading ones implicitly and Squeeze removes them, so they
-    never need to be built; any other use builds them (:meth:`full`).
-    """
-
-    def __init__(self) -> None:
-        self.ps, self.pt = _modules()
-        self.done: dict[Any, tuple[Term, tuple[int, ...]]] = {}
-        self.names: dict[str, Any] = {}
-        self.scalar_classes = {type(_scalar_op(self.ps, n)): get_op(n) for n in SCALAR_OPS}
-
-    def full(self, var: Any) -> Term:
-        term, virtual = self.done[var]
-        return insert_axes(term, virtual) if virtual else term
-
-    def leaf(self, var: Any) -> Term:
-        tag_term = getattr(var.tag, "exprgraph_term", None) if hasattr(var, "tag") else None
-        if tag_term.__class__ is Term and tag_term.dtype == _our_dtype(var.type.dtype):
-            return tag_term
-        if hasattr(var, "data"):  # a constant
-            data = np.asarray(var.data)
-            dtypes = {BOOL: np.bool_, INT64: np.int64, FLOAT64: np.float64, FLOAT32: np.float32}
-            return const(data.astype(dtypes[_our_dtype(str(data.dtype))]))
-        name = self.unique_name(var)
-        shape = getattr(var.type, "shape", ())
-        dims = tuple(d if d is not None else f"{name}_dim{i}" for i, d in enumerate(shape))
-        return Symbol(name, _our_dtype(var.type.dtype), dims)
-
-    def unique_name(self, var: Any) -> str:
-        base = re.sub(r"\W", "_", var.name) if var.name else "input"
-        if not base.isidentifier() or base in RESERVED_NAMES:
-            base = "v_" + base
-        name, k = base, 0
-        while name in self.names and self.names[name] is not var:
-            k += 1
-            name = f"{base}_{k}"
-        self.names[name] = var
-        return name
-
-    def convert(self, roots: list[Any]) -> list[Term]:
-        for var in _pytensor_postorder(roots):
-            if var.owner is None:
-                self.done[var] = (self.leaf(var), ())
-            else:
-                self.done[var] = self.apply(var)
-        return [self.full(r) for r in roots]
-
-    def apply(self, var: Any) -> tuple[Term, tuple[int, ...]]:
-        node = var.owner
-        op = node.op
-        kind = type(op).__name__
-        if kind in _PASS_THROUGH:
-            return self.done[node.inputs[0]]
-        if kind == "Elemwise":
-            return self.elemwise(op.scalar_op, var, var.type.ndim)
-        if isinstance(op, self.ps.ScalarOp):
-            return self.elemwise(op, var, 0)
-        if kind == "DimShuffle":
-            return self.dimshuffle(op, node.inputs[0])
-        if kind == "Dot" or (kind == "Blockwise" and type(op.core_op).__name__ in ("Dot", "Matmul")):
-            return self.product(get_op("dot" if kind == "Dot" else "matmul"), node.inputs)
-        if kind == "Sum":
-            axis = op.axis if op.axis is None or len(op.axis) != 1 else op.axis[0]
-            return get_op("sum")(self.full(node.inputs[0]), axis=axis), ()
-        raise ConversionError(f"from_pytensor: no exprgraph op for PyTensor's {op}")
-
-    def elemwise(self, scalar_op: Any, var: Any, ndim: int) -> tuple[Term, tuple[int, ...]]:
-        inputs = var.owner.inputs
-        kind = type(scalar_op).__name__
-        if kind == "Composite":
-            return self.composite(scalar_op, var, ndim)
-        if kind == "Cast":
-            return self.cast(inputs[0], scalar_op.o_type.dtype, ndim)
-        if kind == "Identity":
-            return self.done[inputs[0]]
-        op = self.scalar_classes.get(type(scalar_op))
-        if op is None:
-            raise ConversionError(f"from_pytensor: no exprgraph op for PyTensor's scalar op {scalar_op}")
-        args = []
-        for v in inputs:
-            term, virtual = self.done[v]
-            # leading inserted axes are what broadcasting adds anyway; others must be built
-            args.append(term if virtual == tuple(range(len(virtual))) else self.full(v))
-        if op.counts_bools:
-            args = [self.uncast(v, a) for v, a in zip(inputs, args, strict=True)]
-        term = op(*args)
-        return term, tuple(range(ndim - term.ndim))
-
-    def composite(self, scalar_op: Any, var: Any, ndim: int) -> tuple[Term, tuple[int, ...]]:
-        """A fused elementwise op (PyTensor's Composite): its inner scalar graph, on our operands."""
-        args = []
-        for v in var.owner.inputs:
-            term, virtual = self.done[v]
-            args.append(term if virtual == tuple(range(len(virtual))) else self.full(v))
-        inner = scalar_op.fgraph
-        for v, term in zip(inner.inputs, args, strict=True):
-            self.done[v] = (term, ())
-        for v in _pytensor_postorder(inner.outputs):
-            if v not in self.done:
-                self.done[v] = (self.leaf(v), ()) if v.owner is None else self.apply(v)
-        term = self.done[inner.outputs[var.owner.outputs.index(var)]][0]
-        return term, tuple(range(ndim - term.ndim))
-
-    def uncast(self, var: Any, term: Term) -> Term:
-        """A bool cast to int64 for arithmetic is the bool itself: our arithmetic counts bools as ints."""
-        owner = var.owner
-        if owner is not None and type(owner.op).__name__ in ("Elemwise", "Cast"):
-            scalar_op = getattr(owner.op, "scalar_op", owner.op)
-            if type(scalar_op).__name__ == "Cast" and scalar_op.o_type.dtype.startswith("int"):
-                inner, virtual = self.done[owner.inputs[0]]
-                if inner.dtype == BOOL and virtual == tuple(range(len(virtual))):
-                    return inner
-        return term
-
-    def cast(self, var: Any, dtype: str, ndim: int) -> tuple[Term, tuple[int, ...]]:
-        term, virtual = self.done[var]
-        src, dst = term.dtype, _our_dtype(dtype)
-        if src == dst:
-            out = term
-        elif dst == BOOL:
-            out = get_op("ne")(term, const(0.0 if src == FLOAT64 else 0))  # truth value
-        elif src == BOOL:
-            out = get_op("where")(term, const(1, dst), const(0, dst))
-        elif dst == FLOAT64:
-            out = term * const(1.0)  # int64 or float32 -> float64: exact (int64 up to 2**53)
-        else:
-            what = "rounding" if is_float(dst) else "truncation"
-            raise ConversionError(f"from_pytensor: a cast of {src} to {dtype} ({what}) has no exprgraph op")
-        return out, virtual
-
-    def dimshuffle(self, op: Any, source: Any) -> tuple[Term, tuple[int, ...]]:
-        term, virtual = self.done[source]
-        order = tuple(op.new_order)
-        in_ndim = len(virtual) + term.ndim
-        real = [i for i in range(in_ndim) if i not in virtual]  # input axis -> its axis in term
-        kept = [i for i in order if i != "x"]
-        dropped = [real.index(i) for i in range(in_ndim) if i not in kept and i in real]
-        if dropped:  # a dropped axis has length 1: summing over it removes it
-            term = get_op("sum")(term, axis=tuple(dropped) if len(dropped) < term.ndim else None)
-            real = [i for i in real if i in kept]
-        perm = [real.index(i) for i in kept if i in real]
-        if perm != sorted(perm):
-            reverse = perm == list(range(len(perm) - 1, -1, -1)) and len(perm) == 2
-            term = get_op("transpose")(term, axes=None if reverse else tuple(perm))
-        new_virtual = tuple(j for j, i in enumerate(order) if i == "x" or i in virtual)
-        return term, new_virtual
-
-    def product(self, op: Any, inputs: list) -> tuple[Term, tuple[int, ...]]:
-        (a, va), (b, vb) = self.done[inputs[0]], self.done[inputs[1]]
-        if inputs[0].type.ndim == 2 and inputs[1].type.ndim == 2 and va in ((), (0,)) and vb in ((), (1,)):
-            # a row vector (x[None, :]) times a column vector (y[:, None]): the vector products
-            return op(a, b), tuple(i for i, v in ((0, va), (1, vb)) if v)
-        return op(self.full(inputs[0]), self.full(inputs[1])), ()
-
-
-def _pytensor_postorder(roots: Iterable[Any]) -> list[Any]:
-    """Variables reachable from ``roots`` through their owners' inputs, inputs first (no recursion)."""
-    seen: set[int] = set()
-    order: list[Any] = []
-    for root in roots:
-        if id(root) in seen:
-            continue
-        seen.add(id(root))
-        stack = [(root, 0)]
-        while stack:
-            var, i = stack[-1]
-            inputs = var.owner.inputs if var.owner is not None else ()
-            while i < len(inputs) and id(inputs[i]) in seen:
-                i += 1
-            if i < len(inputs):
-                stack[-1] = (var, i + 1)
-                seen.add(id(inputs[i]))
-                stack.append((inputs[i], 0))
-            else:
-                stack.pop()
-                order.append(var)
-    return order
-
-
-def from_pytensor(graph: Any) -> Any:
-    """Terms for PyTensor variables (a term for one, a list for a list); our FunctionGraph for theirs."""
-    reader = _Reader()
-    if hasattr(graph, "outputs") and hasattr(graph, "inputs") and not hasattr(graph, "owner"):
-        outputs = reader.convert(list(graph.outputs) + list(graph.inputs))
-        n = len(graph.outputs)
-        inputs = [t for t in outputs[n:] if t.op.name == "symbol"]
-        return FunctionGraph(inputs, outputs[:n])
-    if isinstance(graph, (list, tuple)):
-        return reader.convert(list(graph))
-    return reader.convert([graph])[0]

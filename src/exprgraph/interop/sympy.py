@@ -20,6 +20,15 @@ made of the functions below, and ``from_sympy(to_sympy(t))`` has the values of `
 | ``maximum``, ``minimum`` | ``Max``, ``Min`` |
 | ``where(c, a, b)`` | ``Piecewise((a, c), (b, True))`` |
 | ``< <= > >= eq ne``, ``and or not`` | ``Lt Le Gt Ge Eq Ne``, ``And Or Not`` |
+
+Edge semantics. SymPy's booleans are no numbers: a bool operand of arithmetic becomes
+``Piecewise((1, b), (0, True))`` and a number operand of logic ``Ne(x, 0)``, as evaluate reads
+them. A division by a zero SymPy can see (``x/0``, ``x // (y - y)``) is written as IEEE computes
+it, ``Piecewise((oo, x > 0), (-oo, x < 0), (nan, True))``, where SymPy would say ``zoo``; an
+integer ``n // 0`` and ``n % 0`` are 0, a float ``x % 0.0`` nan. SymPy has no signed zero
+(``-0.0`` is 0) and no int64 overflow (``n*m`` does not wrap around in SymPy), and it may make a
+real subterm complex (``sqrt(-(x % 2))`` is ``I*sqrt(x % 2)`` to it), which ``from_sympy`` then
+refuses. An expression SymPy refuses to build raises :class:`~exprgraph.errors.ConversionError`.
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import INT64, Term
+from ..core import BOOL, INT64, Term
 from ..core.walk import postorder
 from ..errors import ConversionError
 from ..eval import evaluate
@@ -159,6 +168,26 @@ class _Writer:
             expr = self.done[node] = _sympy_const(self.sp, _value_of(node))
         return expr
 
+    def number(self, node: Term) -> Any:
+        """The SymPy expression of ``node`` as a number: a bool counts as 1 or 0 (SymPy's booleans are no numbers)."""
+        expr = self.get(node)
+        if node.dtype != BOOL:
+            return expr
+        sp = self.sp
+        if expr is sp.true or expr is sp.false:
+            return sp.Integer(1 if expr is sp.true else 0)
+        return sp.Piecewise((sp.Integer(1), expr), (sp.Integer(0), True))
+
+    def operand(self, node: Term, i: int, arg: Term) -> Any:
+        """Operand ``i`` of ``node`` in the kind SymPy wants there: a truth value or a number."""
+        name = node.op.name
+        if name in _TRUTHS or (name == "where" and i == 0):
+            # logic reads a number as its truth value: x != 0 (nan too)
+            return self.get(arg) if arg.dtype == BOOL else self.sp.Ne(self.get(arg), 0)
+        if (name == "where" and node.dtype == BOOL) or (name in ("eq", "ne") and node.args[1 - i].dtype == BOOL):
+            return self.get(arg)  # booleans chosen, or compared with booleans, stay booleans
+        return self.number(arg)
+
     def classify(self, node: Term) -> str:
         if not node.args:
             if node.op.name == "symbol":
@@ -184,7 +213,10 @@ class _Writer:
             elif node.op.name == "const":
                 self.done[node] = _sympy_const(self.sp, node.attr)
             elif kind != "value" and node not in self.inlined:
-                self.done[node] = self.expr(node)
+                try:
+                    self.done[node] = self.expr(node)
+                except _SYMPY_REFUSALS as err:  # x < zoo, And of a number...: SymPy will not build it
+                    raise ConversionError(f"to_sympy: SymPy cannot build {node.op.name} here ({err})") from err
         return [self.get(r) for r in roots]
 
     def expr(self, node: Term) -> Any:
@@ -194,8 +226,12 @@ class _Writer:
         if name in _CHAINS:
             # a + b - c + ... is one Add (and a*b/c... one Mul): SymPy re-flattens a sum each
             # time it grows, so building a long chain link by link would take quadratic time
-            parts = _chain_operands(node, self.inlined, self.get)
+            parts = _chain_operands(node, self.inlined, self.number)
             total = _CHAINS[name] == "sum"
+            if not total and any(sign < 0 and _is_zero(e) for e, sign in parts):
+                # a/0*b: the sign of everything else decides (IEEE), where SymPy would say zoo
+                rest = [e if sign > 0 else sp.Pow(e, -1) for e, sign in parts if not (sign < 0 and _is_zero(e))]
+                return _over_zero(sp, sp.Mul(*rest))
             args = [e if sign > 0 else (-e if total else sp.Pow(e, -1)) for e, sign in parts]
             fn: Callable[..., Any] = (lambda a, attr: sp.Add(*a)) if total else (lambda a, attr: sp.Mul(*a))
         else:
@@ -203,19 +239,54 @@ class _Writer:
             if found is None:
                 raise ConversionError(f"to_sympy: the op {name!r} has no SymPy counterpart")
             fn = found
-            args = [self.get(a) for a in node.args]
+            args = [self.operand(node, i, a) for i, a in enumerate(node.args)]
+            if name in ("floordiv", "mod", "ceil_div") and _is_zero(args[1]):
+                return _by_zero(sp, name, node.dtype, args[0])
         nan = _nan_result(sp, name, args)
         if nan is not None:
             return nan
         expr = fn(args, node.attr)
-        if self.kind[node] == "exact" and (expr is sp.zoo or expr is sp.nan):
-            return _sympy_const(sp, _value_of(node))  # 1/0 is inf to us
-        if isinstance(expr, sp.AccumBounds) or (not expr.is_Boolean and expr.is_extended_real is False):
+        if self.kind[node] == "exact" and (
+            expr is sp.zoo or expr is sp.nan or (expr.is_Integer and not -(2**63) <= expr < 2**63)
+        ):
+            return _sympy_const(sp, _value_of(node))  # 1/0 is inf to us, and int64 wraps around
+        if isinstance(expr, sp.AccumBounds) or _real_or_nan(sp, expr) is sp.nan:
             return sp.nan  # sqrt(-max(1, x)) is imaginary to SymPy and sin(oo) a range: nan to us
         if expr is sp.zoo or sp.zoo in expr.args:
             with sp.evaluate(False):  # x/0: keep the division, SymPy would make it complex infinity
                 return fn(args, node.attr)
+        if expr.is_Piecewise:
+            # sqrt(where(c, 0.5, -0.5)) folds into Piecewise((sqrt(0.5), c), (I*sqrt(0.5), True)): nan to us
+            pieces = [(_real_or_nan(sp, e), c) for e, c in expr.args]
+            if any(new is not e for (new, _), (e, _) in zip(pieces, expr.args, strict=True)):
+                return sp.Piecewise(*pieces)
         return expr
+
+
+def _real_or_nan(sp: Any, expr: Any) -> Any:
+    """``expr``, or nan where SymPy knows it is not real (our functions are real: nan off their domain)."""
+    return sp.nan if not expr.is_Boolean and expr.is_extended_real is False else expr
+
+
+def _is_zero(expr: Any) -> bool:
+    """Whether a SymPy expression is the number zero (SymPy folds ``y - y`` to it)."""
+    return bool(expr.is_Number and expr.is_zero)
+
+
+def _over_zero(sp: Any, num: Any) -> Any:
+    """``num / 0`` as IEEE computes it: inf or -inf by the sign of ``num``, nan at 0 (and nan)."""
+    if num.is_Number:
+        return sp.oo if num > 0 else -sp.oo if num < 0 else sp.nan
+    return sp.Piecewise((sp.oo, num > 0), (-sp.oo, num < 0), (sp.nan, True))
+
+
+def _by_zero(sp: Any, name: str, dtype: str, num: Any) -> Any:
+    """``num // 0``, ``num % 0`` or ``ceil_div(num, 0)`` as evaluate computes them (SymPy: zoo or an error)."""
+    if dtype == INT64:
+        return sp.Integer(0)  # numpy's integer division by zero gives 0, and so does evaluate
+    if name == "mod":
+        return sp.nan  # fmod(x, 0.0) is nan
+    return _over_zero(sp, num)  # x // 0.0 is x / 0.0, and so is ceil(x / 0.0) = -((-x) // 0.0)
 
 
 def to_sympy(terms: Term | Iterable[Term], *, real: bool = True) -> Any:
@@ -229,6 +300,12 @@ def to_sympy(terms: Term | Iterable[Term], *, real: bool = True) -> Any:
         return _Writer(_sympy(), real).convert([terms])[0]
     return _Writer(_sympy(), real).convert(list(terms))
 
+
+#: what SymPy raises when it refuses to build an expression (its own checks, and a few of its bugs)
+_SYMPY_REFUSALS = (TypeError, ValueError, ZeroDivisionError, AttributeError, RecursionError)
+
+#: ops whose operands SymPy wants as truth values
+_TRUTHS = frozenset({"logical_and", "logical_or", "logical_not"})
 
 #: ops that chain into one SymPy Add (``sum``) or Mul (``prod``)
 _CHAINS = {"add": "sum", "sub": "sum", "mul": "prod", "truediv": "prod"}

@@ -3,6 +3,16 @@
 SymPy's canonical forms are read back as what they were written from: ``x + (-1)*y`` as
 subtraction, ``x*y**-1`` as division, ``(-1)*x`` as negation, ``x**(1/2)`` as a square root (the
 table is in :mod:`.sympy`). The expression tree is walked iteratively, each distinct node once.
+
+Text is never handed to SymPy: ``sympify`` of a string runs it through Python's ``eval``. A string
+given to :func:`from_sympy` is read by exprgraph's own parser (:func:`exprgraph.core.parse`,
+the syntax ``str(term)`` prints), and anything that is neither a SymPy expression, a Python or
+numpy number nor a string raises :class:`~exprgraph.errors.ConversionError`.
+
+exprgraph is real-valued: SymPy constructs without a real value (the imaginary unit ``I``,
+complex infinity ``zoo``, ``AccumBounds``, a negative number to a fractional power, symbols
+known not to be real) raise ``ConversionError`` naming the construct instead of becoming nan.
+``oo``, ``-oo`` and ``nan`` are IEEE's ``inf``, ``-inf`` and ``nan`` (``to_sympy`` writes them).
 Imports: the core and eval.
 """
 
@@ -11,7 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..core import FLOAT64, INT64, Symbol, Term, const, get_op
+import numpy as np
+
+from ..core import FLOAT64, INT64, Symbol, Term, const, get_op, parse
 from ..errors import ConversionError
 from ._optional import require
 
@@ -85,10 +97,11 @@ class _Reader:
         sp = self.sp
         if expr.is_Symbol:
             return self.symbol(expr)
-        if expr.is_Number or expr.is_NumberSymbol or expr in (sp.true, sp.false) or expr is sp.zoo:
+        unreal = _NOT_REAL.get(expr.__class__.__name__)
+        if unreal is not None:  # no real value: refused, never read as nan
+            raise ConversionError(f"from_sympy: {unreal} has no real value (exprgraph is real-valued)")
+        if expr.is_Number or expr.is_NumberSymbol or expr in (sp.true, sp.false):
             return self.number(expr)
-        if expr is sp.I or isinstance(expr, sp.AccumBounds):
-            return const(float("nan"))  # no real value: the imaginary unit, the range sin(oo) lies in
         cls = expr.func
         if cls is sp.Add:
             return self.add(expr)
@@ -115,6 +128,8 @@ class _Reader:
             return self.symbols[name]
         if not name.isidentifier():
             raise ConversionError(f"from_sympy: the SymPy symbol {name!r} is not an identifier; pass symbols={{...}}")
+        if expr.is_extended_real is False:
+            raise ConversionError(f"from_sympy: the SymPy symbol {name!r} is not real (imaginary or complex)")
         return Symbol(name, INT64 if expr.is_integer else FLOAT64)
 
     def number(self, expr: Any) -> Term:
@@ -124,16 +139,12 @@ class _Reader:
         if expr is sp.E:
             return get_op("exp")(const(1))  # e = exp(1), which SymPy reads back as E
         if expr.is_Integer:
-            value = int(expr)
-            if not -(2**63) <= value < 2**63:
-                raise ConversionError(f"from_sympy: the integer {value} does not fit in int64")
-            return const(value)
+            return _integer(int(expr))
         if expr.is_Rational:
-            p, q = int(expr.p), int(expr.q)
-            return const(p) / const(q)  # exact: SymPy reads p/q back as the Rational
-        if expr is sp.zoo:
-            return const(float("nan"))  # complex infinity (a division by zero) has no real value
-        return const(float(expr))  # Float, oo, -oo, nan, pi and the other number symbols
+            return _integer(int(expr.p)) / _integer(int(expr.q))  # exact: SymPy reads p/q back as the Rational
+        # Float (rounded as Python's float() rounds: beyond float64's range, inf or 0.0), oo, -oo, nan,
+        # pi and the other (real) number symbols
+        return const(float(expr))
 
     def add(self, expr: Any) -> Term:
         # SymPy's x - y is Add(x, -y): terms with a negative sign are subtracted
@@ -167,14 +178,14 @@ class _Reader:
                 if p < 0:
                     sign, p = -sign, -p
                 if p != 1:
-                    num.insert(0, const(p))
-                den.append(const(q))
+                    num.insert(0, _integer(p))
+                den.append(_integer(q))
             elif a.is_Integer and a < 0:
                 sign = -sign
                 if a != -1:
-                    num.insert(0, const(int(-a)))
+                    num.insert(0, _integer(int(-a)))
             elif a.func is sp.Pow and a.exp.is_Rational and a.exp < 0:
-                den.append(self.read_part(sp.Pow(a.base, -a.exp)))
+                den.append(self.read_part(_reciprocal(sp, a)))
             else:
                 num.append(self.term(a))
         out = _product(num) if num else const(1)
@@ -185,10 +196,13 @@ class _Reader:
     def pow(self, expr: Any) -> Term:
         sp = self.sp
         base, exp = expr.args
+        if base.is_Number and base.is_extended_negative and exp.is_Number and exp.is_finite and not _integral(exp):
+            # SymPy's (-8)**(1/3) is the principal complex root; our pow is real (nan there)
+            raise ConversionError(f"from_sympy: {expr} is a complex number (a negative base to a fractional power)")
         if exp == sp.Rational(1, 2):
             return get_op("sqrt")(self.term(base))
         if exp.is_Rational and exp < 0:
-            return const(1) / self.read_part(sp.Pow(base, -exp))
+            return const(1) / self.read_part(_reciprocal(sp, expr))
         return self.term(base) ** self.term(exp)
 
     def rounding(self, expr: Any) -> Term:
@@ -215,6 +229,32 @@ class _Reader:
         return out
 
 
+#: SymPy classes without a real value -> how the error names them
+_NOT_REAL = {
+    "ImaginaryUnit": "the imaginary unit I",
+    "ComplexInfinity": "zoo (complex infinity, SymPy's value of x/0)",
+    "AccumulationBounds": "AccumBounds (a range of values, such as sin(oo))",
+}
+
+
+def _reciprocal(sp: Any, power: Any) -> Any:
+    """``b**e`` for ``power`` = ``b**-e``, left unevaluated (SymPy would compute 10**(10**20) exactly)."""
+    base, exp = power.args
+    return base if exp == -1 else sp.Pow(base, -exp, evaluate=False)
+
+
+def _integer(value: int) -> Term:
+    """An int64 constant (SymPy's integers are unbounded: one beyond int64 is refused)."""
+    if not -(2**63) <= value < 2**63:
+        raise ConversionError(f"from_sympy: the integer {value} does not fit in int64")
+    return const(value)
+
+
+def _integral(number: Any) -> bool:
+    """Whether a SymPy number is a whole number (an Integer, or a Float like 2.0)."""
+    return bool(number.is_Integer or (number.is_Float and float(number).is_integer()))
+
+
 def _negated(sp: Any, expr: Any) -> Any:
     """``e`` when ``expr`` is ``-e`` in SymPy's form (a product with a negative coefficient), else None."""
     if expr.is_Number and expr < 0:
@@ -238,11 +278,22 @@ def _chain(op: Any, args: list[Term]) -> Term:
     return out
 
 
+def _as_sympy(sp: Any, value: Any) -> Any:
+    """A SymPy expression, or a Python or numpy number made one (never text: sympify would eval it)."""
+    if isinstance(value, sp.Basic):
+        return value
+    if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+        return sp.sympify(value, strict=True)  # a conversion of the number, no parsing
+    raise ConversionError(f"from_sympy takes SymPy expressions, numbers or text, not {type(value).__name__}")
+
+
 def from_sympy(exprs: Any, symbols: Mapping[str, Term] | Iterable[Term] | None = None) -> Any:
     """The term of a SymPy expression (a list for a list); ``symbols`` maps names to the terms to use.
 
     Symbols become float64 symbols, or int64 when SymPy knows them to be integers, unless
-    ``symbols`` (a mapping from names, or a list of symbol terms) supplies them.
+    ``symbols`` (a mapping from names, or a list of symbol terms) supplies them. A string is
+    parsed by exprgraph's own :func:`~exprgraph.core.parse` (never by SymPy, whose ``sympify``
+    evaluates Python code): bad text raises :class:`~exprgraph.errors.ParseError`.
     """
     sp = _sympy()
     if symbols is None:
@@ -252,10 +303,13 @@ def from_sympy(exprs: Any, symbols: Mapping[str, Term] | Iterable[Term] | None =
     else:
         table = {s.name: s for s in symbols}
     single = not isinstance(exprs, (list, tuple))
-    roots = [sp.sympify(e) for e in ([exprs] if single else exprs)]
+    items = [exprs] if single else list(exprs)
+    texts = {i: parse(e, table) for i, e in enumerate(items) if isinstance(e, str)}
+    roots = [_as_sympy(sp, e) for e in items if not isinstance(e, str)]
     reader = _Reader(sp, table)
     for node in _postorder_sympy(roots):
         if node not in reader.done:
             reader.done[node] = reader.read(node)
-    out = [reader.done[r] for r in roots]
+    read = iter(reader.done[r] for r in roots)
+    out = [texts[i] if i in texts else next(read) for i in range(len(items))]
     return out[0] if single else out

@@ -273,12 +273,11 @@ class OpPattern(Pattern):
         #: whether matching this node can leave alternatives behind
         self.branchy = op.commutative or op.associative or self.has_star
         lo, hi = op.arity
-        fixed = sum(1 for a in args if not isinstance(a, Star))
         if not self.has_star and (len(args) < lo or (hi is not None and len(args) > hi)):
             want = str(lo) if lo == hi else f"{lo}..{hi if hi is not None else ''}"
             raise PatternError(f"{op.name} takes {want} operands, the pattern has {len(args)}")
-        if hi is not None and fixed > hi:
-            raise PatternError(f"{op.name} takes at most {hi} operands, the pattern has {fixed}")
+        if not arity_fits(op, args):
+            raise PatternError(f"{op.name} takes at most {hi} operands, the pattern needs {min_operands(args)}")
 
     def for_op(self, op: Op) -> OpPattern | None:
         """For a variable op: this pattern with ``op`` in its place (None when ``op`` cannot take the operands)."""
@@ -294,6 +293,20 @@ class OpPattern(Pattern):
         if len(cache) < 256:  # bounded: ops are few, but registering ops in a loop must not leak
             cache[op] = found
         return found
+
+
+def min_operands(args: Iterable[Any]) -> int:
+    """The fewest operands a term must have to match ``args`` (a run counts its minimum: 0, or 1 for Plus)."""
+    return sum(a.min_count if isinstance(a, Star) else 1 for a in args)
+
+
+def arity_fits(op: Op, args: Iterable[Any]) -> bool:
+    """Whether a term of ``op`` can have operands matching ``args`` (runs stretch; fixed operands do not)."""
+    args = tuple(args)
+    lo, hi = op.arity
+    if any(isinstance(a, Star) for a in args):
+        return hi is None or min_operands(args) <= hi  # a run can supply any missing operands
+    return lo <= len(args) and (hi is None or len(args) <= hi)
 
 
 class _VarFactory:

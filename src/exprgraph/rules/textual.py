@@ -16,7 +16,9 @@ when ``y`` is a non-zero constant, not for a symbol whose value is unknown, and 
 when its condition is *known* to hold. Comparisons, ``and``/``or``/``not``, arithmetic and the
 predicates ``is_const``, ``is_symbol``, ``is_int``, ``is_float``, ``is_bool``, ``is_scalar`` are
 available; ``functions=`` adds your own. Errors raise :class:`~exprgraph.errors.RuleSyntaxError`
-with the position and a caret line. No string is ever evaluated as Python.
+with the position and a caret line; a text (a rule, or a whole rule file) longer than the parsers'
+limit raises :class:`~exprgraph.errors.SizeLimitError` (see :func:`exprgraph.core.tokens.max_text`).
+No string is ever evaluated as Python.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 
 from ..core import Term
 from ..core.parsing import tokenize
+from ..core.tokens import check_text_size
 from ..errors import ParseError, PatternError, RuleSyntaxError
 from . import rule as _rule
 from .conditions import _condition_test, parse_condition
@@ -172,6 +175,7 @@ def rule(
     """
     if not isinstance(text, str):
         raise TypeError(f"rule() takes a string, not {type(text).__name__}")
+    check_text_size(text)
     body = text.split("#", 1)[0]
     if "\n" in body.strip():
         raise RuleSyntaxError("rule() takes one rule; use RuleSet.parse for several", text, body.strip().index("\n"))
@@ -190,6 +194,7 @@ def parse_rules(text: str, *, functions: dict[str, Callable] | None = None) -> l
     """The rules of a rule file: one per line, blank lines ignored; a ``#`` comment after a rule is its ``doc``."""
     if not isinstance(text, str):
         raise TypeError(f"parse_rules() takes a string, not {type(text).__name__}")
+    check_text_size(text)  # the whole file: each line is checked again as it is tokenized
     rules = []
     offset = 0
     for raw in text.split("\n"):

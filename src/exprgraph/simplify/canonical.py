@@ -1,52 +1,66 @@
 """The canonical-form rules of :func:`~exprgraph.simplify.simplify`, run by the rewrite driver.
 
-The canonical form is a sum of products of powers with numeric coefficients:
+The canonical form spells ``a - b`` as ``a + (-1)*b``, ``-a`` as ``(-1)*a`` and ``a/b`` as
+``a * b**-1`` (the output form, :mod:`.output`, spells them back). With the unsafe rules, and for
+integer terms, it is a sum of products of powers with numeric coefficients:
 
-- ``a - b`` becomes ``a + (-1)*b``, ``-a`` becomes ``(-1)*a``, ``a/b`` becomes ``a * b**-1``,
-  ``(a*b)**-1`` becomes ``a**-1 * b**-1``, and (unsafe) ``(-1)*(a + b)`` becomes ``(-1)*a + (-1)*b``;
 - sums and products are flat, their numeric constants folded into one (a sum's constant last,
   a product's coefficient first, -1.0 spelled -1, a lone constant of the term's dtype) and their
-  other operands in a fixed order (:mod:`.order`);
+  other operands in a fixed order (:mod:`.order`); ``(a*b)**-1`` becomes ``a**-1 * b**-1`` and
+  ``(-1)*(a + b)`` becomes ``(-1)*a + (-1)*b``;
 - like terms are collected (``x + x -> 2*x``, ``3*x + (-1)*x -> 2*x``) and equal bases
-  merged (``x*x -> x**2``, ``x**2 * x**-1 -> x``; without cancelling, ``x*x*x**-1 -> x**2 * x**-1``);
+  merged (``x*x -> x**2``, ``x**2 * x**-1 -> x``);
 - subterms of constants are folded to one constant.
 
-The output form (:mod:`.output`) reads back through these rules into the same canonical form, so
-``simplify`` is idempotent: ``simplify(simplify(t)) is simplify(t)``.
+Float arithmetic is not associative, so the safe rules collect a float sum or product only where
+the collected form is one rounding of the exact value (``x + x + x -> 3*x``, ``x + y - x -> y +
+(x - x)``, ``x*x*x -> x**3``); any other keeps its association, each operation's two operands
+sorted (``y + x -> x + y``; ``(x + y) + z`` is not ``x + (y + z)``).
+
+The output form reads back through these rules into the same canonical form, so ``simplify`` is
+idempotent: ``simplify(simplify(t)) is simplify(t)``.
 
 Each rule is a :class:`~exprgraph.rules.Rule` (built by :class:`GuardedRule`): it never changes a
 term's dtype (and the driver declines any change of shape). Rules tagged *unsafe* hold for finite
 values only, or need a non-zero operand (``x*0 -> 0`` is nan for infinite x, ``x/x -> 1`` for
-zero x); ``simplify`` uses them only with ``unsafe=True``. "Safe" rules are exact, or differ by rounding only.
+zero x), or may round, overflow or cancel where their input does not (reassociation); ``simplify``
+uses them only with ``unsafe=True``. Safe rules compute the same IEEE operations, or replace some
+by one rounding of their exact value (docs/simplify.md states the contract).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 from ..core import Term, const, get_op
+from ..core.dtypes import FLOAT32
 from ..errors import EvaluationError
 from ..eval import evaluate
 from ..match import P, V
 from ..rules import Rule, make_rule, parse_rules
 from ..rules.rule import keeps_dtype
-from .numbers import fold_value, number
+from .numbers import const_like, fold_value, number
 from .order import sort_key
 from .products import (
     abs_of_product,
     cancel_product,
     collect_product,
     merge_exp_product,
+    power_of_exp,
     power_of_power,
+    reciprocal_of_power,
     reciprocal_of_product,
 )
 from .stable import STABLE_REWRITES
 from .sums import cancel_sum, collect_sum, distribute_negation
 
-__all__ = ["GuardedRule", "CANONICAL_RULES", "number"]
+__all__ = ["GuardedRule", "CANONICAL_RULES", "SAFE_ONLY", "number"]
 
 CONST = get_op("const")
+MUL, POW = get_op("mul"), get_op("pow")
 MAXIMUM, MINIMUM = get_op("maximum"), get_op("minimum")
 AND, OR = get_op("logical_and"), get_op("logical_or")
 TRANSPOSE, SUM, WHERE = get_op("transpose"), get_op("sum"), get_op("where")
@@ -170,13 +184,50 @@ def sum_of_scalar(t: Term) -> Term | None:
     return a if not a.ndim and t.attr in (None, ()) else None
 
 
+# -- quotients -----------------------------------------------------------------------------------
+
+
+def _reciprocal_rounds(b: Term) -> bool:
+    """Whether ``b`` is a scalar constant whose reciprocal is no float (1/3): ``a * (1/b)`` then rounds twice."""
+    c = number(b)
+    if c is None or c == 0 or not math.isfinite(c):
+        return False  # a symbol's b**-1 stays a power (printed back as a division); 1/0 and 1/inf are exact
+    inverse = 1 / Fraction(c)
+    try:
+        k = const_like(float(inverse), b)
+    except OverflowError:
+        return True  # 1/5e-324 overflows: a/5e-324 is finite where a * inf is not
+    v = None if k is None else number(k)
+    return v is None or Fraction(v) != inverse
+
+
+def _as_factor(t: Term) -> Term:
+    """``a/b`` as ``a * b**-1.0`` (a float32 exponent for a float32 b: no int ** -1)."""
+    a, b = t.args
+    return MUL(a, POW(b, const_like(-1.0, b) if b.dtype == FLOAT32 else const(-1.0)))
+
+
+def div_to_pow(t: Term) -> Term | None:
+    # a/b -> a * b**-1: the same division spelled as a factor (the output form writes it back), but not for
+    # a constant b whose reciprocal rounds: x/3 is not x * 0.3333333333333333 (two roundings)
+    return None if _reciprocal_rounds(t.args[1]) else _as_factor(t)
+
+
+def div_by_constant(t: Term) -> Term | None:
+    # a/c -> a * (1/c) for a constant c whose reciprocal rounds (unsafe: x/3 -> 0.3333333333333333*x), but
+    # not past the float range (1/5e-324 overflows: x/5e-324 is finite for x = 1e-300)
+    c = number(t.args[1])
+    if not _reciprocal_rounds(t.args[1]) or c is None or abs(c) < 2.0**-1022:
+        return None
+    return _as_factor(t)
+
+
 # -- the table ------------------------------------------------------------------------------------
 
 # one rule a line, ``name: lhs -> rhs``, its algebra in the comment (the rule's doc)
 _TEXT_SAFE = """
 sub_to_add:  x - y -> x + (-1)*y             # a - b = a + (-1)*b (exact)
 neg_to_mul:  -x -> (-1)*x                    # -a = (-1)*a (exact)
-div_to_pow:  x / y -> x * y**(-1.0)          # a/b = a * b**-1 (to rounding; int b gives a float power)
 pow_one:     x**1 -> x                       # a**1 = a
 pow_zero:    x**0 -> 1                       # a**0 = 1 (nan**0 and 0**0 are 1 too)
 abs_abs:     abs(abs(x)) -> abs(x)           # ||a|| = |a|
@@ -205,6 +256,10 @@ log_exp:  log(exp(x)) -> x   # log(exp(a)) = a (not when exp(a) overflows, a > 7
 """
 
 
+_POWER_OF_POWER = "(x**a)**b -> x**(a*b), integers a, b, b != -1; exp(a)**2 -> exp(2*a)"
+_RECIPROCAL = "1/(a*b) -> a**-1 * b**-1 (a*b may overflow where 1/a * 1/b does not)"
+
+
 def _rules() -> list[GuardedRule]:
     made = [GuardedRule("fold_constants", fold_constants, doc="f(c1, c2) -> c")]
     made += [GuardedRule(r.name, r, unsafe=True, doc=r.doc) for r in parse_rules(_TEXT_UNSAFE)]
@@ -212,6 +267,8 @@ def _rules() -> list[GuardedRule]:
     for name, r, doc in _PATTERN_SAFE:
         made.append(GuardedRule(name, r, doc=doc))
     made += [
+        GuardedRule("div_by_constant", div_by_constant, ops=("truediv",), unsafe=True, doc="a/3 -> a * (1/3) (rounds)"),
+        GuardedRule("div_to_pow", div_to_pow, ops=("truediv",), doc="a/b = a * b**-1 (b not a constant like 3)"),
         GuardedRule("cancel_sum", cancel_sum, ops=("add",), unsafe=True, doc="3*x - x -> 2*x, x - x -> 0"),
         GuardedRule("collect_sum", collect_sum, ops=("add",), doc="flatten, sort, x + x -> 2*x"),
         GuardedRule("merge_exp_product", merge_exp_product, ops=("mul",), unsafe=True, doc="exp(a)*exp(b) -> exp(a+b)"),
@@ -224,13 +281,10 @@ def _rules() -> list[GuardedRule]:
             unsafe=True,
             doc="-(a + b) -> (-1)*a + (-1)*b (a zero sum changes sign: -(x - x) is -0.0, -x + x is 0.0)",
         ),
-        GuardedRule(
-            "power_of_power",
-            power_of_power,
-            ops=("pow",),
-            doc="(x**a)**b -> x**(a*b), integers a, b; (x**a)**-1 -> x**-a",
-        ),
-        GuardedRule("reciprocal_of_product", reciprocal_of_product, ops=("pow",), doc="1/(a*b) -> a**-1 * b**-1"),
+        GuardedRule("power_of_exp", power_of_exp, ops=("pow",), unsafe=True, doc="exp(a)**n -> exp(n*a), any n"),
+        GuardedRule("reciprocal_of_power", reciprocal_of_power, ops=("pow",), unsafe=True, doc="(x**a)**-1 -> x**-a"),
+        GuardedRule("power_of_power", power_of_power, ops=("pow",), doc=_POWER_OF_POWER),
+        GuardedRule("reciprocal_of_product", reciprocal_of_product, ops=("pow",), unsafe=True, doc=_RECIPROCAL),
         GuardedRule("abs_of_product", abs_of_product, ops=("abs",), doc="abs(-x) -> abs(x), abs(x**2) -> x**2"),
         GuardedRule(
             "flatten_extremum", flatten_extremum, ops=("maximum", "minimum"), doc="max(x, max(x, y)) -> max(x, y)"
@@ -246,3 +300,7 @@ def _rules() -> list[GuardedRule]:
 
 #: every canonical-form rule, in precedence order (unsafe variants before the safe ones they extend)
 CANONICAL_RULES: list[GuardedRule] = _rules()
+
+#: safe rules the unsafe strength leaves out: their unsafe variants (cancel_sum, cancel_product) flatten
+#: every sum and product, where these keep a float node's association (the two would undo each other)
+SAFE_ONLY = frozenset({"collect_sum", "collect_product"})

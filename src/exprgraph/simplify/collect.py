@@ -5,6 +5,11 @@ other operands are grouped by their kind (a sum's term by what its coefficient m
 product's factor by its base), each group merges into as few operands as it exactly can, and the
 result is sorted into the canonical order (:mod:`.order`). :mod:`.sums` and :mod:`.products` say
 how their groups merge; :func:`collect_like` and :func:`assemble` are the rest.
+
+That full canonical form reassociates: it serves the unsafe strength and integer terms (whose
+wrapping arithmetic is associative). A float sum or product of the safe strength is collected
+only where that is one rounding of the whole, and otherwise keeps its association
+(:mod:`.association`); :func:`canonical_node` chooses.
 """
 
 from __future__ import annotations
@@ -13,10 +18,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core import Op, Term, const
+from ..core.dtypes import is_float
+from .budget import check_time
 from .numbers import fold_value, number, same_dtype
 from .order import sort_key
 
-__all__ = ["collect_like", "assemble"]
+__all__ = ["collect_like", "assemble", "merge_all", "repeats", "canonical_node", "flat_operands"]
 
 #: ``split(operand)``: its kind and weight as a pair, a term's ``(coefficient, rest)``, a factor's ``(base, exponent)``
 Split = Callable[[Term], tuple[Any, Any]]
@@ -45,17 +52,43 @@ def collect_like(
             groups.setdefault(first, []).append((second, a))
         else:
             groups.setdefault(second, []).append((first, a))
-    others: list[Term] = []
-    for kind, members in groups.items():
-        merged = merge(kind, members, cancel)
-        if merged is None:
-            return None
-        others.extend(merged)
+    others = merge_all(groups, lambda kind, members: merge(kind, members, cancel))
+    if others is None:
+        return None
     others.sort(key=sort_key)
     c = fold_value(op, consts) if consts else None
     if consts and c is None:
         return None
     return others, c
+
+
+def canonical_node(t: Term, cancel: bool, safe: Callable[[Term], Any], full: Callable[[Term, bool], Any]) -> Any:
+    """The rule of a sum or product: ``safe(t)`` for a float node without cancelling, else ``full(t, cancel)``.
+
+    Integer nodes take the full form at either strength (wrapping arithmetic is associative). The
+    time budget is checked here, at every sum and product.
+    """
+    check_time()
+    return safe(t) if not cancel and is_float(t.dtype) else full(t, cancel)
+
+
+def flat_operands(t: Term, op: Op) -> list[Term]:
+    """The operands of ``t`` with those that are ``op`` nodes taken apart one level (``(a + b) + c``: a, b, c)."""
+    items: list[Term] = []
+    for a in t.args:
+        items.extend(a.args if a.op is op else (a,))
+    return items
+
+
+def merge_all(groups: dict[Term, list[tuple[Any, Term]]], merge: Callable[[Term, list], list | None]) -> list | None:
+    """What ``merge(kind, members)`` makes of every group, concatenated; None when one declines."""
+    out: list = []
+    for kind, members in groups.items():
+        merged = merge(kind, members)
+        if merged is None:
+            return None
+        out.extend(merged)
+    return out
 
 
 def assemble(
@@ -74,3 +107,11 @@ def assemble(
             return same_dtype(c, t)
         out = op(c, *others) if constant_first else op(*others, c)
     return out
+
+
+def repeats(members: list[tuple[Any, Term]]) -> list[tuple[Term, int]]:
+    """The distinct operands of ``members`` with how often each occurs, in first-seen order."""
+    counts: dict[Term, int] = {}
+    for _, a in members:
+        counts[a] = counts.get(a, 0) + 1
+    return list(counts.items())

@@ -29,6 +29,8 @@ __all__ = [
     "same_dtype",
     "split_coefficient",
     "scaled",
+    "times",
+    "rounded",
     "power",
     "base_exponent",
     "one_base",
@@ -142,9 +144,45 @@ def scaled(c: Any, rest: Term) -> Term | None:
         return None
     if k is None:
         return None
-    if rest.op is MUL and not one_base(rest.args):
+    if rest.op is MUL and number(rest.args[0]) is None and not one_base(rest.args):
         return MUL(k, *rest.args)
-    return MUL(k, rest)  # a plain factor, or a unit of powers of one base (x * x**-1) kept whole
+    # a plain factor, a unit of powers of one base (x * x**-1) kept whole, or a product with its own
+    # coefficient that could not fold (2 * (1e308*x): 2e308 would overflow where the product need not)
+    return MUL(k, rest)
+
+
+def times(c: Any, t: Term) -> Term | None:
+    """``c*t`` as one new product around ``t`` (``t`` itself for c == 1): ``t`` is computed first, as it was.
+
+    Unlike :func:`scaled`, the factors of ``t`` are not spliced in: ``2 * (x*y)`` stays that, where
+    ``2*x*y`` would compute ``2*x`` first (and overflow at x = 1e308, y = 1e-300).
+    """
+    if c == 1 and (c.__class__ is int or t.dtype in (FLOAT32, FLOAT64)):
+        return t  # 1.0*i would make an int i a float: kept
+    try:
+        k = const_like(c, t, exact=False)
+    except (OverflowError, ValueError):
+        return None
+    return None if k is None else MUL(k, t)
+
+
+def rounded(total: Fraction, like: Term, ints: bool) -> tuple[int | float, bool] | None:
+    """An exact total (of coefficients or constants) as one number next to ``like``, and whether it is exact.
+
+    An int when every number summed was an int and the total fits int64; else the float (float32
+    next to a float32 ``like``) nearest the total, rounded once. None when it overflows.
+    """
+    if ints and total.denominator == 1 and INT_MIN <= total <= INT_MAX:
+        return int(total), True
+    try:
+        v = float(total)
+    except OverflowError:
+        return None
+    if like.dtype == FLOAT32:
+        v = float(np.float32(v))
+    if not math.isfinite(v):
+        return None
+    return v, Fraction(v) == total
 
 
 def base_exponent(a: Term) -> tuple[Term, Any]:

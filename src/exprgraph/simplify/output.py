@@ -7,7 +7,8 @@ the grouped subtraction, tagged unsafe: see ``OUTPUT_RULES``):
 - ``a + (-1)*b + (-2)*c + (-3)`` -> ``a - (b + 2*c + 3)``; with no positive term, a negation
   (without the unsafe rules: ``a - b - 2*c - 3``, which the canonical form reads back exactly);
 - ``(-1)*a`` -> ``-a``;
-- ``a * b**-1 * c**-2`` -> ``a / (b * c**2)``; a lone ``b**-1`` -> ``1.0/b``.
+- ``a * b**-1`` -> ``a/b`` (one denominator; unsafe: ``a * b**-1 * c**-2`` -> ``a / (b * c**2)``);
+  a lone ``b**-1`` -> ``1.0/b``.
 """
 
 from __future__ import annotations
@@ -89,12 +90,36 @@ def sum_to_differences(t: Term) -> Term | None:
     return out
 
 
+def _reciprocal(a: Term) -> Term | None:
+    """``b`` for a factor ``b**-1``, or ``1/b`` already in output form (``b**-1`` is rewritten first); else None."""
+    if a.op is POW and number(a.args[1]) == -1:
+        return a.args[0]
+    if a.op is DIV and number(a.args[0]) == 1:
+        return a.args[1]
+    return None
+
+
 def product_to_quotient(t: Term) -> Term | None:
-    # (-1)*a -> -a; a * b**-1 -> a/b; a * b**-2 -> a/b**2
+    # (-1)*a -> -a; a * b**-1 -> a/b: one denominator, the last (a/b is a * (1/b) rounded once, never
+    # worse); 1/a * 1/b -> 1.0/a/b, never 1.0/(a*b), which overflows at a = b = 1e200
     args = t.args
     if number(args[0]) == -1:
         rest = args[1:]
         return NEG(rest[0] if len(rest) == 1 else MUL(*rest))
+    for k in range(len(args) - 1, -1, -1):
+        den = _reciprocal(args[k])
+        if den is None:
+            continue
+        others = args[:k] + args[k + 1 :]
+        return DIV(others[0] if len(others) == 1 else MUL(*others), den)
+    return None
+
+
+def collect_denominators(t: Term) -> Term | None:
+    # a * b**-1 * c**-2 -> a/(b*c**2) (unsafe: b*c**2 may overflow where the factors do not)
+    args = t.args
+    if number(args[0]) == -1:
+        return None  # (-1)*a -> -a: product_to_quotient, then the quotient inside
     num, den = [], []
     for a in args:
         e = number(a.args[1]) if a.op is POW else None
@@ -120,7 +145,8 @@ def negative_power(t: Term) -> Term | None:
 
 
 #: the output-form rules: the grouped subtraction is unsafe, as ``a - (b + c)`` may overflow where
-#: ``a - b - c`` does not, and ``-(a + b)`` is -0.0 where ``-a - b`` is 0.0; its exact variant follows it
+#: ``a - b - c`` does not, and ``-(a + b)`` is -0.0 where ``-a - b`` is 0.0; so are grouped denominators
+#: (``b*c`` may overflow); the exact variant follows each
 OUTPUT_RULES: list[GuardedRule] = [
     GuardedRule(
         "sum_to_difference",
@@ -130,6 +156,9 @@ OUTPUT_RULES: list[GuardedRule] = [
         doc="a + (-1)*b + (-1)*c -> a - (b + c) (to rounding; a zero result may change sign)",
     ),
     GuardedRule("sum_to_differences", sum_to_differences, ops=("add",), doc="a + (-1)*b + (-1)*c -> a - b - c"),
+    GuardedRule(
+        "collect_denominators", collect_denominators, ops=("mul",), unsafe=True, doc="a * b**-1 * c**-2 -> a/(b*c**2)"
+    ),
     GuardedRule("product_to_quotient", product_to_quotient, ops=("mul",), doc="a * b**-1 -> a/b, (-1)*a -> -a"),
     GuardedRule("negative_power", negative_power, ops=("pow",), doc="b**-1 -> 1.0/b"),
 ]

@@ -16,11 +16,22 @@ from collections.abc import Callable
 from functools import cache
 
 from ..core import Term, as_term, postorder
+from ..errors import RewriteLimitError
 from ..rules import RewriteProfile, RuleSet, rewrite
-from .canonical import CANONICAL_RULES, GuardedRule
+from .budget import DEFAULT_MAX_STEPS, check_budget_args, deadline
+from .canonical import CANONICAL_RULES, SAFE_ONLY, GuardedRule
 from .output import OUTPUT_RULES
 
-__all__ = ["simplify", "canonical", "rules", "canonical_ruleset", "output_ruleset", "cost", "METHODS"]
+__all__ = [
+    "simplify",
+    "canonical",
+    "rules",
+    "canonical_ruleset",
+    "output_ruleset",
+    "cost",
+    "METHODS",
+    "DEFAULT_MAX_STEPS",
+]
 
 #: simplification methods other than the rule engine, by name: ``fn(term, *, unsafe) -> term``.
 #: A layer above registers its own (``exprgraph.egraph`` adds "egraph"); :data:`_PROVIDERS` names
@@ -40,11 +51,16 @@ def cost(term: Term) -> int:
     )
 
 
+def _used(rule: GuardedRule, unsafe: bool) -> bool:
+    """Whether ``rule`` runs at the strength: the safe rules, and with ``unsafe`` the unsafe ones (but SAFE_ONLY)."""
+    return rule.name not in SAFE_ONLY if unsafe else not rule.unsafe
+
+
 @cache
 def canonical_ruleset(unsafe: bool = False) -> RuleSet:
     """The canonical-form rules as a RuleSet (without the unsafe ones when ``unsafe`` is False)."""
     name = "canonical" if unsafe else "canonical-safe"
-    return RuleSet([r for r in CANONICAL_RULES if unsafe or not r.unsafe], name=name)
+    return RuleSet([r for r in CANONICAL_RULES if _used(r, unsafe)], name=name)
 
 
 @cache
@@ -56,7 +72,7 @@ def output_ruleset(unsafe: bool = False) -> RuleSet:
 
 def rules(unsafe: bool = False) -> list[GuardedRule]:
     """The rules ``simplify`` uses (with the unsafe ones when ``unsafe``), canonical then output form."""
-    return [r for r in CANONICAL_RULES + OUTPUT_RULES if unsafe or not r.unsafe]
+    return [r for r in CANONICAL_RULES + OUTPUT_RULES if _used(r, unsafe)]
 
 
 def canonical(term: Term, *, unsafe: bool = False, profile: RewriteProfile | None = None) -> Term:
@@ -65,23 +81,40 @@ def canonical(term: Term, *, unsafe: bool = False, profile: RewriteProfile | Non
 
 
 def simplify(
-    term: Term | float, *, unsafe: bool = False, profile: RewriteProfile | None = None, method: str = "rules"
+    term: Term | float,
+    *,
+    unsafe: bool = False,
+    profile: RewriteProfile | None = None,
+    method: str = "rules",
+    max_steps: int = DEFAULT_MAX_STEPS,
+    time_limit: float | None = None,
 ) -> Term:
     """A simplified, deterministic form of ``term`` with the same value.
 
-    Constants are folded, sums and products flattened and sorted, like terms collected
-    (``x + x -> 2*x``, ``x*x -> x**2``), identities removed (``x*1``, ``x + 0``, ``x**1``) and
-    numerically stable forms chosen (``log(1 + x) -> log1p(x)``). The result is canonical:
-    ``simplify`` returns it unchanged.
+    Constants are folded, like terms collected (``x + x -> 2*x``, ``x*x -> x**2``), identities
+    removed (``x*1``, ``x + 0``, ``x**1``) and numerically stable forms chosen
+    (``log(1 + x) -> log1p(x)``); operands are sorted. The result is canonical: ``simplify``
+    returns it unchanged.
 
-    Strength: the default is the *safe* rules, exact for every value (nan and inf included, up to
-    rounding and the sign of a zero), the default of every rewriter in exprgraph
-    (:func:`~exprgraph.graph.rewrite_graph`'s canonicalize, the e-graph's). ``unsafe=True`` adds
-    the rules that hold only for finite or non-zero values: ``x*0 -> 0``, ``x - x -> 0``,
-    ``(x*y)/y -> x``, ``log(exp(x)) -> x``, ``exp(a)*exp(b) -> exp(a + b)``, ``-(a + b) -> -a - b``
+    Strength: the default is the *safe* rules, the default of every rewriter in exprgraph
+    (:func:`~exprgraph.graph.rewrite_graph`'s canonicalize, the e-graph's): for every input (nan,
+    inf, huge, tiny and subnormal values included) the result computes the same IEEE operations
+    as the input, or replaces some by one rounding of their exact value, so it is never less
+    accurate (up to the sign of a zero). A float sum or product is reassociated only where that
+    holds: ``x + y - x -> y + (x - x)`` (exactly ``y``) but not ``(x + y) + z -> (x + z) + y``;
+    ``x*x*x -> x**3`` but not ``x*y*x -> x**2*y`` (which overflows at x = 1e200, y = 1e-200).
+    ``unsafe=True`` adds the rules that hold only for finite or non-zero values, and reassociates
+    freely: ``x*0 -> 0``, ``x - x -> 0``, ``(x*y)/y -> x``, ``log(exp(x)) -> x``,
+    ``exp(a)*exp(b) -> exp(a + b)``, ``-(a + b) -> -a - b``, flat sorted sums and products
     (``rewrite_graph(..., include=("canonicalize", "unsafe"))`` in a graph).
-    Pass a :class:`~exprgraph.rules.RewriteProfile` to count rule applications.
-    ``method="egraph"`` simplifies by equality saturation instead (see :mod:`exprgraph.egraph`).
+
+    Budget: each of the two passes (canonical, then output form) makes at most ``max_steps``
+    rule applications, and the whole call takes at most ``time_limit`` seconds (None: no limit;
+    checked at every sum and product); past either, :class:`~exprgraph.errors.RewriteLimitError`
+    is raised (the input is unchanged, and it is always an equal form). Typical terms take about
+    one step per node. Pass a :class:`~exprgraph.rules.RewriteProfile` to count rule applications.
+    ``method="egraph"`` simplifies by equality saturation instead (see :mod:`exprgraph.egraph`,
+    whose own limits apply).
 
     >>> from exprgraph import symbols
     >>> x, y = symbols("x y")
@@ -93,13 +126,33 @@ def simplify(
     x + x**2
     """
     term = as_term(term)
+    check_budget_args(max_steps, time_limit)
     if method != "rules":
         if method not in METHODS and method in _PROVIDERS:
             importlib.import_module(_PROVIDERS[method])  # the layer registers itself in METHODS
         if method not in METHODS:
             raise ValueError(f"method must be 'rules' or one of {sorted({*METHODS, *_PROVIDERS})}, not {method!r}")
         return METHODS[method](term, unsafe=unsafe)
-    out = rewrite(canonical(term, unsafe=unsafe, profile=profile), output_ruleset(unsafe), profile=profile)
+    out = _two_passes(term, unsafe, profile, max_steps, time_limit)
     if out is term or cost(out) > cost(term):
         return term
     return out
+
+
+def _two_passes(
+    term: Term, unsafe: bool, profile: RewriteProfile | None, max_steps: int, time_limit: float | None
+) -> Term:
+    """The canonical pass, then the output pass, within the budget (RewriteLimitError past it)."""
+    try:
+        with deadline(time_limit):
+            inner = rewrite(term, canonical_ruleset(unsafe), max_steps=max_steps, profile=profile)
+            return rewrite(inner, output_ruleset(unsafe), max_steps=max_steps, profile=profile)
+    except RewriteLimitError as e:
+        if e.steps <= max_steps:
+            raise  # a cycle (a bug in the rules), or the time limit: the message says which
+        raise RewriteLimitError(
+            f"simplify did not finish within max_steps={max_steps} rule applications in a pass "
+            f"(last rule applied: {e.rule!r}): pass a larger max_steps",
+            e.rule,
+            e.steps,
+        ) from None

@@ -1,4 +1,10 @@
-"""Canonical sums: flattened, constants folded, like terms collected, cancelling before reordering."""
+"""Canonical sums: flattened, constants folded, like terms collected, cancelling before reordering.
+
+The full canonical sum (:func:`cancel_sum`, and :func:`collect_sum` on integer sums, whose
+wrapping arithmetic is associative) is flat and sorted. A float sum of the safe strength is
+collected only where the collected form is one rounding of the exact sum (:func:`_exact_sum`);
+any other keeps its association (float addition is not associative).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,21 @@ from fractions import Fraction
 from functools import partial
 from typing import Any
 
-from ..core import Term, get_op
-from .collect import assemble, collect_like
-from .numbers import number, scaled, split_coefficient
+from ..core import Term, const, get_op
+from .association import binary_form, gather, uses_any, what_is_left
+from .collect import assemble, canonical_node, collect_like, flat_operands, repeats
+from .numbers import (
+    INT_MAX,
+    INT_MIN,
+    const_like,
+    fold_value,
+    number,
+    rounded,
+    same_dtype,
+    scaled,
+    split_coefficient,
+    times,
+)
 from .order import sort_key
 
 __all__ = ["collect_sum", "cancel_sum", "distribute_negation"]
@@ -58,7 +76,13 @@ def _merge_group(rest: Term, members: list[tuple[Any, Term]], cancel: bool) -> l
             continue
         total = sum(c for c, _ in g)
         if total.__class__ is float and not math.isfinite(total) and all(math.isfinite(c) for c, _ in g):
-            out.extend(a for _, a in g)  # 1e308*x + 1e308*x: the merged coefficient overflows
+            # 1e308*x + 1e308*x: the merged coefficient overflows; equal terms still become one, k*t
+            # (t + t = 2*t exactly), or a sum doubling itself n times would hold 2**n terms
+            for a, k in repeats(g):
+                multiple = a if k == 1 else times(k, a)
+                if multiple is None:
+                    return None
+                out.append(multiple)
             continue
         if total == 0:
             continue  # x + (-1)*x -> 0: only with cancel
@@ -119,11 +143,9 @@ def _exact_coefficient(c: Any, k: Any) -> Any:
     return float(p) if Fraction(float(p)) == p else None
 
 
-def _canonical_sum(t: Term, cancel: bool) -> Term | None:
-    items: list[Term] = []
-    for a in t.args:
-        items.extend(a.args if a.op is ADD else (a,))
-    collected = collect_like(_expose_negated_sums(items), ADD, split_coefficient, False, _merge_group, cancel)
+def _full_sum(t: Term, cancel: bool) -> Term | None:
+    items = _expose_negated_sums(flat_operands(t, ADD))
+    collected = collect_like(items, ADD, split_coefficient, False, _merge_group, cancel)
     if collected is None:
         return None
     terms, c = collected
@@ -131,10 +153,11 @@ def _canonical_sum(t: Term, cancel: bool) -> Term | None:
     return assemble(t, ADD, parts, terms, c, empty=0, constant_first=False)
 
 
-#: flatten, fold constants, sort; x + x -> 2*x, 2*x + 3*x -> 5*x (coefficients of one sign)
-collect_sum = partial(_canonical_sum, cancel=False)
+#: x + x -> 2*x, 2*x + 3*x -> 5*x (coefficients of one sign), x + y - x -> y + (x - x): for floats only
+#: where that is one rounding of the whole; integer sums are flattened and sorted
+collect_sum = partial(canonical_node, cancel=False, safe=lambda t: _safe_sum(t), full=_full_sum)
 #: also 3*x - x -> 2*x and x - x -> 0 (not for infinite x: inf - inf is nan)
-cancel_sum = partial(_canonical_sum, cancel=True)
+cancel_sum = partial(canonical_node, cancel=True, safe=lambda t: _safe_sum(t), full=_full_sum)
 
 
 def distribute_negation(t: Term) -> Term | None:
@@ -143,3 +166,162 @@ def distribute_negation(t: Term) -> Term | None:
     if len(args) != 2 or args[1].op is not ADD or number(args[0]) != -1:
         return None
     return ADD(*(MUL(args[0], a) for a in args[1].args))
+
+
+# -- the safe float sum: collected only where that is one rounding of the whole ----------------------
+
+
+def _inner_sum(dtype: str) -> Any:
+    """What :func:`~.association.gather` looks through in a float sum: its dtype's sums, and ``-1 * sum`` (negated)."""
+
+    def inner(a: Term) -> tuple[tuple[Term, ...], bool] | None:
+        if a.op is ADD and a.dtype == dtype:
+            return a.args, False
+        if a.op is MUL and len(a.args) == 2 and number(a.args[0]) == -1:
+            s = a.args[1]
+            if s.op is ADD and s.dtype == dtype:
+                return s.args, True  # -(a + b) = -a + -b exactly (rounding is symmetric; a zero may change sign)
+        return None
+
+    return inner
+
+
+def _negated(c: Any, rest: Term) -> tuple[Any, Term] | None:
+    """The negation of the term ``c*rest``: ``(-c, -c*rest)`` (exact: only the sign changes)."""
+    k = -c
+    if k.__class__ is int and not INT_MIN <= k <= INT_MAX:
+        k = float(k)  # -(-2**63) is no int64: the float is exact
+    term = times(k, rest)
+    return None if term is None else (k, term)
+
+
+def _sum_key(a: Term) -> tuple[bool, bool, tuple[Any, ...]]:
+    """The order of the two operands of a safe sum kept binary: a compound operand first, a scalar
+    constant last, else the canonical order (``(x + y) + z`` reads as it is computed)."""
+    return number(a) is not None, not a.args, sort_key(a)
+
+
+def _exact_sum(t: Term, operands: list[tuple[Term, bool]], dissolved: set[Term]) -> Term | None:
+    """The collected form of a float sum when it is one rounding of the exact sum of ``operands``, else None.
+
+    Like terms are collected with exact coefficient totals (rounded once); terms of opposite signs
+    leave a zero unit ``r - r`` (exactly 0.0, or nan where ``r`` is infinite). What remains may be
+    one term (``3*x + x -> 4*x``: fl(4*x) is the exact sum rounded once), or two operands computed
+    exactly as they were (``x + y - x -> y + (x - x)``, ``(x + 1) + 2 -> x + 3``), whose one addition
+    is then correctly rounded. Three or more would be a reassociation: ``(x + y) + z`` is not
+    ``(x + z) + y`` at x = 1e16, z = -1e16, y = 1, so that node keeps its own association.
+
+    The inner sums taken apart (``dissolved``) must not feed a remaining term: in
+    ``0.1 + ((x - 0.1) - f(x - 0.1))`` the input subtracts ``f(s)`` from the very ``s = x - 0.1`` it
+    was computed from, and ``x - f(s)`` would add the rounding error of ``s`` (all of 0.1 at x = 1e16).
+    """
+    consts: list[Any] = []
+    groups: dict[Term, list[tuple[Any, Term]]] = {}
+    for a, neg in operands:
+        v = number(a)
+        if v is not None:
+            consts.append(-v if neg else v)
+            continue
+        c, rest = split_coefficient(a)
+        if neg:
+            flipped = _negated(c, rest)
+            if flipped is None:
+                return None
+            c, a = flipped
+        groups.setdefault(rest, []).append((c, a))
+    c = _constant_total(t, consts)
+    constant = None if c is None else c[0]
+    zero = constant is not None and number(constant) == 0  # x + 0 -> x, kept only to keep a float dtype
+    left = what_is_left(groups, _merge_exactly, (None, True) if zero else c)
+    if left is None:
+        return None
+    kept, units = left
+    if dissolved and uses_any(kept, dissolved):
+        return None
+    terms = sorted(kept, key=sort_key) + sorted(dict.fromkeys(units), key=sort_key)
+    parts = terms + ([constant] if constant is not None and not zero else [])
+    return assemble(t, ADD, parts, terms, constant, empty=0, constant_first=False)
+
+
+def _merge_exactly(rest: Term, members: list[tuple[Any, Term]], units: list[Term]) -> list[tuple[Term, bool]] | None:
+    """The like terms ``c_i * rest`` of a safe sum as ``[(term, exact)]``; a zero unit goes to ``units``.
+
+    One member stays as it is (exact). More merge into ``(sum c_i) * rest``, the coefficients
+    added exactly and rounded once: exact when that is +-1, else one rounding. A term whose
+    coefficient is 0 or nan (``0*x`` is nan at x = inf) stays apart. None when the total overflows.
+    """
+    if len(members) == 1:
+        return [(members[0][1], True)]
+    kept = [(a, True) for c, a in members if not (c > 0 or c < 0)]
+    live = [(c, a) for c, a in members if c > 0 or c < 0]
+    if len(live) < 2:
+        return kept + [(a, True) for _, a in live]
+    if not all(math.isfinite(c) for c, _ in live):
+        return None
+    if any(c > 0 for c, _ in live) and any(c < 0 for c, _ in live):
+        negated = times(-1, rest)
+        if negated is None:
+            return None
+        units.append(ADD(*sorted((rest, negated), key=sort_key)))  # x - x: 0.0, or nan for infinite x
+    ints = all(c.__class__ is int for c, _ in live)
+    total = sum(c for c, _ in live) if ints else sum(Fraction(c) for c, _ in live)  # exactly
+    if total == 0:
+        return kept
+    r = rounded(Fraction(total), rest, ints)
+    if r is None:
+        return None
+    value, exact = r
+    term = times(value, rest)
+    if term is None:
+        return None
+    return [*kept, (term, exact and abs(value) == 1)]
+
+
+def _constant_total(t: Term, consts: list[Any]) -> tuple[Term | None, bool] | None:
+    """The constants of a safe sum as one ``(constant, exact)`` (None for none); None if it overflows."""
+    if not consts:
+        return None, True
+    if len(consts) == 1 and math.isfinite(consts[0]) and INT_MIN <= consts[0] <= INT_MAX:
+        k = const_like(consts[0], t, exact=False)  # one constant: exact as it is
+        return None if k is None else (k, True)
+    if not all(math.isfinite(v) for v in consts):
+        folded = fold_value(ADD, [const(v) for v in consts])  # inf or nan whatever the order
+        return None if folded is None else (same_dtype(folded, t), False)
+    total = sum(Fraction(v) for v in consts)
+    if total == 0:  # x + 0 -> x (the sign of a zero is not kept)
+        return const_like(0 if all(v.__class__ is int for v in consts) else 0.0, t, exact=False), True
+    r = rounded(total, t, all(v.__class__ is int for v in consts))
+    if r is None:
+        return None
+    value, exact = r
+    k = const_like(value, t, exact=False)
+    return None if k is None else (k, exact)
+
+
+def _rounds(s: Term) -> bool:
+    """Whether the inner sum ``s`` may round: any but a zero unit ``r + (-1)*r`` (exactly 0.0, or nan)."""
+    if len(s.args) != 2:
+        return True
+    a, b = s.args
+    return not (b.op is MUL and len(b.args) == 2 and number(b.args[0]) == -1 and b.args[1] is a) and not (
+        a.op is MUL and len(a.args) == 2 and number(a.args[0]) == -1 and a.args[1] is b
+    )
+
+
+def _safe_sum(t: Term) -> Term | None:
+    inner = _inner_sum(t.dtype)
+    if len(t.args) == 2:
+        a, b = t.args
+        if number(a) is None is number(b) and inner(a) is None is inner(b):
+            if split_coefficient(a)[1] is not split_coefficient(b)[1]:
+                return ADD(b, a) if sort_key(b) < sort_key(a) else None  # a + b: nothing to collect, sorted
+    through: list[Term] = []
+    operands = gather(t, inner, through)
+    if operands is not None:
+        out = _exact_sum(t, operands, {s for s in through if s.op is ADD and _rounds(s)})
+        if out is not None:
+            return None if out is t else out
+    if len(t.args) == 2 and t.args[0] is t.args[1]:
+        a = t.args[0]
+        return times(2, a)  # a + a = 2*a exactly, for every a
+    return binary_form(t, ADD, _sum_key)

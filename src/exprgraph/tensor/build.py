@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..compile import cbuild
-from ..errors import CompileError, CompilerNotFoundError, KernelError
+from ..errors import BuildTimeoutError, CacheSecurityError, CompileError, CompilerNotFoundError, KernelError
 from .codegen import codegen_c
 from .ir import Kernel
 
@@ -81,8 +81,8 @@ def _flags_for(compiler: str, flags: Sequence[str] | None) -> tuple[str, ...]:
             try:
                 cbuild.library_path(_command(compiler), (*_BASE_FLAGS, *chosen), probe)
                 break
-            except CompilerNotFoundError:
-                raise
+            except (CompilerNotFoundError, CacheSecurityError, BuildTimeoutError):
+                raise  # no compiler, an unsafe cache, a hung build: weaker flags would not help, and must not hide it
             except CompileError:
                 continue
         _native_ok[compiler] = chosen

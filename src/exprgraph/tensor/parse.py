@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..console import NotRegularFileError, read_bounded
 from ..core import FLOAT64, INT64, Symbol, Term
 from ..core.op import get_op
-from ..core.tokens import Lexicon
+from ..core.tokens import Lexicon, check_text_size, max_text
 from ..core.tokens import tokenize as core_tokenize
 from ..errors import KernelError
 from .ir import Kernel, build_kernel
@@ -316,16 +317,28 @@ def _field_error(message: str, source: str, key: str) -> KernelError:
     return KernelError(message, source, _field_pos(source, key)) if source else KernelError(message)
 
 
+def _case_text(path: str | Path) -> str:
+    """The UTF-8 text of a case file: a regular file (a FIFO or a device is refused, not waited on or
+    read forever) of at most the parsers' text limit, of which no more than that is read."""
+    limit = max_text()
+    try:
+        data = read_bounded(path, 4 * limit)  # a UTF-8 character takes at most 4 bytes
+    except NotRegularFileError:
+        raise KernelError(f"the case file {str(path)!r} is not a regular file") from None
+    except OSError as exc:
+        raise KernelError(f"cannot read the case file {str(path)!r}: {exc.strerror}") from None
+    check_text_size(data.decode("utf-8", "replace"))  # a file cut short by the bounded read is over the limit
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise KernelError(f"the case file {str(path)!r} is not UTF-8 text") from None
+
+
 def _read_case(path: str | Path | dict) -> tuple[Any, str]:
     """The case as parsed (a dict unless malformed), and the text of its file (empty for a dict given as it is)."""
     if isinstance(path, dict):
         return path, ""
-    try:
-        source = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise KernelError(f"cannot read the case file {str(path)!r}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise KernelError(f"the case file {str(path)!r} is not UTF-8 text") from None
+    source = _case_text(path)
     try:
         data = json.loads(source)
     except json.JSONDecodeError as exc:

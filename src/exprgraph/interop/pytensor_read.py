@@ -1,0 +1,311 @@
+"""Read PyTensor graphs into terms: ``from_pytensor`` (the writer, ``to_pytensor``, is in :mod:`.pytensor`).
+
+A PyTensor variable or ``FunctionGraph`` is walked once, children first, with an explicit stack;
+its scalar and elementwise ops are read through the one table of :data:`.pytensor.SCALAR_OPS`.
+A variable that ``to_pytensor`` wrote, and whose PyTensor nodes are untouched, is read back as the
+very term it computes; anything else op by op. The dtype rules (what widens, what is refused) are
+in :mod:`.pytensor`'s docstring. Needs ``exprgraph[pytensor]``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ..core import BOOL, FLOAT32, FLOAT64, INT64, Symbol, Term, const, get_op
+from ..core.dtypes import is_float
+from ..core.stdops import insert_axes
+from ..core.tokens import RESERVED_NAMES
+from ..errors import ConversionError
+from ..graph import FunctionGraph
+from .pytensor import _PASS_THROUGH, SCALAR_OPS, _modules, _scalar_op
+
+__all__ = ["from_pytensor"]
+
+
+def _our_dtype(dtype: str) -> str:
+    if dtype == "bool":
+        return BOOL
+    if dtype.startswith(("int", "uint")):
+        return INT64
+    if dtype in ("float32", "float16"):
+        return FLOAT32
+    if dtype.startswith("float"):
+        return FLOAT64
+    raise ConversionError(f"from_pytensor: the dtype {dtype} has no exprgraph counterpart")
+
+
+#: PyTensor dtypes that are exprgraph dtypes; the others (int8, uint64, float16...) widen on reading
+_OURS = frozenset({BOOL, INT64, FLOAT64, FLOAT32})
+_NUMPY = {BOOL: np.bool_, INT64: np.int64, FLOAT64: np.float64, FLOAT32: np.float32}
+
+
+def _formula(var: Any) -> tuple[Term, tuple] | None:
+    """``(term, operand variables)`` recorded by to_pytensor on ``var``, if the PyTensor nodes between
+    them are untouched (a clone, a replacement or a rewrite makes new nodes or changes their inputs)."""
+    info = getattr(var.tag, "exprgraph_formula", None) if hasattr(var, "tag") else None
+    if info is None:
+        return None
+    term, operands, applies = info
+    if var.owner is not applies[0][0] or var.type.dtype != term.dtype:
+        return None
+    for apply, inputs in applies:
+        if len(apply.inputs) != len(inputs) or any(a is not b for a, b in zip(apply.inputs, inputs, strict=True)):
+            return None
+    return term, operands
+
+
+class _Reader:
+    """Reads PyTensor variables into terms.
+
+    Each variable maps to ``(term, virtual)``: ``virtual`` lists the axes of the PyTensor variable
+    that are length-1 axes PyTensor inserted (ExpandDims, the vector forms of Dot) and that the term
+    leaves out. Elementwise ops broadcast leading ones implicitly and Squeeze removes them, so they
+    never need to be built; any other use builds them (:meth:`full`).
+    """
+
+    def __init__(self) -> None:
+        self.ps, self.pt = _modules()
+        self.done: dict[Any, tuple[Term, tuple[int, ...]]] = {}
+        self.names: dict[str, Any] = {}
+        self.scalar_classes = {type(_scalar_op(self.ps, n)): get_op(n) for n in SCALAR_OPS}
+
+    def full(self, var: Any) -> Term:
+        term, virtual = self.done[var]
+        return insert_axes(term, virtual) if virtual else term
+
+    def leaf(self, var: Any) -> Term:
+        tag_term = getattr(var.tag, "exprgraph_term", None) if hasattr(var, "tag") else None
+        if tag_term.__class__ is Term and tag_term.dtype == _our_dtype(var.type.dtype):
+            return tag_term
+        if hasattr(var, "data"):  # a constant
+            data = np.asarray(var.data)
+            if data.dtype.kind == "u" and data.size and int(data.max()) >= 2**63:
+                raise ConversionError(
+                    f"from_pytensor: the {data.dtype} constant {int(data.max())} does not fit in int64"
+                )
+            return const(data.astype(_NUMPY[_our_dtype(str(data.dtype))]))  # int8, float16...: exact
+        if var.type.dtype == "uint64":
+            raise ConversionError(f"from_pytensor: the uint64 input {var.name} holds values beyond int64")
+        name = self.unique_name(var)
+        shape = getattr(var.type, "shape", ())
+        dims = tuple(d if d is not None else f"{name}_dim{i}" for i, d in enumerate(shape))
+        return Symbol(name, _our_dtype(var.type.dtype), dims)
+
+    def unique_name(self, var: Any) -> str:
+        base = re.sub(r"\W", "_", var.name) if var.name else "input"
+        if not base.isidentifier() or base in RESERVED_NAMES:
+            base = "v_" + base
+        name, k = base, 0
+        while name in self.names and self.names[name] is not var:
+            k += 1
+            name = f"{base}_{k}"
+        self.names[name] = var
+        return name
+
+    def convert(self, roots: list[Any]) -> list[Term]:
+        for var in _pytensor_postorder(roots, _children):
+            formula = _formula(var)
+            if var.owner is None:
+                self.done[var] = (self.leaf(var), ())
+            elif formula is not None and all(
+                self.full(v) is a for v, a in zip(formula[1], formula[0].args, strict=True)
+            ):
+                self.done[var] = (formula[0], ())  # what to_pytensor wrote, read back as that term
+            else:
+                if formula is not None:  # operands read differently: read the nodes in between
+                    self.convert(list(var.owner.inputs))
+                self.done[var] = self.apply(var)
+        return [self.full(r) for r in roots]
+
+    def apply(self, var: Any) -> tuple[Term, tuple[int, ...]]:
+        node = var.owner
+        op = node.op
+        kind = type(op).__name__
+        if kind in _PASS_THROUGH:
+            return self.done[node.inputs[0]]
+        if kind == "DimShuffle":
+            return self.dimshuffle(op, node.inputs[0])
+        if kind == "Elemwise":
+            out = self.elemwise(op.scalar_op, var, var.type.ndim)
+        elif isinstance(op, self.ps.ScalarOp):
+            out = self.elemwise(op, var, 0)
+        elif kind == "Dot" or (kind == "Blockwise" and type(op.core_op).__name__ in ("Dot", "Matmul")):
+            out = self.product(get_op("dot" if kind == "Dot" else "matmul"), node.inputs)
+        elif kind == "Sum":
+            axis = op.axis if op.axis is None or len(op.axis) != 1 else op.axis[0]
+            out = get_op("sum")(self.full(node.inputs[0]), axis=axis), ()
+        else:
+            raise ConversionError(f"from_pytensor: no exprgraph op for PyTensor's {op}")
+        _check_dtype(var, out[0], op)
+        return out
+
+    def elemwise(self, scalar_op: Any, var: Any, ndim: int) -> tuple[Term, tuple[int, ...]]:
+        inputs = var.owner.inputs
+        kind = type(scalar_op).__name__
+        if kind == "Composite":
+            return self.composite(scalar_op, var, ndim)
+        if kind == "Cast":
+            return self.cast(inputs[0], scalar_op.o_type.dtype, ndim)
+        if kind == "Identity":
+            return self.done[inputs[0]]
+        op = self.scalar_classes.get(type(scalar_op), _SPELLED.get(kind))
+        if op is None:
+            raise ConversionError(f"from_pytensor: no exprgraph op for PyTensor's scalar op {scalar_op}")
+        args = []
+        for v in inputs:
+            term, virtual = self.done[v]
+            # leading inserted axes are what broadcasting adds anyway; others must be built
+            args.append(term if virtual == tuple(range(len(virtual))) else self.full(v))
+        if getattr(op, "counts_bools", False):
+            args = [self.uncast(v, a) for v, a in zip(inputs, args, strict=True)]
+        term = op(*args)
+        return term, tuple(range(ndim - term.ndim))
+
+    def composite(self, scalar_op: Any, var: Any, ndim: int) -> tuple[Term, tuple[int, ...]]:
+        """A fused elementwise op (PyTensor's Composite): its inner scalar graph, on our operands."""
+        args = []
+        for v in var.owner.inputs:
+            term, virtual = self.done[v]
+            args.append(term if virtual == tuple(range(len(virtual))) else self.full(v))
+        inner = scalar_op.fgraph
+        for v, term in zip(inner.inputs, args, strict=True):
+            self.done[v] = (term, ())
+        for v in _pytensor_postorder(inner.outputs):
+            if v not in self.done:
+                self.done[v] = (self.leaf(v), ()) if v.owner is None else self.apply(v)
+        term = self.done[inner.outputs[var.owner.outputs.index(var)]][0]
+        return term, tuple(range(ndim - term.ndim))
+
+    def uncast(self, var: Any, term: Term) -> Term:
+        """A bool cast to int64 for arithmetic is the bool itself: our arithmetic counts bools as ints."""
+        owner = var.owner
+        if owner is not None and type(owner.op).__name__ in ("Elemwise", "Cast"):
+            scalar_op = getattr(owner.op, "scalar_op", owner.op)
+            if type(scalar_op).__name__ == "Cast" and scalar_op.o_type.dtype.startswith("int"):
+                inner, virtual = self.done[owner.inputs[0]]
+                if inner.dtype == BOOL and virtual == tuple(range(len(virtual))):
+                    return inner
+        return term
+
+    def cast(self, var: Any, dtype: str, ndim: int) -> tuple[Term, tuple[int, ...]]:
+        term, virtual = self.done[var]
+        src, dst = term.dtype, _our_dtype(dtype)
+        if dtype not in _OURS and not np.can_cast(var.type.dtype, dtype, "safe"):
+            # int64 -> int8 wraps around, float32 -> float16 rounds: no exprgraph op does that
+            raise ConversionError(f"from_pytensor: a cast of {var.type.dtype} to {dtype} changes values")
+        if src == dst:
+            out = term
+        elif dst == BOOL:
+            out = get_op("ne")(term, const(0.0 if src == FLOAT64 else 0))  # truth value
+        elif src == BOOL:
+            out = get_op("where")(term, const(1, dst), const(0, dst))
+        elif dst == FLOAT64:
+            out = term * const(1.0)  # int64 or float32 -> float64: exact (int64 up to 2**53)
+        else:
+            what = "rounding" if is_float(dst) else "truncation"
+            raise ConversionError(f"from_pytensor: a cast of {src} to {dtype} ({what}) has no exprgraph op")
+        return out, virtual
+
+    def dimshuffle(self, op: Any, source: Any) -> tuple[Term, tuple[int, ...]]:
+        term, virtual = self.done[source]
+        order = tuple(op.new_order)
+        in_ndim = len(virtual) + term.ndim
+        real = [i for i in range(in_ndim) if i not in virtual]  # input axis -> its axis in term
+        kept = [i for i in order if i != "x"]
+        dropped = [real.index(i) for i in range(in_ndim) if i not in kept and i in real]
+        if dropped:  # a dropped axis has length 1: summing over it removes it
+            term = get_op("sum")(term, axis=tuple(dropped) if len(dropped) < term.ndim else None)
+            real = [i for i in real if i in kept]
+        perm = [real.index(i) for i in kept if i in real]
+        if perm != sorted(perm):
+            reverse = perm == list(range(len(perm) - 1, -1, -1)) and len(perm) == 2
+            term = get_op("transpose")(term, axes=None if reverse else tuple(perm))
+        new_virtual = tuple(j for j, i in enumerate(order) if i == "x" or i in virtual)
+        return term, new_virtual
+
+    def product(self, op: Any, inputs: list) -> tuple[Term, tuple[int, ...]]:
+        (a, va), (b, vb) = self.done[inputs[0]], self.done[inputs[1]]
+        if inputs[0].type.ndim == 2 and inputs[1].type.ndim == 2 and va in ((), (0,)) and vb in ((), (1,)):
+            # a row vector (x[None, :]) times a column vector (y[:, None]): the vector products
+            return op(a, b), tuple(i for i, v in ((0, va), (1, vb)) if v)
+        return op(self.full(inputs[0]), self.full(inputs[1])), ()
+
+
+def _reciprocal(a: Term) -> Term:
+    return const(1.0, a.dtype if is_float(a.dtype) else FLOAT64) / a  # 1/x (float32 stays float32)
+
+
+#: scalar ops PyTensor's rewrites bring in (compiled graphs), spelled with ours
+_SPELLED = {"Reciprocal": _reciprocal, "Sqr": lambda a: a * a}
+
+
+def _check_dtype(var: Any, term: Term, op: Any) -> None:
+    """Refuse PyTensor arithmetic whose dtype or promotion is not ours (int8 wraps at 2**7, uint64
+    at 2**64, float16 rounds; numpy's int8 + float32 is float32, ours float64)."""
+    dtype = var.type.dtype
+    if dtype not in _OURS and term.op.name not in _SELECTIONS:
+        raise ConversionError(
+            f"from_pytensor: PyTensor's {op} computes in {dtype}, which exprgraph does not (its {term.dtype}"
+            " neither wraps around nor rounds there): cast the operands to an exprgraph dtype first"
+        )
+    if term.dtype != _our_dtype(dtype):
+        raise ConversionError(
+            f"from_pytensor: PyTensor's {op} gives {dtype} where the same op on exprgraph's dtypes gives"
+            f" {term.dtype}: cast the operands to one dtype first"
+        )
+
+
+#: ops whose value is one of their operands': exact in any dtype
+_SELECTIONS = frozenset({"maximum", "minimum", "where", "symbol", "const"})
+
+
+def _children(var: Any) -> tuple:
+    """What a variable is computed from: its owner's inputs, or the operands to_pytensor recorded."""
+    formula = _formula(var)
+    if formula is not None:
+        return formula[1]
+    return tuple(var.owner.inputs) if var.owner is not None else ()
+
+
+def _pytensor_postorder(roots: Iterable[Any], children: Any = None) -> list[Any]:
+    """Variables reachable from ``roots`` through their owners' inputs (or ``children``), inputs first."""
+    seen: set[int] = set()
+    order: list[Any] = []
+    for root in roots:
+        if id(root) in seen:
+            continue
+        seen.add(id(root))
+        stack = [(root, 0)]
+        while stack:
+            var, i = stack[-1]
+            if children is not None:
+                inputs = children(var)
+            else:
+                inputs = var.owner.inputs if var.owner is not None else ()
+            while i < len(inputs) and id(inputs[i]) in seen:
+                i += 1
+            if i < len(inputs):
+                stack[-1] = (var, i + 1)
+                seen.add(id(inputs[i]))
+                stack.append((inputs[i], 0))
+            else:
+                stack.pop()
+                order.append(var)
+    return order
+
+
+def from_pytensor(graph: Any) -> Any:
+    """Terms for PyTensor variables (a term for one, a list for a list); our FunctionGraph for theirs."""
+    reader = _Reader()
+    if hasattr(graph, "outputs") and hasattr(graph, "inputs") and not hasattr(graph, "owner"):
+        outputs = reader.convert(list(graph.outputs) + list(graph.inputs))
+        n = len(graph.outputs)
+        inputs = [t for t in outputs[n:] if t.op.name == "symbol"]
+        return FunctionGraph(inputs, outputs[:n])
+    if isinstance(graph, (list, tuple)):
+        return reader.convert(list(graph))
+    return reader.convert([graph])[0]
