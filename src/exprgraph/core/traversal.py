@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from functools import singledispatch
 from typing import Any
 
@@ -30,13 +30,14 @@ def toposort(outputs: Iterable[Term]) -> list[Term]:
     return _postorder(outputs)
 
 
-def schedule(outputs: Iterable[Term]) -> tuple[list[Term], dict[Term, int]]:
+def schedule(outputs: Iterable[Term], leaves: Container[Term] = ()) -> tuple[list[Term], dict[Term, int]]:
     """The DAG's nodes in dependency order and, for each, how many operand slots read it.
 
     The order is ``toposort(outputs)`` (depth first, operands left to right, so evaluation holds
     about as many arrays as Python would for the same expression); the reads are counted in the
     same iterative walk. Every output counts one extra read that is never released, so outputs
-    are neither freed nor overwritten.
+    are neither freed nor overwritten. Terms in ``leaves`` are taken as leaves: nothing below
+    them is visited (values given for intermediate nodes).
     """
     reads: dict[Term, int] = {}
     order: list[Term] = []
@@ -46,6 +47,9 @@ def schedule(outputs: Iterable[Term]) -> tuple[list[Term], dict[Term, int]]:
             reads[root] += 1
             continue
         reads[root] = 1
+        if not root.args or root in leaves:
+            append(root)
+            continue
         path = [root]  # the nodes being visited, each with an iterator over its operands
         pending = [iter(root.args)]
         while pending:
@@ -54,7 +58,7 @@ def schedule(outputs: Iterable[Term]) -> tuple[list[Term], dict[Term, int]]:
                     reads[child] += 1
                     continue
                 reads[child] = 1
-                if child.args:
+                if child.args and child not in leaves:
                     path.append(child)
                     pending.append(iter(child.args))
                     break

@@ -31,7 +31,7 @@ from ..core.term import Term
 from ..core.traversal import schedule
 from ..errors import EvaluationError, SizeLimitError
 from .bind import NUMPY_DTYPES, bind_symbols, const_value
-from .inputs import OnUnusedInput, check_env, check_unused, cut_schedule, given_value
+from .inputs import OnUnusedInput, check_env, check_unused, given_value
 from .limits import check_elements, limit_in_force
 
 __all__ = ["evaluate", "evaluate_nodes"]
@@ -118,7 +118,7 @@ def evaluate_nodes(
     outputs = (term_or_terms,) if term_or_terms.__class__ is Term else _outputs(term_or_terms, "evaluate_nodes")
     env = {} if env is None else env
     given = check_env(env)
-    order = cut_schedule(outputs, given)[0] if given else schedule(outputs)[0]
+    order = schedule(outputs, given)[0]
     # every node an output: each keeps one read that is never released, so no value is dropped or reused
     values = _run(tuple(order), env, limit_in_force(max_elements), on_unused_input)
     return dict(zip(order, values, strict=True))
@@ -157,7 +157,7 @@ def _kind(op: Any, n: int) -> int:
 def _run(outputs: tuple[Term, ...], env: Mapping[Any, Any], limit: int, policy: OnUnusedInput) -> list[Any]:
     """Evaluate ``outputs`` (already validated) in one walk of their DAG, no array above ``limit`` elements."""
     given = check_env(env)
-    order, pending = cut_schedule(outputs, given) if given else schedule(outputs)
+    order, pending = schedule(outputs, given)
     symbols = [t for t in order if not t.args and t.op.name == "symbol"]
     check_unused(env, order, symbols, policy)
     kinds = _kinds_of(order)

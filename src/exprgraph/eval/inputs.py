@@ -25,7 +25,7 @@ from ..core.term import Term
 from ..errors import EvaluationError, UnusedInputError, UnusedInputWarning
 from .bind import NUMPY_DTYPES
 
-__all__ = ["OnUnusedInput", "POLICIES", "check_env", "cut_schedule", "check_unused", "given_value"]
+__all__ = ["OnUnusedInput", "POLICIES", "check_env", "check_unused", "given_value"]
 
 #: what to do with an env entry the outputs do not need
 OnUnusedInput = Literal["raise", "warn", "ignore"]
@@ -46,42 +46,6 @@ def check_env(env: Any) -> dict[Term, Any]:
         elif not isinstance(key, str):
             raise EvaluationError(f"env keys must be terms or names, not {type(key).__name__} {key!r}")
     return given
-
-
-def cut_schedule(outputs: Iterable[Term], given: Mapping[Term, Any]) -> tuple[list[Term], dict[Term, int]]:
-    """Like :func:`~exprgraph.core.traversal.schedule`, with the ``given`` terms as leaves (nothing below them).
-
-    The nodes in dependency order and, for each, how many operand slots read it (each output one
-    more, never released). One iterative depth-first walk.
-    """
-    reads: dict[Term, int] = {}
-    order: list[Term] = []
-    append = order.append
-    for root in outputs:
-        if root in reads:
-            reads[root] += 1
-            continue
-        reads[root] = 1
-        if not root.args or root in given:
-            append(root)
-            continue
-        path = [root]
-        pending = [iter(root.args)]
-        while pending:
-            for child in pending[-1]:
-                if child in reads:
-                    reads[child] += 1
-                    continue
-                reads[child] = 1
-                if child.args and child not in given:
-                    path.append(child)
-                    pending.append(iter(child.args))
-                    break
-                append(child)
-            else:
-                pending.pop()
-                append(path.pop())
-    return order, reads
 
 
 def _dimension_symbols(symbols: Iterable[Term]) -> set[Term]:
