@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from interop_strategies import X, Y, Z, float_env, float_terms, int_env, int_terms, seed_examples
 
 from exprgraph import Symbol, const, evaluate, get_op, parse, postorder, sin, symbols, where
@@ -53,6 +53,8 @@ def _same_sympy_values(first, second, env, **assumptions):
 @given(float_terms(floor=False))
 def test_random_float_terms_round_trip(t):
     s = to_sympy(t)
+    # SymPy evaluates as it builds: a branch it folds to x/0 is complex infinity, refused on the way back
+    assume(not s.has(sp.zoo, sp.nan))
     back = from_sympy(s)
     _close_where_defined(t, back, float_env())  # term side: the same values (where t is defined)
     _same_sympy_values(s, to_sympy(back), float_env(seed=1), real=True)  # SymPy side

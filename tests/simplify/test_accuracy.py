@@ -18,6 +18,7 @@ finite counts as an infinite error.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import mpmath
@@ -41,7 +42,8 @@ SYMS = (X, Y, Z, W)
 
 
 class OutOfReachError(ArithmeticError):
-    """An exact value too large to compute: exp(1e300) has a 1e300-bit exponent (sums of it would too)."""
+    """No exact value to judge by: exp(1e300) has a 1e300-bit exponent, and 1/0 is +-inf as the sign of
+    a zero that simplify need not keep (``log(1 + x)`` is 0.0 at x = -0.0, ``log1p(x)`` -0.0)."""
 
 
 def _exp(a: mpmath.mpf) -> mpmath.mpf:
@@ -68,13 +70,15 @@ def _pow(a: mpmath.mpf, b: mpmath.mpf) -> mpmath.mpf:
     if a < 0 and mpmath.isfinite(b) and b != int(b):
         return mpmath.nan  # a negative base to a fractional power: nan, as in IEEE
     if a == 0 and b < 0:
-        return mpmath.inf  # 1/0: infinite (its sign is a zero's, which is not kept)
+        raise OutOfReachError("0**-1")  # +-inf, as the zero's sign, which simplify need not keep
     return a**b
 
 
 def _div(a: mpmath.mpf, b: mpmath.mpf) -> mpmath.mpf:
-    if b == 0:  # infinite (its sign is a zero's, which is not kept), or undefined for 0/0
-        return mpmath.nan if a == 0 or mpmath.isnan(a) else mpmath.inf
+    if b == 0:  # undefined for 0/0; else +-inf as the zero's sign, which simplify need not keep
+        if a == 0 or mpmath.isnan(a):
+            return mpmath.nan
+        raise OutOfReachError("1/0")
     return a / b
 
 
@@ -267,7 +271,12 @@ def special_points(n: int, seed: int) -> list[dict[Term, float]]:
     return [{s: float(rng.choice(SPECIAL)) for s in SYMS[:3]} for _ in range(n)]
 
 
-EXTREME = special_points(64, seed=26)
+#: the random special points, and every order of two triples where distinct symbols cancel or overflow
+EXTREME = special_points(64, seed=26) + [
+    dict(zip(SYMS[:3], values, strict=True))
+    for triple in ((1e16, -1e16, 1.0), (1e200, 1e-200, 1e200))
+    for values in dict.fromkeys(itertools.permutations(triple))
+]
 CONSTANTS = [0.1, 1.0, 2.0, 3.0, 0.5, -1.0, 1e16, 1e-300]
 
 
@@ -328,45 +337,66 @@ def _inherited(got: float, want: mpmath.mpf, scale: mpmath.mpf) -> float:
         return float(abs(mpmath.mpf(got) - want) / math.ulp(float(max(abs(want), scale))))
 
 
-def _excused(term: Term, p: dict[Term, float], nodes: list[Term], computed: list[float], e0: float, e1: float) -> bool:
-    """Whether a worse result at ``p`` is one no rewrite can promise to avoid.
+def _verdict(want: mpmath.mpf, b: float, a: float) -> tuple[str | None, float, float]:
+    """Why ``a`` (the simplified form's value) is worse than ``b`` (the input's), exact value ``want``; and
+    their errors in ulps (inf when not both finite). None when it is not worse."""
+    e0 = e1 = math.inf
+    why = None
+    if mpmath.isnan(want):  # undefined (inf - inf, 0*inf, 0/0): a nan of the input stays a nan
+        if math.isnan(b) and not math.isnan(a):
+            why = f"{a} where the input gives nan"
+    elif math.isnan(a) and not math.isnan(b):
+        why = f"nan where the input gives {b}"
+    elif mpmath.isinf(want) or abs(want) > np.finfo(np.float64).max:
+        if math.isinf(b) and not math.isinf(a):  # overflowing as the input does (the sign may be a zero's)
+            why = f"{a} where the input gives {b}"
+    else:
+        e0, e1 = ulps(b, want), ulps(a, want)
+        if (e0 <= SLACK and e1 > e0 + SLACK) or e1 > SLACK + FACTOR * e0:
+            why = f"{e1} ulps where the input has {e0}"
+    return why, e0, e1
+
+
+def _excused(term: Term, s: Term, p: dict[Term, float], nodes: list[Term], computed: list[float], e: tuple) -> bool:
+    """Whether a worse result at ``p`` is one no rewrite can promise to avoid (``e``: the errors in ulps).
 
     An intermediate value of the input was lost (``u/u`` is 1.0 for any wrong finite ``u``, even the
     5e-324 that ``y + (exp(z) - 1.0)`` gives at y = -z = 5e-324 for 1e-647, where ``y + expm1(z)``
-    gives the 0.0 nearest it and 0/0 is nan); or the
-    input's intermediate values carry errors (in ulps of their scale, or of the result's) that two
-    forms hand on differently, and the simplified form stays within them (``log1p(s)`` passes on the
-    error of ``s`` that ``log(1 + s)`` partly rounds away); or the input is right by luck: accurate at
-    ``p`` but not at a point moved by a relative 2**-40 (another factor for each symbol), as
-    ``x + 1.0 - (0.1 + 1.0)`` is exactly 0.0 at x = 0.1 because ``x + 1.0`` and the constant round
-    alike there, not because its form computes the difference well.
+    gives the 0.0 nearest it and 0/0 is nan); or the input's intermediate values carry errors (in
+    ulps of their scale, or of the result's) that two forms hand on differently, and the simplified
+    form stays within them (``log1p(s)`` passes on the error of ``s`` that ``log(1 + s)`` partly
+    rounds away); or the point is a coincidence: at a point moved by a relative 2**-40 (another
+    factor for each symbol) the input is no longer accurate, or the simplified form no longer
+    worse. ``x + 1.0 - (0.1 + 1.0)`` is exactly 0.0 at x = 0.1 only because ``x + 1.0`` and the
+    constant round alike there; ``x*x/x - x*y/x`` is exactly 0.0 at x = y only because both terms
+    round alike. Zeros, infinities and subnormals do not move: what goes wrong there always counts.
     """
     exacts = exact_values(term, p)
     want = exacts[term]
     scale = abs(want) if mpmath.isfinite(want) else mpmath.mpf(0)
     if any(_lost(c, exacts[n]) for n, c in zip(nodes, computed, strict=True)):
         return True
+    e0, e1 = e
     inherited = max((_inherited(c, exacts[n], scale) for n, c in zip(nodes[:-1], computed, strict=False)), default=0.0)
     if math.isfinite(e1) and e1 <= e0 + SLACK + 2 * inherited:
         return True
-    q = {s: v * (1 + (i + 1) * 2.0**-40) for i, (s, v) in enumerate(p.items())}
+    q = {v: x * (1 + (i + 1) * 2.0**-40) for i, (v, x) in enumerate(p.items())}
     try:
         moved = exact(term, q)
     except OutOfReachError:
         return True  # no exact value to judge by
     with np.errstate(all="ignore"):
-        got = float(evaluate(term, q, on_unused_input="ignore"))
-    if not mpmath.isfinite(moved) or abs(moved) > np.finfo(np.float64).max:
-        return False
-    return ulps(got, moved) > SLACK + FACTOR
+        b, a = (float(v) for v in evaluate([term, s], q, on_unused_input="ignore"))
+    why, e0, _ = _verdict(moved, b, a)
+    return why is None or (math.isfinite(e0) and e0 > SLACK + FACTOR)
 
 
 def less_accurate(term: Term, points: list[dict[Term, float]]) -> list[tuple]:
     """Where safe ``simplify(term)`` is less accurate than ``term``: ``(point, term, simplified, why)``.
 
     A nan, an infinity or an error beyond the ulps allowed (see the module docstring) where the
-    input computes better counts, unless the input is right there by luck (:func:`_lucky`). Where
-    the exact value is undefined (inf - inf, 0*inf, 0/0) a nan of the input must stay a nan.
+    input computes better counts, unless :func:`_excused`; where the exact value is undefined
+    (inf - inf, 0*inf, 0/0) a nan of the input must stay a nan.
     """
     s = simplify(term)
     nodes = [n for n in postorder(term) if n.args]
@@ -382,22 +412,8 @@ def less_accurate(term: Term, points: list[dict[Term, float]]) -> list[tuple]:
             want = exact(term, p)
         except OutOfReachError:
             continue
-        a, b = float(after[k]), float(before[k])
-        why, e0, e1 = None, math.inf, math.inf
-        if mpmath.isnan(want):  # undefined: a nan of the input stays a nan
-            if math.isnan(b) and not math.isnan(a):
-                bad.append((p, str(term), str(s), f"{a} where the input gives nan"))
-            continue
-        if math.isnan(a) and not math.isnan(b):
-            why = f"nan where the input gives {b}"
-        elif mpmath.isinf(want) or abs(want) > np.finfo(np.float64).max:
-            if math.isinf(b) and not math.isinf(a):  # overflowing as the input does (the sign may be a zero's)
-                why = f"{a} where the input gives {b}"
-        else:
-            e0, e1 = ulps(b, want), ulps(a, want)
-            if (e0 <= SLACK and e1 > e0 + SLACK) or e1 > SLACK + FACTOR * e0:
-                why = f"{e1} ulps where the input has {e0}"
-        if why is not None and not _excused(term, p, nodes, [float(c[k]) for c in computed], e0, e1):
+        why, e0, e1 = _verdict(want, float(before[k]), float(after[k]))
+        if why is not None and not _excused(term, s, p, nodes, [float(c[k]) for c in computed], (e0, e1)):
             bad.append((p, str(term), str(s), why))
     return bad
 

@@ -16,7 +16,7 @@ from typing import Any
 from ..core import Op, Term
 from .collect import merge_all
 
-__all__ = ["gather", "binary_form", "what_is_left", "one_rounding", "uses_any", "MAX_GATHER", "MAX_LOOK"]
+__all__ = ["gather", "binary_form", "what_is_left", "in_order", "one_rounding", "uses_any", "MAX_GATHER", "MAX_LOOK"]
 
 #: the most operands a safe sum or product gathers through nested sums (products) before it keeps its form
 MAX_GATHER = 16
@@ -90,6 +90,15 @@ def what_is_left(
     if not one_rounding(items):
         return None
     return [a for a, _ in items if a is not constant[0]], units
+
+
+def in_order(kept: list[Term], units: list[Term], key: Callable[[Term], Any]) -> list[Term]:
+    """The operands left of a safe node, sorted, then its units (each once), sorted."""
+    if len(kept) > 1:
+        kept = sorted(kept, key=key)
+    if units:
+        kept = kept + (sorted(dict.fromkeys(units), key=key) if len(units) > 1 else units)
+    return kept
 
 
 def one_rounding(items: list[tuple[Term, bool]]) -> bool:

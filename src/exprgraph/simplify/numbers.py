@@ -159,6 +159,8 @@ def times(c: Any, t: Term) -> Term | None:
     """
     if c == 1 and (c.__class__ is int or t.dtype in (FLOAT32, FLOAT64)):
         return t  # 1.0*i would make an int i a float: kept
+    if c == -1 and (c.__class__ is int or t.dtype in (FLOAT32, FLOAT64)):
+        return MUL(const(-1), t)  # -1.0*x -> -1*x: one spelling of the sign, as in a canonical product
     try:
         k = const_like(c, t, exact=False)
     except (OverflowError, ValueError):

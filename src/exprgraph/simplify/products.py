@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core import Term, const, get_op
 from ..core.dtypes import FLOAT32, FLOAT64, is_float
-from .association import binary_form, gather, what_is_left
+from .association import binary_form, gather, in_order, what_is_left
 from .collect import assemble, canonical_node, collect_like, flat_operands, repeats
 from .numbers import (
     INT_MAX,
@@ -256,11 +256,12 @@ def _exact_product(t: Term, factors: list[Term]) -> Term | None:
     if left is None:
         return None
     kept, units = left
-    factors_out = sorted(kept, key=sort_key) + sorted(dict.fromkeys(units), key=sort_key)
-    if v == -1 and len(factors_out) > 1:
-        # -(a*b) is -1 times the product without its sign, nested: a negated term's rest is that product
-        # again (``-1 * r`` for a zero unit r - r), and the sign is exact wherever it is applied
-        return MUL(const(-1), MUL(*factors_out))
+    factors_out = in_order(kept, units, sort_key)
+    if coefficient is not None and v != 1 and len(factors_out) > 1:
+        # c*(a*b) is c times the product without it, nested: a term's rest is that product again
+        # (``-1 * r`` for a zero unit r - r, ``1.5 * r`` for a merged term); the factors are at most one
+        # and units (exactly 1.0 or nan), or a sign (exact wherever it is applied)
+        return MUL(const(-1) if v == -1 else coefficient, MUL(*factors_out))
     parts = ([const(-1) if v == -1 else coefficient] if coefficient is not None and v != 1 else []) + factors_out
     return assemble(t, MUL, parts, factors_out, coefficient, empty=1, constant_first=True)
 
@@ -324,7 +325,36 @@ def _coefficient(t: Term, consts: list[Any]) -> tuple[Term | None, bool] | None:
     return None if k is None else (k, exact)
 
 
+def _negation_of(a: Term, dtype: str) -> Term | None:
+    """``x`` for a factor ``-1 * x`` of the dtype, else None."""
+    if a.op is MUL and len(a.args) == 2 and number(a.args[0]) == -1 and a.dtype == dtype:
+        return a.args[1]
+    return None
+
+
+def _signed(t: Term) -> Term | None:
+    """Signs moved out of a product, exactly (a sign is exact wherever it is applied): ``-1 * (c*r) ->
+    (-c)*r``, ``(-a)*b -> -(a*b)``, ``(-a)*(-b) -> a*b``."""
+    if len(t.args) != 2:
+        return None
+    a, b = t.args
+    if number(a) == -1:
+        c = number(b.args[0]) if b.op is MUL and b.dtype == t.dtype and len(b.args) == 2 else None
+        if c is None:
+            return None
+        return times(-c if c.__class__ is not int or -c <= INT_MAX else float(-c), b.args[1])
+    na, nb = _negation_of(a, t.dtype), _negation_of(b, t.dtype)
+    if na is not None and nb is not None:
+        return MUL(na, nb)
+    if na is None and nb is None:
+        return None
+    return MUL(const(-1), MUL(a if na is None else na, b if nb is None else nb))
+
+
 def _safe_product(t: Term) -> Term | None:
+    signed = _signed(t)
+    if signed is not None:
+        return signed
     inner = _inner_product(t.dtype)
     if len(t.args) == 2:
         a, b = t.args

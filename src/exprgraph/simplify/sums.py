@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any
 
 from ..core import Term, const, get_op
-from .association import binary_form, gather, uses_any, what_is_left
+from .association import binary_form, gather, in_order, uses_any, what_is_left
 from .collect import assemble, canonical_node, collect_like, flat_operands, repeats
 from .numbers import (
     INT_MAX,
@@ -238,7 +238,7 @@ def _exact_sum(t: Term, operands: list[tuple[Term, bool]], dissolved: set[Term])
     kept, units = left
     if dissolved and uses_any(kept, dissolved):
         return None
-    terms = sorted(kept, key=sort_key) + sorted(dict.fromkeys(units), key=sort_key)
+    terms = in_order(kept, units, sort_key)
     parts = terms + ([constant] if constant is not None and not zero else [])
     return assemble(t, ADD, parts, terms, constant, empty=0, constant_first=False)
 
@@ -259,10 +259,13 @@ def _merge_exactly(rest: Term, members: list[tuple[Any, Term]], units: list[Term
     if not all(math.isfinite(c) for c, _ in live):
         return None
     if any(c > 0 for c, _ in live) and any(c < 0 for c, _ in live):
-        negated = times(-1, rest)
-        if negated is None:
+        # x - x: 0.0, or nan for infinite x; of the smallest coefficient's term, which overflows last
+        # (1e-300/x - 1e-300/x is 0.0 at x = 5e-324, where 1/x - 1/x is inf - inf)
+        k = min(abs(c) for c, _ in live)
+        up, down = times(k, rest), times(-k, rest)
+        if up is None or down is None:
             return None
-        units.append(ADD(*sorted((rest, negated), key=sort_key)))  # x - x: 0.0, or nan for infinite x
+        units.append(ADD(*sorted((up, down), key=sort_key)))
     ints = all(c.__class__ is int for c, _ in live)
     total = sum(c for c, _ in live) if ints else sum(Fraction(c) for c, _ in live)  # exactly
     if total == 0:
@@ -299,13 +302,11 @@ def _constant_total(t: Term, consts: list[Any]) -> tuple[Term | None, bool] | No
 
 
 def _rounds(s: Term) -> bool:
-    """Whether the inner sum ``s`` may round: any but a zero unit ``r + (-1)*r`` (exactly 0.0, or nan)."""
+    """Whether the inner sum ``s`` may round: any but a zero unit ``c*r + (-c)*r`` (exactly 0.0, or nan)."""
     if len(s.args) != 2:
         return True
-    a, b = s.args
-    return not (b.op is MUL and len(b.args) == 2 and number(b.args[0]) == -1 and b.args[1] is a) and not (
-        a.op is MUL and len(a.args) == 2 and number(a.args[0]) == -1 and a.args[1] is b
-    )
+    (ca, ra), (cb, rb) = split_coefficient(s.args[0]), split_coefficient(s.args[1])
+    return ra is not rb or ca != -cb
 
 
 def _safe_sum(t: Term) -> Term | None:
@@ -318,7 +319,8 @@ def _safe_sum(t: Term) -> Term | None:
     through: list[Term] = []
     operands = gather(t, inner, through)
     if operands is not None:
-        out = _exact_sum(t, operands, {s for s in through if s.op is ADD and _rounds(s)})
+        inner_sums = (s.args[1] if s.op is MUL else s for s in through)  # -1*(a + b): the sum a + b
+        out = _exact_sum(t, operands, {s for s in inner_sums if _rounds(s)})
         if out is not None:
             return None if out is t else out
     if len(t.args) == 2 and t.args[0] is t.args[1]:
