@@ -2,8 +2,10 @@
 
 Unlike the term rewriter's canonical rules, these need no orientation or guard against looping:
 the e-graph keeps every form and extraction picks the cheapest. :data:`SAFE` holds laws that keep
-every value up to rounding and the sign of a zero result: commutativity, associativity, units,
-negation, doubling and squaring, division as a product. :data:`UNSAFE` adds the ones exact only
+every value exactly, rounding and the sign of a zero result included: commutativity, units,
+negation, doubling and squaring. :data:`UNSAFE` adds the ones that round differently
+(associativity: ``1e16 + (-1e16 + 1)`` is 0.0 where ``(1e16 + -1e16) + 1`` is 1.0; division as a
+product rounds twice) and the ones exact only
 for finite or non-zero values, as ``simplify(..., unsafe=True)`` does: distributivity (``0*(x - 2x)`` is ``-0.0``
 but ``0*x - 0*2x`` is ``+0.0``, and a division by it flips the sign of infinity), ``a**b * a**c
 -> a**(b + c)`` (nan for a negative base and fractional exponents), ``x*0 -> 0``, ``x - x -> 0``,
@@ -20,8 +22,6 @@ __all__ = ["SAFE", "UNSAFE", "SAFE_TEXT", "UNSAFE_TEXT", "algebra_rules"]
 SAFE_TEXT = """
 comm_add: a + b -> b + a                      # a + b = b + a
 comm_mul: a * b -> b * a                      # a*b = b*a
-assoc_add: a + (b + c) <-> (a + b) + c        # regroup sums
-assoc_mul: a * (b * c) <-> (a * b) * c        # regroup products
 zero_add: a + 0 -> a                          # a + 0 = a
 one_mul: a * 1 -> a                           # a*1 = a
 sub_add: a - b <-> a + -b                     # subtraction is adding the negation
@@ -30,10 +30,12 @@ neg_neg: -(-a) -> a                           # --a = a
 double: a + a <-> 2*a                         # a + a = 2a
 square: a * a <-> a**2                        # a*a = a**2
 pow_one: a**1 -> a                            # a**1 = a
-div_mul: a / b <-> a * b**-1 where is_float(b)  # a/b = a * b**-1 (float b: an int power -1 is not an int)
 """
 
 UNSAFE_TEXT = """
+assoc_add: a + (b + c) <-> (a + b) + c        # regroup sums (rounds differently: 1e16 + (-1e16 + 1))
+assoc_mul: a * (b * c) <-> (a * b) * c        # regroup products (rounds and overflows differently)
+div_mul: a / b <-> a * b**-1 where is_float(b)  # a/b = a * b**-1 (two roundings; an int power -1 is not an int)
 distribute: a*(b + c) <-> a*b + a*c           # distributivity, both ways (not for signed zeros, overflow)
 pow_mul: a**b * a**c -> a**(b + c)            # a**b * a**c = a**(b + c) (not for a < 0)
 zero_mul: a * 0 -> 0                          # a*0 = 0 (not for inf or nan)
