@@ -6,9 +6,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 COMMA := ,
 # the sources the build compiles (the C term base, the dims fast path): an edit rebuilds
-BUILD_SOURCES := $(wildcard src/exprgraph/dims/*.py src/exprgraph/core/_cterm*.[ch])
+BUILD_SOURCES := $(wildcard src/exprgraph/dims/*.py src/exprgraph/core/_cterm*.[ch] src/exprgraph/diff/_csweep*.[ch])
 
-.PHONY: demo test test-all lint bench clean
+.PHONY: demo test test-all lint bench bench-models torch-record clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,21 @@ test-python-%:
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python -m bench
+
+# The benchmarks on real models (torch, transformers, onnxruntime: several GB): the ONNX exports of
+# transformer and CNN architectures against onnxruntime's and onnx's shape inference, and the
+# questions torch.compile asks replayed through DimEnv. The corpus is built once, under bench/data.
+$(VENV)/.installed-models: pyproject.toml setup.py $(BUILD_SOURCES) | $(BIN)/python
+	$(call install_compiled,test$(COMMA)bench$(COMMA)models)
+	touch $@
+
+bench-models: $(VENV)/.installed-models
+	$(BIN)/python -m bench.bench_onnx_models
+	$(BIN)/python -m bench.bench_torch_dims
+
+# Record again the questions torch.compile(dynamic=True) asks (about 35 minutes on 2 cores)
+torch-record: $(VENV)/.installed-models
+	$(BIN)/python -m bench.torch_record && $(BIN)/python -m bench.torch_record --sample 300
 
 clean:
 	rm -rf $(VENV) .venv-3.* build src/*.egg-info .pytest_cache .mypy_cache

@@ -1,13 +1,15 @@
-"""Build hook: compile the C term base and the dimension simplifier's fast path when it can.
+"""Build hook: compile the C term base, the C sweeps of diff and the dimension simplifier's fast path when it can.
 
-Everything else about the package is in pyproject.toml. ``src/exprgraph/core/_cterm.c`` (the
-interned term node and the reverse sweep, see ``exprgraph.core.termbase``; with the other
-``_cterm_*.c`` files) is compiled by the system C compiler. The modules listed in
+Everything else about the package is in pyproject.toml. ``src/exprgraph/core/_cterm*.c`` (the
+interned term node, see ``exprgraph.core.termbase``) and ``src/exprgraph/diff/_csweep*.c`` (the
+reverse and forward sweeps and the dependency sets, see ``exprgraph.diff.sweep``; it reaches the
+term through the term base's capsule) are compiled by the system C compiler. The modules listed in
 ``exprgraph.dims.accel.COMPILED_MODULES`` are compiled to C by mypyc (a build-time tool, in the
 build requirements) and by the system C compiler. The build falls back to pure Python, with a
 note on stderr, when ``EXPRGRAPH_PURE_PYTHON`` is set, when mypyc cannot be imported, or when the
 C compiler fails (the extensions are optional); the pure modules behave the same, only slower.
-The C term base is built whenever a C compiler works, with or without mypyc.
+The two C extensions are built whenever a C compiler works, with or without mypyc; each one
+falls back to its Python twin on its own (``exprgraph.twins`` lists every pair).
 """
 
 from __future__ import annotations
@@ -36,19 +38,31 @@ def _ext_modules() -> list:
     if os.environ.get("EXPRGRAPH_PURE_PYTHON"):
         print("exprgraph: EXPRGRAPH_PURE_PYTHON is set, building pure Python", file=sys.stderr)
         return []
-    return [_term_extension(), *_dims_extensions()]
+    return [_term_extension(), _sweep_extension(), *_dims_extensions()]
 
 
-def _term_extension() -> Extension:
-    """The C term base (optional: a compiler failure leaves the pure Python base in use)."""
-    core = Path("src", "exprgraph", "core")
+def _c_extension(package: str, stem: str, headers: list[Path]) -> Extension:
+    """``exprgraph.<package>.<stem>`` from the package's ``<stem>*.c`` (optional: else its Python twin runs)."""
+    here = Path("src", "exprgraph", package)
     return Extension(
-        "exprgraph.core._cterm",
-        sorted(str(p) for p in core.glob("_cterm*.c")),
-        depends=[str(core / "_cterm.h")],
+        f"exprgraph.{package}.{stem}",
+        sorted(str(p) for p in here.glob(f"{stem}*.c")),
+        depends=[str(h) for h in headers],
         optional=True,
         extra_compile_args=["-O2", "-fvisibility=hidden", *_reproducible_flags()],
     )
+
+
+def _term_extension() -> Extension:
+    """The C term base (its twin: the pure Python base of ``core/termbase.py``)."""
+    core = Path("src", "exprgraph", "core")
+    return _c_extension("core", "_cterm", [core / "_cterm.h", core / "_cterm_api.h"])
+
+
+def _sweep_extension() -> Extension:
+    """The C sweeps of diff (their twins: the Python sweeps of ``diff/``); the term struct comes from core's header."""
+    core, diff = Path("src", "exprgraph", "core"), Path("src", "exprgraph", "diff")
+    return _c_extension("diff", "_csweep", [diff / "_csweep.h", core / "_cterm_api.h"])
 
 
 def _dims_extensions() -> list:

@@ -1,41 +1,56 @@
-"""The import graph of exprgraph: layers that import only downward, no cycle, rooms of readable size.
+"""The import graph of exprgraph: three stacks on one core, no cycle, rooms of readable size, twins declared.
 
 Every ``import`` in ``src/exprgraph`` is read from the source (function-local ones too; those under
-``if TYPE_CHECKING:`` are for the type checker only and are skipped). A package is placed in a layer
-of ``LAYERS``; a module may import its own layer's packages and lower ones, never a higher one, and
-no chain of imports may lead back to where it started. A submodule that imports its own package
-(``from . import name`` for a name its ``__init__`` re-exports) closes a cycle through that
-``__init__``: import the sibling module instead.
+``if TYPE_CHECKING:`` are for the type checker only and are skipped). ``MAY_USE`` says, for each
+package, which packages it builds on directly; it may import those and everything they build on
+(the closure), never anything else, and no chain of imports may lead back to where it started. A
+submodule that imports its own package (``from . import name`` for a name its ``__init__``
+re-exports) closes a cycle through that ``__init__``: import the sibling module instead. The
+fast paths and their twins are the table of ``exprgraph.twins`` (docs/architecture.md draws all this).
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from exprgraph.dims import accel
+from exprgraph.twins import TWINS
+
 SRC = Path(__file__).resolve().parent.parent / "src"
 ROOT = "exprgraph"
+TESTS = Path(__file__).resolve().parent
 
-#: lowest first: a package may import from its own layer and the layers before it
-LAYERS: list[set[str]] = [
-    {"errors", "progress", "console"},
-    {"core"},
-    {"eval"},
-    {"match"},
-    {"rules"},
-    {"simplify"},
-    {"graph"},
-    {"egraph"},
-    {"diff"},
-    {"compile"},
-    {"dims"},
-    {"tensor"},
-    {"interop", "dask"},
-    {"cli", "demo", "__main__", "(top)"},
-]
+#: the base every package may use: error classes, progress reports, the console helpers, the twins table
+BASE = {"errors", "progress", "console", "twins"}
+#: each package and the packages it builds on directly (besides the base); it may import their closure
+MAY_USE: dict[str, set[str]] = {
+    "core": set(),
+    # integers: one integer algebra directly above core
+    "dims": {"core"},
+    # rewriting: patterns, rules, the simplifier (integer subterms go to dims), graphs, e-graphs
+    "match": {"core"},
+    "rules": {"match"},
+    "simplify": {"rules", "eval", "dims"},
+    "graph": {"simplify"},
+    "egraph": {"graph"},
+    # numerics: evaluation, derivatives (diff's command line simplifies), code generation, kernels
+    "eval": {"core"},
+    "diff": {"eval", "simplify"},
+    "compile": {"eval"},
+    "tensor": {"diff", "compile", "dims"},
+    # the edges: converters and dask, the command line and the tour
+    "interop": {"graph", "dims", "eval"},
+    "dask": {"interop"},
+    "cli": {"(top)"},
+    "demo": {"tensor", "egraph", "interop"},
+    "__main__": {"cli"},
+    "(top)": {"tensor", "egraph", "interop", "dask"},
+}
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 60
 
@@ -61,12 +76,25 @@ def package_of(module: str) -> str:
     return parts[1] if len(parts) > 1 else "(top)"
 
 
-def layer_of(package: str) -> int:
-    """The index of ``package``'s layer."""
-    for i, layer in enumerate(LAYERS):
-        if package in layer:
-            return i
-    raise AssertionError(f"package {package!r} is in no layer of tests/test_architecture.py")
+def _closure(package: str) -> set[str]:
+    """The packages ``package`` may import: what it builds on, what those build on, and the base."""
+    if package in BASE:
+        return set(BASE)
+    if package not in MAY_USE:
+        raise AssertionError(f"package {package!r} is in no stack of tests/test_architecture.py (MAY_USE)")
+    found: set[str] = set()
+    stack = [package]
+    while stack:
+        for used in MAY_USE[stack.pop()]:
+            if used not in found:
+                found.add(used)
+                stack.append(used)
+    return found | BASE | {package}
+
+
+def may_import(package: str, target: str) -> bool:
+    """Whether a module of ``package`` may import a module of ``target``."""
+    return target in _closure(package)
 
 
 def _runtime_nodes(tree: ast.Module) -> Iterator[ast.AST]:
@@ -120,9 +148,11 @@ def _check(check: str, package: str, problems: list[str]) -> None:
     assert not problems, f"{check} in {package}:\n" + "\n".join(problems)
 
 
-def test_every_package_has_a_layer() -> None:
+def test_every_package_is_placed_and_the_stacks_have_no_cycle() -> None:
     for module in MODULES:
-        layer_of(package_of(module))
+        _closure(package_of(module))
+    uses = {p: {u: 1 for u in used} for p, used in MAY_USE.items()}
+    assert cycles_of(uses) == []
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -132,8 +162,8 @@ def test_imports_go_only_downward(package: str) -> None:
         if package_of(module) != package:
             continue
         for target, line in targets.items():
-            if layer_of(package_of(target)) > layer_of(package):
-                problems.append(f"{MODULES[module].relative_to(SRC)}:{line} imports {target} (a higher layer)")
+            if not may_import(package, package_of(target)):
+                problems.append(f"{MODULES[module].relative_to(SRC)}:{line} imports {target} (not below it)")
     _check("downward", package, problems)
 
 
@@ -224,3 +254,56 @@ def test_cycles_are_found_and_a_dag_has_none() -> None:
     assert cycles_of({"a": {"b": 1}, "b": {}, "d": {"a": 1, "b": 1}}) == []
     chain = {str(i): {str(i + 1): 1} for i in range(10**5)} | {str(10**5): {"0": 1}}
     assert len(cycles_of(chain)[0]) == 10**5 + 1
+
+
+# -- the twins table (exprgraph.twins) -------------------------------------------------------------
+
+
+def _fast_files() -> set[str]:
+    return {f for twin in TWINS if twin.kind == "C" for f in twin.fast}
+
+
+def test_every_c_file_is_a_declared_twin() -> None:
+    on_disk = {str(p.relative_to(SRC / ROOT)) for p in (SRC / ROOT).rglob("*.[ch]")}
+    assert on_disk == _fast_files(), "list each C source in exprgraph.twins.TWINS (and remove the gone ones)"
+
+
+def test_every_compiled_module_is_a_declared_twin() -> None:
+    names = {n for twin in TWINS if twin.kind == "mypyc" for n in twin.fast}
+    assert names == {"exprgraph.dims.accel.COMPILED_MODULES"}
+    extensions = {f.split("/")[0] + "." + Path(f).stem for f in _fast_files() if f.endswith(".c")}
+    compiled = {f"{m}" for m in accel.COMPILED_MODULES}
+    for built in (SRC / ROOT).rglob("*.so"):
+        package = built.parent.name
+        stem = built.name.split(".")[0]
+        assert f"{package}.{stem}" in extensions or (package == "dims" and stem in compiled), built
+
+
+def test_every_shortcut_names_code_that_exists() -> None:
+    for twin in TWINS:
+        if twin.kind != "shortcut":
+            continue
+        for name in twin.fast:
+            module, _, attr = name.rpartition(".")
+            while module not in _IMPORTABLE and "." in module:  # a method: Class.method
+                module, _, owner = module.rpartition(".")
+                attr = f"{owner}.{attr}"
+            found: object = importlib.import_module(module)
+            for part in attr.split("."):
+                found = getattr(found, part)
+            assert callable(found), name
+
+
+_IMPORTABLE = set(MODULES)
+
+
+@pytest.mark.parametrize("test", sorted({t for twin in TWINS for t in twin.tests}))
+def test_every_twin_test_exists(test: str) -> None:
+    path, _, name = test.partition("::")
+    source = (TESTS.parent / path).read_text()
+    assert f"def {name}(" in source, f"{test} is named in exprgraph.twins but not defined"
+
+
+def test_every_twin_says_how_to_switch_and_what_it_is() -> None:
+    for twin in TWINS:
+        assert twin.kind in ("C", "mypyc", "shortcut") and twin.fast and twin.twin and twin.switch and twin.tests

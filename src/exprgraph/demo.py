@@ -284,7 +284,7 @@ def _gradient(tour: Tour) -> None:
 @section("kernels", "Tensor index kernels: the convolution's gradient kernel as C, built and checked")
 def _kernels(tour: Tour) -> None:
     from .errors import CacheSecurityError, CompileError
-    from .tensor import check_grad, codegen_c, format_kernel, grad_kernel, parse_kernel
+    from .tensor import check_kernel_grad, codegen_c, format_kernel, grad_kernel, parse_kernel
 
     text = "A<2, 8, 5, 5>[n, k, p, q] = B<2, 16, 7, 7>[n, c, p + r, q + s] * C<8, 16, 3, 3>[k, c, r, s];"
     tour.say(f"kernel: {text}")
@@ -294,7 +294,7 @@ def _kernels(tour: Tour) -> None:
     tour.show("the gradient kernel (gather form)", format_kernel(g))
     tour.show("codegen_c(gradient)", codegen_c(g).rstrip())
     try:
-        report = check_grad(conv)
+        report = check_kernel_grad(conv)
     except CompileError as exc:
         if isinstance(exc, CacheSecurityError):
             raise  # an unsafe cache is never a skipped section (SECURITY.md)

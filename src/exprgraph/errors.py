@@ -44,6 +44,8 @@ __all__ = [
     "UnusedInputWarning",
     "UnsupportedUfuncError",
     "RewritePositionError",
+    "DimContradictionError",
+    "ShapeInferenceWarning",
 ]
 
 
@@ -266,3 +268,11 @@ class UnsupportedUfuncError(ExprgraphError, TypeError):
 
 class RewritePositionError(RewriteDatabaseError, TypeError):
     """A rewrite database position that is not a number: a ``TypeError`` too, as upstream raises."""
+
+
+class DimContradictionError(ExprgraphError, ValueError):
+    """Dimension facts that no values satisfy (``a == a + 1``, ``a >= 5`` with ``a`` in ``[0, 3]``)."""
+
+
+class ShapeInferenceWarning(UserWarning):
+    """ONNX shape inference met ops it has no rule for (custom domains): their outputs get fresh dims or none."""

@@ -18,6 +18,7 @@ import exprgraph as eg
 from exprgraph.core import termbase
 from exprgraph.core.inference import arith, boolean, real, same, where_rule
 from exprgraph.core.op import ops
+from exprgraph.diff import sweep
 
 native = termbase.native()
 needs_native = pytest.mark.skipif(not native, reason="the C term base is not built")
@@ -26,7 +27,7 @@ needs_native = pytest.mark.skipif(not native, reason="the C term base is not bui
 @pytest.mark.skipif(not os.environ.get("EXPRGRAPH_EXPECT_COMPILED"), reason="only where the build must be compiled")
 def test_the_build_has_the_c_term_base() -> None:
     # `make test` sets EXPRGRAPH_EXPECT_COMPILED: a build that fell back to pure Python fails here
-    assert native and termbase.native_sweep() is not None
+    assert native and sweep.native()
 
 
 SCALARS = [eg.Symbol("b", "bool"), eg.Symbol("i", "int64"), eg.Symbol("f", "float32"), eg.Symbol("d", "float64")]

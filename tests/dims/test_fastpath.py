@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 import exprgraph.dims.normal as normal
 from exprgraph.core.term import REGISTRY
 from exprgraph.dims import clear_caches, dim_name, parse_expression, simplify_expression, simplify_term, unparse
+from exprgraph.dims.canonicalize import to_poly
 from exprgraph.dims.context import context
 from exprgraph.dims.normal import Budget, atom_key, inner_term, p_mul, p_product, top_term
 from exprgraph.dims.parse import split_tokens
 from exprgraph.dims.polyparse import _ATOM_TOKENS, MAX_TOKENS, read_polynomial
 from exprgraph.dims.polyprint import inner_text, poly_text, poly_value
 from exprgraph.dims.ranges import r_add, r_mul, r_pow, r_scale
-from exprgraph.dims.simplify import to_poly
 from exprgraph.dims.unparse import precedence
 from exprgraph.errors import DimExpressionError, TermTooLargeError
 

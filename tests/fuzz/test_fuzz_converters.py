@@ -44,6 +44,8 @@ LOGIC = ["lt", "le", "gt", "ge", "eq", "ne", "where", "logical_and", "logical_or
 FUNCTIONS = ["pow", "sqrt", "exp", "log", "sin", "tanh"]
 #: ONNX computes these as we do, bit for bit; PyTensor's sigmoid and softplus are its own formulas (an ulp off)
 SOFTPLUS = ["sigmoid", "softplus", "log_sigmoid", "logaddexp"]
+#: the rounding family (issue 31's new ops): exact in every converter, the edge values included
+ROUNDING = ["floor", "ceil", "trunc", "sign", "fmod", "truncdiv"]
 
 FLOAT_VALUES = st.one_of(st.sampled_from(EDGE_FLOATS), st.floats(allow_nan=True, allow_infinity=True))
 INT_VALUES = st.one_of(st.sampled_from(EDGE_INTS), st.integers(-(2**63), 2**63 - 1), st.integers(-9, 9))
@@ -339,7 +341,7 @@ def test_pytensor_odd_dtypes_convert_exactly_or_raise(data: st.DataObject) -> No
 
 
 @FUZZ
-@given(terms(ARITH + LOGIC + FUNCTIONS + SOFTPLUS), points())
+@given(terms(ARITH + LOGIC + FUNCTIONS + SOFTPLUS + ROUNDING), points())
 def test_to_onnx_computes_our_values(t: Term, env: dict[str, np.ndarray]) -> None:
     onnx = _optional("onnx")
     from onnx.reference import ReferenceEvaluator
@@ -357,7 +359,7 @@ def test_to_onnx_computes_our_values(t: Term, env: dict[str, np.ndarray]) -> Non
 
 
 @FUZZ
-@given(terms(ARITH + LOGIC + FUNCTIONS), points())
+@given(terms(ARITH + LOGIC + FUNCTIONS + ROUNDING), points())
 def test_to_pytensor_computes_our_values_and_reads_back(t: Term, env: dict[str, np.ndarray]) -> None:
     pytensor = _optional("pytensor")
     from exprgraph.graph import FunctionGraph
@@ -389,7 +391,7 @@ EXACT = ["add", "sub", "mul", "floordiv", "mod", "neg", "abs", "maximum", "minim
 
 
 @FUZZ
-@given(terms(EXACT + LOGIC), points())
+@given(terms(EXACT + LOGIC + ROUNDING), points())
 def test_to_jax_computes_our_values_away_from_subnormals(t: Term, env: dict[str, np.ndarray]) -> None:
     jax = _optional("jax")
     from exprgraph.interop import to_jax
@@ -417,7 +419,7 @@ def test_to_jax_computes_our_values_away_from_subnormals(t: Term, env: dict[str,
 
 
 @FUZZ
-@given(terms(ARITH + LOGIC + FUNCTIONS + SOFTPLUS))
+@given(terms(ARITH + LOGIC + FUNCTIONS + SOFTPLUS + ROUNDING))
 def test_to_sympy_and_back_raise_only_conversion_errors(t: Term) -> None:
     _optional("sympy")
     from exprgraph.interop import from_sympy, to_sympy

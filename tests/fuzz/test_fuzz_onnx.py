@@ -36,6 +36,8 @@ OP_TYPES = [
     *"Reshape Shape Gather Concat Mul Add Sub Div Max Min Transpose Split Conv MaxPool AveragePool".split(),
     *"GlobalAveragePool Slice Squeeze Unsqueeze Expand Tile Pad Flatten Size Cast Identity MatMul Gemm".split(),
     *"ReduceSum ArgMax ConstantOfShape Constant Relu Where Dropout LayerNormalization NonZero".split(),
+    *"If Loop Scan Range Equal Mod CumSum ScatterND SequenceConstruct SequenceAt ConcatFromSequence".split(),
+    *"SplitToSequence Twice".split(),
 ]
 ATTRIBUTES = [
     *"axis axes perm split num_outputs kernel_shape strides pads dilations auto_pad ceil_mode".split(),
@@ -151,7 +153,43 @@ def _matmul_gather() -> Any:
     return _model(nodes, ins, inits)
 
 
+def _control_flow() -> Any:
+    then_g = oh.make_graph([oh.make_node("Relu", ["x"], ["t"])], "then", [], [_vi("t")])
+    else_g = oh.make_graph([oh.make_node("Concat", ["x", "x"], ["e"], axis=0)], "else", [], [_vi("e")])
+    body = oh.make_graph(
+        [oh.make_node("Identity", ["c_in"], ["c_out"]), oh.make_node("Add", ["acc", "x"], ["acc2"]),
+         oh.make_node("Relu", ["acc"], ["scan"])],
+        "body", [_vi("i", I64, []), _vi("c_in", TensorProto.BOOL, []), _vi("acc")],
+        [_vi("c_out", TensorProto.BOOL, []), _vi("acc2"), _vi("scan")],
+    )  # fmt: skip
+    fn = oh.make_function("local", "Twice", ["a"], ["b"], [oh.make_node("Concat", ["a", "a"], ["b"], axis=0)],
+                          [oh.make_opsetid("", 18)])  # fmt: skip
+    nodes = [
+        oh.make_node("Shape", ["x"], ["s"]),
+        oh.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+        oh.make_node("Equal", ["n", "minus_one"], ["is_minus"]),
+        oh.make_node("If", ["is_minus"], ["picked"], then_branch=then_g, else_branch=else_g),
+        oh.make_node("Loop", ["three", "", "x"], ["acc_f", "scans"], body=body),
+        oh.make_node("Twice", ["picked"], ["twice"], domain="local"),
+        oh.make_node("Mod", ["n", "seven"], ["r"]),
+        oh.make_node("Range", ["zero", "n", "one"], ["pos"]),
+        oh.make_node("SequenceConstruct", ["x", "twice"], ["seq"]),
+        oh.make_node("ConcatFromSequence", ["seq"], ["cat"], axis=0),
+        oh.make_node("Where", ["is_minus", "pos", "pos"], ["w"]),
+        oh.make_node("Mul", ["cat", "cat"], ["y"]),
+    ]
+    inits = [_int64("zero", 0), _int64("minus_one", -1), _int64("three", 3), _int64("seven", 7), _int64("one", 1)]
+    graph = oh.make_graph(nodes, "fuzz", [_vi("x", F, ["N", 4])], [_vi("y")], initializer=inits)
+    opsets = [oh.make_opsetid("", 18), oh.make_opsetid("local", 1)]
+    return oh.make_model(graph, opset_imports=opsets, functions=[fn])
+
+
+def _vi(name: str, elem: int = 1, dims: Any = None) -> Any:
+    return oh.make_tensor_value_info(name, elem, dims)
+
+
 SEEDS: list[Callable[[], Any]] = [
+    _control_flow,
     _reshape_chain,
     _conv_chain,
     _split_concat,
@@ -364,6 +402,8 @@ def test_the_seed_models_are_valid(seed: Callable[[], Any]) -> None:
     _check_shapes(shapes)
     compared = 0
     for info in inferred.graph.value_info:
+        if not info.type.tensor_type.HasField("shape"):
+            continue  # onnx does not know it (a sequence, a loop's output)
         theirs = info.type.tensor_type.shape.dim
         assert len(shapes[info.name]) == len(theirs), info.name
         for mine, dim in zip(shapes[info.name], theirs, strict=True):

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import exprgraph as eg
 from exprgraph.core import Op, get_op, ops, termbase
 from exprgraph.core.inference import same
+from exprgraph.diff import sweep
 from exprgraph.errors import ExprgraphError
 
 x, y = eg.symbols("x y")
@@ -106,8 +107,8 @@ def test_fuzz_ops_with_forced_fields(field: str, value: Any, args: Any) -> None:
     assert type(made) is eg.Term
 
 
-_NATIVE = termbase.native_sweep()
-_FUNCTIONS = ["find", "live_order", "product", "negate", "fan_in", "backprop", "forward", "dependency_sets"]
+_NATIVE = sweep.SWEEP
+_FUNCTIONS = ["live_order", "product", "negate", "fan_in", "backprop", "forward", "dependency_sets"]
 _VALUES = st.sampled_from(
     [None, 1, 1.5, "add", (), (x,), (x, y), [x], (1,), ((x,),), {x: 1}, x, x + y, (x + y,), ({},), get_op("add")]
 )

@@ -136,8 +136,8 @@ def test_pytensor_forms_read_back():
     f32 = pt.vector("f", dtype="float32")
     assert from_pytensor(f32).dtype == "float32" and from_pytensor(pt.vector("h", dtype="float16")).dtype == "float32"
     assert str(from_pytensor(pt.log1p(s) + pt.softplus(s))) == "log1p(s) + softplus(s)"
-    with pytest.raises(ConversionError, match=r"(?i)arcsin"):
-        from_pytensor(pt.arcsin(s))
+    with pytest.raises(ConversionError, match=r"(?i)gamma"):
+        from_pytensor(pt.gamma(s))
     with pytest.raises(ConversionError, match="scalar"):
         to_pytensor(Symbol("A", shape=(2,)) + 1, scalar=True)
 

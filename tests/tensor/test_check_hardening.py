@@ -11,7 +11,7 @@ import pytest
 
 from exprgraph.cli import main
 from exprgraph.errors import BuildTimeoutError, CacheSecurityError, SizeLimitError
-from exprgraph.tensor import check_grad, check_kernel, compare, parse_kernel, random_inputs
+from exprgraph.tensor import check_kernel, check_kernel_grad, compare, parse_kernel, random_inputs
 from exprgraph.tensor.check import check_limits, input_domains
 
 
@@ -85,7 +85,7 @@ def test_int_kernels_draw_nonzero_divisors() -> None:
 )
 def test_gradient_checks_of_log_sqrt_and_division_pass_inside_their_domain(text: str) -> None:
     k = parse_kernel(text)
-    report = check_grad(k, ["A"])
+    report = check_kernel_grad(k, ["A"])
     assert report.ok, str(report)
     assert all(c.special == 0 for c in report.comparisons)
 
@@ -110,7 +110,7 @@ def test_huge_cases_are_refused_before_allocating() -> None:
     tracemalloc.start()
     try:
         with pytest.raises(SizeLimitError) as info:
-            check_grad(k, ["A"])
+            check_kernel_grad(k, ["A"])
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -212,7 +212,7 @@ def test_bool_valued_ops_store_zero_and_one():
 def test_a_newly_registered_op_is_callable_and_differentiable_in_kernels():
     from exprgraph.core import Op, register_op
     from exprgraph.core.stdops import real
-    from exprgraph.tensor import check_grad
+    from exprgraph.tensor import check_kernel_grad
 
     def softplus_grad(node, g):
         # d log(1 + exp(x)) = sigmoid(x) dx
@@ -234,7 +234,7 @@ def test_a_newly_registered_op_is_callable_and_differentiable_in_kernels():
     x = np.linspace(-3, 3, 16).reshape(2, 8)
     w = np.arange(8.0)
     np.testing.assert_allclose(build(k)(X=x, W=w)["Y"], np.logaddexp(0, x / 4) * w, rtol=1e-5)
-    report = check_grad(k)
+    report = check_kernel_grad(k)
     assert report.ok, str(report)
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from exprgraph.tensor import (
     build,
-    check_grad,
     check_kernel,
+    check_kernel_grad,
     codegen_c,
     format_kernel,
     grad_kernel,
@@ -67,7 +67,7 @@ def test_codegen_case_outputs_start_from_given_values(path):
 def test_grad_case_matches_reverse_mode_and_finite_differences(path):
     kernel = load_case(path)
     for seed in (0, 3):
-        report = check_grad(kernel, seed=seed)
+        report = check_kernel_grad(kernel, seed=seed)
         assert report.ok, str(report)
         assert len(report.comparisons) == 2 * len(kernel.grad_to)
 

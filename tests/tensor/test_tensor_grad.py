@@ -11,7 +11,7 @@ from index_strategies import index_terms
 
 from exprgraph.tensor import (
     build,
-    check_grad,
+    check_kernel_grad,
     codegen_c,
     count_iterations,
     format_kernel,
@@ -30,7 +30,7 @@ def contribution(gk, k=-1):
 
 def assert_checked(kernel, grad_to, **kw):
     for strategy in ("solve", "guard"):
-        report = check_grad(kernel, grad_to, strategy=strategy, **kw)
+        report = check_kernel_grad(kernel, grad_to, strategy=strategy, **kw)
         assert report.ok, f"{strategy}:\n{report}"
 
 
@@ -191,7 +191,7 @@ def test_several_outputs():
 def test_local_derivatives(rhs):
     k = parse_kernel(f"A<4>[i] = {rhs};", grad_to=["B", "C"] if "C<4>" in rhs else ["B"])
     for seed in range(3):
-        report = check_grad(k, seed=seed)
+        report = check_kernel_grad(k, seed=seed)
         assert report.ok, str(report)
 
 
@@ -320,5 +320,5 @@ def test_random_gradients_match_numeric_reverse_mode(text, strategy):
 def test_random_gradients_compiled(text):
     k = parse_kernel(text.replace("X<", "B<"), grad_to=["B", "W"])
     for unroll in (True, False):
-        report = check_grad(k, finite_differences=False, unroll=unroll)
+        report = check_kernel_grad(k, finite_differences=False, unroll=unroll)
         assert report.ok, str(report)

@@ -14,8 +14,8 @@ from the op table's ``llvm`` templates and compiles it in process with llvmlite,
 Python work. Every backend agrees with
 :func:`exprgraph.evaluate`; the generated code is in ``.source``.
 
-Layer 9 of docs/architecture.md: imports eval, core, console, progress and errors; nothing above
-it.
+Each backend registers itself (:mod:`.backends`): a new one is one module, imported below. In the
+numerics stack of docs/architecture.md: imports eval, core, console, progress and errors only.
 """
 
 from __future__ import annotations
@@ -24,15 +24,28 @@ from typing import Any
 
 from ..core import Term
 from ..errors import CompileError, CompilerNotFoundError
+from . import c_backend as _c_backend  # noqa: F401 - registers the backend "c"
+from . import llvm_backend as _llvm_backend  # noqa: F401 - registers the backend "llvm"
+from . import numpy_backend as _numpy_backend  # noqa: F401 - registers the backend "numpy"
 from . import settings
-from .function import Built, CompiledFunction, check_signature, packed_by_columns
+from .backends import backend_names, get_backend, register_backend
+from .function import CompiledFunction, check_signature
 from .lower import Program, lower
-from .numpy_backend import build_numpy
 
-__all__ = ["compile", "CompiledFunction", "CompileError", "CompilerNotFoundError", "BACKENDS", "lower", "Program"]
+__all__ = [
+    "compile",
+    "CompiledFunction",
+    "CompileError",
+    "CompilerNotFoundError",
+    "BACKENDS",
+    "lower",
+    "Program",
+    "register_backend",
+    "backend_names",
+]
 
-#: the backends ``compile`` knows
-BACKENDS = ("numpy", "c", "llvm")
+#: the backends ``compile`` knows when the package is imported (:func:`backend_names` for the current list)
+BACKENDS = backend_names()
 
 
 def compile(  # noqa: A001
@@ -60,31 +73,16 @@ def compile(  # noqa: A001
     >>> g([[2.0, 3.0], [1.0, 1.0]]).tolist()
     [[6.0, -1.0], [1.0, 0.0]]
     """
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
+    chosen = get_backend(backend)
     if build_timeout is not None:
         build_timeout = settings.build_timeout(build_timeout)  # a SettingError unless finite and positive
     signature = check_signature(outputs, inputs)
     outs, _, ins = signature
     program = lower(outs, ins)
+    built = chosen.build(program, build_timeout)
     options: dict[str, Any] = {}
-    if backend == "numpy":
-        run, source = build_numpy(program)
-        built = Built(run, source, packed_by_columns(run, len(ins), len(outs)))
-    elif backend == "c":
-        from .c_backend import build_c
-
-        runner = build_c(program, timeout=build_timeout)
-        built = Built(runner.run, runner.source.text, runner.packed, runner.library)
-        if build_timeout is not None:
-            options["build_timeout"] = build_timeout
-    elif backend == "llvm":
-        from .llvm_backend import build_llvm
-
-        llvm_runner = build_llvm(program)
-        built = Built(llvm_runner.run, llvm_runner.ir, llvm_runner.packed, llvm_runner)
-    else:  # pragma: no cover - checked above
-        raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
+    if chosen.uses_build_timeout and build_timeout is not None:
+        options["build_timeout"] = build_timeout
     return CompiledFunction(built, signature, backend, packed=packed, options=options, rebuild=_rebuild)
 
 
@@ -105,5 +103,5 @@ def _rebuild(outputs: Any, inputs: Any, backend: Any, options: Any) -> CompiledF
         if allowed is None or not isinstance(value, allowed):
             raise TypeError(f"a pickled compiled function cannot carry the option {key!r}={value!r}")
     if not isinstance(backend, str):
-        raise TypeError(f"a pickled compiled function names the backend {backend!r}, not one of {BACKENDS}")
+        raise TypeError(f"a pickled compiled function names the backend {backend!r}, not one of {backend_names()}")
     return compile(outputs, inputs, backend, **options)

@@ -28,8 +28,10 @@ import numpy as np
 
 from ..errors import CompileError
 from . import crender
+from .backends import Backend, register_backend
 from .c_emit import CSource, emit_c
 from .cbuild import Library, build_library
+from .function import Built
 from .lower import Program
 from .native import NativeRunner
 
@@ -104,3 +106,12 @@ def build_c(program: Program, *, timeout: float | None = None) -> CRunner:
     opt, extra = _opt_flags(source.statements)
     library, _ = build_library(source.units, extra, opt=opt, timeout=timeout)
     return CRunner(program, source, library)
+
+
+def _build(program: Program, build_timeout: float | None) -> Built:
+    """The C backend's function: built by the system C compiler (within ``build_timeout``), loaded with ctypes."""
+    runner = build_c(program, timeout=build_timeout)
+    return Built(runner.run, runner.source.text, runner.packed, runner.library)
+
+
+register_backend(Backend("c", _build, uses_build_timeout=True))

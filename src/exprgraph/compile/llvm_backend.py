@@ -14,6 +14,8 @@ import threading
 from typing import Any
 
 from ..errors import CompileError
+from .backends import Backend, register_backend
+from .function import Built
 from .llvm_emit import emit_llvm
 from .lower import Program
 from .native import NativeRunner
@@ -93,3 +95,12 @@ def build_llvm(program: Program) -> LLVMRunner:
         engine = llvm.create_mcjit_compiler(module, machine)
         engine.finalize_object()
     return LLVMRunner(program, ir, engine, loop_outputs, input_index)
+
+
+def _build(program: Program, build_timeout: float | None) -> Built:
+    """The LLVM backend's function: compiled in process by llvmlite (``build_timeout`` bounds no compiler process)."""
+    runner = build_llvm(program)
+    return Built(runner.run, runner.ir, runner.packed, runner)
+
+
+register_backend(Backend("llvm", _build))

@@ -31,7 +31,8 @@ from ..core.dtypes import BOOL, DTYPES, INT64, is_float
 from ..core.stdops import bool_casts
 from ..errors import CompileError, EvaluationError
 from ..eval.bind import NUMPY_DTYPES
-from .function import bind_inputs
+from .backends import Backend, register_backend
+from .function import Built, bind_inputs, packed_by_columns
 from .lower import Program
 
 __all__ = ["build_numpy"]
@@ -338,3 +339,12 @@ def _chunked(fn: Any, values: list, used: tuple[int, ...], shape: tuple) -> tupl
             if np.ndim(r):
                 results[k][start:stop] = r
     return tuple(r.reshape(shape) if np.ndim(r) else r for r in results)
+
+
+def _build(program: Program, build_timeout: float | None) -> Built:
+    """The numpy backend's function: Python source of numpy calls (``build_timeout`` has nothing to bound)."""
+    run, source = build_numpy(program)
+    return Built(run, source, packed_by_columns(run, len(program.inputs), len(program.outputs)))
+
+
+register_backend(Backend("numpy", _build))

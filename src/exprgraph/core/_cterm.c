@@ -1,5 +1,6 @@
-/* exprgraph.core._cterm: the interned term node and the reverse sweep in C (the fast path of
-   exprgraph.core.termbase and exprgraph.diff.reverse; the files are listed in _cterm.h).
+/* exprgraph.core._cterm: the interned term node in C (the fast path of exprgraph.core.termbase;
+   the files are listed in _cterm.h). Other extensions reach it through the capsule _C_API
+   (_cterm_api.h); it calls none of them.
 
    TermBase holds the fields of a term (op, args, attr, dtype, shape) and its lazily filled caches
    (_free, _depth, _size) in a C struct; exprgraph.core.term.Term subclasses it and adds every
@@ -33,120 +34,6 @@ PyObject *InferFns[5];
 PyObject *LeafNotation = NULL;
 Py_ssize_t OffInfer, OffArity, OffAttrKey, OffAttrName, OffNotation, OffName, OffGrad, OffReadsConsts;
 int Configured = 0;
-PyObject *OpConst = NULL, *OpAdd = NULL, *OpMul = NULL, *OpNeg = NULL, *OpTruediv = NULL;
-PyObject *One = NULL, *OneInt = NULL, *One32 = NULL;
-PyObject *KeyF = NULL, *KeyI = NULL;
-PyObject *ConstMarker[4];
-PyObject *Recorder = NULL, *SumTo = NULL, *ConstFn = NULL, *DiffError = NULL, *Float32Type = NULL;
-int GradConfigured = 0;
-
-static Py_ssize_t slot_offset(PyObject *cls, const char *name);
-
-static PyObject *
-configure_grad(PyObject *module, PyObject *args)
-{
-    PyObject *recorder, *sum_to, *const_fn, *error, *ops, *ones, *float32;
-    if (!PyArg_ParseTuple(args, "OOOOO!O!O:configure_grad", &recorder, &sum_to, &const_fn, &error, &PyTuple_Type,
-                          &ops, &PyTuple_Type, &ones, &float32))
-        return NULL;
-    if (!Configured) {
-        PyErr_SetString(PyExc_RuntimeError, "configure() comes first");
-        return NULL;
-    }
-    if (PyTuple_GET_SIZE(ops) != 5 || PyTuple_GET_SIZE(ones) != 3) {
-        PyErr_SetString(PyExc_ValueError, "configure_grad: ops (const, add, mul, neg, truediv) and ones (1.0, 1, f32 1)");
-        return NULL;
-    }
-    PyObject **slots[] = {&OpConst, &OpAdd, &OpMul, &OpNeg, &OpTruediv};
-    for (int i = 0; i < 5; i++) {
-        Py_INCREF(PyTuple_GET_ITEM(ops, i));
-        Py_XSETREF(*slots[i], PyTuple_GET_ITEM(ops, i));
-    }
-    PyObject **oneslots[] = {&One, &OneInt, &One32};
-    for (int i = 0; i < 3; i++) {
-        PyObject *o = PyTuple_GET_ITEM(ones, i);
-        if (Py_TYPE(o) != TermClass) {
-            PyErr_SetString(PyExc_TypeError, "the ones must be terms");
-            return NULL;
-        }
-        Py_INCREF(o);
-        Py_XSETREF(*oneslots[i], o);
-    }
-    Py_XSETREF(KeyF, PyUnicode_InternFromString("f"));
-    Py_XSETREF(KeyI, PyUnicode_InternFromString("i"));
-    if (KeyF == NULL || KeyI == NULL)
-        return NULL;
-    for (int i = 0; i < 4; i++) {
-        PyObject *marker = Py_BuildValue("(sO)", "const", DtypeNames[i]);
-        if (marker == NULL)
-            return NULL;
-        Py_XSETREF(ConstMarker[i], marker);
-    }
-    PyObject *op_class = (PyObject *)Py_TYPE(OpConst);
-    OffReadsConsts = slot_offset(op_class, "grad_reads_constants");
-    if (OffReadsConsts < 0)
-        return NULL;
-    Py_INCREF(recorder);
-    Py_XSETREF(Recorder, recorder);
-    Py_INCREF(sum_to);
-    Py_XSETREF(SumTo, sum_to);
-    Py_INCREF(const_fn);
-    Py_XSETREF(ConstFn, const_fn);
-    Py_INCREF(error);
-    Py_XSETREF(DiffError, error);
-    Py_INCREF(float32);
-    Py_XSETREF(Float32Type, float32);
-    GradConfigured = 1;
-    Py_RETURN_NONE;
-}
-
-/* for tests: the C folds against grad_tools.product / negate */
-static PyObject *
-py_product(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (!GradConfigured || nargs != 2 || Py_TYPE(args[0]) != TermClass || !PyTuple_CheckExact(args[1]) ||
-        PyTuple_GET_SIZE(args[1]) == 0) {
-        PyErr_SetString(PyExc_TypeError, "product(g: Term, factors: non-empty tuple of terms), once configured");
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args[1]); i++)
-        if (Py_TYPE(PyTuple_GET_ITEM(args[1], i)) != TermClass) {
-            PyErr_SetString(PyExc_TypeError, "factors must be terms");
-            return NULL;
-        }
-    return c_product(args[0], &PyTuple_GET_ITEM(args[1], 0), PyTuple_GET_SIZE(args[1]));
-}
-
-static PyObject *
-py_negate(PyObject *module, PyObject *g)
-{
-    if (!GradConfigured || Py_TYPE(g) != TermClass) {
-        PyErr_SetString(PyExc_TypeError, "negate(g: Term), once configured");
-        return NULL;
-    }
-    return c_negate(g);
-}
-
-static PyObject *
-py_fan_in(PyObject *module, PyObject *parts)
-{
-    if (!GradConfigured || !PyList_CheckExact(parts) || PyList_GET_SIZE(parts) < 2) {
-        PyErr_SetString(PyExc_TypeError, "fan_in(parts: list of 2 or more terms), once configured");
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(parts); i++)
-        if (Py_TYPE(PyList_GET_ITEM(parts, i)) != TermClass) {
-            PyErr_SetString(PyExc_TypeError, "parts must be terms");
-            return NULL;
-        }
-    return c_fan_in(parts);
-}
-
-static PyObject *
-template_count(PyObject *module, PyObject *unused)
-{
-    return PyLong_FromLong(template_total());
-}
 
 /* ---- module functions ------------------------------------------------------------------------ */
 
@@ -187,9 +74,10 @@ configure(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "configure: 4 dtypes, a 4x4 promotion table, 4 numeric dtypes, 5 rules");
         return NULL;
     }
-    Py_ssize_t offs[7];
-    const char *names[7] = {"infer", "arity", "attr_key", "attr_name", "notation", "name", "grad"};
-    for (int i = 0; i < 7; i++) {
+    Py_ssize_t offs[8];
+    const char *names[8] = {"infer", "arity", "attr_key", "attr_name", "notation", "name", "grad",
+                            "grad_reads_constants"};
+    for (int i = 0; i < 8; i++) {
         offs[i] = slot_offset(op_class, names[i]);
         if (offs[i] < 0)
             return NULL;
@@ -232,6 +120,7 @@ configure(PyObject *module, PyObject *args)
     OffNotation = offs[4];
     OffName = offs[5];
     OffGrad = offs[6];
+    OffReadsConsts = offs[7];
     Configured = 1;
     Py_RETURN_NONE;
 }
@@ -279,26 +168,18 @@ static PyMethodDef module_methods[] = {
      "configure(term_class, registry, op_class, dtypes, promote, numeric, infers, leaf): set the facts from Python."},
     {"find", (PyCFunction)(void (*)(void))find, METH_FASTCALL, "find(op, args, attr=None): the live term, or None."},
     {"table_size", table_size, METH_NOARGS, "table_size(): the number of live interned terms."},
-    {"configure_grad", (PyCFunction)configure_grad, METH_VARARGS,
-     "configure_grad(recorder, sum_to, const, error, ops, ones, float32): what the reverse sweep calls."},
-    {"live_order", (PyCFunction)(void (*)(void))marked_live_order, METH_FASTCALL,
-     "live_order(outputs, targets): the nodes with a target at or below them, children first, and that set."},
-    {"product", (PyCFunction)(void (*)(void))py_product, METH_FASTCALL, "product(g, factors): grad_tools.product in C."},
-    {"negate", py_negate, METH_O, "negate(g): grad_tools.negate in C."},
-    {"fan_in", py_fan_in, METH_O, "fan_in(parts): the sum of adjoint parts, as reverse._fan_in."},
-    {"template_count", template_count, METH_NOARGS, "template_count(): recorded gradient templates."},
-    {"backprop", (PyCFunction)(void (*)(void))marked_backprop, METH_FASTCALL,
-     "backprop(outputs, seeds, targets, seed_for): reverse.backprop in C (NotImplemented while another runs)."},
-    {"forward", (PyCFunction)(void (*)(void))marked_forward, METH_FASTCALL,
-     "forward(outputs, seeds, pusher): diff.forward's sweep in C (NotImplemented while another walk runs)."},
-    {"dependency_sets", (PyCFunction)(void (*)(void))marked_dependency_sets, METH_FASTCALL,
-     "dependency_sets(outputs, columns, max_pattern, no_grad, too_dense): diff.pattern's, in C."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "_cterm", "The interned term node in C (see exprgraph.core.termbase).", -1,
     module_methods,
+};
+
+/* what other extensions use (see _cterm_api.h); static: it lives as long as the module's library */
+static CTermAPI Api = {
+    CTERM_API_VERSION, sizeof(TermObject), &Configured, &TermClass, DtypeNames, Promote, Numeric, InferFns,
+    &OffInfer, &OffGrad, &OffName, &OffReadsConsts, dtype_index, mix, intern_taking,
 };
 
 PyMODINIT_FUNC
@@ -312,6 +193,12 @@ PyInit__cterm(void)
     Py_INCREF(&TermBaseType);
     if (PyModule_AddObject(m, "TermBase", (PyObject *)&TermBaseType) < 0) {
         Py_DECREF(&TermBaseType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyObject *capsule = PyCapsule_New(&Api, CTERM_CAPSULE, NULL);
+    if (capsule == NULL || PyModule_AddObject(m, "_C_API", capsule) < 0) {
+        Py_XDECREF(capsule);
         Py_DECREF(m);
         return NULL;
     }

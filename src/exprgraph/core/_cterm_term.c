@@ -343,6 +343,30 @@ untrack_leaf_tuple(PyObject *tup)
     PyObject_GC_UnTrack(tup);
 }
 
+/* the const op (looked up once it is registered) and the tags of leaves.const_key */
+static PyObject *OpConst = NULL, *KeyF = NULL, *KeyI = NULL;
+
+/* whether op is the registered const op (found in the registry on first use once registered) */
+static int
+is_const_op(PyObject *op)
+{
+    if (OpConst == NULL && Configured) {
+        PyObject *found = PyDict_GetItemString(Registry, "const");
+        if (found == NULL || Py_TYPE(found) != OpClass)
+            return 0;
+        KeyF = PyUnicode_InternFromString("f");
+        KeyI = PyUnicode_InternFromString("i");
+        if (KeyF == NULL || KeyI == NULL) {
+            PyErr_Clear();
+            Py_CLEAR(KeyF);
+            Py_CLEAR(KeyI);
+            return 0;
+        }
+        OpConst = Py_NewRef(found);
+    }
+    return op == OpConst;
+}
+
 /* leaves.const_key(value) for a float that is neither nan nor zero, or an int: (tag, value) */
 static PyObject *
 plain_const_key(PyObject *attr)
@@ -364,7 +388,7 @@ PyObject *
 intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
 {
     PyObject *key = NULL;
-    if (op == OpConst && KeyF != NULL)
+    if (is_const_op(op))
         key = plain_const_key(attr);
     if (key == NULL && attr != Py_None) {
         if (PyErr_Occurred())

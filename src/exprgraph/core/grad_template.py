@@ -12,17 +12,18 @@ operand or a constant, build a term, or call :func:`~exprgraph.core.grad_tools.p
 :func:`~exprgraph.core.grad_tools.negate` (which recording defers, so that their folds see the real
 terms). :func:`replay` runs a template on real terms and builds exactly what the rule would have.
 
-The C sweep (``_cterm.c``) keeps one template per signature (:func:`signature`) and replays it
-without calling Python; the pure Python sweep calls the rules. Nodes with a shape, and ops with many
+The C sweeps of :mod:`exprgraph.diff` (``diff/_csweep_rules.c``) keep one template per signature
+(:func:`signature`) and replay it without calling Python; :func:`sweep_facts` is what they are
+configured with. The pure Python sweep calls the rules. Nodes with a shape, and ops with many
 operands (more than :data:`MAX_OPERANDS`), are never recorded: the rule is called.
 
-Imports grad_tools, leaves, op, term and termbase.
+Imports grad_tools, leaves, op and term.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -31,10 +32,11 @@ from .grad_tools import _O, DEFERRED_NEGATE, DEFERRED_PRODUCT, SLOT, negate, pro
 from .leaves import const
 from .op import get_op
 from .term import Term
-from .termbase import configure_grad
 
 __all__ = [
     "Template",
+    "SweepFacts",
+    "sweep_facts",
     "record",
     "replay",
     "signature",
@@ -191,14 +193,20 @@ def _recorder(node: Term, g: Term) -> tuple | None:
     return None if t is None else (t.code, t.outputs)
 
 
-def configure_sweep() -> None:
-    """Give the C sweep the recorder and the table's ops and constants (once the table is complete)."""
-    configure_grad(
-        _recorder,
-        sum_to,
-        const,
-        DifferentiationError,
-        {name: get_op(name) for name in ("const", "add", "mul", "neg", "truediv")},
-        (_O.one, _O.one_int, _O.one32),
-        np.float32,
-    )
+class SweepFacts(NamedTuple):
+    """What a compiled sweep calls and compares with (the arguments of ``exprgraph.diff._csweep.configure``)."""
+
+    recorder: Any
+    sum_to: Any
+    const: Any
+    error: type
+    ops: tuple[Any, ...]
+    ones: tuple[Term, Term, Term]
+    float32: type
+
+
+def sweep_facts() -> SweepFacts:
+    """The recorder, the table's ops (const, add, mul, neg, truediv) and the constants 1.0, 1, float32 1."""
+    ops = tuple(get_op(name) for name in ("const", "add", "mul", "neg", "truediv"))
+    ones = (_O.one, _O.one_int, _O.one32)
+    return SweepFacts(_recorder, sum_to, const, DifferentiationError, ops, ones, np.float32)

@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import ShapeError
 from .term import REGISTRY, Term
 
-__all__ = ["broadcast_shapes", "dims_equal", "normalize_axes", "register_dim_algebra"]
+__all__ = ["broadcast_shapes", "broadcast_dim", "dims_equal", "normalize_axes", "register_dim_algebra"]
 
 #: the dimension algebra, set by :func:`register_dim_algebra` (:mod:`exprgraph.dims` calls it on
 #: import): simplify a dimension term (may return an int), and decide equality of two dimensions
@@ -47,11 +47,20 @@ def dims_equal(a: Any, b: Any) -> bool | None:
     return None
 
 
-def _broadcast_dim(dims: list, shapes: tuple) -> Any:
+def broadcast_dim(dims: list, shapes: tuple = (), maximum: Callable[[Any, Any], Any] | None = None) -> Any:
+    """The size one axis broadcasts to, from its sizes: ints, integer terms or None (unknown).
+
+    Ints other than 1 must agree (ShapeError); a symbolic or unknown size is 1 or the others' size,
+    so an int other than 1 decides the axis; else an unknown size leaves it unknown (None), and two
+    different symbolic sizes give their maximum (``maximum``, else the dimension algebra's).
+    """
     known: int | None = None
+    unknown = False
     symbolic: list[Term] = []
     for d in dims:
-        if d.__class__ is int:
+        if d is None:
+            unknown = True
+        elif d.__class__ is int:
             if d == 1:
                 continue
             if known is not None and known != d:
@@ -60,23 +69,28 @@ def _broadcast_dim(dims: list, shapes: tuple) -> Any:
         elif d not in symbolic:
             symbolic.append(d)
     if known is not None:
-        # a symbolic dim against a known size n is either 1 or n: the result is n
+        # a symbolic (or unknown) dim against a known size n is either 1 or n: the result is n
         return known
+    if unknown:
+        return None
     if not symbolic:
         return 1
     result = symbolic[0]
     for d in symbolic[1:]:
         # two different symbolic dims broadcast to their maximum (one of them must be 1 or both equal)
-        result = REGISTRY["maximum"](result, d)
-    return result if simplify_dim_hook is None else simplify_dim_hook(result)
+        if maximum is not None:
+            result = maximum(result, d)
+        else:
+            result = REGISTRY["maximum"](result, d)
+    return result if maximum is not None or simplify_dim_hook is None else simplify_dim_hook(result)
 
 
 def _fmt(shapes: tuple) -> str:
     return ", ".join("(" + ", ".join(str(d) for d in s) + ("," if len(s) == 1 else "") + ")" for s in shapes)
 
 
-def broadcast_shapes(*shapes: tuple) -> tuple:
-    """numpy broadcasting of shapes whose entries are ints or integer terms."""
+def broadcast_shapes(*shapes: tuple, maximum: Callable[[Any, Any], Any] | None = None) -> tuple:
+    """numpy broadcasting of shapes whose entries are ints, integer terms or None (see :func:`broadcast_dim`)."""
     nonscalar = [s for s in shapes if s]
     if not nonscalar:
         return ()
@@ -89,7 +103,7 @@ def broadcast_shapes(*shapes: tuple) -> tuple:
     out = []
     for i in range(ndim, 0, -1):
         dims = [s[-i] for s in nonscalar if len(s) >= i]
-        out.append(_broadcast_dim(dims, shapes))
+        out.append(broadcast_dim(dims, shapes, maximum))
     return tuple(out)
 
 

@@ -16,7 +16,6 @@ from . import ops_rounding as _ops_rounding  # noqa: F401 - registers the family
 from . import ops_tensor as _ops_tensor  # noqa: F401 - registers the family
 from . import ops_trigonometric as _ops_trigonometric  # noqa: F401 - registers the family
 from .dtypes import BOOL, FLOAT32, INT64
-from .grad_template import configure_sweep
 from .grad_tools import broadcast_like as broadcast_like
 from .grad_tools import insert_axes as insert_axes
 from .grad_tools import negate as negate
@@ -35,8 +34,6 @@ from .ops_tensor import _grad_transpose as _grad_transpose
 from .term import Term
 
 __all__ = ["ARITHMETIC", "FLOAT_FUNCS"]
-
-configure_sweep()  # the table is complete: the C sweep may record its rules
 
 
 #: names of the standard ops whose bool operands count as integers (``Op.counts_bools``; read the

@@ -13,6 +13,8 @@ live term with the same op, the same operand objects and an equal attr key when 
 The C base is used unless ``EXPRGRAPH_PURE_PYTHON`` is set, the extension was not built (the build
 falls back to pure Python when it cannot compile), or the extension is older than ``_cterm.c``
 (an edited checkout not rebuilt yet: a warning says so). :func:`native` says which is in use.
+Other extensions (the sweeps of :mod:`exprgraph.diff`) reach the C term through the capsule
+``_cterm._C_API`` described in ``_cterm_api.h``; this module calls none of them.
 
 Imports dtypes and errors only.
 """
@@ -39,8 +41,6 @@ __all__ = [
     "PURE_ENV",
     "native",
     "configure",
-    "configure_grad",
-    "native_sweep",
     "find_term",
     "intern_table_size",
 ]
@@ -215,26 +215,6 @@ def configure(term_class: type, op_class: type, rules: tuple[Any, Any, Any, Any,
     table = tuple(index[promote(a, b)] for a in DTYPES for b in DTYPES)
     numeric = tuple(index["int64" if d == "bool" else d] for d in DTYPES)
     _native.configure(term_class, REGISTRY, op_class, DTYPES, table, numeric, rules, "leaf")
-
-
-def configure_grad(
-    recorder: Any, sum_to: Any, const: Any, error: type, ops: dict[str, Op], ones: tuple, float32: type
-) -> None:
-    """Give the C reverse sweep what it calls and compares with (a no-op for the pure base).
-
-    ``recorder(node, g)`` records a rule as plain tuples (see :mod:`exprgraph.core.grad_template`);
-    ``sum_to`` and ``const`` are the core's; ``error`` is raised for ops without a rule; ``ops`` maps
-    const, add, mul, neg and truediv to their Ops; ``ones`` are the constants 1.0, 1 and float32 1.
-    """
-    if _native is None:
-        return
-    order = ("const", "add", "mul", "neg", "truediv")
-    _native.configure_grad(recorder, sum_to, const, error, tuple(ops[n] for n in order), ones, float32)
-
-
-def native_sweep() -> Any:
-    """The C module's reverse sweep functions (``live_order``, ``sweep``), or None for the pure base."""
-    return _native
 
 
 def find_term(op: Op, args: tuple, attr: Any = None) -> Any:

@@ -11,8 +11,8 @@
 
 The gradient rules themselves live in the op table (``Op.grad``, see ``exprgraph.core.stdops``).
 
-Layer 8 of docs/architecture.md: imports simplify, eval, core, console and errors; nothing above
-it.
+In the numerics stack of docs/architecture.md: imports eval, core, console and errors (and
+simplify, for the command line). The sweeps run in C when ``diff._csweep`` is built (:mod:`.sweep`).
 """
 
 from __future__ import annotations

@@ -26,9 +26,9 @@ from ..core import Symbol, Term, as_term, const
 from ..core import sum as sum_
 from ..core.op import get_op
 from ..core.stdops import arith, boolean, broadcast_like, negate, product, real, same, sum_to, where_rule
-from ..core.termbase import native_sweep
 from ..errors import DifferentiationError, ShapeError
 from .reverse import backprop, collector_paused, live_order, one_like, resolve_wrt, zeros_like
+from .sweep import SWEEP
 
 __all__ = ["forward", "jvp"]
 
@@ -37,8 +37,8 @@ _ELEMENTWISE = frozenset({arith, same, real, boolean, where_rule})
 #: ops linear in each operand separately (the tangent is the op with one operand swapped for its tangent)
 _MULTILINEAR = frozenset({"sum", "transpose", "dot", "matmul"})
 
-#: the C module (its forward sweep is this module's loop, scalar elementwise nodes pushed in C), or None
-_native = native_sweep()
+#: the C module (diff._csweep: its forward sweep is this module's loop, scalar elementwise nodes pushed in C), or None
+_native = SWEEP
 
 _ADD = get_op("add")
 _CONST = get_op("const")

@@ -17,12 +17,12 @@ from collections.abc import Sequence
 
 from ..core import Term
 from ..core.stdops import no_grad
-from ..core.termbase import native_sweep
 from ..errors import SizeLimitError
 from .reverse import live_order
+from .sweep import SWEEP
 
-#: the C module (its dependency_sets is this module's, with the sets kept in the terms), or None
-_native = native_sweep()
+#: the C module (diff._csweep: its dependency_sets is this module's, with the sets kept in the terms), or None
+_native = SWEEP
 
 __all__ = ["dependency_sets", "colour_rows", "DEFAULT_MAX_PATTERN"]
 

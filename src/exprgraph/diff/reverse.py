@@ -20,16 +20,16 @@ import numpy as np
 from ..core import Symbol, Term, as_term, const, postorder
 from ..core.op import get_op
 from ..core.stdops import broadcast_like, sum_to
-from ..core.termbase import native_sweep
 from ..errors import DifferentiationError
+from .sweep import SWEEP
 
 __all__ = ["grad", "GradientMap", "backprop", "live_order", "zeros_like", "one_like", "resolve_wrt", "collector_paused"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _V = TypeVar("_V")
 
-#: the C sweep (exprgraph.core._cterm: the same loop, rules replayed from recorded templates), or None
-_native = native_sweep()
+#: the C sweep (diff/_csweep_reverse.c: the same loop, rules replayed from recorded templates), or None
+_native = SWEEP
 
 _ONE = const(1.0)
 _ONE32 = const(1.0, "float32")

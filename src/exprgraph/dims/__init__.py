@@ -18,18 +18,28 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import shapes as _shapes
-from ..errors import DimExpressionError
+from ..errors import DimContradictionError, DimExpressionError
 from .accel import compiled_modules  # imported first: picks the compiled or the pure fast path
+from .arith import DimArith
+from .ask import *  # noqa: F403  (the one-shot queries)
+from .ask import __all__ as _ask_all
+from .canonicalize import (
+    clear_caches,
+    simplify_dim,
+    simplify_expression,
+    simplify_term,
+    simplify_two_expressions,
+    to_poly,
+)
 from .dimops import *  # noqa: F403  (DimType and the dim_* arithmetic)
 from .dimops import __all__ as _dimops_all
 from .dimops import dim_equal
 from .evaluate import evaluate_expression
+from .explain import Explanation
 from .parse import parse_expression, parse_expression_tokens, tokenize_expression
-from .queries import *  # noqa: F403  (DimEnv and the queries)
-from .queries import __all__ as _queries_all
+from .queries import DimEnv
 from .relations import parse_relation
 from .rename import rename_dynamic_dimensions, rename_dynamic_expression, rename_expression, tidy
-from .simplify import clear_caches, simplify_dim, simplify_expression, simplify_term, simplify_two_expressions, to_poly
 from .terms import BROADCAST, CEIL_DIV, FN, dim_const, dim_fn, dim_name
 from .unparse import unparse
 
@@ -40,7 +50,8 @@ __all__ += ["evaluate_expression", "tidy"]
 __all__ += ["rename_expression", "rename_dynamic_expression", "rename_dynamic_dimensions"]
 __all__ += _dimops_all
 __all__ += ["dim_name", "dim_const", "clear_caches", "compiled_modules"]
-__all__ += _queries_all
+__all__ += ["DimEnv", "DimArith", "Explanation", "DimContradictionError"]
+__all__ += _ask_all
 __all__ += ["parse_relation"]
 
 

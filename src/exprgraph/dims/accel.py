@@ -44,6 +44,8 @@ COMPILED_MODULES = (
     "terms",
     "decide",
     "queries",
+    "prove",
+    "arith",
     "relations",
     "parse",
     "grammar",

@@ -9,9 +9,9 @@ from typing import Any
 
 from ..console import add_command, add_json_flag, print_json, report_error
 from ..errors import CommandError, DimExpressionError, EvaluationError, SizeLimitError
+from .canonicalize import simplify_term
 from .evaluate import evaluate_expression
 from .parse import parse_expression
-from .simplify import simplify_term
 from .unparse import unparse
 
 __all__ = ["add_parser", "run_simplify", "run_eval"]

@@ -117,7 +117,11 @@ def _rules(p: Poly, ctx: Context) -> bool:
                 if rest is None:  # never: a divides m
                     continue
                 if a.op is MOD:
-                    changed = _absorb_mod(p, m, c, a, rest, ctx)
+                    changed = (
+                        _absorb_mod(p, m, c, a, rest, ctx)
+                        or _merge_mods(p, c, a, rest, ctx)
+                        or _round_up(p, m, c, a, rest, ctx)
+                    )
                 elif a.op is FLOORDIV:
                     changed = _form_mod(p, m, c, a, rest, ctx)
                 else:
@@ -304,6 +308,60 @@ def _absorb_mod(p: Poly, m: Mono, c: int, mod: Term, rest: Mono, ctx: Context) -
     p_add_into(p, quotient_part, -1)
     p_add_into(p, {m: c}, -1)
     p_add_into(p, p_mul(x, {rest: c}, ctx.budget))
+    return True
+
+
+def _merge_mods(p: Poly, c: int, a: Term, rest: Mono, ctx: Context) -> bool:
+    # c*u*(y%j) + c*j*u*((y//j)%k) -> c*u*(y%(j*k)) for constants j, k > 0
+    y, q = ctx.atom_args[a]
+    if len(q) != 1 or q.get(ONE, 0) <= 0 or len(p) > MAX_MERGED_SCAN:
+        return False
+    j = q[ONE]
+    for m2, c2 in p.items():
+        if c2 != c * j or len(m2) != len(rest) + 1:
+            continue
+        for b, e in m2:
+            if e != 1 or b.op is not MOD or mono_div(m2, ((b, 1),)) != rest:
+                continue
+            inner, k = ctx.atom_args.get(b, ({}, {}))
+            if len(k) != 1 or k.get(ONE, 0) <= 0 or len(inner) != 1:
+                continue
+            ((mf, cf),) = inner.items()
+            if cf != 1 or len(mf) != 1 or mf[0][1] != 1 or mf[0][0].op is not FLOORDIV:
+                continue
+            if ctx.atom_args.get(mf[0][0]) != (y, q):
+                continue
+            p_add_into(p, {mono_mul(rest, ((a, 1),)): c, m2: c2}, -1)
+            p_add_into(p, p_mul(mod_const(y, j * k[ONE], ctx), {rest: c}, ctx.budget))
+            return True
+    return False
+
+
+def _round_up(p: Poly, m: Mono, c: int, a: Term, rest: Mono, ctx: Context) -> bool:
+    # c*(t + s%k) -> c*k*((t + k - 1)//k) when s == -t modulo k (padding t up to a multiple of k):
+    # t + (-t)%k is the least multiple of k at or above t; t's coefficients are k minus s's, not above them
+    if rest:
+        return False
+    s, q = ctx.atom_args[a]
+    if len(q) != 1 or q.get(ONE, 0) < 2:
+        return False
+    k = q[ONE]
+    t: Poly = {}
+    for mm, sc in s.items():
+        if not mm:
+            continue
+        pv = p.get(mm)
+        if pv is None or pv % c or pv // c != k - sc or 2 * (k - sc) > k:
+            return False
+        t[mm] = k - sc
+    if not t:
+        return False
+    t0 = (-s.get(ONE, 0)) % k
+    if t0:
+        t[ONE] = t0
+    p_add_into(p, {m: c}, -1)
+    p_add_into(p, t, -c)
+    p_add_into(p, ctx.unwrap(floordiv_const(p_add(t, {ONE: k - 1}), k, ctx)), c * k)
     return True
 
 

@@ -18,7 +18,16 @@ from .normal import Poly, p_const_value, p_is_const, p_sub, top_term
 from .ranges import Range
 from .relations import decided_by_range, sign_known, tight_range
 
-__all__ = ["difference", "is_zero", "never_zero", "decide", "compare", "divides", "exact_quotient_term"]
+__all__ = [
+    "difference",
+    "is_zero",
+    "never_zero",
+    "decide",
+    "decide_difference",
+    "compare",
+    "divides",
+    "exact_quotient_term",
+]
 
 
 def difference(lp: Poly, rp: Poly, ctx: Context, raw: Poly | None = None) -> Poly:
@@ -52,23 +61,29 @@ def never_zero(d: Poly, ctx: Context, r: Range | None = None) -> bool:
 
 def decide(op: str, lp: Poly, rp: Poly, ctx: Context) -> bool | None:
     """``left OP right`` for every value (op: lt, le, gt, ge, eq, ne), from the sides' polynomials."""
+    return decide_difference(op, lp, rp, ctx)[0]
+
+
+def decide_difference(op: str, lp: Poly, rp: Poly, ctx: Context) -> tuple[bool | None, Poly]:
+    """``decide``, and the difference of the sides it worked on (after the rules across its terms
+    when the quick range did not decide)."""
     # first the quick range of the difference, before the rules across its terms (a sound range
     # of an equal polynomial: what it settles is right)
     raw = p_sub(lp, rp)
     r = ctx.range_of(raw)
     quick = decided_by_range(op, r, not raw)
     if quick is not None:
-        return quick
+        return quick, raw
     d = raw
     if may_combine(raw, ctx):
         d = difference(lp, rp, ctx, raw)  # the rules may change it (in place): its own quick range
         r = ctx.range_of(d)
     if op in ("eq", "ne"):
         if is_zero(d, ctx):
-            return op == "eq"
+            return op == "eq", d
         if never_zero(d, ctx, r):
-            return op == "ne"
-        return None
+            return op == "ne", d
+        return None, d
     # left <= right is right - left >= 0: the ranges of -d are those of d negated (each bound is
     # worked out term by term, and every step is symmetric under a change of sign)
     flip = op in ("le", "lt")
@@ -77,9 +92,9 @@ def decide(op: str, lp: Poly, rp: Poly, ctx: Context) -> bool | None:
         r = (-r[1], -r[0])
     answer = sign_known(op, r)  # the quick range first, the tighter one if needed
     if answer is not None:
-        return answer
+        return answer, d
     lo, hi = tight_range(d, ctx, (-r[1], -r[0]) if flip else r)
-    return sign_known(op, (-hi, -lo) if flip else (lo, hi))
+    return sign_known(op, (-hi, -lo) if flip else (lo, hi)), d
 
 
 def compare(lp: Poly, rp: Poly, ctx: Context) -> str | None:

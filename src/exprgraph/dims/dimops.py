@@ -12,8 +12,8 @@ from typing import Any
 
 from ..core.op import get_op
 from ..core.term import Term
+from .canonicalize import simplify_term
 from .parse import parse_expression
-from .simplify import simplify_term
 from .terms import CONST, SUB, dim_const
 from .unparse import unparse
 

@@ -212,6 +212,10 @@ def floordiv_const(p: Poly, q: int, ctx: Context) -> Poly:
     if k1 == k2 and _finite(k1):
         p_add_into(out, p_const(int(k1)))  # every value of s lies in [k*q, k*q + q): s//q -> k
         return out
+    line = _two_points(s, q, True, ctx)
+    if line is not None:
+        p_add_into(out, line)
+        return out
     # (x//r + c)//q -> (x + c*r)//(r*q) for q > 0
     atom, c = ctx.single_atom(s)
     if atom is not None and atom.op is FLOORDIV and atom in ctx.atom_args:
@@ -331,6 +335,8 @@ def mod_const(p: Poly, q: int, ctx: Context) -> Poly:
                 slo, shi = ctx.range_of(spelling)
                 result = _in_one_period(spelling, slo, shi, q)
     if result is None:
+        result = _two_points(s, q, False, ctx)
+    if result is None:
         result = ctx.atom(MOD, (s, p_const(q)), r_mod((lo, hi), (q, q)))
     p_add_into(out, result, scale)
     return out
@@ -345,6 +351,30 @@ def _in_one_period(v: Poly, lo: int | float, hi: int | float, q: int) -> Poly | 
     result = dict(v)
     p_add_into(result, {ONE: k1 * q}, -1)
     return result
+
+
+def _two_points(s: Poly, q: int, floor: bool, ctx: Context) -> Poly | None:
+    """``s//q`` (``s%q`` when not ``floor``) as ``a*x + b`` when ``s`` is ``c*x + c0`` for an atom ``x``
+    that takes two values only (any function of such an ``x`` is affine in it), else None."""
+    if len(s) > 2:
+        return None
+    atom, c = None, 0
+    for m, k in s.items():
+        if m:
+            if len(m) != 1 or m[0][1] != 1 or atom is not None:
+                return None
+            atom, c = m[0][0], k
+    if atom is None:
+        return None
+    lo, hi = ctx.atom_range(atom)
+    if not _finite(lo) or hi != lo + 1:
+        return None
+    c0 = s.get(ONE, 0)
+    v0, v1 = (c * lo + c0, c * hi + c0)
+    f0, f1 = (v0 // q, v1 // q) if floor else (v0 % q, v1 % q)
+    # x in {lo, lo+1}: f(x) == f(lo) + (f(lo+1) - f(lo))*(x - lo)
+    line: Poly = {((atom, 1),): f1 - f0, ONE: f0 - (f1 - f0) * lo}
+    return {m: k for m, k in line.items() if k}
 
 
 # -- ceiling division -------------------------------------------------------------------------------

@@ -15,8 +15,7 @@ A :class:`DimEnv` gives names integer ranges (``s0 in [2, 2**31-1]``; names it d
 Every answer is worked out from the simplified polynomial of the expression (or of the difference
 of two), whose terms carry ranges (see :mod:`.ranges`): a floor division, a modulo, a max knows
 its range from its arguments' when it is built. Answers are memoised per environment. The
-module-level functions ask a shared environment where every name is ``>= 0``, or the one given
-as ``ranges=``.
+one-shot functions of :mod:`.ask` (``bound(e, ranges=...)``) ask a shared environment.
 """
 
 from __future__ import annotations
@@ -25,12 +24,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from ..core.term import Term
-from ..errors import DimExpressionError
+from ..errors import DimContradictionError, DimExpressionError
+from .canonicalize import CLEAR_HOOKS
 from .context import Context, context
-from .decide import compare, decide, divides, exact_quotient_term
+from .decide import compare, decide_difference, difference, divides, exact_quotient_term
+from .explain import Explanation, explain_relation
+from .facts import Facts, add_fact, fold_back
 from .normal import Poly, top_term
 from .parse import parse_expression
 from .polyparse import read_polynomial
+from .prove import Hyp, deduce, may_deduce, settle_maxmin, tighter_range
 from .ranges import INF, Range
 from .regions import to_poly
 from .relations import (
@@ -48,26 +51,18 @@ from .relations import (
     split_comparison,
     tight_range,
 )
-from .simplify import CLEAR_HOOKS
 from .terms import CONST, SUB, TERM, dim_name
 from .unparse import unparse
 
-__all__ = [
-    "DimEnv",
-    "bound",
-    "statically_known",
-    "equal",
-    "divisible",
-    "compare_expressions",
-    "exact_div",
-    "ranges_from_expressions",
-]
+__all__ = ["DimEnv"]
 
 #: memoised answers kept per set of ranges before the table is cleared; sets of ranges whose state is kept
 MEMO_LIMIT: Final = 100_000
 #: what _recall gives for a question not answered yet
 _MISSING: Final = object()
 MAX_STATES: Final = 256
+#: what _compare asks the facts when the ranges decide nothing, strongest first
+_STRICTER: Final = (("gt", ">"), ("lt", "<"), ("eq", "=="), ("ge", ">="), ("le", "<="), ("ne", "!="))
 
 
 def _as_term(expr: int | str | Term) -> Term:
@@ -98,6 +93,7 @@ class DimEnv:
         self._ranges: dict[str, Range] = {}
         self._ctx: Context | None = None
         self._memo: dict[tuple, Any] = {}
+        self._facts: Facts | None = None
         for name, r in (ranges or {}).items():
             if type(r) is tuple and len(r) == 2 and type(r[0]) is int and type(r[1]) is int:
                 self._set_bounds(name, (r[0], r[1]))  # the common case, quickly
@@ -144,20 +140,25 @@ class DimEnv:
         old = self.range_of(name)
         new = meet(old, r)
         if new[0] > new[1]:
-            raise ValueError(f"the ranges of {name!r} contradict: {old} and {r} have no integer in common")
+            raise DimContradictionError(f"the ranges of {name!r} contradict: {old} and {r} have no integer in common")
         if new != old:
             self._ranges[name] = new
             self._ctx = None  # answers change: the state of the new ranges
         return self
 
     def declare(self, *constraints: str | Term) -> DimEnv:
-        """Narrow ranges by relations (``"s0 >= 2"``, ``"s0 in [2, 64]"``, ``"s1 == 2*s0"``); returns self.
+        """Narrow ranges by relations (``"s0 >= 2"``, ``"s0 in [2, 64]"``, ``"s1 == 2*s0"``) and keep them
+        as facts that every query uses; returns self. DimContradictionError when no value satisfies them.
 
         A relation narrows each name that appears in it once, as ``c*name`` alone in its term
         (``2*s0 + s1 <= 10`` narrows both, given the range of the other); the relations are
-        gone through again until no range changes (at most 8 times).
+        gone through again until no range changes (at most 8 times). Then each is kept (see
+        :mod:`.facts`): an equality solved for a name replaces that name everywhere (``batch ==
+        seq1 + seq2``, ``d == 5``, ``a == b``; ``b % 4 == 0`` makes ``b`` ``4*(b//4)``), any other
+        relation is a fact the queries combine with the ranges.
         """
         relations: list[Relation] = []
+        texts: list[str] = []
         for c in constraints:
             if isinstance(c, str):
                 m = RANGE_TEXT.match(constant_powers(c)) if " in " in c else None
@@ -166,19 +167,22 @@ class DimEnv:
                     self._set_bounds(m.group(1), (lo, hi))
                     continue
             relations.append(parse_relation(c))
+            texts.append(c if isinstance(c, str) else str(c))
         for _ in range(8):
             before = dict(self._ranges)
             for rel in relations:
                 self._apply(rel)
             if self._ranges == before:
                 break
+        for rel, text in zip(relations, texts, strict=True):
+            add_fact(self, rel, text)
         return self
 
     def _apply(self, rel: Relation) -> None:
         op, left, right = rel
         if op == "ne":
             return
-        d = self._poly(Term(SUB, (left, right)))  # left - right OP 0
+        d = self._raw_poly(Term(SUB, (left, right)))  # left - right OP 0
         narrowed = narrowings(op, d, self.context)
         for name, r in narrowed:
             self._narrow(name, r)
@@ -194,10 +198,11 @@ class DimEnv:
     def _bind(self) -> Context:
         """Take the state (context and memo) of these ranges: environments with equal ranges share
         one, so what one of them worked out the others do not work out again."""
-        key = (self.default, frozenset(self._ranges.items()))
+        facts = self._facts
+        key = (self.default, frozenset(self._ranges.items()), () if facts is None else facts.key())
         state = _states.get(key)
         if state is None:
-            if not self._ranges and self.default == (0, INF):
+            if not self._ranges and self.default == (0, INF) and facts is None:
                 ctx = context(False)  # the default assumption: share its caches
             else:
                 named = {dim_name(n): r for n, r in self._ranges.items()}
@@ -209,9 +214,53 @@ class DimEnv:
         return state[0]
 
     def _poly(self, term: Term) -> Poly:
+        facts = self._facts
+        if facts is not None:
+            term = facts.substituted(term)  # the names replaced by facts
+        return self._raw_poly(term)
+
+    def _raw_poly(self, term: Term) -> Poly:
         ctx = self.context
         ctx.maybe_trim()
         return ctx.unwrap(to_poly(term, ctx))
+
+    # -- facts (see .facts) -----------------------------------------------------------------------------
+
+    def _set_facts(self, facts: Facts) -> None:
+        """Take ``facts`` as this environment's facts (its answers change: the state of the new facts)."""
+        self._facts = facts
+        self._ctx = None
+
+    def _hyps(self) -> list[Hyp]:
+        """The facts kept as relations, as polynomials ``h >= 0`` with their notes (memoised)."""
+        facts = self._facts
+        if facts is None or not facts.relations:
+            return []
+        found = self._recall(("hyps",))
+        return found if found is not _MISSING else self._remember(("hyps",), facts.hyps(self._poly))
+
+    def _atom_facts(self) -> dict:
+        """The facts of atoms worked out so far (memoised per state)."""
+        found = self._recall(("atom facts",))
+        return found if found is not _MISSING else self._remember(("atom facts",), {})
+
+    def _deduce(self, op: str, d: Poly, trace: list | None = None) -> bool | None:
+        """``d OP 0`` (``d`` the difference of the sides) from the facts and the identities of atoms,
+        where the ranges leave it open."""
+        facts = self._facts
+        if facts is not None and (op == "eq" or op == "ne") and self._never_zero(d, facts):
+            return op == "ne"  # a fact says the sides differ
+        hyps = self._hyps()
+        if not hyps and not may_deduce(d):
+            return None  # no fact, no atom with identities, no product: nothing to add to the ranges
+        return deduce(op, d, hyps, self.context, trace, self._atom_facts())
+
+    def _never_zero(self, d: Poly, facts: Facts) -> bool:
+        """Whether a fact ``left != right`` has ``d`` or ``-d`` as its difference."""
+        found = self._recall(("unequal",))
+        if found is _MISSING:
+            found = self._remember(("unequal",), facts.unequal(self._poly))
+        return any(u == d or (all(d.get(m) == -c for m, c in u.items()) and len(u) == len(d)) for u in found)
 
     def _poly_of(self, expr: int | str | Term) -> Poly:
         """The polynomial of an expression, cached per term and per text (text is read straight into
@@ -230,7 +279,7 @@ class DimEnv:
         if p is None:
             ctx.maybe_trim()
             text = constant_powers(expr) if "**" in expr else expr
-            read = read_polynomial(text, ctx)  # None: declined, the general way answers
+            read = None if self._facts is not None else read_polynomial(text, ctx)  # None: the general way
             p = self._poly(parse_expression(text)) if read is None else ctx.unwrap(read)
             if len(self._memo) > MEMO_LIMIT:
                 self._memo.clear()
@@ -279,7 +328,14 @@ class DimEnv:
         key = ("simplify", term)
         top = self._recall(key)
         if top is _MISSING:  # (a term is checked only when it is worked out: int_term)
-            top = self._remember(key, top_term(self._poly(int_term(term))))
+            p = self._poly(int_term(term))
+            facts = self._facts
+            if facts is not None and facts.folds:
+                p = fold_back(p, facts.folds, self.context)  # 2*(H//2) -> H when H is even
+            hyps = self._hyps()
+            if hyps:
+                p = settle_maxmin(p, hyps, self.context)  # max(a, b) -> b when b >= a is known
+            top = self._remember(key, top_term(p))
         if top.op is CONST:
             return int(top.attr)
         return unparse(top) if isinstance(expr, str) else top
@@ -291,7 +347,12 @@ class DimEnv:
         found = self._recall(key)
         if found is not _MISSING:
             return found
-        return self._remember(key, self._ctx_range(self._poly_of(source)))
+        p = self._poly_of(source)
+        r = self._ctx_range(p)
+        hyps = self._hyps()
+        if hyps or r[0] < 0:
+            r = tighter_range(p, r, hyps, self.context, self._atom_facts())  # facts and identities of atoms
+        return self._remember(key, r)
 
     def statically_known(self, rel: str | Term) -> bool | None:
         """True when the relation holds for every value, False when for none, None otherwise."""
@@ -366,10 +427,25 @@ class DimEnv:
         raise ValueError(f"unknown query kind {kind!r}: simplify, bound, ge, gt, eq or divisible")
 
     def _decide(self, op: str, left: Any, right: Any) -> bool | None:
-        return decide(op, self._poly_of(left), self._poly_of(right), self.context)
+        answer, d = decide_difference(op, self._poly_of(left), self._poly_of(right), self.context)
+        return self._deduce(op, d) if answer is None else answer
 
     def _compare(self, left: Any, right: Any) -> str | None:
-        return compare(self._poly_of(left), self._poly_of(right), self.context)
+        lp, rp = self._poly_of(left), self._poly_of(right)
+        found = compare(lp, rp, self.context)
+        if found in ("==", "<", ">"):
+            return found
+        # what the facts add: the strongest relation they prove first
+        tries = {None: _STRICTER, ">=": (("gt", ">"), ("eq", "==")), "<=": (("lt", "<"), ("eq", "=="))}
+        d = difference(lp, rp, self.context)
+        for op, name in tries.get(found, (("gt", ">"), ("lt", "<"))):
+            if self._deduce(op, d) is True:
+                return name
+        return found
+
+    def explain(self, rel: str | Term) -> Explanation:
+        """Why ``rel`` holds for every value, for none, or is undecided: the facts, ranges and identities used."""
+        return explain_relation(self, rel)
 
     def _divisible(self, term: Any, divisor: Any) -> bool | None:
         return divides(self._poly_of(term), self._poly_of(divisor), self.context)
@@ -378,107 +454,11 @@ class DimEnv:
         return exact_quotient_term(self._poly(term), self._poly(divisor), self.context)
 
 
-# -- the module-level functions -----------------------------------------------------------------------
-
 _states: Final[dict[tuple, tuple[Context, dict[tuple, Any]]]] = {}
-_DEFAULT = DimEnv()
-_envs: Final[dict[tuple, DimEnv]] = {}
 
 
 def _clear() -> None:
-    _DEFAULT._memo.clear()
     _states.clear()
-    _envs.clear()
 
 
 CLEAR_HOOKS.append(_clear)
-
-
-def _env(ranges: DimEnv | Mapping[str, Any] | Iterable[str] | None) -> DimEnv:
-    if ranges is None:
-        return _DEFAULT
-    if isinstance(ranges, DimEnv):
-        return ranges
-    if isinstance(ranges, Mapping):
-        key: tuple = ("map", *sorted((k, str(v)) for k, v in ranges.items()))
-        env = _envs.get(key)
-        if env is None:
-            env = DimEnv(ranges)
-    else:
-        items = tuple(ranges)
-        key = ("constraints", *[str(c) for c in items])
-        env = _envs.get(key)
-        if env is None:
-            env = DimEnv(constraints=items)
-    if len(_envs) > 256:
-        _envs.clear()
-    _envs[key] = env
-    return env
-
-
-Ranges = DimEnv | Mapping[str, Any] | Iterable[str] | None
-
-
-def bound(expr: int | str | Term, ranges: Ranges = None) -> tuple[int | float, int | float]:
-    """``(lo, hi)`` holding every value of ``expr`` (names ``>= 0`` unless ``ranges`` says otherwise).
-
-    >>> bound("x%8 + 1"), bound("s0//2", {"s0": (2, 100)})
-    ((1, 8), (1, 50))
-    """
-    return _env(ranges).bound(expr)
-
-
-def statically_known(rel: str | Term, ranges: Ranges = None) -> bool | None:
-    """True when ``rel`` holds for every value, False when for none, None otherwise.
-
-    >>> statically_known("x%8 < 8"), statically_known("2*x == 2*y + 1"), statically_known("x >= y")
-    (True, False, None)
-    """
-    return _env(ranges).statically_known(rel)
-
-
-def equal(e1: int | str | Term, e2: int | str | Term, ranges: Ranges = None) -> bool | None:
-    """True when ``e1 == e2`` for every value, False when for none, None otherwise.
-
-    >>> equal("(a+b)*c", "a*c + b*c"), equal("x + 1", "x"), equal("x", "y")
-    (True, False, None)
-    """
-    return _env(ranges).equal(e1, e2)
-
-
-def divisible(expr: int | str | Term, k: int | str | Term, ranges: Ranges = None) -> bool | None:
-    """True when ``k`` divides ``expr`` for every value, False when for none, None otherwise.
-
-    >>> divisible("4*x + 8*y", 4), divisible("4*x + 2", 4), divisible("x", 4)
-    (True, False, None)
-    """
-    return _env(ranges).divisible(expr, k)
-
-
-def compare_expressions(e1: int | str | Term, e2: int | str | Term, ranges: Ranges = None) -> str | None:
-    """The strongest of ``== < <= > >= !=`` that always holds between ``e1`` and ``e2``, or None.
-
-    >>> compare_expressions("x + 1", "x"), compare_expressions("x//2", "x"), compare_expressions("x", "y")
-    ('>', '<=', None)
-    """
-    return _env(ranges).compare(e1, e2)
-
-
-def exact_div(expr: int | str | Term, d: int | str | Term, ranges: Ranges = None) -> int | str | Term | None:
-    """``expr / d`` when ``d`` divides ``expr`` for every value, else None.
-
-    >>> exact_div("6*x*y + 3*y", "3*y"), exact_div("x*x - 1", "x - 1"), exact_div("x + 1", 2)
-    ('2*x+1', 'x+1', None)
-    """
-    return _env(ranges).exact_div(expr, d)
-
-
-def ranges_from_expressions(
-    constraints: Iterable[str | Term], ranges: Mapping[str, Any] | None = None
-) -> dict[str, Range]:
-    """The ranges of names that relations imply (``["s0 >= 2", "s1 == 2*s0"]`` -> s0 in [2, inf), s1 in [4, inf)).
-
-    >>> ranges_from_expressions(["s0 >= 2", "s0 <= 2**10", "s1 == 2*s0 + 1"])
-    {'s0': (2, 1024), 's1': (5, 2049)}
-    """
-    return DimEnv(ranges, constraints).ranges

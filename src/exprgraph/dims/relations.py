@@ -12,11 +12,11 @@ from typing import Any, Final
 
 from ..core.term import Term
 from ..errors import DimExpressionError
+from .canonicalize import simplify_term
 from .context import Context
 from .normal import Mono, Poly, mono_div, p_add, p_mono_gcd, p_scale
 from .parse import parse_expression
 from .ranges import INF, Range, ceil_div, floor_div, r_add, r_mul
-from .simplify import simplify_term
 from .terms import CONST, FN, MOD, TERM, dim_const, is_dim_term
 
 __all__ = [

@@ -12,7 +12,7 @@
   :class:`EqualitySaturationRewriter` graph rewriter, ``exprgraph saturate`` (:mod:`.cli`);
 - egg's math suite and egglog's micro-benchmark in :mod:`.mathsuite`.
 
-Layer 7 of docs/architecture.md: imports graph, simplify, rules, match, eval, core, console,
+Top of the rewriting stack of docs/architecture.md: imports graph, simplify, rules, match, eval, core, console,
 progress and errors; never a higher layer.
 """
 
@@ -31,7 +31,7 @@ from .rewrite import ERule
 from .rewriter import EqualitySaturationRewriter, SaturationProfile
 from .runner import Iteration, Report, StopReason, saturate
 from .scheduler import BackoffScheduler, Scheduler, SimpleScheduler
-from .simplify import saturation_simplify
+from .simplify import saturation_simplify  # registers simplify(t, method="egraph")
 
 __all__ = ["EGraph", "ENode", "Analysis", "Intervals", "ERule", "rule"]
 __all__ += ["conditions", "not_zero", "is_const", "is_sym", "const_or_distinct_var"]

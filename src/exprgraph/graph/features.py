@@ -29,15 +29,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import FeatureError, InconsistencyError
+from .state import GraphState
 
 if TYPE_CHECKING:
     from ..core import Term
     from .fgraph import Checkpoint, FunctionGraph
 
-__all__ = ["Feature", "ReplaceValidate", "Validator", "CALLBACKS", "OUTPUT"]
+__all__ = ["Feature", "ReplaceValidate", "Validator", "CALLBACKS", "OUTPUT", "GraphFeatures"]
 
 #: the change callbacks a graph dispatches (``on_attach``/``on_detach``/``on_validate`` are separate)
 CALLBACKS = ("on_import", "on_prune", "on_change_input", "on_replace", "on_rebuild", "on_revert")
@@ -148,56 +149,6 @@ class Validator(Feature):
         return f"Validator({self.name!r})"
 
 
-def attach_feature(self: FunctionGraph, feature: Feature) -> None:
-    """Attach a feature: run its ``on_attach``, subscribe its callbacks, expose what it ``provides``."""
-    if any(f is feature for f in self._features):
-        return
-    for name in feature.provides:
-        if hasattr(self, name):
-            raise FeatureError(f"{type(feature).__name__} provides {name!r}, which this graph already has")
-    feature.on_attach(self)
-    self._features.append(feature)
-    _subscribe(self, feature)
-
-
-def _subscribe(self: FunctionGraph, feature: Feature) -> None:
-    """Expose what ``feature`` provides and subscribe the callbacks it overrides (an attached feature)."""
-    for name in feature.provides:
-        setattr(self, name, _bind(getattr(feature, name), self))
-    for name in CALLBACKS:
-        method = getattr(type(feature), name, None)
-        if method is not None and method is not getattr(Feature, name, None):
-            self._callbacks[name].append(getattr(feature, name))
-    if type(feature).on_validate is not Feature.on_validate:
-        self._validators.append(feature.on_validate)
-
-
-def remove_feature(self: FunctionGraph, feature: Feature) -> None:
-    """Detach a feature (its callbacks and provided methods go away)."""
-    for i, f in enumerate(self._features):
-        if f is feature:
-            del self._features[i]
-            break
-    else:
-        return
-    for name, cbs in self._callbacks.items():
-        self._callbacks[name] = [cb for cb in cbs if getattr(cb, "__self__", None) is not feature]
-    self._validators = [v for v in self._validators if getattr(v, "__self__", None) is not feature]
-    for name in feature.provides:
-        self.__dict__.pop(name, None)
-    feature.on_detach(self)
-
-
-def validate(self: FunctionGraph) -> None:
-    """Run every feature's ``on_validate``; raises :class:`InconsistencyError` when one refuses."""
-    if self._stale:
-        self._flush()
-    for v in self._validators:
-        ok = v(self)
-        if ok is False:
-            raise InconsistencyError(f"validator {getattr(v, '__qualname__', v)!r} rejected the graph")
-
-
 def _bind(method: Callable, fgraph: FunctionGraph) -> Callable:
     """``method`` with the graph as its first argument (how a feature's ``provides`` become graph methods)."""
     bound = functools.partial(method, fgraph)
@@ -210,31 +161,79 @@ def _bind(method: Callable, fgraph: FunctionGraph) -> Callable:
 _DERIVED = ("_callbacks", "_validators", "_trackers", "_topo", "_clients", "_n_nodes", "_stale", "_logical")
 
 
-def getstate(self: FunctionGraph) -> dict[str, Any]:
-    """The graph's pickled state: inputs, outputs, kept nodes, counters and features (not transient caches)."""
-    if self._stale:
-        self._flush()
-    state = dict(self.__dict__)
-    for name in _DERIVED:
-        state.pop(name, None)
-    for f in self._features:
-        for name in f.provides:
+class GraphFeatures(GraphState):
+    """Attaching, detaching and running features; pickling a graph with its features."""
+
+    def attach_feature(self, feature: Feature) -> None:
+        """Attach a feature: run its ``on_attach``, subscribe its callbacks, expose what it ``provides``."""
+        if any(f is feature for f in self._features):
+            return
+        for name in feature.provides:
+            if hasattr(self, name):
+                raise FeatureError(f"{type(feature).__name__} provides {name!r}, which this graph already has")
+        feature.on_attach(cast("FunctionGraph", self))
+        self._features.append(feature)
+        self._subscribe(feature)
+
+    def _subscribe(self, feature: Feature) -> None:
+        """Expose what ``feature`` provides and subscribe the callbacks it overrides (an attached feature)."""
+        for name in feature.provides:
+            setattr(self, name, _bind(getattr(feature, name), cast("FunctionGraph", self)))
+        for name in CALLBACKS:
+            method = getattr(type(feature), name, None)
+            if method is not None and method is not getattr(Feature, name, None):
+                self._callbacks[name].append(getattr(feature, name))
+        if type(feature).on_validate is not Feature.on_validate:
+            self._validators.append(feature.on_validate)
+
+    def remove_feature(self, feature: Feature) -> None:
+        """Detach a feature (its callbacks and provided methods go away)."""
+        for i, f in enumerate(self._features):
+            if f is feature:
+                del self._features[i]
+                break
+        else:
+            return
+        for name, cbs in self._callbacks.items():
+            self._callbacks[name] = [cb for cb in cbs if getattr(cb, "__self__", None) is not feature]
+        self._validators = [v for v in self._validators if getattr(v, "__self__", None) is not feature]
+        for name in feature.provides:
+            self.__dict__.pop(name, None)
+        feature.on_detach(cast("FunctionGraph", self))
+
+    def validate(self) -> None:
+        """Run every feature's ``on_validate``; raises :class:`InconsistencyError` when one refuses."""
+        if self._stale:
+            self._flush()
+        for v in self._validators:
+            ok = v(self)
+            if ok is False:
+                raise InconsistencyError(f"validator {getattr(v, '__qualname__', v)!r} rejected the graph")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The graph's pickled state: inputs, outputs, kept nodes, counters and features (not transient caches)."""
+        if self._stale:
+            self._flush()
+        state = dict(self.__dict__)
+        for name in _DERIVED:
             state.pop(name, None)
-    state["_features"] = [f for f in self._features if not f.transient]
-    return state
+        for f in self._features:
+            for name in f.provides:
+                state.pop(name, None)
+        state["_features"] = [f for f in self._features if not f.transient]
+        return state
 
-
-def setstate(self: FunctionGraph, state: dict[str, Any]) -> None:
-    """Restore a pickled graph: rebuild its clients map and re-subscribe its features (no ``on_attach`` again)."""
-    fresh = type(self)(state["inputs"], state["_outputs"])
-    for k in state["_kept"]:
-        fresh.import_node(k)
-    self.__dict__.update(state)
-    self._clients, self._n_nodes = fresh._clients, fresh._n_nodes
-    self._stale, self._logical = set(), {}
-    self._callbacks = {name: [] for name in CALLBACKS}
-    self._validators = []
-    self._trackers = []
-    self._topo = None
-    for f in self._features:
-        _subscribe(self, f)
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore a pickled graph: rebuild its clients map and re-subscribe its features (no ``on_attach`` again)."""
+        fresh = cast("type[FunctionGraph]", type(self))(state["inputs"], state["_outputs"])
+        for k in state["_kept"]:
+            fresh.import_node(k)
+        self.__dict__.update(state)
+        self._clients, self._n_nodes = fresh._clients, fresh._n_nodes
+        self._stale, self._logical = set(), {}
+        self._callbacks = {name: [] for name in CALLBACKS}
+        self._validators = []
+        self._trackers = []
+        self._topo = None
+        for f in self._features:
+            self._subscribe(f)

@@ -20,32 +20,33 @@ a different term (the old one is no longer in the graph); :meth:`FunctionGraph.w
 node's current version, and equal rebuilt nodes merge by interning (common subexpressions never
 need a merge pass).
 
-The class is written in four modules, each a concept, bound in the class body: this one holds
-the graph's state, its queries and replacement; :mod:`exprgraph.graph.propagation` imports,
-prunes and lazily rebuilds nodes; :mod:`exprgraph.graph.features` attaches listeners; and
-:mod:`exprgraph.graph.editing` has the structural edits in PyTensor's names (``import_node``,
+The class is written in four modules, each a concept and a base class of it (their shared fields
+are declared by :class:`~exprgraph.graph.state.GraphState`): this one holds the graph's
+construction, its queries and replacement; :class:`~exprgraph.graph.propagation.GraphPropagation`
+imports, prunes and lazily rebuilds nodes; :class:`~exprgraph.graph.features.GraphFeatures`
+attaches listeners and pickles; and :class:`~exprgraph.graph.editing.GraphEditing` has the
+structural edits in PyTensor's names (``import_node``,
 ``import_var``, ``add_input``, ``remove_input``, ``remove_node``, ``change_node_input``,
 ``dprint``). A node imported on its own, with no client, is *kept*: it stays in the graph (and in
 ``toposort()``) until ``remove_node`` removes it. ``freeze()`` (:mod:`exprgraph.graph.frozen`)
-gives the graph as a hashable value; a graph pickles with its features (``features.getstate``).
+gives the graph as a hashable value; a graph pickles with its features (``GraphFeatures.__getstate__``).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..core import Term, as_term, get_op
 from ..core.walk import postorder_until
 from ..errors import InconsistencyError, NotInGraphError, ReplacementTypeError
-from . import editing, propagation
-from . import features as features_mod
 from . import frozen as frozen_mod
-from .features import CALLBACKS, OUTPUT, Feature
+from .editing import GraphEditing
+from .features import CALLBACKS, OUTPUT, Feature, GraphFeatures
 from .printing import format_fgraph, reason_name, short
-from .propagation import ClientsView, as_term_like, index_clients, is_node
+from .propagation import ClientsView, GraphPropagation, as_term_like, index_clients, is_node
 
 __all__ = ["FunctionGraph", "OUTPUT", "Checkpoint", "short"]
 
@@ -69,41 +70,13 @@ class Checkpoint:
     serial: int
 
 
-class FunctionGraph:
+class FunctionGraph(GraphEditing, GraphFeatures, GraphPropagation):
     """The subgraph between ``inputs`` (symbols) and ``outputs``, with clients, replacement and features.
 
     ``inputs`` defaults to the free symbols of the outputs (in first-use order); a symbol given
     twice is kept twice, as upstream. ``clone`` is accepted and ignored (terms are immutable).
     Building is one walk over the DAG. See the module docstring for how replacements are propagated.
     """
-
-    # structural edits in PyTensor's names (editing.py): imports, removals, input edits and dprint
-    _declare_input = editing._declare_input
-    add_input = editing.add_input
-    remove_input = editing.remove_input
-    import_node = editing.import_node
-    import_var = editing.import_var
-    remove_node = editing.remove_node
-    change_node_input = editing.change_node_input
-    dprint = editing.dprint
-    # features (features.py): attaching, detaching, validating
-    attach_feature = features_mod.attach_feature
-    remove_feature = features_mod.remove_feature
-    validate = features_mod.validate
-    __getstate__ = features_mod.getstate  # pickling: features are kept, their bound methods rebuilt on loading
-    __setstate__ = features_mod.setstate
-    freeze = frozen_mod.freeze  # a hashable, comparable value of the graph (frozen.py)
-    # how changes propagate (propagation.py): import, prune, stale marking and the lazy rebuild
-    _plan_import = propagation._plan_import
-    _check_cycle = propagation._check_cycle
-    _commit_import = propagation._commit_import
-    _prune = propagation._prune
-    _mark_stale = propagation._mark_stale
-    _flush = propagation._flush
-    _refresh = propagation._refresh
-    _refresh_many = propagation._refresh_many
-    _rebuild = propagation._rebuild
-    _set_position = propagation._set_position
 
     def __init__(
         self,
@@ -124,31 +97,25 @@ class FunctionGraph:
             for t in ins:
                 if t.__class__ is not Term or t.op is not SYMBOL:
                     raise TypeError(f"graph inputs must be symbols, not {t!r}")
-        #: the graph's inputs (symbols); they stay in the graph even when unused
-        self.inputs: tuple[Term, ...] = ins
+        self.inputs = ins
         self._input_set = frozenset(ins)
-        self._outputs: list[Term] = outs
-        # term -> {(client, operand index): None}; a dict used as an ordered set of positions
+        self._outputs = outs
         clients, n = index_clients(order, ins)
         for i, o in enumerate(outs):
             clients[o][(OUTPUT, i)] = None
         self._clients = clients
         self._n_nodes = n
-        #: stale nodes: their operands changed and they await a rebuild
-        self._stale: set[Term] = set()
-        #: stale node -> its current operands (when they differ from its args)
-        self._logical: dict[Term, list[Term]] = {}
-        self._topo: list[Term] | None = [t for t in order if is_node(t)]
+        self._stale = set()
+        self._logical = {}
+        self._topo = [t for t in order if is_node(t)]
         self._version = 0
         self._serial = 0
-        #: number of nodes imported by replacements (profiles count nodes created from it)
         self.imported = 0
-        self._trackers: list[dict] = []
-        self._features: list[Feature] = []
-        self._callbacks: dict[str, list[Callable]] = {name: [] for name in CALLBACKS}
-        self._validators: list[Callable] = []
-        #: nodes imported on their own (no client): they stay until removed (an ordered set)
-        self._kept: dict[Term, None] = {}
+        self._trackers = []
+        self._features = []
+        self._callbacks = {name: [] for name in CALLBACKS}
+        self._validators = []
+        self._kept = {}
         for f in features or ():
             self.attach_feature(f)
 
@@ -445,6 +412,10 @@ class FunctionGraph:
     def _fresh(self, outputs: Iterable[Term]) -> FunctionGraph:
         """A new graph on the same inputs with ``outputs`` and no features (History replays steps in one)."""
         return FunctionGraph(self.inputs, outputs)
+
+    def freeze(self) -> frozen_mod.FrozenFunctionGraph:
+        """The graph as a hashable, comparable value (see :mod:`exprgraph.graph.frozen`)."""
+        return frozen_mod.freeze(self)
 
     # -- features ----------------------------------------------------------------------------------------
 

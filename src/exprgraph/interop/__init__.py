@@ -9,14 +9,16 @@ exprgraph never needs them; a missing package raises
 |---|---|---|
 | ``to_sympy``, ``from_sympy`` | ``interop.sympy`` | sympy |
 | ``to_pytensor``, ``from_pytensor`` | ``interop.pytensor``, ``interop.pytensor_read`` | pytensor |
-| ``to_jax`` | ``interop.jax`` | jax |
+| ``to_jax``, ``from_jax`` | ``interop.jax``, ``interop.jax_read`` | jax |
 | ``to_onnx`` | ``interop.onnx`` | onnx |
 | ``infer_onnx_shapes``, ``annotate_onnx_shapes`` | ``interop.onnx_shapes`` | onnx |
 | ``dask_evaluate`` | ``interop.dask`` | dask |
+| ``TorchDims``, ``from_shape_env``, ``read_torch_expr`` | ``interop.torch``, ``interop.torch_read`` | (none) |
 | ``ufunc_ops`` | here | (numpy) |
 
-Layer 12 of docs/architecture.md: imports dims, graph, eval, core and errors (each converter
-imports its own package lazily); never a higher layer.
+Each converter module registers itself (:mod:`.registry`: ``converters()``, ``get_converter(tool,
+direction)``); importing this package imports them, and each imports its tool only when called.
+Shape inference and dask load on first use. See docs/architecture.md for where interop sits.
 """
 
 from __future__ import annotations
@@ -25,6 +27,14 @@ import importlib
 from typing import Any
 
 from ..core import Symbol, Term
+from .jax import to_jax
+from .jax_read import from_jax
+from .onnx import to_onnx
+from .pytensor import to_pytensor
+from .pytensor_read import from_pytensor
+from .registry import Converter, converters, get_converter, register_converter
+from .sympy import to_sympy
+from .sympy_read import from_sympy
 
 __all__ = [
     "to_sympy",
@@ -32,24 +42,29 @@ __all__ = [
     "to_pytensor",
     "from_pytensor",
     "to_jax",
+    "from_jax",
     "to_onnx",
     "infer_onnx_shapes",
     "annotate_onnx_shapes",
     "dask_evaluate",
+    "TorchDims",
+    "from_shape_env",
+    "read_torch_expr",
     "ufunc_ops",
+    "Converter",
+    "converters",
+    "get_converter",
+    "register_converter",
 ]
 
-# public name -> (module, name in it); modules load on first use
+# public name -> (module, name in it); the heavier modules load on first use
 _LAZY = {
-    "to_sympy": ("sympy", "to_sympy"),
-    "from_sympy": ("sympy", "from_sympy"),
-    "to_pytensor": ("pytensor", "to_pytensor"),
-    "from_pytensor": ("pytensor_read", "from_pytensor"),
-    "to_jax": ("jax", "to_jax"),
-    "to_onnx": ("onnx", "to_onnx"),
     "infer_onnx_shapes": ("onnx_shapes", "infer_shapes"),
     "annotate_onnx_shapes": ("onnx_shapes", "annotate_shapes"),
     "dask_evaluate": ("dask", "evaluate"),
+    "TorchDims": ("torch", "TorchDims"),
+    "from_shape_env": ("torch", "from_shape_env"),
+    "read_torch_expr": ("torch_read", "read_torch_expr"),
 }
 
 

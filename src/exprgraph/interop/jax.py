@@ -18,7 +18,8 @@ mode is on (``jax.config.update("jax_enable_x64", True)``); float32 terms comput
 either way. On CPU, XLA flushes subnormal numbers to zero (operands and results), which no
 setting turns off, and its vectorised float64 division can be an ulp off: docs/interop.md lists
 these edge semantics. ``log1p``, ``expm1`` and ``logaddexp`` are ``jax.numpy``'s, ``softplus``,
-``log_sigmoid`` and ``logsumexp`` ``jax.nn``'s.
+``log_sigmoid`` and ``logsumexp`` ``jax.nn``'s, ``erf`` and ``erfc`` ``jax.scipy.special``'s; ``access``
+is a ``lax.dynamic_slice`` of one element. The reader, ``from_jax``, is in :mod:`.jax_read`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from ..core.stdops import bool_casts
 from ..core.walk import postorder
 from ..errors import ConversionError
 from ._optional import require
+from .registry import Converter, register_converter
 
 __all__ = ["to_jax", "jax_function_of"]
 
@@ -47,7 +49,18 @@ SPECIAL = {
     "sum": "sum",
     "logsumexp": "nn.logsumexp",
     "transpose": "transpose",
+    "erf": "scipy.special.erf",
+    "erfc": "scipy.special.erfc",
 }
+
+
+def _copysign(size: Any, sign: Any) -> Any:
+    """``|size|`` with the sign of ``sign`` (-0.0 counts as negative: 1/-0.0 is -inf), in primitives
+    ``from_jax`` reads (``jnp.copysign`` traces to bit operations)."""
+    import jax.numpy as jnp
+
+    negative = (sign < 0) | ((sign == 0) & (1 / jnp.where(sign == 0, sign, 1) < 0))
+    return jnp.where(negative, -jnp.abs(size), jnp.abs(size))
 
 
 def _divmod(a: Any, b: Any) -> tuple[Any, Any]:
@@ -56,12 +69,12 @@ def _divmod(a: Any, b: Any) -> tuple[Any, Any]:
 
     m = jnp.fmod(a, b)
     shift = (m != 0) & ((b < 0) != (m < 0))  # the remainder takes the divisor's sign
-    mod = jnp.where(shift, m + b, jnp.where(m != 0, m, jnp.copysign(0.0, b)))
+    mod = jnp.where(shift, m + b, jnp.where(m != 0, m, _copysign(jnp.zeros_like(m), b)))
     div = (a - m) / b
     div = jnp.where(shift, div - 1.0, div)
     floor = jnp.floor(div)
     floor = jnp.where(div - floor > 0.5, floor + 1.0, floor)
-    floor = jnp.where(div != 0, floor, jnp.copysign(0.0, a / b))
+    floor = jnp.where(div != 0, floor, _copysign(jnp.zeros_like(floor), a / b))
     return jnp.where(b != 0, floor, a / b), mod
 
 
@@ -95,7 +108,7 @@ def _power(a: Any, b: Any) -> Any:
     if not jnp.issubdtype(jnp.result_type(b), jnp.floating):
         if not jnp.issubdtype(jnp.result_type(a), jnp.floating):
             return out
-        return jnp.where((b & 1) == 1, jnp.copysign(out, a), out)  # x**(2k + 1) has the sign of x
+        return jnp.where(jnp.fmod(b, 2) != 0, _copysign(out, a), out)  # x**(2k + 1) has the sign of x
     half = b == 0.5
     # sqrt of 1.0 where the exponent is not 0.5, so that branch's gradient stays finite there
     return jnp.where(half, jnp.sqrt(jnp.where(half, a, 1.0)), out)
@@ -119,10 +132,93 @@ def _minimum(a: Any, b: Any) -> Any:
     return jnp.where(jnp.isnan(a) | (a < b), a, b)
 
 
+def _numbers(a: Any, b: Any) -> tuple[Any, Any]:
+    """Operands with bools counted as integers (as our truncdiv and fmod count them)."""
+    import jax.numpy as jnp
+
+    a, b = jnp.asarray(a), jnp.asarray(b)
+    return (a.astype(int) if a.dtype == bool else a), (b.astype(int) if b.dtype == bool else b)
+
+
+def _truncdiv(a: Any, b: Any) -> Any:
+    import jax.numpy as jnp
+
+    a, b = _numbers(a, b)
+    if jnp.issubdtype(jnp.result_type(a, b), jnp.floating):
+        return jnp.trunc(a / b)
+    zero = b == 0  # n // 0 is 0; lax.div rounds toward zero
+    return jnp.where(zero, 0, jax_lax().div(a, jnp.where(zero, 1, b)))
+
+
+def _fmod(a: Any, b: Any) -> Any:
+    import jax.numpy as jnp
+
+    a, b = _numbers(a, b)
+    if jnp.issubdtype(jnp.result_type(a, b), jnp.floating):
+        return jnp.fmod(a, b)
+    zero = b == 0  # fmod(n, 0) is 0 for integers
+    return jnp.where(zero, 0, jnp.fmod(a, jnp.where(zero, 1, b)))
+
+
+def _rounding(name: str) -> Callable[[Any], Any]:
+    """jnp's floor, ceil or trunc, integers returned as they are (our rounding keeps int64)."""
+
+    def apply(x: Any) -> Any:
+        import jax.numpy as jnp
+
+        return getattr(jnp, name)(x) if jnp.issubdtype(jnp.result_type(x), jnp.floating) else x
+
+    return apply
+
+
+def _sign(x: Any) -> Any:
+    import jax.numpy as jnp
+
+    return jnp.where(x == 0, jnp.zeros_like(x), jnp.sign(x))  # numpy's: +0.0 for -0.0 (jnp keeps -0.0)
+
+
+def _ceil_div(a: Any, b: Any) -> Any:
+    # ceil(a/b) = -((-a) // b), the floor division ours
+    return -_floor_divide(-a, b)
+
+
+def _broadcast_dim(a: Any, b: Any) -> Any:
+    import jax.numpy as jnp
+
+    return jnp.where(b == 1, a, b)  # a where b == 1, else b
+
+
+def _access(tensor: Any, *index: Any) -> Any:
+    # one dynamic_slice of size 1 (negative indices counted from the end, as numpy's)
+    import jax.numpy as jnp
+
+    if not index:
+        return tensor.reshape(-1)[0]
+    starts = [jnp.where(i < 0, i + d, i) for i, d in zip(index, tensor.shape, strict=True)]
+    return jax_lax().dynamic_slice(tensor, starts, (1,) * len(index)).reshape(())
+
+
+def jax_lax() -> Any:
+    """``jax.lax`` (imported when a conversion runs)."""
+    import jax.lax
+
+    return jax.lax
+
+
 _NUMPY = {FLOAT64: np.float64, FLOAT32: np.float32, INT64: np.int64, BOOL: np.bool_}
 
-#: ops whose JAX function differs from numpy's in corner cases, computed our way instead
-EXACT = {"floordiv": _floor_divide, "mod": _mod, "pow": _power, "maximum": _maximum, "minimum": _minimum}
+#: ops whose JAX function differs from numpy's in corner cases (or which jnp lacks), computed our way
+EXACT: dict[str, Callable[..., Any]] = {
+    "floordiv": _floor_divide,
+    "mod": _mod,
+    "pow": _power,
+    "maximum": _maximum,
+    "minimum": _minimum,
+}
+EXACT.update(truncdiv=_truncdiv, fmod=_fmod, ceil_div=_ceil_div, broadcast_dim=_broadcast_dim, access=_access)
+EXACT.update({name: _rounding(name) for name in ("floor", "ceil", "trunc")})
+EXACT["identity"] = lambda x: x
+EXACT["sign"] = _sign
 
 
 def jax_function_of(op: Any) -> Callable[..., Any]:
@@ -134,7 +230,9 @@ def jax_function_of(op: Any) -> Callable[..., Any]:
         return EXACT[op.name]
     if op.name in SPECIAL:
         path = SPECIAL[op.name].split(".")
-        fn: Any = jax if path[0] == "nn" else jnp
+        if path[0] == "scipy":
+            import jax.scipy.special  # a submodule jax does not import itself
+        fn: Any = jax if path[0] in ("nn", "scipy") else jnp
         for part in path:
             fn = getattr(fn, part)
         return fn
@@ -171,6 +269,8 @@ def _step(node: Term, index: dict[Term, int]) -> tuple:
         want = "float32" if node.dtype == FLOAT32 else float
         casts = tuple((i, want) for i, a in enumerate(node.args) if not is_float(a.dtype))
         return fn, slots, kwargs, casts, ()
+    if op.name == "access":
+        return fn, slots, kwargs, casts, ()  # one call on all operands, no binary fold
     return fn, slots, kwargs, casts, _widen(op.name, dtypes)
 
 
@@ -284,3 +384,6 @@ def to_jax(outputs: Term | Sequence[Term], inputs: Iterable[Any] | None = None) 
     run.inputs = tuple(ins)  # type: ignore[attr-defined]
     run.__doc__ = f"JAX function of ({', '.join(s.name for s in ins)}) computing {len(outs)} output(s)."
     return run
+
+
+register_converter(Converter("jax", "to", to_jax, "jax"))

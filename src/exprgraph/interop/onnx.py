@@ -18,7 +18,11 @@ float32 terms are ONNX ``FLOAT`` tensors. ``softplus`` is ONNX's ``Softplus``, `
 and free of the cancellation of ``log(1 + x)`` and ``exp(x) - 1``, but not bit for bit.
 ``logsumexp`` is ONNX's ``ReduceLogSumExp`` (shifted by the maximum where ours folds ``logaddexp``:
 equal within rounding; where every entry is ``-inf`` the reference evaluator gives nan, ours
-``-inf``).
+``-inf``). The inverse and hyperbolic functions, ``erf``, ``sign``, ``floor`` and ``ceil`` are ONNX's
+operators, ``erfc`` is ``1 - Erf``, ``access`` a ``GatherND``; the ops ONNX lacks (``fmod``,
+``truncdiv``, ``trunc``, ``atan2``, ``hypot``, ``log2``, ``log10``, ``broadcast_dim``) go out as their
+equivalent terms of :mod:`.equivalents`. A symbol that is a dimension of an input's shape, and no
+input itself, is read from that input (``Gather(Shape(input), axis)``).
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from ..core.stdops import bool_casts
 from ..core.walk import postorder
 from ..errors import ConversionError
 from ._optional import require
+from .equivalents import equivalent
+from .registry import Converter, register_converter
 
 __all__ = ["to_onnx", "OPSET"]
 
@@ -68,7 +74,20 @@ SIMPLE = {
     "logical_or": "Or",
     "logical_not": "Not",
     "matmul": "MatMul",
+    "asin": "Asin",
+    "acos": "Acos",
+    "atan": "Atan",
+    "sinh": "Sinh",
+    "cosh": "Cosh",
+    "asinh": "Asinh",
+    "acosh": "Acosh",
+    "atanh": "Atanh",
+    "erf": "Erf",
+    "sign": "Sign",
+    "identity": "Identity",
 }
+#: ops ONNX has no operator for, exported as the equivalent term of :mod:`.equivalents`
+_EQUIVALENT = frozenset({"fmod", "truncdiv", "broadcast_dim", "hypot", "log2", "log10", "trunc", "atan2"})
 
 
 class _Builder:
@@ -198,6 +217,16 @@ def _lower(b: _Builder, node: Term, args: list[str]) -> str:
             b, b.cast(b.op("Neg", [args[0]]), node.args[0].dtype, want), b.cast(args[1], node.args[1].dtype, want), want
         )
         return b.op("Neg", [floor])
+    if name in ("floor", "ceil"):  # an integer is its own floor (ONNX's Floor takes floats only)
+        return (
+            b.op(name.capitalize(), [args[0]])
+            if want in (FLOAT64, FLOAT32)
+            else b.cast(args[0], node.args[0].dtype, want)
+        )
+    if name == "erfc":  # 1 - erf(x): absolute error of an ulp, so relative precision fades for x > 1
+        return b.op("Sub", [b.const(1.0, want), b.op("Erf", [b.cast(args[0], node.args[0].dtype, want)])])
+    if name == "access":
+        return _gather_element(b, args)
     if name in SIMPLE and len(args) > 2 and node.op.counts_bools:
         return _fold(b, SIMPLE[name], node, args)
     raw = args
@@ -219,30 +248,37 @@ def _lower(b: _Builder, node: Term, args: list[str]) -> str:
     if name in ("floordiv", "mod"):
         floor, mod = _floor_parts(b, args[0], args[1], want)
         return floor if name == "floordiv" else mod
+    if name in ("dot", "sum", "logsumexp", "transpose"):
+        return _tensor_op(b, node, args)
+    raise ConversionError(f"to_onnx: the op {name!r} has no ONNX counterpart")
+
+
+def _tensor_op(b: _Builder, node: Term, args: list[str]) -> str:
+    """``dot``, the reductions over axes and ``transpose``."""
+    name = node.op.name
     if name == "dot":
         a, c = node.args
         return b.op("Mul" if not a.ndim or not c.ndim else "MatMul", args)
-    if name == "sum":
-        x = node.args[0]
-        if not x.ndim:
-            return b.op("Identity", args)
-        if node.attr is None:
-            return b.op("ReduceSum", args, keepdims=0)
-        axes = [node.attr] if isinstance(node.attr, int) else list(node.attr)
-        return b.op("ReduceSum", [args[0], b.const(axes, INT64)], keepdims=0)
-    if name == "logsumexp":
-        # ONNX's ReduceLogSumExp (max-shifted, as ours: within a few units in the last place)
-        x = node.args[0]
-        if not x.ndim:
-            return b.op("Identity", args)  # logsumexp of one number is the number
-        if node.attr is None:
-            return b.op("ReduceLogSumExp", args, keepdims=0)
-        axes = [node.attr] if isinstance(node.attr, int) else list(node.attr)
-        return b.op("ReduceLogSumExp", [args[0], b.const(axes, INT64)], keepdims=0)
     if name == "transpose":
         perm = list(range(node.ndim))[::-1] if node.attr is None else [a % node.ndim for a in node.attr]
         return b.op("Transpose", args, perm=perm)
-    raise ConversionError(f"to_onnx: the op {name!r} has no ONNX counterpart")
+    # ReduceSum; ONNX's ReduceLogSumExp is max-shifted, as ours: within a few units in the last place
+    op_type = "ReduceSum" if name == "sum" else "ReduceLogSumExp"
+    if not node.args[0].ndim:
+        return b.op("Identity", args)  # the sum (logsumexp) of one number is the number
+    if node.attr is None:
+        return b.op(op_type, args, keepdims=0)
+    axes = [node.attr] if isinstance(node.attr, int) else list(node.attr)
+    return b.op(op_type, [args[0], b.const(axes, INT64)], keepdims=0)
+
+
+def _gather_element(b: _Builder, args: list[str]) -> str:
+    """``T[i, j, ...]``: GatherND at the stacked indices (negative ones count from the end, as numpy's)."""
+    if len(args) == 1:  # a one-element tensor read as a scalar
+        return b.op("Squeeze", [b.op("Reshape", [args[0], b.const([-1], INT64)]), b.const([0], INT64)])
+    axis0 = b.const([0], INT64)
+    stacked = b.op("Concat", [b.op("Unsqueeze", [i, axis0]) for i in args[1:]], axis=0)
+    return b.op("GatherND", [args[0], stacked])
 
 
 def _fold(b: _Builder, op_type: str, node: Term, args: list[str]) -> str:
@@ -317,6 +353,32 @@ def _expm1(b: _Builder, args: list[str], dtype: str) -> str:
 _FORMULAS = {"log_sigmoid": _log_sigmoid, "logaddexp": _logaddexp, "log1p": _log1p, "expm1": _expm1}
 
 
+def _emit(b: _Builder, order: list[Term], value: dict[Term, str]) -> None:
+    """ONNX nodes for the terms of ``order`` (children first) not in ``value``; ops ONNX lacks as their equivalents."""
+    for node in order:
+        if node in value:
+            continue
+        if node.op.name == "const":
+            data = node.attr.array if hasattr(node.attr, "array") else node.attr
+            value[node] = b.const(data, node.dtype)
+        elif node.op.name in _EQUIVALENT:
+            same = equivalent(node)
+            _emit(b, postorder([same]), value)  # nested once or twice at most (the table's own entries)
+            value[node] = value[same]
+        else:
+            value[node] = _lower(b, node, [value[a] for a in node.args])
+
+
+def _dimensions_of(inputs: list[Term], symbols: list[Term]) -> dict[Term, tuple[Term, int]]:
+    """The ``symbols`` that are a dimension of an input's shape -> (that input, the axis)."""
+    found: dict[Term, tuple[Term, int]] = {}
+    for s in inputs:
+        for axis, d in enumerate(s.shape):
+            if d in symbols and d not in found:
+                found[d] = (s, axis)
+    return found
+
+
 def _value_info(b: _Builder, name: str, term: Term) -> Any:
     dims = [d if d.__class__ is int else str(d) for d in term.shape]
     return b.helper.make_tensor_value_info(name, _ONNX_TYPE(b.onnx, term.dtype), dims)
@@ -344,21 +406,18 @@ def to_onnx(
         ins = [s if s.__class__ is Term else symbols.get(s) for s in inputs]
         if any(s is None or s.op.name != "symbol" for s in ins):
             raise ConversionError("to_onnx: every input must be a symbol of the outputs (or its name)")
-    missing = sorted(set(symbols) - {s.name for s in ins})
+    missing_dims = _dimensions_of(ins, [symbols[k] for k in set(symbols) - {s.name for s in ins}])
+    missing = sorted(set(symbols) - {s.name for s in ins} - {s.name for s in missing_dims})
     if missing:
         raise ConversionError(f"to_onnx: the outputs use symbols not in inputs: {missing}")
     names = list(output_names) if output_names is not None else [f"output_{i}" for i in range(len(outs))]
     if len(names) != len(outs) or len(set(names)) != len(names) or set(names) & set(symbols):
         raise ConversionError("to_onnx: output_names must be distinct names, one per output, unlike the inputs")
-    value: dict[Term, str] = {}
-    for node in order:
-        if node.op.name == "symbol":
-            value[node] = node.name
-        elif node.op.name == "const":
-            data = node.attr.array if hasattr(node.attr, "array") else node.attr
-            value[node] = b.const(data, node.dtype)
-        else:
-            value[node] = _lower(b, node, [value[a] for a in node.args])
+    value: dict[Term, str] = {s: s.name for s in ins}
+    for s in missing_dims:  # a dimension of an input: Shape, then Gather of its entry
+        owner, axis = missing_dims[s]
+        value[s] = b.op("Gather", [b.op("Shape", [owner.name]), b.const(axis, INT64)], axis=0)
+    _emit(b, order, value)
     for term, out in zip(outs, names, strict=True):
         b.nodes.append(b.helper.make_node("Identity", [value[term]], [out]))
     graph = b.helper.make_graph(
@@ -372,3 +431,6 @@ def to_onnx(
     model = b.helper.make_model(graph, opset_imports=opset, producer_name="exprgraph")
     model.ir_version = b.helper.find_min_ir_version_for(opset)
     return model
+
+
+register_converter(Converter("onnx", "to", to_onnx, "onnx"))

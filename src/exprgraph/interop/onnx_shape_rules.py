@@ -2,7 +2,7 @@
 
 Each rule maps an ONNX node to the shapes of its outputs, given the shapes (and, for small
 integer tensors, the symbolic values) of its inputs that :mod:`exprgraph.interop.onnx_shapes`
-has found so far. Dimension arithmetic goes through :class:`Dims`, which simplifies as it goes
+has found so far. Dimension arithmetic goes through :class:`DimArith`, which simplifies as it goes
 and keeps every int in int64. A rule returns None for what it cannot know (a shape computed at
 run time) and raises ``ShapeError`` for what is malformed (an axis out of range, a ``perm`` that
 is not a permutation, split sizes that do not add up); the caller names the node.
@@ -13,37 +13,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DimOverflowError, ShapeError
+from ..errors import ShapeError
 from .onnx_dims import (
-    _BIG,
-    MAX_RANK,
     Dim,
-    Dims,
+    DimArith,
     Shape,
     Value,
     _attr,
-    _axes,
     _axis,
     _int_attr,
     _ints_attr,
-    broadcast_with_unknowns,
 )
+from .onnx_rules_attention import ATTENTION_RULES
+from .onnx_rules_axes import AXES_RULES
+from .onnx_rules_common import known_ints, optional_ints, rank, sizes_attr
+from .onnx_rules_conv import CONV_RULES
+from .onnx_rules_index import INDEX_RULES
+from .onnx_rules_misc import MISC_RULES
+from .onnx_rules_ml import ML_RULES
+from .onnx_rules_resize import RESIZE_RULES
 
 if TYPE_CHECKING:
     from .onnx_shapes import Inference
 
-__all__ = ["Dim", "Shape", "Value", "Dims", "SHAPE_RULES", "broadcast_with_unknowns", "rank"]
-
-
-def rank(n: int) -> int:
-    """``n`` as a tensor rank; DimOverflowError past :data:`MAX_RANK`."""
-    if n > MAX_RANK:
-        raise DimOverflowError(f"rank {n} is more than the limit {MAX_RANK}")
-    return n
-
-
-def _known_ints(dims: Any) -> bool:
-    return all(e.__class__ is int for e in dims)
+__all__ = ["Dim", "Shape", "Value", "DimArith", "SHAPE_RULES", "rank"]
 
 
 # -- shape rules: (inference, node) -> list of output shapes --------------------------------------------
@@ -56,22 +49,11 @@ def _same(inf: Inference, node: Any) -> list:
 
 
 def _broadcasting(inf: Inference, node: Any) -> list:
+    # out = the inputs broadcast together (numpy rules)
     shapes = [inf.shape(node, i) for i in range(len(node.input)) if node.input[i]]
     if not shapes:
         raise ShapeError("no inputs")
     return [inf.broadcast(shapes)]
-
-
-def _sizes(node: Any, name: str, n: int, default: int, low: int) -> list[int]:
-    """Attribute ``name``: ``n`` ints of at least ``low`` (``default`` each when absent or empty)."""
-    values = _ints_attr(node, name)
-    if not values:
-        return [default] * n
-    if len(values) != n:
-        raise ShapeError(f"attribute {name!r} has {len(values)} entries, not {n}")
-    if min(values) < low:
-        raise ShapeError(f"attribute {name!r} has an entry below {low}: {values}")
-    return values
 
 
 def _conv_pool(inf: Inference, node: Any) -> list:
@@ -83,7 +65,7 @@ def _conv_pool(inf: Inference, node: Any) -> list:
     if len(x) < 3:
         raise ShapeError(f"input of rank {len(x)} has no spatial axis")
     n_spatial = len(x) - 2
-    is_conv = node.op_type in ("Conv", "ConvInteger", "QLinearConv")
+    is_conv = node.op_type in ("Conv", "ConvInteger", "QLinearConv", "DeformConv")
     w = inf.shape(node, 3 if node.op_type == "QLinearConv" else 1) if is_conv else None
     if node.op_type.startswith("Global"):
         return [(x[0], x[1], *([1] * n_spatial))]
@@ -94,9 +76,9 @@ def _conv_pool(inf: Inference, node: Any) -> list:
         return [None] * len(node.output)
     if len(kernel) != n_spatial or any(k.__class__ is int and k < 1 for k in kernel):
         raise ShapeError(f"kernel {kernel} does not fit an input of {n_spatial} spatial axes")
-    strides = _sizes(node, "strides", n_spatial, 1, 1)
-    dilations = _sizes(node, "dilations", n_spatial, 1, 1)
-    pads = _sizes(node, "pads", 2 * n_spatial, 0, 0)
+    strides = sizes_attr(node, "strides", n_spatial, 1, 1)
+    dilations = sizes_attr(node, "dilations", n_spatial, 1, 1)
+    pads = sizes_attr(node, "pads", 2 * n_spatial, 0, 0)
     auto_pad = _attr(node, "auto_pad", "NOTSET")
     if auto_pad not in ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"):
         raise ShapeError(f"unknown auto_pad {auto_pad!r}")
@@ -117,12 +99,32 @@ def _conv_pool(inf: Inference, node: Any) -> list:
         else:
             padding = d.add(pads[i], pads[i + n_spatial])
         span = d.sub(d.add(size, padding), window)  # positions the window can start at, minus one
-        steps = d.ceildiv(span, s) if ceil_mode else d.floordiv(span, s)
-        out.append(d.add(steps, 1))
+        if not ceil_mode:
+            out.append(d.add(d.floordiv(span, s), 1))  # out = (in + pads - window)//s + 1
+            continue
+        # ceil_mode: out = min(ceil(span/s), (in + pad_begin - 1)//s) + 1, as no window starts in the end padding
+        begin = _pad_begin(d, auto_pad, padding, pads[i] if auto_pad == "NOTSET" else 0)
+        last = d.floordiv(d.sub(d.add(size, begin), 1), s)
+        # both are floors of in + const over s: the one with the smaller constant is the min, whatever in is
+        gap = d.sub(d.add(d.sub(padding, begin), s), window)  # (span + s - 1) - (in + pad_begin - 1)
+        if gap.__class__ is int:
+            out.append(d.add(last if gap >= 0 else d.ceildiv(span, s), 1))
+        else:
+            out.append(d.add(d.min(d.ceildiv(span, s), last), 1))
     return [tuple(out)] * len(node.output)
 
 
+def _pad_begin(d: DimArith, auto_pad: str, padding: Dim, explicit: int) -> Dim:
+    """The padding before an axis: the attribute's, or SAME's share (LOWER puts the odd one first)."""
+    if auto_pad == "SAME_UPPER":
+        return d.floordiv(padding, 2)
+    if auto_pad == "SAME_LOWER":
+        return d.sub(padding, d.floordiv(padding, 2))
+    return explicit
+
+
 def _reshape(inf: Inference, node: Any) -> list:
+    # out = target, 0 copying the input's dim (unless allowzero), -1 = total // (product of the others)
     d = inf.d
     x, target = inf.shape(node, 0), inf.value(node, 1)
     if target is None:
@@ -153,12 +155,12 @@ def _reshape(inf: Inference, node: Any) -> list:
             raise ShapeError("with allowzero the target shape may not hold both 0 and -1")
         rest = d.prod(e for i, e in enumerate(out) if i != infer_at)
         out[infer_at] = _quotient(d, total, rest)  # the total size is unchanged
-    elif total.__class__ is int and _known_ints(out) and d.prod(out) != total:
+    elif total.__class__ is int and known_ints(out) and d.prod(out) != total:
         raise ShapeError(f"cannot reshape {x} ({total} elements) to {tuple(out)}")
     return [tuple(out)]
 
 
-def _quotient(d: Dims, total: Dim, rest: Dim) -> Dim:
+def _quotient(d: DimArith, total: Dim, rest: Dim) -> Dim:
     """The dimension that -1 stands for: ``total // rest`` (unknown next to a zero-size dimension)."""
     if rest.__class__ is int and rest == 0:
         return None
@@ -168,6 +170,7 @@ def _quotient(d: Dims, total: Dim, rest: Dim) -> Dim:
 
 
 def _flatten(inf: Inference, node: Any) -> list:
+    # out = (prod(x[:axis]), prod(x[axis:]))
     x = inf.shape(node, 0)
     if x is None:
         return [None]
@@ -179,6 +182,7 @@ def _flatten(inf: Inference, node: Any) -> list:
 
 
 def _concat(inf: Inference, node: Any) -> list:
+    # out[axis] = sum of the inputs' dims on axis; the other axes agree
     found = [inf.shape(node, i) for i in range(len(node.input))]
     shapes = [s for s in found if s is not None]
     if not found:
@@ -201,13 +205,14 @@ def _concat(inf: Inference, node: Any) -> list:
 
 
 def _split(inf: Inference, node: Any) -> list:
+    # out_i[axis] = split[i], or ceil(size/n) (the last: the rest) with num_outputs, or size/n
     d = inf.d
     x, n = inf.shape(node, 0), len(node.output)
     if x is None or n == 0:
         return [None] * n
     axis = _axis(_int_attr(node, "axis", 0), len(x))
     size = x[axis]
-    given = _optional_ints(inf, node, 1, _ints_attr(node, "split"))
+    given = optional_ints(inf, node, 1, _ints_attr(node, "split"))
     if given is None and len(node.input) > 1 and node.input[1]:  # sizes computed at run time
         return [(*x[:axis], None, *x[axis + 1 :])] * n
     sizes: list[Dim]
@@ -228,6 +233,7 @@ def _split(inf: Inference, node: Any) -> list:
 
 
 def _matmul(inf: Inference, node: Any) -> list:
+    # out = broadcast(batch dims) + (m, n) for (..., m, k) @ (..., k, n); a 1-d side loses its axis
     a, b = inf.shape(node, 0), inf.shape(node, 1)
     if a is None or b is None:
         return [None]
@@ -245,11 +251,13 @@ def _matmul(inf: Inference, node: Any) -> list:
 
 
 def _same_inner(k: Dim, k2: Dim) -> None:
+    """The contracted dims of a matrix product agree (when both are known)."""
     if k.__class__ is int and k2.__class__ is int and k != k2:
         raise ShapeError(f"inner dimensions differ: {k} vs {k2}")
 
 
 def _gemm(inf: Inference, node: Any) -> list:
+    # out = (m, n) for op(A) (m, k) times op(B) (k, n), op a transpose when transA/transB
     a, b = inf.shape(node, 0), inf.shape(node, 1)
     if a is None or b is None:
         return [None]
@@ -262,6 +270,7 @@ def _gemm(inf: Inference, node: Any) -> list:
 
 
 def _gather(inf: Inference, node: Any) -> list:
+    # out = data[:axis] + indices + data[axis+1:]
     data, indices = inf.shape(node, 0), inf.shape(node, 1)
     if data is None or indices is None:
         return [None]
@@ -269,198 +278,24 @@ def _gather(inf: Inference, node: Any) -> list:
     return [(*data[:axis], *indices, *data[axis + 1 :])]
 
 
-def _slice_length(d: Dims, size: Dim, start: Dim, end: Dim, step: int) -> Dim:
-    """Length of ``range(size)[start:end:step]`` (ONNX clamps starts and ends into the axis)."""
-    if step > 0:
-        lo = _clamp(d, start, size, 0)
-        hi = _clamp(d, end, size, 0)
-        return d.max(d.ceildiv(d.sub(hi, lo), step), 0)
-    lo = _clamp(d, start, size, -1)
-    hi = _clamp(d, end, size, -1)
-    return d.max(d.ceildiv(d.sub(lo, hi), -step), 0)
-
-
-def _clamp(d: Dims, index: Dim, size: Dim, low: int) -> Dim:
-    """An ONNX slice bound resolved against ``size``: negatives count from the end, then clamped."""
-    if index is None or size is None:
-        return None
-    if isinstance(index, int):
-        if index >= _BIG:
-            return size if low == 0 else d.sub(size, 1)
-        if index <= -_BIG:
-            return low
-        if index < 0:
-            return d.max(d.add(size, index), low)
-        return d.min(index, size if low == 0 else d.sub(size, 1))
-    return d.min(index, size if low == 0 else d.sub(size, 1))
-
-
-def _optional_ints(inf: Inference, node: Any, i: int, default: list[int] | None) -> list[int] | None:
-    """The ints of input ``i``; ``default`` when it is absent, None when computed at run time."""
-    return inf.ints(node, i) if len(node.input) > i and node.input[i] else default
-
-
-def _slice(inf: Inference, node: Any) -> list:
-    x = inf.shape(node, 0)
-    if x is None:
-        return [None]
-    starts, ends = inf.value(node, 1), inf.value(node, 2)
-    if starts is None or ends is None:
-        return [(None,) * len(x)]
-    n = len(starts.entries)
-    axes = _optional_ints(inf, node, 3, list(range(n)))
-    steps = _optional_ints(inf, node, 4, [1] * n)
-    if axes is None or steps is None:  # axes or steps computed at run time
-        return [(None,) * len(x)]
-    if not len(ends.entries) == len(axes) == len(steps) == n:
-        raise ShapeError("starts, ends, axes and steps of different lengths")
-    if 0 in steps:
-        raise ShapeError("a slice step is 0")
-    out = list(x)
-    for start, end, axis, step in zip(starts.entries, ends.entries, _axes(axes, len(x)), steps, strict=True):
-        out[axis] = _slice_length(inf.d, x[axis], start, end, step)
-    return [tuple(out)]
-
-
-def _transpose(inf: Inference, node: Any) -> list:
-    x = inf.shape(node, 0)
-    if x is None:
-        return [None]
-    perm = _ints_attr(node, "perm") or list(range(len(x)))[::-1]
-    if sorted(perm) != list(range(len(x))):
-        raise ShapeError(f"perm {perm} is not a permutation of the {len(x)} axes")
-    return [tuple(x[p] for p in perm)]
-
-
-def _axes_input_or_attr(inf: Inference, node: Any) -> list[int] | None:
-    if len(node.input) > 1 and node.input[1]:
-        return inf.ints(node, 1)
-    return _ints_attr(node, "axes")
-
-
-def _unsqueeze(inf: Inference, node: Any) -> list:
-    x, axes = inf.shape(node, 0), _axes_input_or_attr(inf, node)
-    if x is None or axes is None:
-        return [None]
-    out_rank = rank(len(x) + len(axes))
-    new = set(_axes(axes, out_rank))
-    it = iter(x)
-    return [tuple(1 if i in new else next(it) for i in range(out_rank))]
-
-
-def _squeeze(inf: Inference, node: Any) -> list:
-    x, axes = inf.shape(node, 0), _axes_input_or_attr(inf, node)
-    if x is None:
-        return [None]
-    if axes is None:
-        if (len(node.input) > 1 and node.input[1]) or not _known_ints(x):
-            return [None]  # axes computed at run time, or which dims are 1 is unknown
-        return [tuple(e for e in x if e != 1)]
-    drop = set(_axes(axes, len(x)))
-    wrong = [i for i in drop if x[i].__class__ is int and x[i] != 1]
-    if wrong:
-        raise ShapeError(f"cannot squeeze axes {wrong} of {x}: not of size 1")
-    return [tuple(e for i, e in enumerate(x) if i not in drop)]
-
-
-def _shape_op(inf: Inference, node: Any) -> list:
-    x = inf.shape(node, 0)
-    if x is None:
-        return [None]
-    return [(len(x[_int_attr(node, "start", 0) : _int_attr(node, "end", len(x))]),)]
-
-
-def _reduce(inf: Inference, node: Any) -> list:
-    x = inf.shape(node, 0)
-    if x is None:
-        return [None]
-    keep = _int_attr(node, "keepdims", 1)
-    axes: list[int] | None
-    if node.op_type in ("ArgMax", "ArgMin"):
-        axes = [_int_attr(node, "axis", 0)]
-    else:
-        axes = _axes_input_or_attr(inf, node)
-        if axes is None and len(node.input) > 1 and node.input[1]:
-            return [None]  # axes computed at run time
-    if not axes:
-        axes = [] if _int_attr(node, "noop_with_empty_axes", 0) else list(range(len(x)))
-    drop = set(_axes(axes, len(x)))
-    return [tuple((1 if i in drop else e) for i, e in enumerate(x) if keep or i not in drop)]
-
-
-def _expand(inf: Inference, node: Any) -> list:
-    x, target = inf.shape(node, 0), inf.value(node, 1)
-    if target is None:
-        return [None]
-    return [inf.broadcast([x, target.entries])]
-
-
-def _constant_of_shape(inf: Inference, node: Any) -> list:
-    target = inf.value(node, 0)
-    return [None if target is None else target.entries]
-
-
-def _constant(inf: Inference, node: Any) -> list:
-    value = _attr(node, "value")
-    if value is not None:
-        return [inf.tensor_shape(value)]
-    if _int_attr(node, "value_int") is not None or _attr(node, "value_float") is not None:
-        return [()]
-    for name in ("value_ints", "value_floats", "value_strings"):
-        values = _attr(node, name)
-        if values is not None:
-            return [(len(values),)]
-    return [None]
-
-
-def _pad(inf: Inference, node: Any) -> list:
-    x = inf.shape(node, 0)
-    pads = _optional_ints(inf, node, 1, _ints_attr(node, "pads"))  # an attribute before opset 11
-    if x is None or pads is None:
-        return [None]
-    axes = _optional_ints(inf, node, 3, list(range(len(x))))
-    if axes is None:  # axes computed at run time
-        return [(None,) * len(x)]
-    if len(pads) != 2 * len(axes):
-        raise ShapeError(f"{len(pads)} pads for {len(axes)} axes")
-    out = list(x)
-    for j, axis in enumerate(_axes(axes, len(x))):
-        out[axis] = inf.d.add(out[axis], inf.d.add(pads[j], pads[j + len(axes)]))
-    return [tuple(out)]
-
-
-def _tile(inf: Inference, node: Any) -> list:
-    x, repeats = inf.shape(node, 0), inf.value(node, 1)
-    if x is None or repeats is None:
-        return [None]
-    if len(repeats.entries) != len(x):
-        raise ShapeError(f"{len(repeats.entries)} repeats for rank {len(x)}")
-    return [tuple(inf.d.mul(a, r) for a, r in zip(x, repeats.entries, strict=True))]
-
-
 _UNARY = (
-    "Abs Acos Acosh Asin Asinh Atan Atanh BatchNormalization Cast CastLike Ceil Celu Clip Cos Cosh Dropout Elu Erf "
-    "Exp Floor Gelu HardSigmoid HardSwish Hardmax Identity InstanceNormalization IsInf IsNaN LayerNormalization "
-    "LeakyRelu Log LogSoftmax LRN Mish Neg Not Reciprocal Relu Round Selu Shrink Sigmoid Sign Sin Sinh Softmax "
-    "Softplus Softsign Sqrt Tan Tanh ThresholdedRelu Trilu"
+    "Abs Acos Acosh Asin Asinh Atan Atanh Cast CastLike Ceil Celu Clip Cos Cosh Dropout Elu Erf Exp Floor Gelu "
+    "HardSigmoid HardSwish Hardmax Identity InstanceNormalization IsInf IsNaN LeakyRelu Log LogSoftmax LRN Mish Neg "
+    "Not Reciprocal Relu Round Selu Shrink Sigmoid Sign Sin Sinh Softmax Softplus Softsign Sqrt Tan Tanh "
+    "ThresholdedRelu"
 ).split()
 _BROADCASTING = (
     "Add And BitShift BitwiseAnd BitwiseOr BitwiseXor Div Equal Greater GreaterOrEqual Less LessOrEqual Max Mean "
     "Min Mod Mul Or Pow PRelu Sub Sum Where Xor"
 ).split()
 _CONV_POOL = (
-    "Conv ConvInteger QLinearConv MaxPool AveragePool LpPool GlobalAveragePool GlobalMaxPool GlobalLpPool".split()
-)
-_REDUCE = (
-    "ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp ReduceMax ReduceMean ReduceMin ReduceProd ReduceSum "
-    "ReduceSumSquare ArgMax ArgMin"
+    "Conv ConvInteger QLinearConv DeformConv MaxPool AveragePool LpPool GlobalAveragePool GlobalMaxPool GlobalLpPool"
 ).split()
 
-#: ONNX op type -> shape rule
+#: ONNX op type -> shape rule (ai.onnx and ai.onnx.ml; control flow and sequences are the engine's)
 SHAPE_RULES: dict[str, Callable[[Inference, Any], list]] = {
     **dict.fromkeys(_UNARY, _same),
     **dict.fromkeys(_BROADCASTING, _broadcasting),
-    **dict.fromkeys(_REDUCE, _reduce),
     **dict.fromkeys(_CONV_POOL, _conv_pool),
     "Reshape": _reshape,
     "Flatten": _flatten,
@@ -471,15 +306,12 @@ SHAPE_RULES: dict[str, Callable[[Inference, Any], list]] = {
     "Gemm": _gemm,
     "Gather": _gather,
     "GatherElements": lambda inf, node: [inf.shape(node, 1)],
-    "Slice": _slice,
-    "Transpose": _transpose,
-    "Unsqueeze": _unsqueeze,
-    "Squeeze": _squeeze,
-    "Shape": _shape_op,
     "Size": lambda inf, node: [()],
-    "Expand": _expand,
-    "ConstantOfShape": _constant_of_shape,
-    "Constant": _constant,
-    "Pad": _pad,
-    "Tile": _tile,
+    **AXES_RULES,
+    **CONV_RULES,
+    **INDEX_RULES,
+    **RESIZE_RULES,
+    **ATTENTION_RULES,
+    **MISC_RULES,
+    **ML_RULES,
 }

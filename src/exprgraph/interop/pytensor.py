@@ -1,4 +1,4 @@
-"""Convert between terms and PyTensor graphs (scalar and elementwise graphs, dot, matmul, sum, transpose).
+"""Convert between terms and PyTensor graphs (elementwise graphs, reductions, products, element access).
 
 ``to_pytensor`` turns terms into PyTensor tensor variables (or scalar variables with
 ``scalar=True``), and an exprgraph ``FunctionGraph`` into a PyTensor ``FunctionGraph``;
@@ -9,7 +9,9 @@ One table maps our ops to PyTensor's scalar ops; PyTensor's tensor ops are those
 elementwise, so the same table serves both kinds of graph and both directions. PyTensor spells
 broadcasting and vector products with explicit ``ExpandDims``/``Squeeze``; they are read back as
 the implicit broadcasting and the ``dot``/``matmul`` of our terms. Unknown static dimensions
-become symbolic dimensions ``<name>_dim<i>``.
+become symbolic dimensions ``<name>_dim<i>``. Ops PyTensor lacks (``fmod``, ``truncdiv``,
+``ceil_div``, ``broadcast_dim``, ``hypot``, ``identity``) go out as their equivalent terms of
+:mod:`.equivalents`; ``access(T, i, j)`` is ``T[i, j]``; docs/interop.md has the full table.
 
 Values are evaluate's, in PyTensor's Python code and its compiled C code alike, where PyTensor's op
 alone would differ: an int64 meeting a float32 is cast to float64 first (C would compute in
@@ -42,12 +44,14 @@ from typing import Any
 import numpy as np
 
 from ..core import BOOL, FLOAT32, FLOAT64, INT64, Term
-from ..core.dtypes import promote
+from ..core.dtypes import is_float, promote
 from ..core.stdops import bool_casts
 from ..core.walk import postorder
 from ..errors import ConversionError
 from ..graph import FunctionGraph
 from ._optional import require
+from .equivalents import equivalent
+from .registry import Converter, register_converter
 
 __all__ = ["to_pytensor", "SCALAR_OPS"]
 
@@ -85,7 +89,28 @@ SCALAR_OPS = {
     "logical_or": "or_",
     "logical_not": "invert",
     "where": "switch",
+    "asin": "arcsin",
+    "acos": "arccos",
+    "atan": "arctan",
+    "atan2": "arctan2",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "asinh": "arcsinh",
+    "acosh": "arccosh",
+    "atanh": "arctanh",
+    "log2": "log2",
+    "log10": "log10",
+    "erf": "erf",
+    "erfc": "erfc",
+    "floor": "floor",
+    "ceil": "ceil",
+    "trunc": "trunc",
+    "sign": "sign",
 }
+#: ops written as an equivalent term of other ops (see :mod:`.equivalents`)
+_EQUIVALENT = frozenset({"fmod", "truncdiv", "ceil_div", "broadcast_dim", "hypot", "identity"})
+#: rounding functions, which leave integers as they are (PyTensor's would make them floats)
+_ROUNDING = frozenset({"floor", "ceil", "trunc"})
 #: ops that take bool operands (conditions), which PyTensor wants as bool
 _LOGICAL = {"logical_and": (0, 1), "logical_or": (0, 1), "logical_not": (0,), "where": (0,)}
 #: PyTensor ops that pass their input through unchanged
@@ -151,6 +176,13 @@ class _Writer:
                 dtypes[i] = BOOL
         if name in _FORMULAS:
             return _FORMULAS[name](self, node, args, dtypes)
+        if name in _ROUNDING and not is_float(dtypes[0]):
+            return self.elementwise("identity")(args[0])  # an integer is its own floor (a new variable: its record)
+        if name == "sign" and is_float(dtypes[0]):  # numpy's sign: +0.0 for both zeros (C's keeps -0.0)
+            e = self.elementwise
+            return e("switch")(
+                e("eq")(args[0], self.constant(0.0, dtypes[0])), self.constant(0.0, dtypes[0]), e("sign")(args[0])
+            )
         if name in SCALAR_OPS:
             return self.fold(name, args, dtypes)
         if self.scalar:
@@ -164,6 +196,8 @@ class _Writer:
             return _logsumexp(pt, args[0], node)
         if name == "transpose":
             return pt.transpose(args[0], node.attr)
+        if name == "access":  # T[i, j]: PyTensor's Subtensor (a one-element tensor read as a scalar)
+            return args[0].reshape((-1,))[0] if len(args) == 1 else args[0][tuple(args[1:])]
         raise ConversionError(f"to_pytensor: the op {name!r} has no PyTensor counterpart")
 
     def widen(self, args: list, dtypes: list[str], name: str = "") -> list:
@@ -200,10 +234,16 @@ class _Writer:
 
     def convert(self, roots: list[Term]) -> list[Any]:
         for node in postorder(roots):
+            if node in self.done:
+                continue  # converted before (an operand of an equivalent term)
             if node.op.name == "symbol":
                 self.done[node] = self.symbol(node)
             elif node.op.name == "const":
                 self.done[node] = self.constant(node.attr, node.dtype)
+            elif node.op.name in _EQUIVALENT:
+                # an op PyTensor lacks: the term of other ops with its values, converted in its place
+                var = self.done[node] = self.convert([equivalent(node)])[0]
+                _tag_formula(var, node, [self.done[a] for a in node.args])  # read back as the op itself
             else:
                 if self.scalar and node.shape:
                     raise ConversionError(
@@ -344,4 +384,4 @@ def to_pytensor(terms: Any, *, scalar: bool = False) -> Any:
     return writer.convert(list(terms))
 
 
-# -- from PyTensor ----------------------------------------------------------------------------------------
+register_converter(Converter("pytensor", "to", to_pytensor, "pytensor"))

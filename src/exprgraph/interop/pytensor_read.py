@@ -22,6 +22,7 @@ from ..core.tokens import RESERVED_NAMES
 from ..errors import ConversionError
 from ..graph import FunctionGraph
 from .pytensor import _PASS_THROUGH, SCALAR_OPS, _modules, _scalar_op
+from .registry import Converter, register_converter
 
 __all__ = ["from_pytensor"]
 
@@ -71,6 +72,8 @@ class _Reader:
         self.ps, self.pt = _modules()
         self.done: dict[Any, tuple[Term, tuple[int, ...]]] = {}
         self.names: dict[str, Any] = {}
+        #: shape vectors read (Shape(x), cast or not) -> (x's dimensions, the dtype)
+        self.shapes: dict[Any, tuple[tuple, str]] = {}
         self.scalar_classes = {type(_scalar_op(self.ps, n)): get_op(n) for n in SCALAR_OPS}
 
     def full(self, var: Any) -> Term:
@@ -115,6 +118,8 @@ class _Reader:
                 self.full(v) is a for v, a in zip(formula[1], formula[0].args, strict=True)
             ):
                 self.done[var] = (formula[0], ())  # what to_pytensor wrote, read back as that term
+            elif self.read_shape(var):
+                continue  # a shape vector: only its entries (Subtensor{i}) are read, as dimensions
             else:
                 if formula is not None:  # operands read differently: read the nodes in between
                     self.convert(list(var.owner.inputs))
@@ -129,6 +134,10 @@ class _Reader:
             return self.done[node.inputs[0]]
         if kind == "DimShuffle":
             return self.dimshuffle(op, node.inputs[0])
+        if any(v in self.shapes for v in node.inputs) and kind != "Subtensor":
+            raise ConversionError(
+                f"from_pytensor: PyTensor's {op} computes with a shape vector; only its entries are read"
+            )
         if kind == "Elemwise":
             out = self.elemwise(op.scalar_op, var, var.type.ndim)
         elif isinstance(op, self.ps.ScalarOp):
@@ -138,10 +147,51 @@ class _Reader:
         elif kind == "Sum":
             axis = op.axis if op.axis is None or len(op.axis) != 1 else op.axis[0]
             out = get_op("sum")(self.full(node.inputs[0]), axis=axis), ()
+        elif kind == "Subtensor":
+            out = self.subtensor(op, node), ()
+        elif kind in ("Softmax", "LogSoftmax"):
+            out = _softmax(self.full(node.inputs[0]), op.axis, kind == "LogSoftmax"), ()
         else:
             raise ConversionError(f"from_pytensor: no exprgraph op for PyTensor's {op}")
         _check_dtype(var, out[0], op)
         return out
+
+    def read_shape(self, var: Any) -> bool:
+        """Record ``var`` if it is a shape vector (``Shape(x)``, maybe cast): its dimensions and dtype."""
+        owner = var.owner
+        kind = type(owner.op).__name__
+        if kind == "Shape":
+            self.shapes[var] = (tuple(self.full(owner.inputs[0]).shape), INT64)
+            return True
+        scalar_op: Any = getattr(owner.op, "scalar_op", None)
+        if type(scalar_op).__name__ == "Cast" and owner.inputs[0] in self.shapes:
+            self.shapes[var] = (self.shapes[owner.inputs[0]][0], _our_dtype(scalar_op.o_type.dtype))
+            return True
+        return False
+
+    def subtensor(self, op: Any, node: Any) -> Term:
+        """``x[i, j]`` (an int index per axis of a tensor symbol) as ``access``; a shape's entry as the dimension."""
+        source, indices = node.inputs[0], [self.full(v) for v in node.inputs[1:]]
+        entries = list(op.idx_list)
+        if any(isinstance(e, slice) for e in entries):
+            raise ConversionError(
+                f"from_pytensor: PyTensor's {op} takes a slice; exprgraph's access reads single elements only"
+            )
+        if source in self.shapes:  # mean's count: a dimension of a tensor, int or symbolic
+            dims, dtype = self.shapes[source]
+            index = indices[0]
+            if not index.is_const:
+                raise ConversionError(f"from_pytensor: {op} reads a shape at a computed position")
+            dim = dims[int(index.value)]
+            dim = const(dim) if dim.__class__ is int else dim
+            return dim if dtype == INT64 else dim * const(1.0, dtype)
+        tensor = self.full(source)
+        if tensor.op.name != "symbol" or len(indices) != tensor.ndim:
+            raise ConversionError(
+                f"from_pytensor: PyTensor's {op} reads a part of a tensor; exprgraph's access reads one element"
+                " of a tensor symbol (an index per axis)"
+            )
+        return get_op("access")(tensor, *indices)
 
     def elemwise(self, scalar_op: Any, var: Any, ndim: int) -> tuple[Term, tuple[int, ...]]:
         inputs = var.owner.inputs
@@ -152,7 +202,7 @@ class _Reader:
             return self.cast(inputs[0], scalar_op.o_type.dtype, ndim)
         if kind == "Identity":
             return self.done[inputs[0]]
-        op = self.scalar_classes.get(type(scalar_op), _SPELLED.get(kind))
+        op: Any = self.scalar_classes.get(type(scalar_op), _SPELLED.get(kind))
         if op is None:
             raise ConversionError(f"from_pytensor: no exprgraph op for PyTensor's scalar op {scalar_op}")
         args = []
@@ -239,8 +289,24 @@ def _reciprocal(a: Term) -> Term:
     return const(1.0, a.dtype if is_float(a.dtype) else FLOAT64) / a  # 1/x (float32 stays float32)
 
 
-#: scalar ops PyTensor's rewrites bring in (compiled graphs), spelled with ours
-_SPELLED = {"Reciprocal": _reciprocal, "Sqr": lambda a: a * a}
+def _clip(x: Term, low: Term, high: Term) -> Term:
+    # PyTensor's clip: low where x < low, else high where x > high, else x (nan stays nan)
+    where = get_op("where")
+    return where(get_op("lt")(x, low), low, where(get_op("gt")(x, high), high, x))
+
+
+def _softmax(x: Term, axis: Any, log: bool) -> Term:
+    # softmax(x) = exp(x - logsumexp(x)) over the axes (log_softmax: without the exp), the sums kept as axes
+    axes = None if axis is None else tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    lse = get_op("logsumexp")(x, axis=axes)
+    if axes is not None and len(axes) < x.ndim:
+        lse = insert_axes(lse, [a % x.ndim for a in axes])
+    shifted = x - lse
+    return shifted if log else get_op("exp")(shifted)
+
+
+#: scalar ops PyTensor's rewrites bring in (compiled graphs), and clip, spelled with ours
+_SPELLED = {"Reciprocal": _reciprocal, "Sqr": lambda a: a * a, "Clip": _clip}
 
 
 def _check_dtype(var: Any, term: Term, op: Any) -> None:
@@ -309,3 +375,6 @@ def from_pytensor(graph: Any) -> Any:
     if isinstance(graph, (list, tuple)):
         return reader.convert(list(graph))
     return reader.convert([graph])[0]
+
+
+register_converter(Converter("pytensor", "from", from_pytensor, "pytensor"))

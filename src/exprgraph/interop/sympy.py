@@ -20,6 +20,10 @@ made of the functions below, and ``from_sympy(to_sympy(t))`` has the values of `
 | ``maximum``, ``minimum`` | ``Max``, ``Min`` |
 | ``where(c, a, b)`` | ``Piecewise((a, c), (b, True))`` |
 | ``< <= > >= eq ne``, ``and or not`` | ``Lt Le Gt Ge Eq Ne``, ``And Or Not`` |
+| ``asin ... atanh atan2 erf erfc sign floor ceil`` | the SymPy function of that meaning (``ceiling``) |
+| ``trunc``, ``truncdiv``, ``fmod`` | ``sign(q)*floor(Abs(q))`` of ``x`` or ``a/b``; ``a - b*trunc(a/b)`` |
+| ``log2``, ``log10``, ``hypot`` | ``log(x)/log(2)``, ``log(x)/log(10)``, ``sqrt(a**2 + b**2)`` (read back as ours) |
+| ``broadcast_dim(a, b)``, ``identity(a)`` | ``Piecewise((a, Eq(b, 1)), (b, True))``, ``a`` |
 
 Edge semantics. SymPy's booleans are no numbers: a bool operand of arithmetic becomes
 ``Piecewise((1, b), (0, True))`` and a number operand of logic ``Ne(x, 0)``, as evaluate reads
@@ -44,6 +48,7 @@ from ..core.walk import postorder
 from ..errors import ConversionError
 from ..eval import evaluate
 from ._optional import require
+from .registry import Converter, register_converter
 from .sympy_read import from_sympy
 
 __all__ = ["to_sympy", "from_sympy"]
@@ -87,7 +92,7 @@ def _builders(sp: Any) -> dict[str, Callable[..., Any]]:
         "logaddexp": lambda a, attr: sp.log(sp.exp(a[0]) + sp.exp(a[1])),
         "maximum": nary(sp.Max),
         "minimum": nary(sp.Min),
-        "where": lambda a, attr: sp.Piecewise((a[1], a[0]), (a[2], True)),
+        "where": lambda a, attr: _piecewise(sp, *a),
         "lt": nary(sp.Lt),
         "le": nary(sp.Le),
         "gt": nary(sp.Gt),
@@ -97,7 +102,39 @@ def _builders(sp: Any) -> dict[str, Callable[..., Any]]:
         "logical_and": nary(sp.And),
         "logical_or": nary(sp.Or),
         "logical_not": nary(sp.Not),
+        **_more_builders(sp, nary),
     }
+
+
+def _more_builders(sp: Any, nary: Callable[[Callable], Callable]) -> dict[str, Callable[..., Any]]:
+    """The inverse and hyperbolic functions, erf, rounding, sign, log2/log10 and the integer helpers."""
+    same = ("asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "sign")
+    out = {name: nary(getattr(sp, name)) for name in same}
+    return {
+        **out,
+        "floor": nary(sp.floor),
+        "ceil": nary(sp.ceiling),
+        "trunc": lambda a, attr: _trunc(sp, a[0]),
+        "log2": lambda a, attr: sp.log(a[0]) / sp.log(2),  # read back as log2
+        "log10": lambda a, attr: sp.log(a[0]) / sp.log(10),
+        "hypot": lambda a, attr: sp.sqrt(a[0] ** 2 + a[1] ** 2),
+        "truncdiv": lambda a, attr: _trunc(sp, a[0] / a[1]),
+        "fmod": lambda a, attr: a[0] - a[1] * _trunc(sp, a[0] / a[1]),  # C's remainder, the sign of a
+        "identity": lambda a, attr: a[0],
+        "broadcast_dim": lambda a, attr: sp.Piecewise((a[0], sp.Eq(a[1], 1)), (a[1], True)),
+    }
+
+
+def _piecewise(sp: Any, cond: Any, then: Any, otherwise: Any) -> Any:
+    # where(c, a, where(d, b, e)) -> Piecewise((a, c), (b, d), (e, True)): one Piecewise for a chain
+    if isinstance(otherwise, sp.Piecewise):
+        return sp.Piecewise((then, cond), *otherwise.args)
+    return sp.Piecewise((then, cond), (otherwise, True))
+
+
+def _trunc(sp: Any, q: Any) -> Any:
+    # trunc(q) = sign(q)*floor(|q|) (SymPy has no trunc function)
+    return sp.sign(q) * sp.floor(sp.Abs(q))
 
 
 def _mod_builder(sp: Any) -> Callable[[list, Any], Any]:
@@ -202,8 +239,9 @@ class _Writer:
         order = postorder(roots)
         self.inlined = _inlined_chain_links(order, roots)
         for node in order:
-            if node.shape:
-                raise ConversionError(f"to_sympy converts scalar terms; {node.op.name} has shape {node.shape}")
+            tensor = next((t for t in (node, *node.args) if t.shape), None)
+            if tensor is not None and (node.args or node in roots):  # name the op, not the symbol it reads
+                raise ConversionError(f"to_sympy converts scalar terms; {node.op.name} reads shape {tensor.shape}")
             kind = self.kind[node] = self.classify(node)
             if node.op.name == "symbol":
                 sym, dtype, _ = node.attr
@@ -240,7 +278,7 @@ class _Writer:
                 raise ConversionError(f"to_sympy: the op {name!r} has no SymPy counterpart")
             fn = found
             args = [self.operand(node, i, a) for i, a in enumerate(node.args)]
-            if name in ("floordiv", "mod", "ceil_div") and _is_zero(args[1]):
+            if name in ("floordiv", "mod", "ceil_div", "truncdiv", "fmod") and _is_zero(args[1]):
                 return _by_zero(sp, name, node.dtype, args[0])
         nan = _nan_result(sp, name, args)
         if nan is not None:
@@ -284,7 +322,7 @@ def _by_zero(sp: Any, name: str, dtype: str, num: Any) -> Any:
     """``num // 0``, ``num % 0`` or ``ceil_div(num, 0)`` as evaluate computes them (SymPy: zoo or an error)."""
     if dtype == INT64:
         return sp.Integer(0)  # numpy's integer division by zero gives 0, and so does evaluate
-    if name == "mod":
+    if name in ("mod", "fmod"):
         return sp.nan  # fmod(x, 0.0) is nan
     return _over_zero(sp, num)  # x // 0.0 is x / 0.0, and so is ceil(x / 0.0) = -((-x) // 0.0)
 
@@ -343,4 +381,4 @@ def _chain_operands(node: Term, inlined: set[Term], get: Callable[[Term], Any]) 
     return out
 
 
-# -- from SymPy -----------------------------------------------------------------------------------------
+register_converter(Converter("sympy", "to", to_sympy, "sympy"))

@@ -26,6 +26,7 @@ import numpy as np
 from ..core import FLOAT64, INT64, Symbol, Term, const, get_op, parse
 from ..errors import ConversionError
 from ._optional import require
+from .registry import Converter, register_converter
 
 __all__ = ["from_sympy"]
 
@@ -89,6 +90,14 @@ class _Reader:
 
         self.calls[cfunctions.log1p] = get_op("log1p")
         self.calls[cfunctions.expm1] = get_op("expm1")
+        for name in ("log2", "log10", "hypot"):  # C's functions in SymPy's codegen
+            self.calls[getattr(cfunctions, name)] = get_op(name)
+        same = ("asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "sign")
+        self.calls.update({getattr(sp, name): get_op(name) for name in same})
+        self.calls[sp.Rem] = get_op("fmod")  # Rem(p, q) = p - q*trunc(p/q)
+        self.calls.update({getattr(sp, name): _reciprocal_of(get_op(op)) for name, op in _RECIPROCALS.items()})
+        self.calls.update({getattr(sp, name): build for name, build in _FORMULAS.items()})
+        self.chains[sp.Xor] = get_op("ne")  # a xor b = a != b on truth values
 
     def term(self, expr: Any) -> Term:
         return self.done[expr]
@@ -142,8 +151,17 @@ class _Reader:
             return _integer(int(expr))
         if expr.is_Rational:
             return _integer(int(expr.p)) / _integer(int(expr.q))  # exact: SymPy reads p/q back as the Rational
+        if (
+            expr.is_Float
+            and expr._prec > 53
+            and np.isfinite(float(expr))
+            and sp.Rational(float(expr)) != sp.Rational(expr)
+        ):
+            raise ConversionError(
+                f"from_sympy: the Float {expr} has {expr._prec} bits, float64 53: round it first (sympy.Float(x, 15))"
+            )
         # Float (rounded as Python's float() rounds: beyond float64's range, inf or 0.0), oo, -oo, nan,
-        # pi and the other (real) number symbols
+        # pi and the other (real) number symbols (rounded to the nearest float64)
         return const(float(expr))
 
     def add(self, expr: Any) -> Term:
@@ -169,6 +187,9 @@ class _Reader:
     def mul(self, expr: Any) -> Term:
         # SymPy's x/y is Mul(x, Pow(y, -1)) and -x is Mul(-1, x): split numerator and denominator
         sp = self.sp
+        based = _log_base(sp, expr)
+        if based is not None:  # log(x)/log(2) -> log2(x), log(x)/log(10) -> log10(x)
+            return get_op(based[0])(self.term(based[1]))
         num: list[Term] = []
         den: list[Term] = []
         sign = 1
@@ -200,16 +221,21 @@ class _Reader:
             # SymPy's (-8)**(1/3) is the principal complex root; our pow is real (nan there)
             raise ConversionError(f"from_sympy: {expr} is a complex number (a negative base to a fractional power)")
         if exp == sp.Rational(1, 2):
+            legs = _squares(sp, base)
+            if legs is not None:  # sqrt(a**2 + b**2) -> hypot(a, b)
+                return get_op("hypot")(self.read_part(legs[0]), self.read_part(legs[1]))
             return get_op("sqrt")(self.term(base))
         if exp.is_Rational and exp < 0:
             return const(1) / self.read_part(_reciprocal(sp, expr))
         return self.term(base) ** self.term(exp)
 
     def rounding(self, expr: Any) -> Term:
-        # floor(a/b) -> a // b; floor(x) -> x // 1; ceiling(x) -> -((-x) // 1)
+        # floor(a/b) -> a // b; floor(x) -> floor(x); ceiling(a/b) -> -((-a) // b); ceiling(x) -> ceil(x)
         sp = self.sp
         (inner,) = expr.args
         num, den = sp.fraction(sp.together(inner))
+        if den == 1:
+            return get_op("floor" if expr.func is sp.floor else "ceil")(self.term(inner))
         if expr.func is sp.floor:
             return self.read_part(num) // self.read_part(den)
         return -((-self.read_part(num)) // self.read_part(den))
@@ -235,6 +261,57 @@ _NOT_REAL = {
     "ComplexInfinity": "zoo (complex infinity, SymPy's value of x/0)",
     "AccumulationBounds": "AccumBounds (a range of values, such as sin(oo))",
 }
+
+
+#: SymPy's reciprocal functions -> the op they are 1/ of
+_RECIPROCALS = {"cot": "tan", "sec": "cos", "csc": "sin", "coth": "tanh", "sech": "cosh", "csch": "sinh"}
+
+
+def _heaviside(x: Term, at_zero: Term | None = None) -> Term:
+    # Heaviside(x, h0): 1 above 0, 0 below, h0 at 0 (SymPy's default h0 is 1/2)
+    where, zero = get_op("where"), const(0.0)
+    middle = const(0.5) if at_zero is None else at_zero
+    return where(get_op("gt")(x, zero), const(1.0), where(get_op("lt")(x, zero), zero, middle))
+
+
+def _sinc(x: Term) -> Term:
+    # sinc(x) = sin(x)/x, 1 at 0
+    return get_op("where")(get_op("eq")(x, const(0.0)), const(1.0), get_op("sin")(x) / x)
+
+
+#: SymPy functions read as formulas of our ops
+_FORMULAS = {
+    "Heaviside": _heaviside,
+    "sinc": _sinc,
+    "frac": lambda x: x - get_op("floor")(x),  # frac(x) = x - floor(x)
+    "KroneckerDelta": lambda a, b: get_op("where")(get_op("eq")(a, b), const(1), const(0)),
+}
+
+
+def _reciprocal_of(op: Any) -> Any:
+    """A builder of ``1/op(x)`` (SymPy's ``cot(x)`` is ``1/tan(x)``)."""
+    return lambda x: const(1.0) / op(x)
+
+
+def _log_base(sp: Any, expr: Any) -> tuple[str, Any] | None:
+    """``("log2", x)`` for SymPy's ``log(x)/log(2)`` (``log(x, 2)``), ``("log10", x)`` for base 10, else None."""
+    if len(expr.args) != 2:
+        return None
+    for scale, log in (expr.args, expr.args[::-1]):
+        if log.func is sp.log and len(log.args) == 1:
+            for base, name in ((2, "log2"), (10, "log10")):
+                if scale == 1 / sp.log(base):
+                    return name, log.args[0]
+    return None
+
+
+def _squares(sp: Any, base: Any) -> tuple[Any, Any] | None:
+    """``(a, b)`` when ``base`` is ``a**2 + b**2`` in SymPy's form, else None."""
+    if base.func is not sp.Add or len(base.args) != 2:
+        return None
+    if all(a.func is sp.Pow and a.exp == 2 for a in base.args):
+        return base.args[0].base, base.args[1].base
+    return None
 
 
 def _reciprocal(sp: Any, power: Any) -> Any:
@@ -313,3 +390,6 @@ def from_sympy(exprs: Any, symbols: Mapping[str, Term] | Iterable[Term] | None =
     read = iter(reader.done[r] for r in roots)
     out = [texts[i] if i in texts else next(read) for i in range(len(items))]
     return out[0] if single else out
+
+
+register_converter(Converter("sympy", "from", from_sympy, "sympy"))

@@ -7,8 +7,8 @@ input at any value, as everywhere in exprgraph; ``unsafe=True`` adds those exact
 or non-zero values (``x*0 -> 0``, ``x - x -> 0``, ``(x*y)/y -> x``) and reassociates sums and
 products. A call works within a budget (``max_steps``, ``time_limit``; RewriteLimitError past it).
 
-Layer 5 of docs/architecture.md: imports rules, match, eval, core, console and errors; nothing
-above it.
+Rewriting stack of docs/architecture.md: imports rules, match, eval, dims (integer subterms,
+:mod:`.integers`), core, console and errors.
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ comes back unchanged, as SymPy's ``simplify`` returns its input when its result 
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from functools import cache
 
@@ -20,6 +19,7 @@ from ..errors import RewriteLimitError
 from ..rules import RewriteProfile, RuleSet, rewrite
 from .budget import DEFAULT_MAX_STEPS, check_budget_args, deadline
 from .canonical import CANONICAL_RULES, SAFE_ONLY, GuardedRule
+from .integers import simplify_integers
 from .output import OUTPUT_RULES
 
 __all__ = [
@@ -34,10 +34,11 @@ __all__ = [
 ]
 
 #: simplification methods other than the rule engine, by name: ``fn(term, *, unsafe) -> term``.
-#: A layer above registers its own (``exprgraph.egraph`` adds "egraph"); :data:`_PROVIDERS` names
-#: the module to import when a method is asked for before its layer was imported.
+#: A layer above registers its own when imported (``exprgraph.egraph`` adds "egraph"; importing
+#: exprgraph imports it).
 METHODS: dict[str, Callable[..., Term]] = {}
-_PROVIDERS = {"egraph": "exprgraph.egraph"}
+#: rounds of the integer hand-off (dims' forms, then the rules) before simplify settles
+_INTEGER_ROUNDS = 3
 
 
 def cost(term: Term) -> int:
@@ -107,6 +108,8 @@ def simplify(
     freely: ``x*0 -> 0``, ``x - x -> 0``, ``(x*y)/y -> x``, ``log(exp(x)) -> x``,
     ``exp(a)*exp(b) -> exp(a + b)``, ``-(a + b) -> -a - b``, flat sorted sums and products
     (``rewrite_graph(..., include=("canonicalize", "unsafe"))`` in a graph).
+    Integer subterms take :mod:`exprgraph.dims`' canonical form where no larger (:mod:`.integers`):
+    ``a + b - a -> b``; with ``unsafe``, symbolic divisors too (``2*n//n -> 2``, which is 0 at n = 0).
 
     Budget: each of the two passes (canonical, then output form) makes at most ``max_steps``
     rule applications, and the whole call takes at most ``time_limit`` seconds (None: no limit;
@@ -128,14 +131,24 @@ def simplify(
     term = as_term(term)
     check_budget_args(max_steps, time_limit)
     if method != "rules":
-        if method not in METHODS and method in _PROVIDERS:
-            importlib.import_module(_PROVIDERS[method])  # the layer registers itself in METHODS
         if method not in METHODS:
-            raise ValueError(f"method must be 'rules' or one of {sorted({*METHODS, *_PROVIDERS})}, not {method!r}")
+            raise ValueError(f"method must be 'rules' or one of {sorted(METHODS)}, not {method!r}")
         return METHODS[method](term, unsafe=unsafe)
-    out = _two_passes(term, unsafe, profile, max_steps, time_limit)
+    out = _passes(term, unsafe, profile, max_steps, time_limit)
     if out is term or cost(out) > cost(term):
         return term
+    return out
+
+
+def _passes(term: Term, unsafe: bool, profile: RewriteProfile | None, max_steps: int, time_limit: float | None) -> Term:
+    """The two passes; then, while that changes something, integer subterms in dims' canonical form
+    (:mod:`.integers`) and the two passes again on what it gave (``abs(a - a) -> abs(0) -> 0``)."""
+    out = _two_passes(term, unsafe, profile, max_steps, time_limit)
+    for _ in range(_INTEGER_ROUNDS):
+        ints = simplify_integers(out, unsafe=unsafe, cost=cost)
+        if ints is out:
+            break
+        out = _two_passes(ints, unsafe, profile, max_steps, time_limit)
     return out
 
 

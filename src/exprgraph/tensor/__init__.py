@@ -4,7 +4,7 @@ Parse kernels (:func:`parse_kernel`, :func:`load_case`) into statements whose ri
 core terms (tensor reads are the op table's ``access`` op), generate C with the project's one C
 renderer (:func:`codegen_c`), compile and run it (:func:`build`), evaluate the same kernel in numpy
 through the op table (:func:`reference`), and differentiate it with each op's own gradient rule
-into gather-form gradient kernels (:func:`grad_kernel`), checked by :func:`check_grad`.
+into gather-form gradient kernels (:func:`grad_kernel`), checked by :func:`check_kernel_grad`.
 
 Layer 11 of docs/architecture.md: imports compile, diff, core, console, progress and errors;
 nothing above it.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..errors import KernelError
 from .build import CompiledKernel, build, count_iterations
-from .check import Comparison, GradCheck, check_grad, check_kernel, compare, random_inputs
+from .check import Comparison, KernelGradCheck, check_kernel, check_kernel_grad, compare, random_inputs
 from .codegen import codegen_c
 from .grad import grad_kernel
 from .ir import Guard, Kernel, Loop, Statement, Tensor, format_kernel, format_statement
@@ -43,7 +43,7 @@ __all__ = [
     "compare",
     "Comparison",
     "check_kernel",
-    "check_grad",
-    "GradCheck",
+    "check_kernel_grad",
+    "KernelGradCheck",
     "random_inputs",
 ]

@@ -7,7 +7,7 @@ a nan it compared with a number): the nan/inf rule of
 :func:`exprgraph.diff.numeric.elementwise_errors`, which :func:`exprgraph.diff.check_grad` uses too.
 Inputs are drawn inside the domain of the ops that read them (:func:`input_domains`: ``log(A[i])``
 draws A from (0, 10), a divisor stays away from 0). :func:`check_kernel` runs the compiled kernel
-against :func:`~exprgraph.tensor.reference.reference`; :func:`check_grad` runs the compiled gradient
+against :func:`~exprgraph.tensor.reference.reference`; :func:`check_kernel_grad` runs the compiled gradient
 kernel against the numeric reverse mode (:func:`reference_grad`) and against central finite
 differences of the forward kernel evaluated in float64 (per element for small inputs, along random
 directions otherwise).
@@ -44,8 +44,8 @@ __all__ = [
     "input_domains",
     "check_limits",
     "check_kernel",
-    "check_grad",
-    "GradCheck",
+    "check_kernel_grad",
+    "KernelGradCheck",
     "ABS_TOL",
     "REL_TOL",
     "MAX_ELEMENTS",
@@ -279,8 +279,8 @@ def check_kernel(
 
 
 @dataclass
-class GradCheck:
-    """Results of :func:`check_grad`: one comparison per gradient against the reference and the finite differences."""
+class KernelGradCheck:
+    """Results of :func:`check_kernel_grad`: one comparison per gradient against the reference and differences."""
 
     gradient: Kernel
     comparisons: list[Comparison] = field(default_factory=list)
@@ -299,7 +299,7 @@ def _phi(kernel: Kernel, values: Mapping[str, Any], upstream: Mapping[str, np.nd
     return float(sum(np.sum(outs[o] * upstream[o]) for o in kernel.outs))
 
 
-def check_grad(
+def check_kernel_grad(
     kernel: Kernel,
     grad_to: Sequence[str] | None = None,
     seed: int = 0,
@@ -309,7 +309,7 @@ def check_grad(
     max_elements: int | None = None,
     max_points: int | None = None,
     **build_options: Any,
-) -> GradCheck:
+) -> KernelGradCheck:
     """Build the gradient kernel, run it on random inputs in [-10, 10) and check it two ways.
 
     Inputs are drawn inside the domains of the ops reading them (``log(A[i])``: A in (0, 10));
@@ -326,10 +326,10 @@ def check_grad(
         finite_differences=finite_differences,
     )
     with Progress(f"checking the gradient of kernel {kernel.name}") as progress:
-        return _check_grad(kernel, gk, grad_to, seed, finite_differences, progress, build_options)
+        return _check_kernel_grad(kernel, gk, grad_to, seed, finite_differences, progress, build_options)
 
 
-def _check_grad(
+def _check_kernel_grad(
     kernel: Kernel,
     gk: Kernel,
     grad_to: tuple[str, ...],
@@ -337,15 +337,15 @@ def _check_grad(
     finite_differences: bool,
     progress: Progress,
     build_options: dict[str, Any],
-) -> GradCheck:
-    """The body of :func:`check_grad` (limits checked), reporting its progress to ``progress``."""
+) -> KernelGradCheck:
+    """The body of :func:`check_kernel_grad` (limits checked), reporting its progress to ``progress``."""
     inputs = random_inputs(kernel, kernel.ins, seed, domains=input_domains(kernel))
     ups = random_inputs(kernel, kernel.outs, seed + 1)
     upstream = {o: ups[o].astype(np.float64) for o in kernel.outs}
     values = {**inputs, **{grad_name(o): ups[o] for o in kernel.outs}}
     got = build(gk, **build_options)(**{n: values[n] for n in gk.params if n in values})
     want = reference_grad(kernel, grad_to, **values)
-    report = GradCheck(gk)
+    report = KernelGradCheck(gk)
     for x in grad_to:
         d = grad_name(x)
         report.comparisons.append(compare(got[d], want[d], f"{d} vs numpy reverse mode"))

@@ -119,7 +119,7 @@ def run_codegen(args: argparse.Namespace) -> int:
 
 def run_grad(args: argparse.Namespace) -> int:
     """``kernel grad``: the gradient kernel's C function, optionally checked."""
-    from .check import check_grad, check_kernel, check_limits
+    from .check import check_kernel, check_kernel_grad, check_limits
     from .codegen import codegen_c
     from .grad import grad_kernel
     from .parse import load_case
@@ -143,7 +143,7 @@ def run_grad(args: argparse.Namespace) -> int:
         c.what = f"forward {c.what} vs numpy"
         print(c, file=out)
         ok &= c.ok
-    report = check_grad(kernel, grad_to, seed=args.seed, **limits)
+    report = check_kernel_grad(kernel, grad_to, seed=args.seed, **limits)
     for c in report.comparisons:
         print(c, file=out)
         ok &= c.ok

@@ -1,4 +1,4 @@
-/* _cterm_rules.c: gradient rules recorded once and replayed (exprgraph.core.grad_template).
+/* _csweep_rules.c: gradient rules recorded once (by exprgraph.core.grad_template) and replayed.
 
    A template is kept per signature: the op, its attr, the rule object, the dtype of the adjoint
    and per operand its dtype, or the constant itself when the rule reads constants (else a marker
@@ -6,7 +6,7 @@
    array of instructions here. A node that cannot be recorded (a shape, many operands, a full
    cache) has its rule called. */
 
-#include "_cterm.h"
+#include "_csweep.h"
 
 /* -- recorded templates -- */
 

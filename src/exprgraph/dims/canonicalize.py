@@ -1,6 +1,9 @@
-"""The simplifier: any integer term to its polynomial normal form (:mod:`.regions`), then to a canonical term.
+"""Canonical forms of dimension expressions: a term, a text or an int to its canonical term, text or int.
 
-Results are cached per term (terms are interned, so this is always sound), and per text.
+The entry points of the simplifier (``simplify_term``, ``simplify_dim``, ``simplify_expression``,
+``simplify_two_expressions``): the polynomial normal form of a term (:mod:`.regions`) or of a text
+(:mod:`.polyparse`), printed back as a canonical term (:mod:`.normal`) or text. Results are cached
+per term (terms are interned, so this is always sound), and per text; ``clear_caches`` empties them.
 """
 
 from __future__ import annotations

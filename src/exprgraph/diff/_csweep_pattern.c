@@ -1,7 +1,7 @@
-/* _cterm_pattern.c: dependency sets of a Jacobian's rows (exprgraph.diff.pattern), as a marked
+/* _csweep_pattern.c: dependency sets of a Jacobian's rows (exprgraph.diff.pattern), as a marked
    walk: each node's set of columns is kept in its scratch while the walk runs. */
 
-#include "_cterm.h"
+#include "_csweep.h"
 
 /* dependency_sets(outputs, columns, max_pattern, no_grad, too_dense): diff.pattern.dependency_sets
    with marks, the sets kept in the terms' scratch */

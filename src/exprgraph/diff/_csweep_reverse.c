@@ -1,7 +1,7 @@
-/* _cterm_sweep.c: marked walks (see _cterm.h), the live order and the reverse sweep of
+/* _csweep_reverse.c: marked walks (see _csweep.h), the live order and the reverse sweep of
    exprgraph.diff.reverse, with the pending adjoints kept in the terms' scratch. */
 
-#include "_cterm.h"
+#include "_csweep.h"
 
 
 static uint64_t Epoch = 0;

@@ -1,8 +1,8 @@
-/* _cterm_folds.c: the folds the reverse sweep applies as it builds terms, step for step those of
+/* _csweep_folds.c: the folds the reverse sweep applies as it builds terms, step for step those of
    exprgraph.core.grad_tools.product / negate and exprgraph.diff.reverse._fan_in (tests compare them
    on many inputs), and the constructors they use. */
 
-#include "_cterm.h"
+#include "_csweep.h"
 
 int
 is_float_index(int d)

@@ -1,4 +1,4 @@
-/* _cterm_forward.c: the forward sweep of exprgraph.diff.forward as a marked walk (see _cterm.h).
+/* _csweep_forward.c: the forward sweep of exprgraph.diff.forward as a marked walk (see _csweep.h).
 
    Each live node's tangent is kept in its scratch. A scalar node of an elementwise op (its dtype
    rule is one of the broadcasting ones) is pushed here, with its gradient rule replayed from its
@@ -7,7 +7,7 @@
    (forward._scale) and the products added (forward._total). Every other node goes to the Python
    pusher (where, sum, transpose, dot, matmul, tensors, ops without a template). */
 
-#include "_cterm.h"
+#include "_csweep.h"
 
 /* forward._scale(t, p): t * p, with p = -1.0 as -t for a float64 t */
 static PyObject *

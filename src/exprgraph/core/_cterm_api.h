@@ -1,0 +1,68 @@
+/* _cterm_api.h: the term struct and what exprgraph.core._cterm lends other extensions.
+
+   Another extension (exprgraph.diff._csweep) includes this header and, at import, takes the
+   CTermAPI from the capsule exprgraph.core._cterm._C_API (cterm_import below): the term class,
+   the facts configure() set and the interning entry points. The capsule carries the API version
+   and sizeof(TermObject), so an extension built against another layout refuses to load (and its
+   Python twin runs instead). Core never calls back into such an extension. */
+
+#ifndef EXPRGRAPH_CTERM_API_H
+#define EXPRGRAPH_CTERM_API_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+#ifdef Py_GIL_DISABLED
+#error "exprgraph's C term needs the GIL; the build falls back to pure Python"
+#endif
+
+typedef struct TermObject {
+    PyObject_HEAD
+    PyObject *op;
+    PyObject *args;  /* a tuple of terms */
+    PyObject *attr;  /* None or a hashable payload */
+    PyObject *dtype; /* one of the dtype names */
+    PyObject *shape; /* a tuple */
+    PyObject *free;  /* caches, NULL until computed (AttributeError when read before) */
+    PyObject *depth;
+    PyObject *size;
+    PyObject *weakreflist;
+    PyObject *key;   /* the attr's intern key, NULL when attr is None */
+    Py_hash_t hash;  /* intern hash of (op, args, key) */
+    int linked;
+    /* scratch space of the traversals of other extensions (core only frees it): marks stamped with
+       the traversal's epoch, and one owned value (a pending adjoint, a dependency set) */
+    uint64_t mark;
+    PyObject *scratch;
+} TermObject;
+
+#define TERM(o) ((TermObject *)(o))
+#define ARG(t, i) PyTuple_GET_ITEM(TERM(t)->args, (i))
+#define OP_SLOT(op, off) (*(PyObject **)((char *)(op) + (off)))
+
+enum { K_ARITH = 0, K_REAL = 1, K_SAME = 2, K_BOOLEAN = 3, K_WHERE = 4 };
+enum { D_BOOL = 0, D_INT64 = 1, D_FLOAT32 = 2, D_FLOAT64 = 3 };
+
+#define CTERM_API_VERSION 1
+#define CTERM_CAPSULE "exprgraph.core._cterm._C_API"
+
+typedef struct {
+    int version;                 /* CTERM_API_VERSION */
+    size_t term_size;            /* sizeof(TermObject) */
+    /* facts set by configure(); read through the pointers (they change when configured again) */
+    int *configured;
+    PyTypeObject **term_class;    /* exprgraph.core.term.Term */
+    PyObject **dtype_names;          /* [4]: bool, int64, float32, float64 */
+    int (*promote)[4];               /* [4][4]: index of promote(a, b) */
+    int *numeric;                    /* [4]: arithmetic counts bools as int64 */
+    PyObject **infer_fns;            /* [5]: arith, real, same, boolean, where_rule */
+    Py_ssize_t *off_infer, *off_grad, *off_name, *off_reads_consts; /* slot offsets of Op */
+    /* entry points */
+    int (*dtype_index)(PyObject *dtype);
+    Py_uhash_t (*mix)(Py_uhash_t h, Py_uhash_t v);
+    /* the interned Term(op, args, attr) for an args tuple the caller gives up (NULL: error set) */
+    PyObject *(*intern_taking)(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr);
+} CTermAPI;
+
+#endif

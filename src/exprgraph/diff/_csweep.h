@@ -1,0 +1,109 @@
+/* _csweep.h: what the files of exprgraph.diff._csweep share (see _csweep.c for the whole picture).
+
+   _csweep.c          the module: the API of exprgraph.core._cterm, configuration, the functions Python calls
+   _csweep_folds.c    the folds of core.grad_tools.product / negate and reverse._fan_in
+   _csweep_rules.c    gradient rules recorded as templates (core.grad_template) and replayed
+   _csweep_reverse.c  marked walks: the live order and the reverse sweep (diff/reverse.py)
+   _csweep_forward.c  the forward sweep, a marked walk (diff/forward.py)
+   _csweep_pattern.c  dependency sets of Jacobian rows, a marked walk (diff/pattern.py)
+
+   The term struct and the term base's facts come from ../core/_cterm_api.h and the capsule of
+   exprgraph.core._cterm; this extension calls into core, never the other way round.
+   Built with -fvisibility=hidden: only PyInit__csweep leaves the library. */
+
+#ifndef EXPRGRAPH_CSWEEP_H
+#define EXPRGRAPH_CSWEEP_H
+
+#include "../core/_cterm_api.h"
+#include <string.h>
+
+/* ---- the term base's API (taken from its capsule at import, _csweep.c) ---- */
+extern CTermAPI *CT;
+#define Configured (*CT->configured)
+#define TermClass (*CT->term_class)
+#define DtypeNames (CT->dtype_names)
+#define Promote (CT->promote)
+#define Numeric (CT->numeric)
+#define InferFns (CT->infer_fns)
+#define OffInfer (*CT->off_infer)
+#define OffGrad (*CT->off_grad)
+#define OffName (*CT->off_name)
+#define OffReadsConsts (*CT->off_reads_consts)
+#define dtype_index(d) (CT->dtype_index(d))
+#define mix(h, v) (CT->mix((h), (v)))
+#define intern_taking(cls, op, args, attr) (CT->intern_taking((cls), (op), (args), (attr)))
+
+/* an op's name for messages: any object (printed with %R or %S), never NULL */
+#define OP_NAME(op) (OP_SLOT(op, OffName) != NULL ? OP_SLOT(op, OffName) : Py_None)
+
+/* ---- configuration of the sweeps, set by configure() (_csweep.c) ---- */
+extern PyObject *OpConst, *OpAdd, *OpMul, *OpNeg, *OpTruediv;
+extern PyObject *One, *OneInt, *One32;     /* the constants 1.0, 1 and float32 1 */
+extern PyObject *ConstMarker[4];           /* ("const", dtype): a constant operand whose value a rule does not read */
+extern PyObject *Recorder, *SumTo, *ConstFn, *DiffError, *Float32Type;
+extern int GradConfigured;
+
+/* ---- _csweep_folds.c ---- */
+int is_float_index(int d);
+PyObject *make_head(PyObject *op, PyObject *head, PyObject *const *items, Py_ssize_t n);
+PyObject *make_n(PyObject *op, PyObject *const *items, Py_ssize_t n);
+PyObject *make2(PyObject *op, PyObject *a, PyObject *b);
+PyObject *make_const(PyObject *value);
+PyObject *c_product(PyObject *g, PyObject *const *factors, Py_ssize_t n);
+PyObject *c_negate(PyObject *g);
+PyObject *c_fan_in(PyObject *parts);
+
+/* ---- _csweep_rules.c ---- */
+/* nodes with more operands are never recorded (their rule is called) */
+#define MAX_RECORDED 8
+/* the contributions of node's rule for adjoint g as a tuple (None where there is none) */
+PyObject *contributions(PyObject *node, PyObject *g);
+/* the same replayed from the rule's template; NULL with no exception when there is none to replay */
+PyObject *replayed(PyObject *node, PyObject *g, PyObject *rule);
+int template_total(void);
+
+/* ---- _csweep_reverse.c: marked walks ----
+   A walk keeps its per-node state in the terms: mark bits stamped with the walk's epoch (seen,
+   live, target) and one owned scratch value (a pending adjoint, a dependency set). One walk runs
+   at a time: walk_begin answers 0 when one is running (a rule calling back into a sweep, another
+   thread while a rule runs), and the caller answers NotImplemented so that Python's code runs. */
+#define M_SEEN 1
+#define M_LIVE 2
+#define M_TARGET 4
+
+typedef struct {
+    uint64_t epoch;
+    TermObject **order; /* the live nodes, children first (borrowed: the outputs hold them) */
+    Py_ssize_t n;
+} Walk;
+
+static inline int
+marks(TermObject *t, uint64_t epoch)
+{
+    return (t->mark >> 3) == epoch ? (int)(t->mark & 7) : 0;
+}
+
+static inline void
+stamp(TermObject *t, uint64_t epoch, int bits)
+{
+    t->mark = (epoch << 3) | (uint64_t)(marks(t, epoch) | bits);
+}
+
+/* 1: the walk began (end it with walk_end); 0: another walk runs; -1: an error */
+int walk_begin(Walk *w, PyObject *outs, PyObject *targets);
+/* the outputs (any sequence) as a tuple, a walk begun from them to the targets (any iterable; its
+   terms are marked): release the tuple after walk_end. NULL on an error, or with *busy set when
+   another walk runs (then answer NotImplemented) */
+PyObject *walk_outputs(Walk *w, PyObject *outputs, PyObject *targets, int *busy);
+/* clear the scratch of the walked nodes and end the walk */
+void walk_end(Walk *w);
+PyObject *marked_live_order(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+PyObject *marked_backprop(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
+/* ---- _csweep_forward.c ---- */
+PyObject *marked_forward(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
+/* ---- _csweep_pattern.c ---- */
+PyObject *marked_dependency_sets(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
+#endif

@@ -1,0 +1,376 @@
+"""Read JAX programs into terms: ``from_jax(fn or jaxpr, *example_args)`` (needs ``exprgraph[jax]``).
+
+A function is traced with ``jax.make_jaxpr`` on the example arguments (arrays or
+``jax.ShapeDtypeStruct``); a (closed) jaxpr is read as it is. Its equations are read in order into
+terms, one per variable; the jaxprs of ``jit``/``pjit``, ``closed_call``, ``custom_jvp_call``,
+``custom_vjp_call`` and ``remat`` are inlined with an explicit stack of frames (no recursion, however
+deep the nesting). Inputs become symbols named after the function's parameters (or ``x0, x1...``;
+``names=`` chooses); a function made by :func:`~exprgraph.interop.jax.to_jax` gives back its own
+input symbols. The primitives read are in :data:`PRIMITIVES` and :data:`STRUCTURAL`; any other raises
+:class:`~exprgraph.errors.ConversionError` naming it (``reduce_max``, ``cumsum``, ``gather``, ``scan``,
+``while``...: no op of ours computes them). Dtypes: float64, float32, int64 and bool are ours; int32
+(JAX's integers without 64-bit mode) is read as int64, so its wrap-around at 2**31 is not kept.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core import BOOL, FLOAT32, FLOAT64, INT64, Symbol, Term, const, get_op
+from ..core.dtypes import is_float
+from ..core.stdops import insert_axes
+from ..errors import ConversionError
+from ._optional import require
+from .registry import Converter, register_converter
+
+__all__ = ["from_jax", "PRIMITIVES", "STRUCTURAL"]
+
+
+def _op(name: str) -> Callable[..., Term]:
+    return lambda *a, **p: get_op(name)(*a)
+
+
+def _div(a: Term, b: Term, **p: Any) -> Term:
+    # lax.div rounds integer quotients toward zero (C's /): our truncdiv; floats divide
+    return get_op("truncdiv")(a, b) if not is_float(a.dtype) else a / b
+
+
+def _select_n(which: Term, *cases: Term, **p: Any) -> Term:
+    # select_n(p, a, b) is a where p is false (0), b where true (1); an int p picks cases[p]
+    if which.dtype == BOOL:
+        return get_op("where")(which, cases[1], cases[0])
+    out = cases[-1]
+    for i in range(len(cases) - 2, -1, -1):
+        out = get_op("where")(get_op("eq")(which, const(i)), cases[i], out)
+    return out
+
+
+def _round(x: Term, rounding_method: Any = 0, **p: Any) -> Term:
+    # x - floor(x) is exact: above 1/2 round up, below down; a tie goes to the even neighbour
+    # (rounding_method 1, jnp.round) or away from zero (0, lax.round's default)
+    if not is_float(x.dtype):
+        return x
+    half = const(0.5, x.dtype)
+    low = get_op("floor")(x)
+    frac = x - low
+    up = low + const(1.0, x.dtype)
+    if int(rounding_method) == 1:
+        tie = get_op("where")(get_op("eq")(low % const(2.0, x.dtype), const(0.0, x.dtype)), low, up)
+    else:
+        tie = get_op("where")(x < const(0.0, x.dtype), low, up)
+    return get_op("where")(frac > half, up, get_op("where")(frac < half, low, tie))
+
+
+def _logic(name: str, bitwise: str) -> Callable[..., Term]:
+    def build(*args: Term, **p: Any) -> Term:
+        if any(a.dtype != BOOL for a in args):
+            raise ConversionError(f"from_jax: {bitwise} of integers is bitwise; no exprgraph op computes it")
+        return get_op(name)(*args)
+
+    return build
+
+
+def _reduce_sum(x: Term, axes: Sequence[int] = (), **p: Any) -> Term:
+    axes = tuple(int(a) for a in axes)
+    if not axes:
+        return x
+    return get_op("sum")(x, axis=None if len(axes) == x.ndim else (axes[0] if len(axes) == 1 else axes))
+
+
+#: JAX primitive -> builder of its term from the operands' terms and the equation's params
+PRIMITIVES: dict[str, Callable[..., Term]] = {
+    name: _op(ours)
+    for name, ours in {
+        "add": "add",
+        "sub": "sub",
+        "mul": "mul",
+        "neg": "neg",
+        "pow": "pow",
+        "rem": "fmod",  # lax.rem has the dividend's sign (C's fmod)
+        "max": "maximum",
+        "min": "minimum",
+        "abs": "abs",
+        "sign": "sign",
+        "floor": "floor",
+        "ceil": "ceil",
+        "exp": "exp",
+        "log": "log",
+        "log1p": "log1p",
+        "expm1": "expm1",
+        "sqrt": "sqrt",
+        "sin": "sin",
+        "cos": "cos",
+        "tan": "tan",
+        "tanh": "tanh",
+        "asin": "asin",
+        "acos": "acos",
+        "atan": "atan",
+        "atan2": "atan2",
+        "sinh": "sinh",
+        "cosh": "cosh",
+        "asinh": "asinh",
+        "acosh": "acosh",
+        "atanh": "atanh",
+        "erf": "erf",
+        "erfc": "erfc",
+        "logistic": "sigmoid",
+        "lt": "lt",
+        "le": "le",
+        "gt": "gt",
+        "ge": "ge",
+        "eq": "eq",
+        "ne": "ne",
+    }.items()
+}
+PRIMITIVES.update(
+    div=_div,
+    select_n=_select_n,
+    round=_round,
+    reduce_sum=_reduce_sum,
+    integer_pow=lambda x, y, **p: x ** const(int(y)),
+    rsqrt=lambda x, **p: const(1.0, x.dtype) / get_op("sqrt")(x),
+    square=lambda x, **p: x * x,
+    exp2=lambda x, **p: const(2.0, x.dtype) ** x,
+    is_finite=lambda x, **p: get_op("eq")(x - x, const(0.0, x.dtype)),  # x - x is 0 unless x is inf or nan
+    stop_gradient=lambda x, **p: x,
+    copy=lambda x, **p: x,
+    copy_p=lambda x, **p: x,
+    transpose=lambda x, permutation=(), **p: get_op("transpose")(x, axes=tuple(int(a) for a in permutation)),
+    dot_general=lambda a, b, dimension_numbers=None, **p: _dot_general(a, b, dimension_numbers),
+    broadcast_in_dim=lambda x, shape=(), broadcast_dimensions=(), **p: _broadcast(x, shape, broadcast_dimensions),
+    reshape=lambda x, new_sizes=(), **p: _reshape(x, tuple(new_sizes)),
+    squeeze=lambda x, dimensions=(), **p: _drop_axes(x, tuple(dimensions)),
+    expand_dims=lambda x, dimensions=(), **p: insert_axes(x, tuple(dimensions)),
+    convert_element_type=lambda x, new_dtype=None, **p: _convert(x, str(np.dtype(new_dtype))),
+    **{"and": _logic("logical_and", "and"), "or": _logic("logical_or", "or"), "not": _logic("logical_not", "not")},
+)
+
+#: primitives whose work is another jaxpr, inlined: the params key holding it
+STRUCTURAL = {
+    "jit": "jaxpr",
+    "pjit": "jaxpr",
+    "closed_call": "call_jaxpr",
+    "core_call": "call_jaxpr",
+    "custom_jvp_call": "call_jaxpr",
+    "custom_vjp_call": "call_jaxpr",
+    "custom_vjp_call_jaxpr": "fun_jaxpr",
+    "remat": "jaxpr",
+    "checkpoint": "jaxpr",
+}
+
+
+def _dot_general(a: Term, b: Term, numbers: Any) -> Term:
+    """``dot_general`` when it is numpy's ``dot``/``matmul`` (contract a's last axis with b's first or
+    next-to-last, leading batch axes in order); anything else is refused."""
+    (ca, cb), (ba, bb) = numbers
+    ca, cb, ba, bb = (tuple(int(i) for i in v) for v in (ca, cb, ba, bb))
+    batch = tuple(range(len(ba)))
+    if ba != batch or bb != batch or ca != (a.ndim - 1,):
+        raise ConversionError(f"from_jax: dot_general with dimension numbers {numbers} is no dot or matmul")
+    if not batch and b.ndim <= 2 and cb == (0,):
+        return get_op("dot")(a, b)
+    if b.ndim >= 2 and a.ndim >= 2 and cb == (b.ndim - 2,):
+        return get_op("matmul")(a, b)
+    raise ConversionError(f"from_jax: dot_general with dimension numbers {numbers} is no dot or matmul")
+
+
+def _ones(shape: tuple, dtype: str) -> Term:
+    return const(np.ones(shape, dtype=_NUMPY[INT64 if dtype == BOOL else dtype]))
+
+
+def _broadcast(x: Term, shape: Sequence[int], dims: Sequence[int]) -> Term:
+    """``x`` broadcast to ``shape``, its axes at positions ``dims``: axes inserted, then a product with ones."""
+    shape = tuple(int(d) for d in shape)
+    if tuple(x.shape) == shape:
+        return x
+    placed = insert_axes(x, [i for i in range(len(shape)) if i not in dims]) if x.ndim < len(shape) else x
+    if x.dtype == BOOL:  # a bool stays a bool: and with an all-true array of the shape
+        return get_op("logical_and")(placed, const(np.ones(shape, dtype=bool)))
+    return placed * _ones(shape, x.dtype)
+
+
+def _drop_axes(x: Term, axes: tuple[int, ...]) -> Term:
+    """``x`` without its length-1 ``axes`` (a sum over them; a bool through ``!= 0``)."""
+    if not axes:
+        return x
+    out = get_op("sum")(x, axis=None if len(axes) == x.ndim else axes)
+    return get_op("ne")(out, const(0)) if x.dtype == BOOL else out
+
+
+def _reshape(x: Term, shape: tuple) -> Term:
+    """A reshape that only adds or removes length-1 axes (anything else has no op of ours)."""
+    shape = tuple(int(d) for d in shape)
+    old = tuple(x.shape)
+    if [d for d in old if d != 1] != [d for d in shape if d != 1] or not all(d.__class__ is int for d in old):
+        raise ConversionError(f"from_jax: reshape of {old} to {shape} moves entries; no exprgraph op computes it")
+    out = _drop_axes(x, tuple(i for i, d in enumerate(old) if d == 1))
+    return insert_axes(out, [i for i, d in enumerate(shape) if d == 1])
+
+
+def _convert(x: Term, dtype: str) -> Term:
+    """``convert_element_type`` where it changes no value: widening, bools as numbers, truth values."""
+    want = _dtype(dtype)
+    if want == x.dtype:
+        return x
+    if x.dtype == BOOL:
+        return get_op("where")(x, const(1, want), const(0, want))
+    if want == BOOL:
+        return get_op("ne")(x, const(0.0 if is_float(x.dtype) else 0, x.dtype))
+    if want == FLOAT64:
+        return x * const(1.0)  # int64 or float32 to float64 (int64 exactly up to 2**53)
+    raise ConversionError(f"from_jax: convert_element_type of {x.dtype} to {dtype} rounds; no exprgraph op does")
+
+
+_NUMPY = {FLOAT64: np.float64, FLOAT32: np.float32, INT64: np.int64, BOOL: np.bool_}
+
+
+def _dtype(name: str) -> str:
+    if name == "bool":
+        return BOOL
+    if name.startswith(("int", "uint")):
+        return INT64
+    if name in ("float32", "float16", "bfloat16"):
+        return FLOAT32
+    if name == "float64":
+        return FLOAT64
+    raise ConversionError(f"from_jax: the dtype {name} has no exprgraph counterpart")
+
+
+def _literal(value: Any, aval: Any) -> Term:
+    array = np.asarray(value)
+    data: Any = array.astype(_NUMPY[_dtype(str(aval.dtype))])
+    return const(data if data.shape else data[()].item())
+
+
+def _read(closed: Any, inputs: list[Term]) -> list[Term]:
+    """The terms of a closed jaxpr's outputs for its input terms (sub-jaxprs inlined, an explicit stack)."""
+    frames = [_Frame(closed, inputs)]
+    while True:
+        frame = frames[-1]
+        if frame.pending is not None:  # a sub-jaxpr finished: bind its outputs
+            frame.bind(frame.pending)
+            frame.pending = None
+        if frame.at == len(frame.jaxpr.eqns):
+            outs = [frame.get(v) for v in frame.jaxpr.outvars]
+            frames.pop()
+            if not frames:
+                return outs
+            frames[-1].pending = outs
+            continue
+        eqn = frame.jaxpr.eqns[frame.at]
+        args = [frame.get(v) for v in eqn.invars]
+        name = eqn.primitive.name
+        if name in STRUCTURAL:
+            frames.append(_Frame(eqn.params[STRUCTURAL[name]], args))
+            continue
+        build = PRIMITIVES.get(name)
+        if build is None:
+            raise ConversionError(f"from_jax: no exprgraph op for JAX's primitive {name!r}")
+        frame.bind([_checked(build(*args, **eqn.params), eqn)])
+
+
+def _checked(term: Term, eqn: Any) -> Term:
+    """``term``, if its dtype and shape are the JAX variable's (JAX's promotion is explicit in a jaxpr)."""
+    aval = eqn.outvars[0].aval
+    if term.dtype != _dtype(str(aval.dtype)) or tuple(term.shape) != tuple(aval.shape):
+        raise ConversionError(
+            f"from_jax: {eqn.primitive.name} gives {aval.dtype}{list(aval.shape)} in JAX,"
+            f" {term.dtype}{list(term.shape)} as exprgraph computes it"
+        )
+    return term
+
+
+class _Frame:
+    """One jaxpr being read: its variables' terms and the next equation."""
+
+    def __init__(self, closed: Any, inputs: list[Term]) -> None:
+        self.jaxpr = getattr(closed, "jaxpr", closed)
+        consts = getattr(closed, "consts", ())
+        self.env: dict[Any, Term] = {}
+        for var, value in zip(self.jaxpr.constvars, consts, strict=True):
+            self.env[var] = _literal(value, var.aval)
+        for var, term in zip(self.jaxpr.invars, inputs, strict=True):
+            self.env[var] = term
+        self.at = 0
+        self.pending: list[Term] | None = None
+
+    def get(self, var: Any) -> Term:
+        if hasattr(var, "val"):  # a Literal
+            return _literal(var.val, var.aval)
+        return self.env[var]
+
+    def bind(self, terms: list[Term]) -> None:
+        eqn = self.jaxpr.eqns[self.at]
+        for var, term in zip(eqn.outvars, terms, strict=True):
+            self.env[var] = term
+        self.at += 1
+
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _dynamic_slice(x: Term, *starts: Term, slice_sizes: Sequence[int] = (), **p: Any) -> Term:
+    """One element of a tensor symbol (``t[i, j]``: slices of size 1) as ``access``; JAX clamps the starts."""
+    if x.op.name != "symbol" or any(int(k) != 1 for k in slice_sizes):
+        raise ConversionError("from_jax: dynamic_slice of more than one element of a symbol has no exprgraph op")
+    index = [
+        get_op("minimum")(get_op("maximum")(i, const(0)), const(int(d) - 1))
+        for i, d in zip(starts, x.shape, strict=True)
+    ]
+    return insert_axes(get_op("access")(x, *index), range(x.ndim))
+
+
+def _slice(x: Term, start_indices: Sequence[int] = (), limit_indices: Sequence[int] = (), **p: Any) -> Term:
+    """A static slice of one element of a tensor symbol (``v[0]``) as ``access``; other slices are refused."""
+    if x.op.name != "symbol" or any(int(b) - int(a) != 1 for a, b in zip(start_indices, limit_indices, strict=True)):
+        raise ConversionError("from_jax: a slice of more than one element of a symbol has no exprgraph op")
+    return insert_axes(get_op("access")(x, *(const(int(a)) for a in start_indices)), range(x.ndim))
+
+
+PRIMITIVES["dynamic_slice"] = _dynamic_slice
+PRIMITIVES["slice"] = _slice
+
+
+def _input_symbols(fn: Any, avals: list[Any], names: Sequence[str] | None) -> list[Term]:
+    """Symbols for the inputs: ``to_jax``'s own, ``names``, the parameters' names, or ``x0, x1...``."""
+    given = getattr(fn, "inputs", None)
+    if names is None and given is not None and len(given) == len(avals):
+        names = [s.name for s in given]  # to_jax's symbols, given back where the examples' shapes are theirs
+        same = all(
+            s.dtype == _dtype(str(a.dtype)) and tuple(s.shape) == tuple(a.shape)
+            for s, a in zip(given, avals, strict=True)
+        )
+        if same:
+            return list(given)
+    if names is None:
+        try:
+            found = inspect.signature(fn).parameters.values() if callable(fn) else ()
+            params = [p.name for p in found if p.default is p.empty and p.kind in _POSITIONAL]
+        except (TypeError, ValueError):
+            params = []
+        names = params if len(params) == len(avals) else [f"x{i}" for i in range(len(avals))]
+    if len(names) != len(avals):
+        raise ConversionError(f"from_jax: {len(names)} names for {len(avals)} inputs")
+    return [Symbol(n, _dtype(str(a.dtype)), tuple(int(d) for d in a.shape)) for n, a in zip(names, avals, strict=True)]
+
+
+def from_jax(fn: Any, *example_args: Any, names: Sequence[str] | None = None) -> Any:
+    """Terms computing a JAX function (traced on ``example_args``) or a jaxpr: a term, or a list for several outputs."""
+    jax = require("jax", "jax")
+    if hasattr(fn, "eqns") or hasattr(fn, "jaxpr"):
+        closed = fn
+    elif callable(fn):
+        closed = jax.make_jaxpr(fn)(*example_args)
+    else:
+        raise ConversionError(f"from_jax takes a function or a jaxpr, not {type(fn).__name__}")
+    jaxpr = getattr(closed, "jaxpr", closed)
+    symbols = _input_symbols(fn, [v.aval for v in jaxpr.invars], names)
+    outs = _read(closed, symbols)
+    return outs[0] if len(outs) == 1 else outs
+
+
+register_converter(Converter("jax", "from", from_jax, "jax"))

@@ -1,0 +1,198 @@
+"""torch as a client of ``exprgraph.dims``: read the sympy expressions torch's ShapeEnv builds, answer its questions.
+
+torch's dynamic shapes are sympy expressions over integer symbols (``s0``, ``u0``, inductor's ``x0``), built
+with torch's own functions (``torch.utils._sympy.functions``) and given value ranges (``ValueRanges(lower,
+upper)``, ``int_oo`` for infinity). :class:`TorchDims` reads them into dimension terms and answers through a
+:class:`~exprgraph.dims.DimEnv`: static truth (``statically_known_true``, ``evaluate``), the static value of
+an expression (``static_value``), bounds and the canonical form. An answer is never wrong: None (or an open
+bound) when it is not known for every value the ranges allow.
+
+The reader (:mod:`.torch_read`) dispatches on the class *name* of each node: torch's classes are never
+imported, and sympy and torch are optional and imported by no module here. It reads torch's functions
+(``FloorDiv``, ``ModularIndexing``, ``CleanDiv``, ``PythonMod``, ``Mod``, ``Max``, ``Min``, ``CeilToInt``,
+``FloorToInt``, ``TruncToInt``, ``IntTrueDiv``, ``Identity``...), sympy's arithmetic, relations and logic; an
+expression it cannot read raises :class:`~exprgraph.errors.ConversionError` (a ``ValueError``) from
+:meth:`TorchDims.term`, and is answered None (unknown) by the queries.
+
+>>> from exprgraph.interop.torch import TorchDims
+>>> td = TorchDims({"s0": (2, None), "s1": (1, 64)})
+>>> td.bound(td.term_of_text("s1 - 1"))
+(0, 63)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ..core.term import Term
+from ..core.walk import postorder_until
+from ..dims import DimEnv, dim_const, parse_expression
+from ..errors import ConversionError
+from .torch_read import BOOL_NAMES, FALSE, INF_NAMES, INT64_RANGE, REL_OPS, TRUE, Reader, is_bool, read_torch_expr
+
+__all__ = ["TorchDims", "from_shape_env", "read_torch_expr"]
+
+
+def _bound_value(b: Any, lower: bool) -> int | None:
+    """A range end as an int (None for an open end, or one we cannot read as an integer: a sound widening)."""
+    if b is None or b is True or b is False:
+        return None
+    if isinstance(b, int):
+        value = b
+    else:
+        name = type(b).__name__
+        if name in INF_NAMES or name in BOOL_NAMES:
+            return None
+        try:
+            f = float(b)
+        except (TypeError, ValueError):
+            return None  # a symbolic bound: open
+        if math.isinf(f) or math.isnan(f):
+            return None
+        if getattr(b, "is_Integer", False):
+            value = int(b)
+        else:
+            value = math.ceil(f) if lower else math.floor(f)  # an integer name is inside the real range
+    if not INT64_RANGE[0] <= value <= INT64_RANGE[1]:
+        return None
+    return value
+
+
+def _range_of(r: Any) -> tuple[int | None, int | None] | None:
+    """``(lo, hi)`` of a ValueRanges or a pair, or None for a range that is not of integers (bool)."""
+    if isinstance(r, tuple) or isinstance(r, list):
+        if len(r) != 2:
+            raise ConversionError(f"a range is (lo, hi) or a ValueRanges, not {r!r}")
+        lo, hi = r
+    elif not isinstance(r, str) and hasattr(r, "lower") and hasattr(r, "upper"):
+        if getattr(r, "is_bool", False):
+            return None
+        lo, hi = r.lower, r.upper
+    else:
+        raise ConversionError(f"a range is (lo, hi) or a ValueRanges, not {type(r).__name__}")
+    return _bound_value(lo, True), _bound_value(hi, False)
+
+
+class TorchDims:
+    """Answers torch's dimension questions (static truth, bounds, canonical forms) under value ranges.
+
+    ``var_to_range`` maps sympy symbols or names to ``ValueRanges`` or ``(lo, hi)`` pairs (None, ``int_oo`` or
+    ``oo`` for an open end); a name without a range gets torch's default (``>= 1`` for a positive symbol,
+    ``>= 0`` for a nonnegative one, else unbounded). ``replacements`` maps symbols (or names) to the
+    expressions torch replaced them with (``ShapeEnv.replacements``).
+    """
+
+    def __init__(self, var_to_range: Mapping[Any, Any] | None = None, replacements: Mapping[Any, Any] | None = None):
+        ranges: dict[str, tuple[int | None, int | None]] = {}
+        for key, r in (var_to_range or {}).items():
+            bounds = None if r is None else _range_of(r)
+            if bounds is not None:
+                ranges[key if isinstance(key, str) else key.name] = bounds
+        self._given = ranges
+        try:
+            self._env = DimEnv(ranges, default=(None, None))
+        except ValueError as err:  # a name that is no identifier, an empty range
+            raise ConversionError(f"torch ranges: {err}") from None
+        repl = {k if isinstance(k, str) else k.name: v for k, v in (replacements or {}).items()}
+        self._reader = Reader(repl)
+        self._defaults_seen = 0
+
+    @property
+    def env(self) -> DimEnv:
+        """The :class:`~exprgraph.dims.DimEnv` the questions are answered under (names met get their defaults)."""
+        met = self._reader.symbols
+        if len(met) != self._defaults_seen:
+            for name, (lo, hi) in list(met.items())[self._defaults_seen :]:
+                if name not in self._given and lo is not None:
+                    self._env.set_range(name, (lo, hi))
+            self._defaults_seen = len(met)
+        return self._env
+
+    def term(self, expr: Any) -> Term:
+        """The dimension term of a torch (sympy) expression: int64, or bool for a relation (ConversionError if none)."""
+        if isinstance(expr, Term):
+            return expr
+        return self._reader.read(expr)
+
+    def term_of_text(self, text: str) -> Term:
+        """The term of a dimension expression written as text (``FloorDiv(s0, 2)``; parsed, never evaluated)."""
+        return parse_expression(text)
+
+    def _try(self, expr: Any) -> Term | None:
+        try:
+            return self.term(expr)
+        except ConversionError:
+            return None
+
+    def evaluate(self, expr: Any) -> bool | None:
+        """True / False when the relation (or And/Or/Not of relations) holds for every value / for none, else None."""
+        t = self._try(expr)
+        if t is None or not is_bool(t):
+            return None
+        return self._truth(t)
+
+    def _truth(self, root: Term) -> bool | None:
+        env = self.env
+        done: dict[Term, bool | None] = {}
+
+        def atom(t: Term) -> bool | None:  # a relation (asked) or a constant
+            return bool(t.attr) if t.is_const else env.statically_known(t)
+
+        if root.is_const or root.op.name in REL_OPS:
+            return atom(root)
+        for t in postorder_until([root], lambda n: n.is_const or n.op.name in REL_OPS):
+            vals = [done[a] if a in done else done.setdefault(a, atom(a)) for a in t.args]
+            name = t.op.name
+            if name == "logical_not":
+                done[t] = None if vals[0] is None else not vals[0]
+            elif name == "logical_and":  # false if one is false, true if all are
+                done[t] = False if False in vals else True if all(v is True for v in vals) else None
+            else:  # logical_or: true if one is true, false if all are
+                done[t] = True if True in vals else False if all(v is False for v in vals) else None
+        return done[root]
+
+    def statically_known_true(self, expr: Any) -> bool:
+        """Whether ``expr`` (a relation, or a Python bool) holds for every value the ranges allow."""
+        if expr is True or expr is False:
+            return expr
+        return self.evaluate(expr) is True
+
+    def bound(self, expr: Any) -> tuple[int | float, int | float]:
+        """``(lo, hi)`` holding every value of an integer expression (``-inf``/``inf`` when open or unreadable);
+        for a relation, ``(False, True)`` unless its truth is known."""
+        t = self._try(expr)
+        if t is None:
+            return (-math.inf, math.inf)
+        if is_bool(t):
+            v = self._truth(t)
+            return (False, True) if v is None else (v, v)
+        return self.env.bound(t)
+
+    def static_value(self, expr: Any) -> int | bool | None:
+        """The value of ``expr`` when the ranges fix it (an int, or a bool for a relation), else None."""
+        t = self._try(expr)
+        if t is None:
+            return None
+        if is_bool(t):
+            return self._truth(t)
+        lo, hi = self.env.bound(t)
+        return int(lo) if lo == hi else None
+
+    def simplify(self, expr: Any) -> Term:
+        """The canonical term of an integer expression under the ranges (a relation: true/false when known)."""
+        t = self.term(expr)
+        if is_bool(t):
+            v = self._truth(t)
+            return t if v is None else (TRUE if v else FALSE)
+        out = self.env.simplify(t)
+        if isinstance(out, int):
+            return dim_const(out)
+        assert isinstance(out, Term)
+        return out
+
+
+def from_shape_env(shape_env: Any) -> TorchDims:
+    """A :class:`TorchDims` with a torch ``ShapeEnv``'s value ranges (``var_to_range``) and ``replacements``."""
+    return TorchDims(dict(shape_env.var_to_range), dict(getattr(shape_env, "replacements", {}) or {}))

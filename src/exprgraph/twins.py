@@ -1,0 +1,161 @@
+"""The twins: every fast path with the plain code that gives the same results, and how they are compared.
+
+A fast path (C through the CPython API, a module compiled by mypyc, a shortcut inside an
+algorithm) lives in the package of the algorithm it speeds up, beside its twin: the Python code
+that does the same thing the plain way. The twin is the specification; the fast path must give
+the same results (the same terms, in the same order where order shows) on random inputs, and the
+named test checks that. ``tests/test_architecture.py`` reads this table: every C file and every
+compiled module is listed, every named test exists. A fast path earns its place by a gain
+measured in ``bench/RESULTS.md`` (``gain``).
+
+Imports nothing from exprgraph (a table read by the tests and the docs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Twin", "TWINS", "PURE_ENV"]
+
+#: the environment variable that runs every compiled twin's Python side (C term base, C sweeps, mypyc dims)
+PURE_ENV = "EXPRGRAPH_PURE_PYTHON"
+
+
+@dataclass(frozen=True)
+class Twin:
+    """A fast path, its plain twin, how to choose the twin, the test comparing them, and the measured gain."""
+
+    #: "C", "mypyc" or "shortcut"
+    kind: str
+    #: the fast code: C sources (paths under src/exprgraph) or a dotted name
+    fast: tuple[str, ...]
+    #: the plain code giving the same results (dotted names)
+    twin: str
+    #: how to run the twin instead (an environment variable, a module attribute, a parameter)
+    switch: str
+    #: the tests that compare them on random inputs (``tests/...py::test_name``)
+    tests: tuple[str, ...]
+    #: where bench/RESULTS.md records the gain (empty: not measured yet)
+    gain: str = ""
+
+
+_CSWEEP_SWITCH = f"{PURE_ENV}=1, or the module's _native = None"
+
+TWINS: tuple[Twin, ...] = (
+    Twin(
+        "C",
+        ("core/_cterm.c", "core/_cterm_term.c", "core/_cterm.h", "core/_cterm_api.h"),
+        "exprgraph.core.termbase.PureTermBase",
+        f"{PURE_ENV}=1",
+        (
+            "tests/core/test_termbase.py::test_the_pure_and_the_c_base_build_the_same_terms",
+            "tests/fuzz/test_fuzz_term.py::test_fuzz_term_constructor",
+        ),
+        "2026-11-27 issue 14 (C term base: found construction 117-124 ns vs pure 780-803 ns)",
+    ),
+    Twin(
+        "C",
+        ("diff/_csweep.c", "diff/_csweep.h", "diff/_csweep_reverse.c"),
+        "exprgraph.diff.reverse.backprop, exprgraph.diff.reverse.live_order",
+        _CSWEEP_SWITCH,
+        ("tests/diff/test_csweep.py::test_the_c_sweep_builds_what_the_python_sweep_builds",),
+    ),
+    Twin(
+        "C",
+        ("diff/_csweep_forward.c",),
+        "exprgraph.diff.forward._sweep",
+        _CSWEEP_SWITCH,
+        ("tests/diff/test_csweep.py::test_the_c_forward_sweep_builds_what_the_python_one_builds",),
+    ),
+    Twin(
+        "C",
+        ("diff/_csweep_pattern.c",),
+        "exprgraph.diff.pattern.dependency_sets",
+        _CSWEEP_SWITCH,
+        (
+            "tests/diff/test_csweep.py::test_the_c_sweep_builds_what_the_python_sweep_builds",
+            "tests/diff/test_csweep.py::test_dependency_sets_limits_hold_in_both_forms",
+        ),
+    ),
+    Twin(
+        "C",
+        ("diff/_csweep_rules.c",),
+        "exprgraph.core.grad_template.replay (the rules of the op table, called)",
+        _CSWEEP_SWITCH,
+        (
+            "tests/core/test_grad_template.py::test_replaying_a_recorded_rule_builds_what_the_rule_builds",
+            "tests/diff/test_csweep.py::test_the_c_sweep_builds_what_the_python_sweep_builds",
+        ),
+    ),
+    Twin(
+        "C",
+        ("diff/_csweep_folds.c",),
+        "exprgraph.core.grad_tools.product, exprgraph.core.grad_tools.negate, exprgraph.diff.reverse._fan_in",
+        _CSWEEP_SWITCH,
+        (
+            "tests/diff/test_csweep.py::test_the_c_folds_are_grad_tools_folds",
+            "tests/diff/test_csweep.py::test_the_c_fan_in_is_the_python_one",
+        ),
+    ),
+    Twin(
+        "mypyc",
+        ("exprgraph.dims.accel.COMPILED_MODULES",),
+        "the same modules' Python source",
+        f"{PURE_ENV}=1",
+        ("tests/dims/test_accel.py::test_pure_and_current_builds_give_the_same_answers",),
+        "2026-11-22 session 3 (dims cold text in/out: compiled 13.3 µs vs pure 24.8 µs)",
+    ),
+    Twin(
+        "shortcut",
+        ("exprgraph.dims.polyparse.read_polynomial",),
+        "exprgraph.dims.parse.parse_expression, then the walk of exprgraph.dims.regions",
+        "exprgraph.dims.normal.MAX_WORK (a text over the budget takes the general path)",
+        (
+            "tests/dims/test_fastpath.py::test_fast_path_reads_the_general_walks_polynomial",
+            "tests/dims/test_fastpath.py::test_simplify_expression_gives_what_the_general_path_gives",
+        ),
+    ),
+    Twin(
+        "shortcut",
+        ("exprgraph.dims.polyparse.read_value",),
+        "exprgraph.dims.polyprint.poly_value of exprgraph.dims.polyparse.read_polynomial",
+        "none: the test calls both",
+        ("tests/dims/test_speedups.py::test_flat_sums_print_from_their_names_as_from_their_atoms",),
+    ),
+    Twin(
+        "shortcut",
+        ("exprgraph.dims.regions._quick",),
+        "the walk of exprgraph.dims.regions (to_poly)",
+        "none: a root the quick path declines forces the walk",
+        ("tests/dims/test_quick_path.py::test_quick_path_gives_the_walks_polynomial",),
+    ),
+    Twin(
+        "shortcut",
+        ("exprgraph.dims.relations.decided_by_range",),
+        "the values of the expression at each point of the range",
+        "none: the test evaluates",
+        ("tests/dims/test_quick_answers.py::test_an_answer_from_a_range_holds_for_each_value_in_it",),
+    ),
+    Twin(
+        "shortcut",
+        ("exprgraph.dims.context.Context._nonnegative_product",),
+        "interval arithmetic r_mul of the factors, then r_scale (exprgraph.dims.ranges)",
+        "none: the test calls both",
+        ("tests/dims/test_query_shortcuts.py::test_product_ranges_in_one_pass",),
+    ),
+    Twin(
+        "shortcut",
+        ("exprgraph.dims.combine.may_combine",),
+        "exprgraph.dims.combine.combine_terms (it leaves the polynomial unchanged where may_combine is False)",
+        "none: the test calls both",
+        ("tests/dims/test_query_shortcuts.py::test_may_combine_false_means_combine_changes_nothing",),
+    ),
+    Twin(
+        "shortcut",
+        ("exprgraph.dims.arith.DimArith",),
+        "exprgraph.dims.arith_twin.TermRoad (build each operation's term, then simplify it)",
+        "none: the test runs both",
+        ("tests/dims/test_arith.py::test_chains_give_the_reference_terms",),
+        "2026-11-29 bench_dims_arith: replay 0.46x of the old road",
+    ),
+)

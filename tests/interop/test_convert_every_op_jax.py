@@ -1,0 +1,120 @@
+"""to_jax / from_jax on every op of the table: JAX computes our values, and the jaxpr read back does too."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from interop_strategies import float_env, float_terms, int_env, int_terms
+from test_convert_every_op import NO_VALUE, PACKAGE_OPS, assert_values, case, check_table
+
+from exprgraph import Symbol, evaluate
+from exprgraph.errors import ConversionError
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+
+from exprgraph.interop.jax import to_jax  # noqa: E402
+from exprgraph.interop.jax_read import from_jax  # noqa: E402
+
+#: ops JAX has no counterpart for, with the reason (none: every op with a value is written)
+NOT_THERE: dict[str, str] = {}
+#: ops to_jax writes with a primitive from_jax cannot read, with the reason
+NOT_READ_BACK = {
+    "logsumexp": "jax.nn.logsumexp shifts by reduce_max, a reduction no op of ours computes",
+}
+ALL = sorted(o.name for o in PACKAGE_OPS if o.name not in NO_VALUE)
+
+
+@pytest.fixture(autouse=True)
+def _x64():
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)  # int64 and float64, as evaluate
+    yield
+    jax.config.update("jax_enable_x64", before)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_op_converts_both_ways(name):
+    term, env = case(name, (8,))
+    values = env(1, np.random.default_rng(len(name)))
+    want = evaluate(term, values)
+    f = to_jax(term)
+    args = [values[s.name] for s in f.inputs]
+    assert_values(f(*args), want, term.dtype)
+    if name in NOT_READ_BACK:
+        with pytest.raises(ConversionError, match="reduce_max"):
+            from_jax(f, *args)
+        return
+    back = from_jax(f, *args)
+    assert back.free_symbols <= term.free_symbols  # to_jax's own input symbols come back
+    assert_values(evaluate(back, values), want, term.dtype)
+
+
+def test_no_op_is_left_unaccounted():
+    assert check_table(NOT_THERE, lambda name: name in ALL) == []
+
+
+def test_a_users_function_reads_into_terms():
+    def f(x, y):
+        return jnp.round(x) + jnp.where(x > y, x, 1.0) + jax.nn.relu(y) + jnp.clip(x, 0, 1) + jnp.sum(x * y)
+
+    x, y = np.array([0.5, 1.5, -2.5, 0.2]), np.array([1.0, -1.0, 0.3, 0.2])
+    t = from_jax(f, x, y)
+    assert {s.name for s in t.free_symbols} == {"x", "y"}
+    np.testing.assert_allclose(evaluate(t, {"x": x, "y": y}), np.asarray(f(x, y)))
+
+
+def test_a_jaxpr_with_matrix_products_and_integer_division():
+    def f(a, b, n):
+        return jnp.transpose(a @ b).sum(axis=0) + (n // 3) + (n % 3) + jnp.floor_divide(n, -2)
+
+    a, b, n = np.ones((2, 3)), np.arange(12.0).reshape(3, 4), np.arange(-5, 3)[:2]
+    jaxpr = jax.make_jaxpr(f)(a, b, n)
+    t = from_jax(jaxpr, names=["a", "b", "n"])
+    np.testing.assert_allclose(evaluate(t, {"a": a, "b": b, "n": n}), np.asarray(f(a, b, n)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6), min_size=3, max_size=3), st.sampled_from([0, 1]))
+def test_round_reads_as_jax_rounds(values, method):
+    x = np.asarray([*values, 0.5, 1.5, -2.5, -0.5, 2.4999999999999996])
+    t = from_jax(lambda v: jax.lax.round(v, method), x)
+    np.testing.assert_array_equal(evaluate(t, {"v": x}), np.asarray(jax.lax.round(x, method)))
+
+
+@pytest.mark.parametrize(
+    ("fn", "primitive"),
+    [
+        (lambda x: jnp.max(x), "reduce_max"),
+        (lambda x: jnp.cumsum(x), "cumsum"),
+        (lambda x: x[::2], "slice of more than one element"),
+        (lambda x: jnp.sort(x), "sort"),
+    ],
+)
+def test_unsupported_primitives_raise_naming_them(fn, primitive):
+    with pytest.raises(ConversionError, match=primitive):
+        from_jax(fn, np.ones(4))
+
+
+def test_deeply_nested_jit_reads_without_recursion():
+    f = jax.jit(lambda x: x + 1.0)
+    for _ in range(60):
+        f = jax.jit(lambda x, g=f: g(x) * 1.0)
+    t = from_jax(f, 1.0)
+    assert evaluate(t, {"x": 2.0}) == 3.0
+    assert Symbol("x") in t.free_symbols
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(float_terms(), int_terms())
+def test_random_terms_read_back_from_their_jaxpr(ft, it):
+    for t, env in ((ft, float_env(8)), (it, int_env(8))):
+        f = to_jax(t)
+        args = [env[s.name] for s in f.inputs]
+        back = from_jax(f, *args)
+        with np.errstate(all="ignore"):
+            want = np.broadcast_to(evaluate(t, env), (8,))
+            got = np.broadcast_to(evaluate(back, env), (8,))
+        assert_values(got, want, t.dtype)

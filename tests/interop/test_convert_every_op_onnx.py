@@ -1,0 +1,90 @@
+"""to_onnx on every op of the table: the exported model passes onnx.checker and computes our values
+(onnx's reference evaluator). ONNX export is one way: there is no reader of ONNX models into terms
+(``infer_onnx_shapes`` reads their shapes, not their values)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_convert_every_op import NO_VALUE, PACKAGE_OPS, assert_values, case, check_table
+
+from exprgraph import Symbol, Term, const, evaluate, get_op
+from exprgraph.errors import ConversionError
+
+onnx = pytest.importorskip("onnx")
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+from exprgraph.interop.onnx import to_onnx  # noqa: E402
+
+#: ops ONNX has no counterpart for, with the reason (none: every op with a value is exported)
+NOT_THERE: dict[str, str] = {}
+#: ONNX operators the issue names that no op of ours computes: there is no term to export them from
+NO_TERM = {
+    "Range": "no op builds a sequence of numbers",
+    "Einsum": "no op contracts named indices (matmul, dot, sum and transpose are exported)",
+    "TopK": "no op sorts or selects the k largest",
+    "Slice": "no op reads a slice (access reads one element, exported as GatherND)",
+    "Reshape": "no op reshapes (insert_axes multiplies by ones)",
+    "Expand": "broadcasting is implicit in every elementwise op",
+    "ConstantOfShape": "array constants are initializers",
+    "Concat": "no op concatenates (used inside access's export)",
+    "Squeeze": "no op removes axes (sum over a length-1 axis is a ReduceSum)",
+}
+ALL = sorted(o.name for o in PACKAGE_OPS if o.name not in NO_VALUE)
+#: ops written with an ONNX formula rather than one operator: equal within rounding
+LOOSE = {"hypot": 1e-12, "atan2": 1e-12, "log2": 1e-12, "log10": 1e-12}
+#: onnx's reference evaluator computes Erf in float32 (a runtime with a float64 Erf: full precision)
+ABSOLUTE = {"erf": 1e-7, "erfc": 1e-7}
+
+
+def _run(model, values: dict) -> object:
+    onnx.checker.check_model(model)
+    feeds = {i.name: np.asarray(values[i.name]) for i in model.graph.input}
+    with np.errstate(all="ignore"):
+        return ReferenceEvaluator(model).run(None, feeds)[0]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_op_exports_and_computes_our_values(name):
+    term, env = case(name, (6,))
+    values = env(1, np.random.default_rng(len(name)))
+    want = evaluate(term, values)
+    got = _run(to_onnx(term), values)
+    assert_values(got, want, term.dtype, rtol=LOOSE.get(name, 1e-12), atol=ABSOLUTE.get(name, 1e-12))
+
+
+def test_no_op_is_left_unaccounted():
+    assert check_table(NOT_THERE, lambda name: name in ALL) == []
+
+
+def test_an_opaque_dimension_function_is_refused_by_name():
+    n = Symbol("n", "int64")
+    with pytest.raises(ConversionError, match="dim_fn"):
+        to_onnx(Term(get_op("dim_fn"), (n,), "opaque"))
+
+
+@pytest.mark.parametrize(
+    ("y", "x"),
+    [(0.0, 0.0), (-0.0, 0.0), (0.0, -0.0), (-0.0, -0.0), (1.0, 0.0), (-1.0, -0.0), (2.0, -3.0), (-2.0, -3.0)],
+)
+def test_atan2_signs_and_zeros_are_ieees(y, x):
+    a, b = Symbol("a"), Symbol("b")
+    got = _run(to_onnx(get_op("atan2")(a, b), [a, b]), {"a": np.float64(y), "b": np.float64(x)})
+    want = np.arctan2(y, x)
+    assert got == pytest.approx(want, rel=1e-15) and np.signbit(got) == np.signbit(want)
+
+
+def test_a_dimension_of_an_input_is_read_from_its_shape():
+    x = Symbol("x", shape=("n",))
+    n = x.shape[0]
+    mean = get_op("sum")(x) / (n * const(1.0))
+    model = to_onnx(mean, [x])
+    assert [node.op_type for node in model.graph.node][:2] == ["Shape", "Gather"]
+    values = np.arange(5.0)
+    assert _run(model, {"x": values}) == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("op_type", sorted(NO_TERM))
+def test_operators_without_a_term_have_a_reason(op_type):
+    assert NO_TERM[op_type]
+    assert op_type not in {o.name for o in PACKAGE_OPS}
