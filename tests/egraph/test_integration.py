@@ -15,7 +15,7 @@ import exprgraph as eg
 from exprgraph import parse
 from exprgraph.cli import main
 from exprgraph.egraph import EqualitySaturationRewriter, SaturationProfile, saturate
-from exprgraph.egraph.simplify import binarize, saturation_simplify
+from exprgraph.egraph.saturation import binarize, saturation_simplify
 from exprgraph.graph import FunctionGraph, MergeOptimizer, SequentialGraphRewriter
 from exprgraph.simplify import cost, simplify
 

@@ -12,7 +12,7 @@ import exprgraph as eg
 from exprgraph.cli import main
 from exprgraph.egraph import EqualitySaturationRewriter
 from exprgraph.egraph.algebra import SAFE, algebra_rules
-from exprgraph.egraph.simplify import saturation_simplify
+from exprgraph.egraph.saturation import saturation_simplify
 from exprgraph.graph import FunctionGraph, rewrite_graph
 from exprgraph.simplify import canonical, canonical_ruleset, output_ruleset, rules, simplify
 

@@ -8,7 +8,7 @@
   for e-matching (:mod:`.ematch`, :mod:`.rewrite`); conditions in :mod:`.conditions`;
 - extraction by tree or DAG cost, greedy or exact by ILP (:mod:`.extract`, :mod:`.dag`);
 - explanations as chains of rule applications (:mod:`.explain`); pictures (:mod:`.dot`);
-- integration: ``simplify(t, method="egraph")`` (:mod:`.simplify`), the
+- integration: ``simplify(t, method="egraph")`` (:mod:`.saturation`), the
   :class:`EqualitySaturationRewriter` graph rewriter, ``exprgraph saturate`` (:mod:`.cli`);
 - egg's math suite and egglog's micro-benchmark in :mod:`.mathsuite`.
 
@@ -30,8 +30,8 @@ from .extract import Extracted, extract
 from .rewrite import ERule
 from .rewriter import EqualitySaturationRewriter, SaturationProfile
 from .runner import Iteration, Report, StopReason, saturate
+from .saturation import saturation_simplify  # registers simplify(t, method="egraph")
 from .scheduler import BackoffScheduler, Scheduler, SimpleScheduler
-from .simplify import saturation_simplify  # registers simplify(t, method="egraph")
 
 __all__ = ["EGraph", "ENode", "Analysis", "Intervals", "ERule", "rule"]
 __all__ += ["conditions", "not_zero", "is_const", "is_sym", "const_or_distinct_var"]

@@ -21,7 +21,7 @@ from .dag import greedy_dag, improve
 from .egraph import EGraph
 from .extract import build_term, class_nodes, node_cost_fn
 from .runner import Report, saturate
-from .simplify import SIMPLIFY_COSTS, binarize
+from .saturation import SIMPLIFY_COSTS, binarize
 
 __all__ = ["EqualitySaturationRewriter", "SaturationProfile"]
 

@@ -39,7 +39,7 @@ from .optdb import optdb, register_canonicalize, register_specialize, register_s
 from .pattern_rewriter import PatternNodeRewriter
 from .printing import as_string, format_terms
 from .profile import *  # noqa: F403  (the profile classes)
-from .regions import RegionCache, RegionNodeRewriter
+from .region_rewrite import RegionCache, RegionNodeRewriter
 from .replace import clone_replace, graph_replace
 from .rewriters import *  # noqa: F403  (the rewriter interfaces and the ready-made node rewriters)
 from .transaction import RewriteDriver, replacement_pairs

@@ -48,7 +48,7 @@ from .fgraph import FunctionGraph
 from .merge import MergeOptimizer
 from .pattern_rewriter import PatternNodeRewriter
 from .profile import SequenceProfile
-from .regions import RegionNodeRewriter
+from .region_rewrite import RegionNodeRewriter
 from .rewriters import GraphRewriter, NodeRewriter, Rewriter, node_rewriter
 
 __all__ = [
