@@ -100,6 +100,7 @@ PRIMITIVES: dict[str, Callable[..., Term]] = {
         "exp": "exp",
         "log": "log",
         "log1p": "log1p",
+        "log2": "log2",  # a primitive of its own since JAX 0.12 (before: log(x)/log(2))
         "expm1": "expm1",
         "sqrt": "sqrt",
         "sin": "sin",
