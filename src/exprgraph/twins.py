@@ -114,6 +114,7 @@ TWINS: tuple[Twin, ...] = (
             "tests/dims/test_fastpath.py::test_fast_path_reads_the_general_walks_polynomial",
             "tests/dims/test_fastpath.py::test_simplify_expression_gives_what_the_general_path_gives",
         ),
+        "2026-11-29 bench_dims_shortcuts: 0.86x of parse then walk, reference table, cold, compiled",
     ),
     Twin(
         "shortcut",
@@ -121,6 +122,7 @@ TWINS: tuple[Twin, ...] = (
         "exprgraph.dims.polyprint.poly_value of exprgraph.dims.polyparse.read_polynomial",
         "none: the test calls both",
         ("tests/dims/test_speedups.py::test_flat_sums_print_from_their_names_as_from_their_atoms",),
+        "2026-11-29 bench_dims_shortcuts: 0.97x of read then print (within noise: a candidate to go)",
     ),
     Twin(
         "shortcut",
