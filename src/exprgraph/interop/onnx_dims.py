@@ -10,7 +10,9 @@ the helpers read node attributes, checking their types, and axes. Used by
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,11 +57,16 @@ class Value:
         return () if self.scalar else (len(self.entries),)
 
 
+@functools.cache
+def _attribute_value() -> Callable[[Any], Any]:
+    """onnx's reader of an AttributeProto's value (imported once: attributes are read for every node)."""
+    return require("onnx", "onnx").helper.get_attribute_value
+
+
 def _attr(node: Any, name: str, default: Any = None) -> Any:
     for a in node.attribute:
         if a.name == name:
-            onnx = require("onnx", "onnx")
-            value = onnx.helper.get_attribute_value(a)
+            value = _attribute_value()(a)
             return value.decode(errors="replace") if isinstance(value, bytes) else value
     return default
 
