@@ -29,6 +29,9 @@ def _extend(children):
 integer_terms = st.recursive(_leaves, _extend, max_leaves=12)
 _values = st.integers(-1000, 1000)
 environments = st.lists(st.fixed_dictionaries({"a": _values, "b": _values, "c": _values}), min_size=3, max_size=6)
+# the safe strength keeps values where int64 wraps, too
+_wide = st.one_of(_values, st.integers(-(2**63), 2**63 - 1), st.sampled_from([2**61, 2**62 - 1, -(2**63), 2**63 - 1]))
+wide_environments = st.lists(st.fixed_dictionaries({"a": _wide, "b": _wide, "c": _wide}), min_size=3, max_size=6)
 
 
 def _value(term, env):
@@ -50,7 +53,7 @@ def _check(original, simplified, envs, unsafe: bool, measure=cost) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(term=integer_terms, envs=environments)
+@given(term=integer_terms, envs=wide_environments)
 def test_safe_simplify_keeps_every_value(term, envs):
     out = simplify(term)
     _check(term, out, envs, unsafe=False)
@@ -77,8 +80,8 @@ def test_dims_decides_the_integer_subterms():
     assert str(simplify(2 * batch // batch, unsafe=True)) == "2"
     assert str(simplify((A * B + A) // A, unsafe=True)) == "b + 1"
     assert str(simplify(A - A)) == "0" and str(simplify(A + B - A)) == "b"  # exact for ints: no inf - inf
-    assert str(simplify((batch + 7) // 8 * 8 - (batch + 7) // 8 * 8 + (4 * A + 2) // 2)) == "2*a + 1"
-    assert str(simplify(get_op("maximum")(A, B) + get_op("minimum")(A, B) - B)) == "a"
+    assert str(simplify((batch + 7) // 8 * 8 - (batch + 7) // 8 * 8 + (4 * A + 2) // 2, unsafe=True)) == "2*a + 1"
+    assert str(simplify(get_op("maximum")(A, B) + get_op("minimum")(A, B) - B, unsafe=True)) == "a"
     assert str(simplify(X * (A + A - A))) == "a*x"
 
 
@@ -91,12 +94,21 @@ def test_safe_strength_leaves_symbolic_divisors():
     assert roots == [2 * batch] and t not in inside
 
 
+def test_safe_strength_keeps_what_wraps():
+    """Divisions, max and min are exact only where nothing wraps: the safe strength leaves them whole."""
+    big = np.array([2**61, 2**63 - 1, -(2**63), 5])
+    for t in ((A * 4) // 4, (A * 4 + 8) // 4, get_op("maximum")(A + 1, A), (A * 3 + 1) // 3):
+        out = simplify(t)
+        np.testing.assert_array_equal(evaluate(out, {"a": big}), evaluate(t, {"a": big}))
+    assert str(simplify((A * 4 + 8) // 4, unsafe=True)) == "a + 2"  # unsafe: exact where nothing wraps
+
+
 def test_atoms_are_hidden_from_dims():
     """An int64 subterm dims does not model is an atom: simplified on its own, never looked into."""
     t = abs(A + A - A) + abs(A) - abs(A)
     assert str(simplify_integers(t)) == "abs(a)"
     u = (abs(A) * 2 + 1) // 2 + get_op("where")(X > 0, B - B, C)
-    assert str(simplify_integers(u)) == "abs(a) + where(x > 0, 0, c)"
+    assert str(simplify_integers(u, unsafe=True)) == "abs(a) + where(x > 0, 0, c)"
 
 
 def test_name_clashes_and_limits():

@@ -7,18 +7,21 @@ atom, simplified on its own and shown to dims as a fresh name, so dims never see
 assumes anything about, what it does not model. dims works under no assumption on names (every
 int64 value, negatives included), with Python's (and numpy's) floor semantics.
 
-Strength: by default a division (``//``, ``%``, ``ceil_div``) joins a region only when its divisor
-is a non-zero constant, since dims takes a symbolic divisor to be non-zero, and at 0 numpy gives 0
-where dims' form may not (``(2*n)//n`` is 0 at ``n = 0``, not 2); ``unsafe=True`` lets every
-division in (as the simplifier's other rules exact only for non-zero values). Values agree
-wherever no operation overflows int64; sums, differences and products (a polynomial) agree for
-every int64 value, wrapping included. A region's canonical form replaces it only when it costs
-no more, and the whole result only when it costs no more than the input.
+Strength: by default a region holds only ``+ - *`` and unary minus: a polynomial, whose canonical
+form has the same value for every int64 value, wrapping included (arithmetic modulo 2**64 is a
+ring). Max, min and the divisions (``//``, ``%``, ``ceil_div``) join only with ``unsafe=True``: their
+identities hold where no operand wraps (``(4*a)//4`` is not ``a`` at ``a = 2**61``, ``max(a + 1, a)``
+not ``a + 1`` at ``a = 2**63 - 1``), and dims takes a symbolic divisor to be non-zero, where numpy
+gives 0 (``(2*n)//n`` is 0 at ``n = 0``, not 2); by default each is an atom whose operands are
+regions of their own. A region's canonical form replaces it only when it costs no more, and the
+whole result only when it costs no more than the input.
 
 >>> from exprgraph import Symbol
 >>> a, b = Symbol("a", "int64"), Symbol("b", "int64")
->>> print(simplify_integers(a*b + a - a*(b + 1) + (4*a + 2)//2))
-2*a + 1
+>>> print(simplify_integers(a*b + a - a*(b + 1) + 2*a))
+2*a
+>>> print(simplify_integers((4*a + 2)//2), simplify_integers((4*a + 2)//2, unsafe=True))
+(4*a + 2)//2 2*a + 1
 >>> print(simplify_integers((a*b + a)//a))
 (a + a*b)//a
 >>> print(simplify_integers((a*b + a)//a, unsafe=True))
@@ -38,8 +41,8 @@ from ..errors import TermTooLargeError
 __all__ = ["simplify_integers", "integer_regions"]
 
 #: ops dims models, by how they join a region
-_RING: Final = frozenset({"add", "sub", "mul", "neg", "maximum", "minimum"})
-_DIVISIONS: Final = frozenset({"floordiv", "mod", "ceil_div"})
+_RING: Final = frozenset({"add", "sub", "mul", "neg"})  # exact modulo 2**64: every strength
+_UNSAFE: Final = frozenset({"maximum", "minimum", "floordiv", "mod", "ceil_div"})  # exact where nothing wraps
 
 #: dims' state with no range on names: every int64 value
 _EVERY_VALUE: Final = DimEnv(default=(None, None))
@@ -49,18 +52,12 @@ def _int_scalar(t: Term) -> bool:
     return t.dtype == INT64 and t.shape == ()
 
 
-def _nonzero_constant(t: Term) -> bool:
-    return t.is_const and t.attr.__class__ is int and t.attr != 0
-
-
 def _joins(t: Term, unsafe: bool) -> bool:
     """Whether ``t`` is a node of an integer region (its op is dims', its operands int64 scalars)."""
     name = t.op.name
-    if name not in _RING and name not in _DIVISIONS:
+    if name not in _RING and not (unsafe and name in _UNSAFE):
         return False
-    if not _int_scalar(t) or not all(_int_scalar(a) for a in t.args):
-        return False
-    return name in _RING or unsafe or _nonzero_constant(t.args[1])
+    return _int_scalar(t) and all(_int_scalar(a) for a in t.args)
 
 
 def _leaf(t: Term) -> bool:
