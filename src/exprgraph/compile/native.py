@@ -57,7 +57,8 @@ class NativeRunner:
         self._out_t = ctypes.c_void_p * max(len(loop_outputs), 1)
         self._out_dtypes = [NUMPY_DTYPES[t.dtype] for t in loop_outputs]
         positions = {s: k for k, s in enumerate(program.inputs)}
-        self._free_index = [[input_index.index(positions[s]) for s in t.free_symbols] for t in loop_outputs]
+        slot = {position: k for k, position in enumerate(input_index)}  # a dict: list.index was quadratic
+        self._free_index = [[slot[positions[s]] for s in t.free_symbols] for t in loop_outputs]
         self._constants = {t: program.values[t] for t in program.outputs if not t.free_symbols}
 
     # -- arrays, broadcast like numpy ------------------------------------------------------------
