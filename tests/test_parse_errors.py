@@ -29,7 +29,7 @@ from exprgraph import Symbol, parse
 from exprgraph.cli import main
 from exprgraph.core.tokens import DEFAULT_MAX_TEXT, ENV_MAX_TEXT, MAX_TOKEN, SHORT_TEXT, tokenize
 from exprgraph.dims import parse_expression, simplify_expression
-from exprgraph.errors import DimExpressionError, KernelError, ParseError, RuleSyntaxError, SizeLimitError
+from exprgraph.errors import CARET_WINDOW, DimExpressionError, KernelError, ParseError, RuleSyntaxError, SizeLimitError
 from exprgraph.rules import RuleSet, parse_condition, rule
 from exprgraph.tensor import load_case, parse_kernel
 
@@ -228,8 +228,28 @@ def test_parse_errors_have_positions_and_carets(parser: Parser, text: str, at: i
     start = text.rfind("\n", 0, pos) + 1
     end = text.find("\n", pos)
     line, caret = str(err).split("\n")[-2:]
-    assert line == text[start : end if end >= 0 else len(text)]
-    assert caret == " " * (pos - start) + "^"
+    whole = text[start : end if end >= 0 else len(text)]
+    if len(whole) <= CARET_WINDOW:
+        assert line == whole
+        assert caret == " " * (pos - start) + "^"
+    else:  # a window of the line around the fault, "..." where it is cut
+        assert line.removeprefix("...").removesuffix("...") in whole
+        assert len(line) <= 2 * CARET_WINDOW + 6
+        column = caret.index("^")
+        assert caret == " " * column + "^"
+        assert line[column : column + 1] == text[pos : pos + 1]
+
+
+def test_a_long_line_is_shown_as_a_window_around_the_fault():
+    text = "x+" * 50_000 + ")" + "+y" * 50_000
+    pos = text.index(")")
+    with pytest.raises(ParseError) as info:
+        parse(text)
+    assert info.value.pos == pos
+    line, caret = str(info.value).split("\n")[-2:]
+    assert len(line) <= 2 * CARET_WINDOW + 6  # not the 200,001 characters
+    assert line.startswith("...") and line.endswith("...")
+    assert line[caret.index("^")] == ")"
 
 
 # -- the text size limit --------------------------------------------------------------------------

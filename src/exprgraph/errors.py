@@ -53,12 +53,18 @@ class ExprgraphError(Exception):
     """Base class of all exprgraph errors."""
 
 
+#: characters of the faulty line shown on each side of the caret (a megabyte line is not echoed whole)
+CARET_WINDOW = 60
+
+
 def caret_line(text: str, pos: int) -> str:
-    """Return the line of ``text`` holding ``pos`` and a caret under that column."""
+    """Return the line of ``text`` holding ``pos`` (cut to a window around it) and a caret under that column."""
     start = text.rfind("\n", 0, pos) + 1
     end = text.find("\n", pos)
-    line = text[start : end if end >= 0 else len(text)]
-    return f"{line}\n{' ' * (pos - start)}^"
+    end = end if end >= 0 else len(text)
+    left, right = max(start, pos - CARET_WINDOW), min(end, pos + CARET_WINDOW)
+    head, tail = ("..." if left > start else ""), ("..." if right < end else "")
+    return f"{head}{text[left:right]}{tail}\n{' ' * (len(head) + pos - left)}^"
 
 
 def located(message: str, text: str, pos: int) -> str:
