@@ -77,6 +77,8 @@ ERRORS = [
     (CORE, "array([[1.0], [2.0, 3.0]])", "array", "ragged"),
     (CORE, "array([1.0, 2.0)", ")", "expected ',' or ']'"),
     (CORE, "array([1.0", 10, "got 'end of input'"),
+    (CORE, "array([1, 2, 99999999999999999999999])", "999", "does not fit in int64"),  # was a DTypeError
+    (CORE, "array([1.5, -9223372036854775809])", "922", "does not fit in int64"),
     # -- dimension expressions ---------------------------------------------------------------------
     (DIMS, "x +", 3, "unexpected end"),
     (DIMS, "s0::x", 2, "unexpected character ':'"),

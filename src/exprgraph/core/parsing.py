@@ -376,7 +376,13 @@ class _Parser:
             lit = _LITERAL_NAMES[value]
         if lit is None:
             raise self.fail(f"unexpected {value or 'end of input'!r} in an array literal", pos)
-        return -lit if sign < 0 else lit
+        lit = -lit if sign < 0 else lit
+        if type(lit) is int and not _INT64_MIN <= lit <= _INT64_MAX:
+            raise self.fail(f"integer {lit} in an array literal does not fit in int64", pos)
+        return lit
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _to_array(rows: list, parser: _Parser, pos: int) -> np.ndarray:
