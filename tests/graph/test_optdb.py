@@ -70,6 +70,23 @@ def test_stabilize_and_specialize():
     assert evaluate(rewrite_graph(logistic, include=("fast_run",)), big) == 0.0
 
 
+def test_stable_forms_apply_whatever_is_shared():
+    # exp(x) is read by both outputs: each still gets its stable form, as when simplified alone
+    unstable = [exp(x) - 1, log(1 + exp(x))]
+    graph = FunctionGraph([x], unstable)
+    out = rewrite_graph(graph, include=("fast_run",)).outputs
+    assert out == [get_op("expm1")(x), get_op("softplus")(x)]
+    assert [float(evaluate(t, {x: 800.0})) for t in out[1:]] == [800.0]  # log(1 + exp(800)) is inf
+    kept = rewrite_graph(FunctionGraph([x], [*unstable, exp(x)]), include=("fast_run",)).outputs
+    assert kept[:2] == out and kept[2] is exp(x)  # the shared node stays for the output that reads it
+    mpmath = pytest.importorskip("mpmath")
+    exact = [lambda v: mpmath.expm1(v), lambda v: mpmath.log1p(mpmath.exp(v))]
+    with mpmath.workdps(50):
+        for v in np.linspace(-40.0, 40.0, 81):  # right to the last bits where the naive forms cancel
+            for form, value in zip(out, exact, strict=True):
+                assert float(evaluate(form, {x: v})) == pytest.approx(float(value(mpmath.mpf(float(v)))), rel=1e-14)
+
+
 def test_phases_do_not_undo_each_other():
     terms = [1.0 / (1 + exp(-x)), sqrt(x * x) + y**2, (x + y) * (x + y), x / 8 + log(1 + x)]
     once = rewrite_graph(terms, include=("fast_run",))

@@ -21,8 +21,9 @@ simplify's *unsafe* rules (``x*0 -> 0``, ``x - x -> 0``, ``(x*y)/y -> x``: exact
 or non-zero values) carries only the tag ``unsafe``: ``include=("canonicalize", "unsafe")``.
 
 **stabilize** turns unstable forms into stable ones (``1/(1 + exp(-x)) -> sigmoid(x)``,
-``sqrt(x**2) -> abs(x)``, the exp ratio form of tanh; ``log(1 + x) -> log1p(x)`` and
-``exp(x) - 1 -> expm1(x)`` when those ops are registered). **specialize** picks cheaper
+``sqrt(x**2) -> abs(x)``, the exp ratio form of tanh; ``log(1 + x) -> log1p(x)``,
+``log1p(exp(x)) -> softplus(x)`` and ``exp(x) - 1 -> expm1(x)`` when those ops are registered),
+whatever else reads the nodes they match. **specialize** picks cheaper
 operations (``x**2 -> x*x``, division by a power of two as a multiplication; ``x**0.5 ->
 sqrt(x)`` is tagged unsafe: it differs at -0.0 and -inf).
 
@@ -142,26 +143,34 @@ def _canonicalize_db() -> EquilibriumDB:
 
 
 def _stabilize_db() -> EquilibriumDB:
-    """Numerically stable forms of canonical expressions, put back in canonical order."""
+    """Numerically stable forms of canonical expressions, put back in canonical order.
+
+    Each rule fires whatever else reads the nodes it matches (a subterm shared with another output
+    stays for that output): accuracy is worth the extra node, and a graph must not be less stable
+    than each of its outputs simplified alone.
+    """
     stab = EquilibriumDB("stabilize")
     stable = [
         # 1/(1 + exp(-x)) -> sigmoid(x): no overflow of exp(-x) for very negative x
-        ("sigmoid_reciprocal", "1/(1 + exp(-x)) -> sigmoid(x)", False),
+        ("sigmoid_reciprocal", "1/(1 + exp(-x)) -> sigmoid(x)"),
         # exp(x)/(1 + exp(x)) -> sigmoid(x): no inf/inf for large x
-        ("sigmoid_exp_ratio", "exp(x)/(1 + exp(x)) -> sigmoid(x)", True),
+        ("sigmoid_exp_ratio", "exp(x)/(1 + exp(x)) -> sigmoid(x)"),
         # (exp(x) - exp(-x))/(exp(x) + exp(-x)) -> tanh(x): no inf/inf for large |x|
-        ("tanh_exp_ratio", "(exp(x) - exp(-x))/(exp(x) + exp(-x)) -> tanh(x)", True),
+        ("tanh_exp_ratio", "(exp(x) - exp(-x))/(exp(x) + exp(-x)) -> tanh(x)"),
         # sqrt(x**2) -> abs(x): x**2 overflows for |x| > 1e154
-        ("abs_sqrt_square", "sqrt(x**2) -> abs(x)", False),
+        ("abs_sqrt_square", "sqrt(x**2) -> abs(x)"),
     ]
     if find_op("log1p") is not None:
         # log(1 + x) -> log1p(x): exact for tiny x
-        stable.append(("log1p", "log(1 + x) -> log1p(x)", False))
+        stable.append(("log1p", "log(1 + x) -> log1p(x)"))
+        if find_op("softplus") is not None:
+            # log1p(exp(x)) -> softplus(x): no overflow of exp(x) above 709
+            stable.append(("softplus", "log1p(exp(x)) -> softplus(x)"))
     if find_op("expm1") is not None:
         # exp(x) - 1 -> expm1(x): exact for tiny x
-        stable.append(("expm1", "exp(x) - 1 -> expm1(x)", False))
-    for name, text, multi in stable:
-        _register_rule(stab, _rule_rewriter(name, text, allow_multiple_clients=multi, tag="stabilize"))
+        stable.append(("expm1", "exp(x) - 1 -> expm1(x)"))
+    for name, text in stable:
+        _register_rule(stab, _rule_rewriter(name, text, allow_multiple_clients=True, tag="stabilize"))
     # stable forms are put back in canonical order, so canonicalize has nothing to redo on them
     stab.register("simplify_regions", RegionNodeRewriter(_normaliser(False), "simplify_regions"), "fast_run")
     return stab
