@@ -7,7 +7,7 @@ import pytest
 
 from exprgraph import Symbol, cos, evaluate, exp, sin, symbols
 from exprgraph import sum as sum_
-from exprgraph.errors import EvaluationError
+from exprgraph.errors import EvaluationError, MissingValueError
 from exprgraph.interop import dask as eg_dask
 
 da = pytest.importorskip("dask.array")
@@ -55,8 +55,9 @@ def test_one_output_numbers_and_errors():
     constant_part = eg_dask.evaluate([x + 1, sum_(A) * 1.0], env)
     np.testing.assert_allclose(constant_part[1].compute(), np.full((40, 30), 2.0))
     assert constant_part[0].dtype == np.float64
-    with pytest.raises(EvaluationError, match="no value for the symbol 'y'"):
+    with pytest.raises(MissingValueError, match="no value for the symbol 'y'") as missing:
         eg_dask.evaluate(x + y, {"x": env["x"]})
+    assert isinstance(missing.value, KeyError)  # a KeyError too, as the numpy evaluator raises
     with pytest.raises(EvaluationError, match="scalar terms"):
         eg_dask.evaluate(A * x, env)
 

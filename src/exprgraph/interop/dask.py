@@ -22,7 +22,7 @@ import numpy as np
 
 from ..core import Term
 from ..core.walk import postorder
-from ..errors import EvaluationError
+from ..errors import EvaluationError, MissingValueError
 from ..eval import evaluate as evaluate_numpy
 from ..eval.bind import NUMPY_DTYPES
 from ._optional import require
@@ -52,7 +52,7 @@ def _lookup(env: Mapping[Any, Any], symbol: Term) -> Any:
         return env[symbol]
     if symbol.name in env:
         return env[symbol.name]
-    raise EvaluationError(f"no value for the symbol {symbol.name!r}")
+    raise MissingValueError(f"no value for the symbol {symbol.name!r}")
 
 
 def evaluate(outputs: Term | Sequence[Term], env: Mapping[Any, Any]) -> Any:
