@@ -16,6 +16,7 @@ from .dtypes import BOOL, DTYPES, FLOAT32, FLOAT64, INT64, as_dtype, promote
 from .latex import latex
 from .leaves import *  # noqa: F403
 from .op import Op, as_term, get_op, ops, register_op
+from .pack import TermPack
 from .parsing import parse, tokenize
 from .printing import dformat, dprint, to_dot, to_infix, to_repr
 from .shapes import broadcast_shapes
@@ -25,6 +26,7 @@ from .traversal import Expression, postorder, preorder, substitute, toposort, tr
 # literal lists, and `+=` of a module's list: the forms type checkers read (tests/test_typing.py)
 __all__ = [
     "Term",
+    "TermPack",
     "Op",
     "register_op",
     "get_op",

@@ -90,9 +90,8 @@ class Term(TermBase, OperatorMethods["Term"], ArrayMethods["Term"]):
 
     def __reduce__(self) -> tuple:
         # a flat list of nodes, so deep terms pickle without recursion and re-intern on load
-        nodes = postorder((self,))
-        index = {node: i for i, node in enumerate(nodes)}
-        flat = [(n.op.name, tuple(index[a] for a in n.args), n.attr) for n in nodes]
+        # (many terms sharing nodes: core.pack.TermPack flattens them together)
+        flat, _ = flatten_nodes((self,))
         return (_unflatten, (flat,))
 
     # -- structure ------------------------------------------------------------------------------
@@ -283,8 +282,24 @@ def _union_free(node: Term) -> frozenset:
     return best.union(*extra) if extra else best
 
 
-def _unflatten(flat: list[tuple[str, tuple[int, ...], Any]]) -> Term:
+#: a term's node in a flat list: its op's name, the positions of its arguments earlier in the list, its attr
+FlatNode = tuple[str, tuple[int, ...], Any]
+
+
+def flatten_nodes(roots: tuple[Term, ...]) -> tuple[list[FlatNode], list[int]]:
+    """The distinct nodes of ``roots`` as a flat list, children first, and each root's position in it."""
+    nodes = postorder(roots)
+    index = {node: i for i, node in enumerate(nodes)}
+    return [(n.op.name, tuple(index[a] for a in n.args), n.attr) for n in nodes], [index[t] for t in roots]
+
+
+def build_nodes(flat: list[FlatNode]) -> list[Term]:
+    """The terms of a flat list, each built (and interned) once, in order."""
     built: list[Term] = []
     for name, arg_index, attr in flat:
         built.append(Term(REGISTRY[name], tuple(built[i] for i in arg_index), attr))
-    return built[-1]
+    return built
+
+
+def _unflatten(flat: list[FlatNode]) -> Term:
+    return build_nodes(flat)[-1]

@@ -31,6 +31,7 @@ import functools
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
+from ..core.pack import TermPack
 from ..errors import FeatureError, InconsistencyError
 from .state import GraphState
 
@@ -221,10 +222,17 @@ class GraphFeatures(GraphState):
             for name in f.provides:
                 state.pop(name, None)
         state["_features"] = [f for f in self._features if not f.transient]
+        # the graph's terms in one flat node list: shared nodes once (term by term is quadratic)
+        ins, outs, kept = state.pop("inputs"), state.pop("_outputs"), state.pop("_kept")
+        state["_terms"] = (TermPack((*ins, *outs, *kept)), len(ins), len(outs))
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore a pickled graph: rebuild its clients map and re-subscribe its features (no ``on_attach`` again)."""
+        pack, n_in, n_out = state.pop("_terms")
+        terms = pack.terms
+        state["inputs"], state["_outputs"] = terms[:n_in], list(terms[n_in : n_in + n_out])
+        state["_kept"] = dict.fromkeys(terms[n_in + n_out :])
         fresh = cast("type[FunctionGraph]", type(self))(state["inputs"], state["_outputs"])
         for k in state["_kept"]:
             fresh.import_node(k)

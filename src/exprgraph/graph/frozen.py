@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core import Symbol, Term, as_term
+from ..core.pack import TermPack
 from ..core.walk import postorder
 from ..errors import MissingInputError
 from .features import OUTPUT
@@ -68,11 +69,11 @@ class FrozenFunctionGraph:
         object.__setattr__(self, "_hash", hash((FrozenFunctionGraph, self.inputs, self.outputs)))
 
     @classmethod
-    def _restore(cls, inputs: tuple[Term, ...], outputs: tuple[Term, ...]) -> FrozenFunctionGraph:
-        """Rebuild from already nominal parts (unpickling)."""
+    def _restore(cls, pack: TermPack, n_inputs: int) -> FrozenFunctionGraph:
+        """Rebuild from already nominal parts (unpickling: inputs then outputs, in one flat pack)."""
         obj = cls.__new__(cls)
-        object.__setattr__(obj, "inputs", tuple(inputs))
-        object.__setattr__(obj, "outputs", tuple(outputs))
+        object.__setattr__(obj, "inputs", pack.terms[:n_inputs])
+        object.__setattr__(obj, "outputs", pack.terms[n_inputs:])
         object.__setattr__(obj, "_hash", hash((FrozenFunctionGraph, obj.inputs, obj.outputs)))
         return obj
 
@@ -80,7 +81,7 @@ class FrozenFunctionGraph:
         raise AttributeError(f"a FrozenFunctionGraph cannot be changed (setting {name!r}); unfreeze() it first")
 
     def __reduce__(self) -> tuple:
-        return (FrozenFunctionGraph._restore, (self.inputs, self.outputs))
+        return (FrozenFunctionGraph._restore, (TermPack((*self.inputs, *self.outputs)), len(self.inputs)))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, FrozenFunctionGraph):
