@@ -46,6 +46,9 @@ __all__ = [
     "RewritePositionError",
     "DimContradictionError",
     "ShapeInferenceWarning",
+    "ProblemError",
+    "NonFiniteError",
+    "IndexOutOfRangeError",
 ]
 
 
@@ -282,3 +285,36 @@ class DimContradictionError(ExprgraphError, ValueError):
 
 class ShapeInferenceWarning(UserWarning):
     """ONNX shape inference met ops it has no rule for (custom domains): their outputs get fresh dims or none."""
+
+
+class ProblemError(ExprgraphError, ValueError):
+    """An optimisation problem that cannot be solved as given: bounds with ``lb > ub``, a length that
+    does not match, an undeclared symbol; ``item`` names the variable or constraint at fault."""
+
+    def __init__(self, message: str, *, item: str = "") -> None:
+        super().__init__(message)
+        #: the variable or constraint named by the message ("" when the problem as a whole is at fault)
+        self.item = item
+
+
+class NonFiniteError(ExprgraphError, ArithmeticError):
+    """A nan or an infinity in a value the solver needs (objective, constraint, derivative); ``item``
+    names the constraint, variable or Hessian entry, ``where`` the callback."""
+
+    def __init__(self, message: str, *, item: str = "", where: str = "") -> None:
+        super().__init__(message)
+        #: the constraint, variable or entry whose value is not finite
+        self.item = item
+        #: the callback that computed it ("objective", "gradient", "constraints", "jacobian", "hessian")
+        self.where = where
+
+
+class IndexOutOfRangeError(ShapeError, IndexError):
+    """An index of a shaped term outside its axis (``x[5]`` of a length-3 ``x``); names the index and the axis."""
+
+    def __init__(self, message: str, *, index: object = None, axis: int | None = None) -> None:
+        super().__init__(message)
+        #: the offending index (an int, or the first bad entry of an index array)
+        self.index = index
+        #: the axis it indexes
+        self.axis = axis

@@ -12,6 +12,8 @@ from exprgraph.core.op import NONZERO, POSITIVE, domain_within, operand_domain
 from exprgraph.diff import grad
 from exprgraph.eval import evaluate
 
+#: the vector ops (core/ops_index.py, the reductions of ops_tensor.py): checked in tests/core/test_ops_index.py
+VECTOR_OPS = ("amax", "amin", "prod", "mean", "slice_axis", "take", "scatter_add", "concat", "reshape", "broadcast_to")
 FLOAT_OPS = [
     op
     for op in ops()
@@ -20,6 +22,7 @@ FLOAT_OPS = [
     and not op.relational
     and op.name
     not in ("dot", "matmul", "sum", "logsumexp", "transpose", "where", "logical_and", "logical_or", "logical_not")
+    and op.name not in VECTOR_OPS
     and (op.impl is not None or op.ufunc is not None)
 ]
 

@@ -40,7 +40,9 @@ SIDE = max(len(v) for v in VALUES.values())
 #: positions 0..2 enumerate every combination of operand values: position p steps every SIDE**p points
 POINTS = SIDE**3
 #: ops that are not elementwise (the C backend compiles scalar-shaped terms only)
-TENSOR_OPS = {"dot", "matmul", "sum", "transpose", "logsumexp"}
+TENSOR_OPS = {"dot", "matmul", "sum", "transpose", "logsumexp", "amax", "amin", "prod", "mean"}
+#: the index ops (their attrs need shapes: tests/core/test_ops_index.py compares them with numpy)
+INDEX_OPS = {"slice_axis", "take", "scatter_add", "concat", "reshape", "broadcast_to"}
 #: ops defined on integers only (their dtype rule accepts more, but they are dimension arithmetic)
 INT_ONLY = {"ceil_div"}
 
@@ -70,7 +72,7 @@ def _values(position: int, dtype: str, exponent: bool = False) -> np.ndarray:
 def _elementwise_ops() -> list:
     out = []
     for op in ops():
-        if op.notation in ("leaf", "index") or op.name in TENSOR_OPS:  # reads of tensors are not elementwise
+        if op.notation in ("leaf", "index") or op.name in TENSOR_OPS | INDEX_OPS:  # reads of tensors: not elementwise
             continue
         if op.impl is None and op.ufunc is None:
             continue  # an uninterpreted function: nothing to evaluate

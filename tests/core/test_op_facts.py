@@ -16,6 +16,7 @@ from exprgraph.eval import evaluate
 
 #: ops that are not elementwise, and leaves
 SKIP = {"dot", "matmul", "sum", "transpose", "symbol", "const", "access"}
+SKIP |= {"slice_axis", "take", "scatter_add", "concat", "reshape", "broadcast_to"}  # the index ops
 ELEMENTWISE = [op for op in ops() if op.name not in SKIP and op.arity[0] > 0]
 
 

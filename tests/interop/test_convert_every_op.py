@@ -44,7 +44,10 @@ NO_VALUE = {
 }
 
 #: ops taking a tensor (not only elementwise): the scalar converters (SymPy) have none of them
-TENSOR_OPS = frozenset({"access", "matmul", "dot", "sum", "logsumexp", "transpose"})
+TENSOR_OPS = frozenset(
+    {"access", "matmul", "dot", "sum", "logsumexp", "transpose", "amax", "amin", "prod", "mean"}
+    | {"slice_axis", "take", "scatter_add", "concat", "reshape", "broadcast_to"}
+)
 
 #: elementwise ops on int64 operands (n, m; m is never 0)
 INT_OPS = frozenset({"floordiv", "mod", "truncdiv", "fmod", "ceil_div", "broadcast_dim"})
@@ -117,6 +120,16 @@ def _tensor_case(name: str) -> tuple[Term, Callable[[int, np.random.Generator], 
         "sum": lambda: op(c, axis=1),
         "logsumexp": lambda: op(c, axis=0),
         "transpose": lambda: op(a),
+        "amax": lambda: op(c, axis=1),
+        "amin": lambda: op(a),
+        "prod": lambda: op(c, axis=(0, 1)),
+        "mean": lambda: op(c, axis=-1),
+        "slice_axis": lambda: op(c, spec=(1, 3, 2, -2)),
+        "take": lambda: op(c, const(np.array([[2, 0], [-1, 1]])), axis=0),
+        "scatter_add": lambda: op(a, const(np.array([1, 1, 3])), spec=(1, 5)),
+        "concat": lambda: op(c, t, axis=0),
+        "reshape": lambda: op(c, shape=(2, 6)),
+        "broadcast_to": lambda: op(a, shape=(2, 2, 3)),
     }[name]()
 
     def env(k: int, rng: np.random.Generator) -> dict:

@@ -20,15 +20,11 @@ from exprgraph.interop.onnx import to_onnx  # noqa: E402
 NOT_THERE: dict[str, str] = {}
 #: ONNX operators the issue names that no op of ours computes: there is no term to export them from
 NO_TERM = {
-    "Range": "no op builds a sequence of numbers",
+    "Range": "no op builds a sequence of numbers (a slice's indices are constants)",
     "Einsum": "no op contracts named indices (matmul, dot, sum and transpose are exported)",
     "TopK": "no op sorts or selects the k largest",
-    "Slice": "no op reads a slice (access reads one element, exported as GatherND)",
-    "Reshape": "no op reshapes (insert_axes multiplies by ones)",
-    "Expand": "broadcasting is implicit in every elementwise op",
-    "ConstantOfShape": "array constants are initializers",
-    "Concat": "no op concatenates (used inside access's export)",
-    "Squeeze": "no op removes axes (sum over a length-1 axis is a ReduceSum)",
+    "ConstantOfShape": "array constants are initializers (scatter_add's zeros use it)",
+    "Squeeze": "no op removes length-1 axes (take of an int and reshape do, as Gather and Reshape)",
 }
 ALL = sorted(o.name for o in PACKAGE_OPS if o.name not in NO_VALUE)
 #: ops written with an ONNX formula rather than one operator: equal within rounding

@@ -32,7 +32,7 @@ def _sympy_values(expr, values: dict) -> np.ndarray:
 def test_every_op_converts_both_ways(name):
     term, env = case(name)
     if name in NOT_THERE:
-        with pytest.raises(ConversionError, match=name):
+        with pytest.raises(ConversionError, match=f"{name}|an array constant"):  # take's index is an array
             to_sympy(term)
         return
     values = env(16, np.random.default_rng(len(name)))

@@ -9,6 +9,7 @@ from interop_strategies import B, M, N, X, Y, Z, float_env, float_terms, int_env
 
 from exprgraph import Symbol, dot, evaluate, get_op, maximum, minimum, transpose, where
 from exprgraph import sum as sum_
+from exprgraph.core.ops_index import broadcast_to, concat, reshape, stack
 from exprgraph.errors import ConversionError
 from exprgraph.interop import to_onnx
 
@@ -161,3 +162,38 @@ def test_variadic_sums_fold_step_by_step_as_evaluate():
     outs = [add(-1, -(2**63), X), mul(N, N, X), add(f32, B, N), add(B, B, B), mul(f32, f32, N)]
     env = {"x": np.array([0.0, 1.5]), "n": np.array([2**40, 3]), "b": np.array([True, False])}
     _check(outs, [X, N, B, f32], {**env, "f": np.array([1e30, 2.0], np.float32)}, exact=True)
+
+
+def _vector_terms():
+    v, m = Symbol("v", shape=(5,)), Symbol("m", shape=(3, 4))
+    amax, amin, prod, mean = (get_op(n) for n in ("amax", "amin", "prod", "mean"))
+    scatter = get_op("scatter_add")
+    return (
+        [
+            v[1:4] * v[::-2],
+            v[4:0:-3] + v[-1],
+            m[:, ::-1][1] * m[2, :],
+            m[[2, 0, 2]][:, np.array([[3, 0], [1, 1]])],
+            scatter(reshape(m, (3, 2, 2)), np.array([[0, 0], [2, 1]]), spec=(1, 3)),
+            scatter(m[:, :2], np.array([2, 2]), spec=(1, 5)),
+            concat([m, m[:1] * 2.0, m[::-1]]),
+            stack([v, v * v], axis=1),
+            reshape(m, (2, -1)),
+            broadcast_to(v[:1], (3, 5)) * broadcast_to(m[1:2, :1], (3, 5)),
+            amax(m, axis=0) + sum_(amin(m, axis=1)) + mean(m) + prod(m[:, :2], axis=(0, 1)),
+            amax(v > 0.0),  # a bool extremum: reduced as int64
+        ],
+        [v, m],
+    )
+
+
+def test_vector_ops_export_and_compute_our_values():
+    terms, inputs = _vector_terms()
+    rng = np.random.default_rng(5)
+    env = {"v": rng.uniform(-2, 2, 5), "m": rng.uniform(-2, 2, (3, 4))}
+    _check(terms, inputs, env)
+    ort = pytest.importorskip("onnxruntime")
+    model = to_onnx(terms, inputs)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for got, want in zip(session.run(None, env), evaluate(terms, env), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -16,6 +16,7 @@ from .dtypes import BOOL, DTYPES, FLOAT32, FLOAT64, INT64, as_dtype, promote
 from .latex import latex
 from .leaves import *  # noqa: F403
 from .op import Op, as_term, get_op, ops, register_op
+from .ops_index import stack
 from .pack import TermPack
 from .parsing import parse, tokenize
 from .printing import dformat, dprint, to_dot, to_infix, to_repr
@@ -27,6 +28,7 @@ from .traversal import Expression, postorder, preorder, substitute, toposort, tr
 __all__ = [
     "Term",
     "TermPack",
+    "stack",
     "Op",
     "register_op",
     "get_op",

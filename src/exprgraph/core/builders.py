@@ -20,7 +20,7 @@ __all__ = [
     "eq", "ne", "logical_and", "logical_or", "logical_not", "dot", "matmul", "sum_", "transpose",
     "log1p", "expm1", "softplus", "log_sigmoid", "logaddexp", "logsumexp",
     "asin", "acos", "atan", "atan2", "hypot", "sinh", "cosh", "asinh", "acosh", "atanh",
-    "log2", "log10", "erf", "erfc", "floor", "ceil", "trunc", "sign",
+    "log2", "log10", "erf", "erfc", "floor", "ceil", "trunc", "sign", "amax", "amin", "prod", "mean",
 ]  # fmt: skip
 
 add = get_op("add")
@@ -62,6 +62,10 @@ softplus = get_op("softplus")
 log_sigmoid = get_op("log_sigmoid")
 logaddexp = get_op("logaddexp")
 logsumexp = get_op("logsumexp")
+amax = get_op("amax")
+amin = get_op("amin")
+prod = get_op("prod")
+mean = get_op("mean")
 
 # exported under names that shadow no builtin (see the module docstring)
 abs_, pow_, sum_ = abs, pow, sum

@@ -1,4 +1,8 @@
-"""The standard table, tensor ops: indexed access, matmul, dot, sum and logsumexp over axes, transpose.
+"""The standard table, tensor ops: indexed access, matmul, dot, transpose, reductions over axes.
+
+The reductions are ``sum``, ``logsumexp``, ``amax``, ``amin``, ``prod`` and ``mean``; their gradients
+put the reduced axes back with ``reshape`` and ``broadcast_to`` (:mod:`.ops_index`), so the gradient
+of a reduction over a vector of known length is a broadcast of the upstream, never an array of ones.
 
 Each op is declared next to its numpy evaluation and its gradient rule; importing this module
 registers them. Imports the lower core modules and the op-building helpers.
@@ -13,8 +17,9 @@ import numpy as np
 from ..errors import ShapeError
 from .declare import _call, _infix
 from .dtypes import FLOAT32, FLOAT64, INT64
-from .grad_tools import _O, broadcast_like, insert_axes, times
-from .inference import _axis_key, dot_rule, matmul_rule, sum_rule, transpose_rule
+from .grad_tools import _O, _one, _zero, broadcast_like, insert_axes, times
+from .inference import _axis_key, _numeric, dot_rule, matmul_rule, sum_rule, transpose_rule
+from .leaves import const
 from .op import PREC_MUL, Op, register_op
 from .shapes import normalize_axes
 
@@ -80,14 +85,29 @@ def _grad_matmul(node: Any, g: Any) -> tuple:
     return _grad_matprod(node, g, _O.matmul)
 
 
+def expand_reduced(t: Any, axes: tuple[int, ...], x: Any) -> Any:
+    """``t``, a reduction of ``x`` over ``axes``, broadcast back to ``x``'s shape (``broadcast_to``)."""
+    if t.shape == x.shape:
+        return t
+    if all(d.__class__ is int for d in x.shape):
+        # the reduced axes come back with length 1 (leading ones need not: broadcasting prepends them)
+        if axes != tuple(range(len(axes))):
+            t = _O.reshape(t, shape=tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+        return _O.broadcast_to(t, shape=tuple(x.shape))
+    if len(axes) < x.ndim:  # symbolic dimensions: widen by multiplying, as before
+        t = insert_axes(t, axes)
+    return broadcast_like(t, x)
+
+
+def _reduced_axes(node: Any) -> tuple[int, ...]:
+    x = node.args[0]
+    return normalize_axes(node.attr, x.ndim, node.op.name)
+
+
 def _grad_sum(node: Any, g: Any) -> tuple:
-    # every summed entry gets the upstream value: put the summed axes back, then broadcast
+    # d sum(x)/dx_i = 1: every summed entry gets the upstream value, a broadcast of g
     (x,) = node.args
-    if node.attr is not None and x.ndim:
-        axes = normalize_axes(node.attr, x.ndim, "sum")
-        if len(axes) < x.ndim:
-            g = insert_axes(g, axes)
-    return (broadcast_like(g, x),)
+    return (expand_reduced(g, _reduced_axes(node), x),)
 
 
 def _logsumexp_rule(args: tuple, attr: Any) -> tuple[str, tuple]:
@@ -113,13 +133,9 @@ def _grad_logsumexp(node: Any, g: Any) -> tuple:
     # d logsumexp(x) / dx = exp(x - logsumexp(x)) (the softmax): put the reduced axes back on g and
     # on the result, then broadcast both over x
     (x,) = node.args
-    lse = node
-    if node.attr is not None and x.ndim:
-        axes = normalize_axes(node.attr, x.ndim, "logsumexp")
-        if len(axes) < x.ndim:
-            g, lse = insert_axes(g, axes), insert_axes(lse, axes)
-    softmax = _O.exp(_O.sub(x, broadcast_like(lse, x)))
-    return (times(broadcast_like(g, x), softmax),)
+    axes = _reduced_axes(node)
+    softmax = _O.exp(_O.sub(x, expand_reduced(node, axes, x)))
+    return (times(expand_reduced(g, axes, x), softmax),)
 
 
 def _grad_transpose(node: Any, g: Any) -> tuple:
@@ -226,4 +242,118 @@ _call(
     attr_key=_axis_key,
     grad=_grad_transpose,
     doc="Permute axes (reverse by default).",
+)
+
+
+def _reduction_rule(keep_dtype: bool, float_result: bool = False) -> Any:
+    """The dtype/shape rule of a reduction over axes: the reduced axes disappear."""
+
+    def rule(args: tuple, attr: Any, _keep: bool = keep_dtype, _float: bool = float_result) -> tuple[str, tuple]:
+        (x,) = args
+        axes = normalize_axes(attr, x.ndim, "reduction")
+        if _float:
+            dtype = FLOAT32 if x.dtype == FLOAT32 else FLOAT64
+        else:
+            dtype = x.dtype if _keep else _numeric(x.dtype)
+        return dtype, tuple(d for i, d in enumerate(x.shape) if i not in axes)
+
+    return rule
+
+
+def _extremum_rule(args: tuple, attr: Any) -> tuple[str, tuple]:
+    """``amax``/``amin`` over axes: as ``sum``, in the operand's dtype; an empty axis has no extremum."""
+    (x,) = args
+    for i in normalize_axes(attr, x.ndim, "amax/amin"):
+        if x.shape[i].__class__ is int and x.shape[i] == 0:
+            raise ShapeError(f"amax/amin over axis {i} of length 0: an empty reduction has no extremum")
+    return _reduction_rule(True)(args, attr)
+
+
+def _amax(x: Any, attr: Any = None) -> Any:
+    return np.max(x, axis=_axis_key(attr))
+
+
+def _amin(x: Any, attr: Any = None) -> Any:
+    return np.min(x, axis=_axis_key(attr))
+
+
+def _prod(x: Any, attr: Any = None) -> Any:
+    return np.prod(x, axis=_axis_key(attr))
+
+
+def _mean(x: Any, attr: Any = None) -> Any:
+    return np.mean(x, axis=_axis_key(attr))
+
+
+def _sum_over(t: Any, axes: tuple[int, ...]) -> Any:
+    return _O.sum(t, axis=None if len(axes) == t.ndim else axes)
+
+
+def _grad_extremum(node: Any, g: Any) -> tuple:
+    # d max(x)/dx_i = [x_i == max(x)] / #{j : x_j == max(x)}: ties share the upstream equally
+    (x,) = node.args
+    if not x.ndim:
+        return (g,)
+    axes = _reduced_axes(node)
+    hit = _O.where(_O.eq(x, expand_reduced(node, axes, x)), _one(x), _zero(x))
+    count = expand_reduced(_sum_over(hit, axes), axes, x)
+    return (_O.truediv(times(expand_reduced(g, axes, x), hit), count),)
+
+
+def _grad_prod(node: Any, g: Any) -> tuple:
+    # d prod(x)/dx_i = prod_{j != i} x_j, without dividing by zero: with z = (x where x != 0, else 1)
+    # and P = prod(z), it is P/z_i when no entry is 0; P at the zero entry and 0 elsewhere when one
+    # entry is 0; and 0 everywhere when two or more are
+    (x,) = node.args
+    if not x.ndim:
+        return (g,)
+    axes = _reduced_axes(node)
+    one, zero = _one(x), _zero(x)
+    is_zero = _O.eq(x, zero)
+    z = _O.where(is_zero, one, x)
+    p = expand_reduced(_O.prod(z, axis=node.attr), axes, x)
+    zeros = expand_reduced(_sum_over(_O.where(is_zero, one, zero), axes), axes, x)
+    one_zero = _O.where(_O.eq(zeros, one), _O.where(is_zero, p, zero), zero)
+    others = _O.where(_O.eq(zeros, zero), _O.truediv(p, z), one_zero)
+    return (times(expand_reduced(g, axes, x), others),)
+
+
+def _grad_mean(node: Any, g: Any) -> tuple:
+    # d mean(x)/dx_i = 1/n, n the number of entries averaged: a broadcast of g/n
+    (x,) = node.args
+    axes = _reduced_axes(node)
+    n: Any = 1
+    for i in axes:
+        n = n * x.shape[i]  # ints multiply to an int, symbolic dimensions to an int64 term
+    count = n if n.__class__ is not int else const(np.float32(n) if g.dtype == FLOAT32 else float(n))
+    return (expand_reduced(_O.truediv(g, count), axes, x),)
+
+
+def _declare_reduction(name: str, rule: Any, impl: Any, grad: Any, doc: str, **kw: Any) -> None:
+    _call(
+        name,
+        1,
+        rule,
+        impl=impl,
+        batch_attr=_batch_axes,
+        attr_name="axis",
+        attr_key=_axis_key,
+        grad=grad,
+        doc=doc,
+        **kw,
+    )
+
+
+_declare_reduction("amax", _extremum_rule, _amax, _grad_extremum, "Maximum over axes (all by default).")
+_declare_reduction("amin", _extremum_rule, _amin, _grad_extremum, "Minimum over axes (all by default).")
+_declare_reduction(
+    "prod", _reduction_rule(False), _prod, _grad_prod, "Product over axes (all by default).", counts_bools=True
+)
+_declare_reduction(
+    "mean",
+    _reduction_rule(False, True),
+    _mean,
+    _grad_mean,
+    "Arithmetic mean over axes (all by default), a float.",
+    float_result=True,
 )

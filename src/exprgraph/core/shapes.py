@@ -41,7 +41,7 @@ def dims_equal(a: Any, b: Any) -> bool | None:
     if a is b:
         return True
     if a.__class__ is int and b.__class__ is int:
-        return False
+        return a == b  # by value: two equal ints above 256 are distinct objects
     if dims_equal_hook is not None:
         return dims_equal_hook(a, b)
     return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import ops_arithmetic as _ops_arithmetic  # noqa: F401 - registers the family
 from . import ops_elementary as _ops_elementary  # noqa: F401 - registers the family
+from . import ops_index as _ops_index  # noqa: F401 - registers the family
 from . import ops_logic as _ops_logic  # noqa: F401 - registers the family
 from . import ops_rounding as _ops_rounding  # noqa: F401 - registers the family
 from . import ops_tensor as _ops_tensor  # noqa: F401 - registers the family

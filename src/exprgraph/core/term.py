@@ -47,6 +47,8 @@ class Hooks:
     as_term: Callable[..., Term]
     #: set by :mod:`exprgraph.core.parsing`: ``parse(text, dtype=...)``
     parse: Callable[..., Term]
+    #: set by :mod:`exprgraph.core.ops_index`: ``x[key]`` of a term with axes
+    getitem: Callable[[Term, Any], Term]
 
 
 #: the one instance of :class:`Hooks`
@@ -87,6 +89,11 @@ class Term(TermBase, OperatorMethods["Term"], ArrayMethods["Term"]):
 
     def __deepcopy__(self, memo: dict) -> Term:
         return self
+
+    def __getitem__(self, key: Any) -> Term:
+        """``x[key]`` with numpy's meaning (ints, slices, ``...``, ``None``, one index array); ``T[i, j]``
+        with int64 terms on a tensor symbol is one element (``access``)."""
+        return hooks.getitem(self, key)
 
     def __reduce__(self) -> tuple:
         # a flat list of nodes, so deep terms pickle without recursion and re-intern on load

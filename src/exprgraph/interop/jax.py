@@ -31,6 +31,7 @@ import numpy as np
 
 from ..core import Symbol, Term
 from ..core.dtypes import BOOL, FLOAT32, FLOAT64, INT64, is_float, promote
+from ..core.ops_index import slice_of
 from ..core.stdops import bool_casts
 from ..core.walk import postorder
 from ..errors import ConversionError
@@ -218,6 +219,39 @@ EXACT: dict[str, Callable[..., Any]] = {
 EXACT.update(truncdiv=_truncdiv, fmod=_fmod, ceil_div=_ceil_div, broadcast_dim=_broadcast_dim, access=_access)
 EXACT.update({name: _rounding(name) for name in ("floor", "ceil", "trunc")})
 EXACT["identity"] = lambda x: x
+
+
+def _jnp() -> Any:
+    return require("jax.numpy", "to_jax")
+
+
+def _slice_axis(x: Any, spec: Any = None) -> Any:
+    # count entries from start by step along the axis
+    axis, start, count, step = spec
+    return x[(slice(None),) * (axis % x.ndim) + (slice_of(start, count, step),)]
+
+
+def _scatter_add(u: Any, index: Any, spec: Any = None) -> Any:
+    # zeros of the result's shape with u added at the index along the axis (repeated indices add)
+    axis, n = spec
+    shape = (*u.shape[:axis], n, *u.shape[axis + np.ndim(index) :])
+    return _jnp().zeros(shape, u.dtype).at[(slice(None),) * axis + (index,)].add(u)
+
+
+#: the vector ops: one call on all operands, the node's attr as the keyword (no binary fold)
+VECTOR_OPS = ("amax", "amin", "prod", "mean", "slice_axis", "take", "scatter_add", "concat", "reshape", "broadcast_to")
+EXACT.update(
+    amax=lambda x, axis=None: _jnp().max(x, axis=axis),
+    amin=lambda x, axis=None: _jnp().min(x, axis=axis),
+    prod=lambda x, axis=None: _jnp().prod(x, axis=axis),
+    mean=lambda x, axis=None: _jnp().mean(x, axis=axis),
+    slice_axis=_slice_axis,
+    take=lambda x, index, axis=None: _jnp().take(x, index, axis=axis or 0),
+    scatter_add=_scatter_add,
+    concat=lambda *xs, axis=None: _jnp().concatenate(xs, axis=axis or 0),
+    reshape=lambda x, shape=None: _jnp().reshape(x, shape),
+    broadcast_to=lambda x, shape=None: _jnp().broadcast_to(x, shape),
+)
 EXACT["sign"] = _sign
 
 
@@ -257,6 +291,8 @@ def _step(node: Term, index: dict[Term, int]) -> tuple:
         kwargs["axis"] = node.attr
     elif op.name == "transpose":
         kwargs["axes"] = node.attr
+    elif op.name in VECTOR_OPS and op.attr_name is not None and node.attr is not None:
+        kwargs[op.attr_name] = node.attr
     # our arithmetic counts bools as ints (as float32 next to float32), and our float functions take
     # ints (JAX's may not): cast to the float of the result (float32 stays float32 in 64-bit mode)
     casts: tuple = ()
@@ -269,7 +305,7 @@ def _step(node: Term, index: dict[Term, int]) -> tuple:
         want = "float32" if node.dtype == FLOAT32 else float
         casts = tuple((i, want) for i, a in enumerate(node.args) if not is_float(a.dtype))
         return fn, slots, kwargs, casts, ()
-    if op.name == "access":
+    if op.name in VECTOR_OPS or op.name == "access":
         return fn, slots, kwargs, casts, ()  # one call on all operands, no binary fold
     return fn, slots, kwargs, casts, _widen(op.name, dtypes)
 

@@ -1,15 +1,17 @@
 """Read JAX programs into terms: ``from_jax(fn or jaxpr, *example_args)`` (needs ``exprgraph[jax]``).
 
-A function is traced with ``jax.make_jaxpr`` on the example arguments (arrays or
-``jax.ShapeDtypeStruct``); a (closed) jaxpr is read as it is. Its equations are read in order into
-terms, one per variable; the jaxprs of ``jit``/``pjit``, ``closed_call``, ``custom_jvp_call``,
-``custom_vjp_call`` and ``remat`` are inlined with an explicit stack of frames (no recursion, however
-deep the nesting). Inputs become symbols named after the function's parameters (or ``x0, x1...``;
-``names=`` chooses); a function made by :func:`~exprgraph.interop.jax.to_jax` gives back its own
-input symbols. The primitives read are in :data:`PRIMITIVES` and :data:`STRUCTURAL`; any other raises
-:class:`~exprgraph.errors.ConversionError` naming it (``reduce_max``, ``cumsum``, ``gather``, ``scan``,
-``while``...: no op of ours computes them). Dtypes: float64, float32, int64 and bool are ours; int32
-(JAX's integers without 64-bit mode) is read as int64, so its wrap-around at 2**31 is not kept.
+A function is traced with ``jax.make_jaxpr`` on the example arguments (arrays or ``jax.ShapeDtypeStruct``); a
+(closed) jaxpr is read as it is. Its equations are read in order into terms, one per variable; the jaxprs of
+``jit``/``pjit``, ``closed_call``, ``custom_jvp_call``, ``custom_vjp_call`` and ``remat`` are inlined with an
+explicit stack of frames (no recursion, however deep the nesting). Inputs become symbols named after the
+function's parameters (or ``x0, x1...``; ``names=`` chooses); a function made by
+:func:`~exprgraph.interop.jax.to_jax` gives back its own input symbols. The primitives read are in
+:data:`PRIMITIVES` and :data:`STRUCTURAL` (static slices, ``rev``, ``dynamic_slice`` at constant starts,
+``gather`` as a ``take`` along one axis at constant indices and ``scatter-add`` its adjoint, ``concatenate``,
+``stack``, ``pad``, ``tile``, ``reshape``, ``squeeze`` and the reductions among them); any other raises
+:class:`~exprgraph.errors.ConversionError` naming it (``cumsum``, ``sort``, ``scan``, ``while``...: no op of
+ours computes them). Dtypes: float64, float32, int64 and bool are ours; int32 (JAX's integers without 64-bit
+mode) is read as int64, so its wrap-around at 2**31 is not kept.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ import numpy as np
 
 from ..core import BOOL, FLOAT32, FLOAT64, INT64, Symbol, Term, const, get_op
 from ..core.dtypes import is_float
+from ..core.ops_index import broadcast_to, concat, getitem, reshape, slice_axis, stack, take
 from ..core.stdops import insert_axes
-from ..errors import ConversionError
+from ..errors import ConversionError, ShapeError
+from ..eval import evaluate
 from ._optional import require
 from .registry import Converter, register_converter
 
@@ -74,11 +78,14 @@ def _logic(name: str, bitwise: str) -> Callable[..., Term]:
     return build
 
 
-def _reduce_sum(x: Term, axes: Sequence[int] = (), **p: Any) -> Term:
-    axes = tuple(int(a) for a in axes)
-    if not axes:
-        return x
-    return get_op("sum")(x, axis=None if len(axes) == x.ndim else (axes[0] if len(axes) == 1 else axes))
+def _reduce(name: str) -> Callable[..., Term]:
+    def build(x: Term, axes: Sequence[int] = (), **p: Any) -> Term:
+        axes = tuple(int(a) for a in axes)
+        if not axes:
+            return x
+        return get_op(name)(x, axis=None if len(axes) == x.ndim else (axes[0] if len(axes) == 1 else axes))
+
+    return build
 
 
 #: JAX primitive -> builder of its term from the operands' terms and the equation's params
@@ -131,7 +138,15 @@ PRIMITIVES.update(
     div=_div,
     select_n=_select_n,
     round=_round,
-    reduce_sum=_reduce_sum,
+    reduce_sum=_reduce("sum"),
+    reduce_max=_reduce("amax"),
+    reduce_min=_reduce("amin"),
+    reduce_prod=_reduce("prod"),
+    concatenate=lambda *xs, dimension=0, **p: concat(xs, axis=int(dimension)),
+    stack=lambda *xs, axis=0, **p: stack(xs, axis=int(axis)),
+    rev=lambda x, dimensions=(), **p: getitem(
+        x, tuple(slice(None, None, -1 if i in dimensions else 1) for i in range(x.ndim))
+    ),
     integer_pow=lambda x, y, **p: x ** const(int(y)),
     rsqrt=lambda x, **p: const(1.0, x.dtype) / get_op("sqrt")(x),
     square=lambda x, **p: x * x,
@@ -143,9 +158,9 @@ PRIMITIVES.update(
     transpose=lambda x, permutation=(), **p: get_op("transpose")(x, axes=tuple(int(a) for a in permutation)),
     dot_general=lambda a, b, dimension_numbers=None, **p: _dot_general(a, b, dimension_numbers),
     broadcast_in_dim=lambda x, shape=(), broadcast_dimensions=(), **p: _broadcast(x, shape, broadcast_dimensions),
-    reshape=lambda x, new_sizes=(), **p: _reshape(x, tuple(new_sizes)),
+    reshape=lambda x, new_sizes=(), dimensions=None, **p: _reshape(x, tuple(new_sizes), dimensions),
     squeeze=lambda x, dimensions=(), **p: _drop_axes(x, tuple(dimensions)),
-    expand_dims=lambda x, dimensions=(), **p: insert_axes(x, tuple(dimensions)),
+    expand_dims=lambda x, dimensions=(), **p: _reshape(x, _with_ones(tuple(x.shape), tuple(dimensions))),
     convert_element_type=lambda x, new_dtype=None, **p: _convert(x, str(np.dtype(new_dtype))),
     **{"and": _logic("logical_and", "and"), "or": _logic("logical_or", "or"), "not": _logic("logical_not", "not")},
 )
@@ -179,37 +194,92 @@ def _dot_general(a: Term, b: Term, numbers: Any) -> Term:
     raise ConversionError(f"from_jax: dot_general with dimension numbers {numbers} is no dot or matmul")
 
 
-def _ones(shape: tuple, dtype: str) -> Term:
-    return const(np.ones(shape, dtype=_NUMPY[INT64 if dtype == BOOL else dtype]))
+def _reverse(x: Term, axes: tuple[int, ...]) -> Term:
+    """``rev``: the entries of ``axes`` in reverse order (a slice of step -1 on each)."""
+    return getitem(x, tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim)))
+
+
+def _with_ones(shape: tuple, positions: tuple) -> tuple:
+    """``shape`` with length-1 axes inserted to sit at ``positions`` of the result."""
+    out, rest = [], iter(shape)
+    for i in range(len(shape) + len(positions)):
+        out.append(1 if i in positions else next(rest))
+    return tuple(out)
 
 
 def _broadcast(x: Term, shape: Sequence[int], dims: Sequence[int]) -> Term:
-    """``x`` broadcast to ``shape``, its axes at positions ``dims``: axes inserted, then a product with ones."""
+    """``x`` broadcast to ``shape``, its axes at positions ``dims``: a reshape, then ``broadcast_to``."""
     shape = tuple(int(d) for d in shape)
     if tuple(x.shape) == shape:
         return x
-    placed = insert_axes(x, [i for i in range(len(shape)) if i not in dims]) if x.ndim < len(shape) else x
-    if x.dtype == BOOL:  # a bool stays a bool: and with an all-true array of the shape
-        return get_op("logical_and")(placed, const(np.ones(shape, dtype=bool)))
-    return placed * _ones(shape, x.dtype)
+    placed = [1] * len(shape)
+    for axis, d in zip(dims, x.shape, strict=True):
+        placed[int(axis)] = d
+    return broadcast_to(reshape(x, tuple(placed)), shape)
 
 
 def _drop_axes(x: Term, axes: tuple[int, ...]) -> Term:
-    """``x`` without its length-1 ``axes`` (a sum over them; a bool through ``!= 0``)."""
-    if not axes:
-        return x
-    out = get_op("sum")(x, axis=None if len(axes) == x.ndim else axes)
-    return get_op("ne")(out, const(0)) if x.dtype == BOOL else out
+    """``x`` without its length-1 ``axes`` (a reshape)."""
+    return reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in axes)) if axes else x
 
 
-def _reshape(x: Term, shape: tuple) -> Term:
-    """A reshape that only adds or removes length-1 axes (anything else has no op of ours)."""
-    shape = tuple(int(d) for d in shape)
-    old = tuple(x.shape)
-    if [d for d in old if d != 1] != [d for d in shape if d != 1] or not all(d.__class__ is int for d in old):
-        raise ConversionError(f"from_jax: reshape of {old} to {shape} moves entries; no exprgraph op computes it")
-    out = _drop_axes(x, tuple(i for i, d in enumerate(old) if d == 1))
-    return insert_axes(out, [i for i, d in enumerate(shape) if d == 1])
+def _reshape(x: Term, shape: tuple, dimensions: Any = None) -> Term:
+    """``x``'s entries in row-major order in ``shape`` (``dimensions``, a transpose first, is refused)."""
+    if dimensions is not None:
+        raise ConversionError("from_jax: reshape with dimensions (a transpose first) is not read")
+    return reshape(x, tuple(int(d) for d in shape))
+
+
+def _constant(t: Term, what: str) -> np.ndarray:
+    """The value of a term computed from constants only (JAX's index arithmetic on literals)."""
+    if t.free_symbols:
+        raise ConversionError(f"from_jax: {what} at positions computed from the inputs; exprgraph's are constants")
+    return np.asarray(evaluate(t, {}))
+
+
+def _gather(x: Term, indices: Term, dimension_numbers: Any = None, slice_sizes: Any = (), **p: Any) -> Term:
+    """``gather`` that is numpy's ``take`` along one axis (``x[idx]``, ``m[:, idx]``) at constant indices."""
+    dn = dimension_numbers
+    values = _constant(indices, "gather")
+    (axis,) = tuple(dn.start_index_map)[:1] or (-1,)
+    k = values.ndim - 1
+    offsets = tuple(range(axis)) + tuple(range(axis + k, x.ndim - 1 + k))
+    simple = (
+        len(dn.start_index_map) == 1
+        and tuple(dn.collapsed_slice_dims) == (axis,)
+        and not tuple(getattr(dn, "operand_batching_dims", ()))
+        and values.shape[-1:] == (1,)
+        and tuple(int(d) for d in slice_sizes) == tuple(1 if i == axis else d for i, d in enumerate(x.shape))
+        and tuple(dn.offset_dims) == offsets
+    )
+    if not simple:
+        raise ConversionError(f"from_jax: gather with dimension numbers {dn} is no take along one axis")
+    try:
+        return take(x, values[..., 0].astype(np.int64), axis=axis)
+    except ShapeError as exc:
+        raise ConversionError(f"from_jax: gather: {exc}") from None
+
+
+def _scatter_add(x: Term, indices: Term, updates: Term, dimension_numbers: Any = None, **p: Any) -> Term:
+    """``scatter-add`` that adds along one axis at constant indices (``x.at[idx].add(u)``): ``x + scatter_add``."""
+    dn = dimension_numbers
+    values = _constant(indices, "scatter-add")
+    (axis,) = tuple(dn.scatter_dims_to_operand_dims)[:1] or (-1,)
+    k = values.ndim - 1
+    simple = (
+        len(dn.scatter_dims_to_operand_dims) == 1
+        and tuple(dn.inserted_window_dims) == (axis,)
+        and not tuple(getattr(dn, "operand_batching_dims", ()))
+        and values.shape[-1:] == (1,)
+        and tuple(dn.update_window_dims) == tuple(range(axis)) + tuple(range(axis + k, x.ndim - 1 + k))
+    )
+    if not simple:
+        raise ConversionError(f"from_jax: scatter-add with dimension numbers {dn} adds along more than one axis")
+    try:
+        index = const(values[..., 0].astype(np.int64))
+        return x + get_op("scatter_add")(updates, index, spec=(axis, int(x.shape[axis])))
+    except ShapeError as exc:
+        raise ConversionError(f"from_jax: scatter-add: {exc}") from None
 
 
 def _convert(x: Term, dtype: str) -> Term:
@@ -315,9 +385,17 @@ _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_O
 
 
 def _dynamic_slice(x: Term, *starts: Term, slice_sizes: Sequence[int] = (), **p: Any) -> Term:
-    """One element of a tensor symbol (``t[i, j]``: slices of size 1) as ``access``; JAX clamps the starts."""
-    if x.op.name != "symbol" or any(int(k) != 1 for k in slice_sizes):
-        raise ConversionError("from_jax: dynamic_slice of more than one element of a symbol has no exprgraph op")
+    """A slice at constant starts (JAX clamps them so the slice fits); one element of a tensor symbol at
+    computed starts as ``access``."""
+    sizes = [int(k) for k in slice_sizes]
+    if all(not s.free_symbols for s in starts):
+        out = x
+        for axis, (start, size) in enumerate(zip(starts, sizes, strict=True)):
+            first = min(max(int(_constant(start, "dynamic_slice")), 0), x.shape[axis] - size)
+            out = slice_axis(out, axis, first, first + size)
+        return out
+    if x.op.name != "symbol" or any(k != 1 for k in sizes):
+        raise ConversionError("from_jax: dynamic_slice at computed starts of more than one element has no exprgraph op")
     index = [
         get_op("minimum")(get_op("maximum")(i, const(0)), const(int(d) - 1))
         for i, d in zip(starts, x.shape, strict=True)
@@ -325,14 +403,47 @@ def _dynamic_slice(x: Term, *starts: Term, slice_sizes: Sequence[int] = (), **p:
     return insert_axes(get_op("access")(x, *index), range(x.ndim))
 
 
-def _slice(x: Term, start_indices: Sequence[int] = (), limit_indices: Sequence[int] = (), **p: Any) -> Term:
-    """A static slice of one element of a tensor symbol (``v[0]``) as ``access``; other slices are refused."""
-    if x.op.name != "symbol" or any(int(b) - int(a) != 1 for a, b in zip(start_indices, limit_indices, strict=True)):
-        raise ConversionError("from_jax: a slice of more than one element of a symbol has no exprgraph op")
-    return insert_axes(get_op("access")(x, *(const(int(a)) for a in start_indices)), range(x.ndim))
+def _slice(
+    x: Term, start_indices: Sequence[int] = (), limit_indices: Sequence[int] = (), strides: Any = None, **p: Any
+) -> Term:
+    """A static slice, one ``slice_axis`` per axis it cuts."""
+    steps = strides or (1,) * x.ndim
+    key = tuple(slice(int(a), int(b), int(c)) for a, b, c in zip(start_indices, limit_indices, steps, strict=True))
+    return getitem(x, key)
 
 
 PRIMITIVES["dynamic_slice"] = _dynamic_slice
+PRIMITIVES["gather"] = _gather
+PRIMITIVES["pad"] = lambda x, value, padding_config=(), **p: _pad(x, value, padding_config)
+PRIMITIVES["tile"] = lambda x, reps=(), **p: _tile(x, tuple(int(r) for r in reps))
+
+
+def _pad(x: Term, value: Term, config: Sequence[Any]) -> Term:
+    """``pad`` by ``value`` before and after each axis (no interior padding, no cropping): concatenations."""
+    out = x
+    for axis, (low, high, interior) in enumerate(config):
+        low, high = int(low), int(high)
+        if int(interior) or low < 0 or high < 0:
+            raise ConversionError("from_jax: pad with interior padding or a negative (cropping) edge is not read")
+        side = [*out.shape]
+        parts = []
+        for width in (low, high):
+            side[axis] = width
+            parts.append(broadcast_to(value, tuple(side)) if width else None)
+        out = concat([t for t in (parts[0], out, parts[1]) if t is not None], axis=axis)
+    return out
+
+
+def _tile(x: Term, reps: tuple[int, ...]) -> Term:
+    """``tile``: ``x`` repeated ``reps[i]`` times along each axis (extra reps add leading axes), concatenations."""
+    reps = (1,) * (x.ndim - len(reps)) + reps
+    out = reshape(x, (1,) * (len(reps) - x.ndim) + tuple(x.shape))
+    for axis, k in enumerate(reps):
+        out = out if k == 1 else concat([out] * k, axis=axis) if k else slice_axis(out, axis, 0, 0)
+    return out
+
+
+PRIMITIVES["scatter-add"] = _scatter_add
 PRIMITIVES["slice"] = _slice
 
 

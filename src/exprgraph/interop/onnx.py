@@ -19,10 +19,11 @@ and free of the cancellation of ``log(1 + x)`` and ``exp(x) - 1``, but not bit f
 ``logsumexp`` is ONNX's ``ReduceLogSumExp`` (shifted by the maximum where ours folds ``logaddexp``:
 equal within rounding; where every entry is ``-inf`` the reference evaluator gives nan, ours
 ``-inf``). The inverse and hyperbolic functions, ``erf``, ``sign``, ``floor`` and ``ceil`` are ONNX's
-operators, ``erfc`` is ``1 - Erf``, ``access`` a ``GatherND``; the ops ONNX lacks (``fmod``,
-``truncdiv``, ``trunc``, ``atan2``, ``hypot``, ``log2``, ``log10``, ``broadcast_dim``) go out as their
-equivalent terms of :mod:`.equivalents`. A symbol that is a dimension of an input's shape, and no
-input itself, is read from that input (``Gather(Shape(input), axis)``).
+operators, ``erfc`` is ``1 - Erf``, ``access`` a ``GatherND``; the vector ops are ``Slice``, ``Gather``,
+``Concat``, ``Reshape``, ``Expand`` and ``Reduce*``, ``scatter_add`` a ``ScatterND`` adding into zeros;
+the ops ONNX lacks (``fmod``, ``truncdiv``, ``trunc``, ``atan2``, ``hypot``, ``log2``, ``log10``,
+``broadcast_dim``) go out as their equivalent terms of :mod:`.equivalents`. A symbol that is a
+dimension of an input's shape, and no input itself, is read from that input (``Gather(Shape(input), axis)``).
 """
 
 from __future__ import annotations
@@ -227,6 +228,8 @@ def _lower(b: _Builder, node: Term, args: list[str]) -> str:
         return b.op("Sub", [b.const(1.0, want), b.op("Erf", [b.cast(args[0], node.args[0].dtype, want)])])
     if name == "access":
         return _gather_element(b, args)
+    if name in _INDEX_OPS:
+        return _index_op(b, node, [b.cast(v, a.dtype, node.dtype) for v, a in zip(args, node.args, strict=True)])
     if name in SIMPLE and len(args) > 2 and node.op.counts_bools:
         return _fold(b, SIMPLE[name], node, args)
     raw = args
@@ -248,12 +251,12 @@ def _lower(b: _Builder, node: Term, args: list[str]) -> str:
     if name in ("floordiv", "mod"):
         floor, mod = _floor_parts(b, args[0], args[1], want)
         return floor if name == "floordiv" else mod
-    if name in ("dot", "sum", "logsumexp", "transpose"):
-        return _tensor_op(b, node, args)
+    if name in ("dot", "transpose") or name in _REDUCE:
+        return _tensor_op(b, node, args, want)
     raise ConversionError(f"to_onnx: the op {name!r} has no ONNX counterpart")
 
 
-def _tensor_op(b: _Builder, node: Term, args: list[str]) -> str:
+def _tensor_op(b: _Builder, node: Term, args: list[str], want: str) -> str:
     """``dot``, the reductions over axes and ``transpose``."""
     name = node.op.name
     if name == "dot":
@@ -262,14 +265,68 @@ def _tensor_op(b: _Builder, node: Term, args: list[str]) -> str:
     if name == "transpose":
         perm = list(range(node.ndim))[::-1] if node.attr is None else [a % node.ndim for a in node.attr]
         return b.op("Transpose", args, perm=perm)
-    # ReduceSum; ONNX's ReduceLogSumExp is max-shifted, as ours: within a few units in the last place
-    op_type = "ReduceSum" if name == "sum" else "ReduceLogSumExp"
+    # ReduceSum...; ONNX's ReduceLogSumExp is max-shifted, as ours: within a few units in the last place
+    op_type = _REDUCE[name]
     if not node.args[0].ndim:
-        return b.op("Identity", args)  # the sum (logsumexp) of one number is the number
+        return b.op("Identity", args)  # the sum (logsumexp, max...) of one number is the number
+    if want == BOOL:  # the extremum of bools: of their int64 values (opset 18 reduces numbers)
+        return b.cast(_tensor_op(b, node, [b.cast(args[0], BOOL, INT64)], INT64), INT64, BOOL)
     if node.attr is None:
         return b.op(op_type, args, keepdims=0)
     axes = [node.attr] if isinstance(node.attr, int) else list(node.attr)
     return b.op(op_type, [args[0], b.const(axes, INT64)], keepdims=0)
+
+
+_REDUCE = {
+    "sum": "ReduceSum",
+    "logsumexp": "ReduceLogSumExp",
+    "amax": "ReduceMax",
+    "amin": "ReduceMin",
+    "prod": "ReduceProd",
+    "mean": "ReduceMean",
+}
+
+
+def _index_op(b: _Builder, node: Term, args: list[str]) -> str:
+    """Slice, Gather, its adjoint (ScatterND adding into zeros), Concat, Reshape and Expand."""
+    name, attr, x = node.op.name, node.attr, node.args[0]
+    if name == "slice_axis":  # count entries from start by step; past index 0 backwards is -(n+1)
+        axis, start, count, step = attr
+        end = start + count * step if count else start
+        ends = end if end >= 0 else -(x.shape[axis % x.ndim] + 1)
+        spec = [b.const([v], INT64) for v in (start, ends, axis % x.ndim, step)]
+        return b.op("Slice", [args[0], *spec])
+    if name == "take":
+        return b.op("Gather", [args[0], b.const(_values(node.args[1]), INT64)], axis=(attr or 0) % x.ndim)
+    if name == "concat":
+        return b.op("Concat", args, axis=(attr or 0) % x.ndim)
+    if name in ("reshape", "broadcast_to"):
+        return b.op("Reshape" if name == "reshape" else "Expand", [args[0], b.const(list(attr), INT64)])
+    return _scatter_add(b, node, args[0])
+
+
+def _values(t: Term) -> Any:
+    return t.attr.array if hasattr(t.attr, "array") else t.attr
+
+
+_INDEX_OPS = frozenset({"slice_axis", "take", "concat", "reshape", "broadcast_to", "scatter_add"})
+
+
+def _scatter_add(b: _Builder, node: Term, update: str) -> str:
+    """``scatter_add(u, idx, spec=(axis, n))``: the index's axes of u moved first, ScatterND adding into zeros."""
+    u, index = node.args
+    axis, k = node.attr[0], index.ndim
+    if not all(d.__class__ is int for d in node.shape):
+        raise ConversionError("to_onnx: scatter_add needs known (int) dimensions")
+    perm = [*range(axis, axis + k), *range(axis), *range(axis + k, u.ndim)]
+    moved = b.op("Transpose", [update], perm=perm) if perm != list(range(u.ndim)) else update
+    shape = [node.shape[axis], *node.shape[:axis], *node.shape[axis + 1 :]]
+    zero = b.onnx.numpy_helper.from_array(np.zeros(1, _NUMPY[node.dtype]))
+    zeros = b.op("ConstantOfShape", [b.const(shape, INT64)], value=zero)
+    positions = b.const(np.asarray(_values(index)).reshape(*index.shape, 1), INT64)
+    out = b.op("ScatterND", [zeros, positions, moved], reduction="add")
+    back = [*range(1, axis + 1), 0, *range(axis + 1, node.ndim)]
+    return b.op("Transpose", [out], perm=back) if back != list(range(node.ndim)) else out
 
 
 def _gather_element(b: _Builder, args: list[str]) -> str:

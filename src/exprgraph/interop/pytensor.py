@@ -39,12 +39,14 @@ in any dtype and are read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..core import BOOL, FLOAT32, FLOAT64, INT64, Term
 from ..core.dtypes import is_float, promote
+from ..core.ops_index import slice_of
 from ..core.stdops import bool_casts
 from ..core.walk import postorder
 from ..errors import ConversionError
@@ -132,6 +134,34 @@ def _scalar_op(ps: Any, name: str) -> Any:
 # -- to PyTensor ------------------------------------------------------------------------------------------
 
 
+def slice_key(node: Term) -> tuple:
+    """The subscript of a ``slice_axis`` node: ``count`` entries from ``start`` by ``step`` on its axis."""
+    axis, start, count, step = node.attr
+    return (slice(None),) * (axis % node.ndim) + (slice_of(start, count, step),)
+
+
+def _scatter_add(w: Any, node: Term, args: list, dtypes: list[str]) -> Any:
+    # scatter_add(u, idx) = zeros with u added at idx along the axis (inc_subtensor adds repeated indices)
+    axis, _ = node.attr
+    zeros = w.pt.zeros(tuple(node.shape), dtype=node.dtype)
+    return w.pt.inc_subtensor(zeros[(slice(None),) * axis + (args[1],)], args[0])
+
+
+#: the vector ops: ``(writer, node, operands, their dtypes) -> PyTensor variable``
+_VECTOR: dict[str, Callable[[Any, Term, list, list[str]], Any]] = {
+    "amax": lambda w, node, args, _: w.pt.max(args[0], axis=node.attr),
+    "amin": lambda w, node, args, _: w.pt.min(args[0], axis=node.attr),
+    "prod": lambda w, node, args, _: w.pt.prod(args[0], axis=node.attr),
+    "mean": lambda w, node, args, _: w.pt.mean(args[0], axis=node.attr),
+    "slice_axis": lambda w, node, args, _: args[0][slice_key(node)],
+    "take": lambda w, node, args, _: w.pt.take(args[0], args[1], axis=node.attr or 0),
+    "scatter_add": _scatter_add,
+    "concat": lambda w, node, args, dtypes: w.pt.concatenate(w.widen(args, dtypes), axis=node.attr or 0),
+    "reshape": lambda w, node, args, _: args[0].reshape(node.attr),
+    "broadcast_to": lambda w, node, args, _: w.pt.broadcast_to(args[0], node.attr),
+}
+
+
 class _Writer:
     """Builds PyTensor variables for terms, children first."""
 
@@ -198,6 +228,8 @@ class _Writer:
             return pt.transpose(args[0], node.attr)
         if name == "access":  # T[i, j]: PyTensor's Subtensor (a one-element tensor read as a scalar)
             return args[0].reshape((-1,))[0] if len(args) == 1 else args[0][tuple(args[1:])]
+        if name in _VECTOR:
+            return _VECTOR[name](self, node, args, dtypes)
         raise ConversionError(f"to_pytensor: the op {name!r} has no PyTensor counterpart")
 
     def widen(self, args: list, dtypes: list[str], name: str = "") -> list:

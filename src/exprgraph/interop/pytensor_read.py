@@ -1,7 +1,9 @@
 """Read PyTensor graphs into terms: ``from_pytensor`` (the writer, ``to_pytensor``, is in :mod:`.pytensor`).
 
 A PyTensor variable or ``FunctionGraph`` is walked once, children first, with an explicit stack;
-its scalar and elementwise ops are read through the one table of :data:`.pytensor.SCALAR_OPS`.
+its scalar and elementwise ops are read through the one table of :data:`.pytensor.SCALAR_OPS`;
+subtensors with constant ints, slices and index arrays, the reductions (Sum, Prod, Max, Min over
+axes), Join and Reshape through the vector ops of :mod:`exprgraph.core.ops_index`.
 A variable that ``to_pytensor`` wrote, and whose PyTensor nodes are untouched, is read back as the
 very term it computes; anything else op by op. The dtype rules (what widens, what is refused) are
 in :mod:`.pytensor`'s docstring. Needs ``exprgraph[pytensor]``.
@@ -17,9 +19,10 @@ import numpy as np
 
 from ..core import BOOL, FLOAT32, FLOAT64, INT64, Symbol, Term, const, get_op
 from ..core.dtypes import is_float
+from ..core.ops_index import broadcast_to, concat, getitem, reshape
 from ..core.stdops import insert_axes
 from ..core.tokens import RESERVED_NAMES
-from ..errors import ConversionError
+from ..errors import ConversionError, ShapeError
 from ..graph import FunctionGraph
 from .pytensor import _PASS_THROUGH, SCALAR_OPS, _modules, _scalar_op
 from .registry import Converter, register_converter
@@ -78,7 +81,7 @@ class _Reader:
 
     def full(self, var: Any) -> Term:
         term, virtual = self.done[var]
-        return insert_axes(term, virtual) if virtual else term
+        return _with_axes(term, virtual) if virtual else term
 
     def leaf(self, var: Any) -> Term:
         tag_term = getattr(var.tag, "exprgraph_term", None) if hasattr(var, "tag") else None
@@ -144,11 +147,20 @@ class _Reader:
             out = self.elemwise(op, var, 0)
         elif kind == "Dot" or (kind == "Blockwise" and type(op.core_op).__name__ in ("Dot", "Matmul")):
             out = self.product(get_op("dot" if kind == "Dot" else "matmul"), node.inputs)
-        elif kind == "Sum":
+        elif kind in ("Sum", "Prod", "Max", "Min", "CAReduce") and type(op.scalar_op).__name__ in _REDUCE:
             axis = op.axis if op.axis is None or len(op.axis) != 1 else op.axis[0]
-            out = get_op("sum")(self.full(node.inputs[0]), axis=axis), ()
-        elif kind == "Subtensor":
+            out = get_op(_REDUCE[type(op.scalar_op).__name__])(self.full(node.inputs[0]), axis=axis), ()
+        elif kind in ("Subtensor", "AdvancedSubtensor", "AdvancedSubtensor1"):
             out = self.subtensor(op, node), ()
+        elif kind == "Join":
+            out = concat([self.full(v) for v in node.inputs[1:]], axis=self.constant(node.inputs[0], op)), ()
+        elif kind == "Reshape":
+            out = reshape(self.full(node.inputs[0]), self.constant(node.inputs[1], op)), ()
+        elif kind == "Alloc":  # pt.zeros, pt.broadcast_to: the value broadcast to a constant shape
+            shape = tuple(self.constant(v, op) for v in node.inputs[1:])
+            out = broadcast_to(self.full(node.inputs[0]), shape), ()
+        elif kind in ("IncSubtensor", "AdvancedIncSubtensor", "AdvancedIncSubtensor1"):
+            out = self.inc_subtensor(op, node), ()
         elif kind in ("Softmax", "LogSoftmax"):
             out = _softmax(self.full(node.inputs[0]), op.axis, kind == "LogSoftmax"), ()
         else:
@@ -170,28 +182,83 @@ class _Reader:
         return False
 
     def subtensor(self, op: Any, node: Any) -> Term:
-        """``x[i, j]`` (an int index per axis of a tensor symbol) as ``access``; a shape's entry as the dimension."""
-        source, indices = node.inputs[0], [self.full(v) for v in node.inputs[1:]]
-        entries = list(op.idx_list)
-        if any(isinstance(e, slice) for e in entries):
-            raise ConversionError(
-                f"from_pytensor: PyTensor's {op} takes a slice; exprgraph's access reads single elements only"
-            )
+        """``x[key]``: constant ints, slices and index arrays through ``[]``; int64 terms, one per axis of a
+        tensor symbol, as ``access``; a shape's entry as the dimension."""
+        source = node.inputs[0]
         if source in self.shapes:  # mean's count: a dimension of a tensor, int or symbolic
             dims, dtype = self.shapes[source]
-            index = indices[0]
+            index = self.full(node.inputs[1])
             if not index.is_const:
                 raise ConversionError(f"from_pytensor: {op} reads a shape at a computed position")
             dim = dims[int(index.value)]
             dim = const(dim) if dim.__class__ is int else dim
             return dim if dtype == INT64 else dim * const(1.0, dtype)
+        key = self.index_key(op, node)
         tensor = self.full(source)
-        if tensor.op.name != "symbol" or len(indices) != tensor.ndim:
+        if all(k.__class__ is Term for k in key) and tensor.op.name == "symbol" and len(key) == tensor.ndim:
+            return get_op("access")(tensor, *key)  # int64 terms: one element of a tensor symbol
+        if any(k.__class__ is Term for k in key):
             raise ConversionError(
-                f"from_pytensor: PyTensor's {op} reads a part of a tensor; exprgraph's access reads one element"
-                " of a tensor symbol (an index per axis)"
+                f"from_pytensor: PyTensor's {op} indexes at a computed position; exprgraph slices and gathers at"
+                " constant ones (access reads one element of a tensor symbol, an index per axis)"
             )
-        return get_op("access")(tensor, *indices)
+        try:
+            return getitem(tensor, key)
+        except (IndexError, ShapeError) as exc:
+            raise ConversionError(f"from_pytensor: PyTensor's {op}: {exc}") from None
+
+    def inc_subtensor(self, op: Any, node: Any) -> Term:
+        """``inc_subtensor(x[key], y)`` with ``key`` cutting one axis: ``x + scatter_add(y, positions)``."""
+        if getattr(op, "set_instead_of_inc", False):
+            raise ConversionError(f"from_pytensor: PyTensor's {op} sets entries; exprgraph adds them (scatter_add)")
+        base, update = self.full(node.inputs[0]), self.full(node.inputs[1])
+        key = self.index_key(op, node, 2)
+        cut = [i for i, k in enumerate(key) if not (isinstance(k, slice) and k == slice(None))]
+        if len(cut) != 1 or any(k.__class__ is Term for k in key):
+            raise ConversionError(f"from_pytensor: PyTensor's {op} adds at constant positions of one axis only")
+        (axis,) = cut
+        n = base.shape[axis]
+        if n.__class__ is not int:
+            raise ConversionError(f"from_pytensor: PyTensor's {op} adds along an axis of unknown length")
+        where = np.arange(n)[key[axis]] if isinstance(key[axis], slice) else np.asarray(key[axis]) % n
+        target = getitem(base, key).shape
+        update = update if tuple(update.shape) == tuple(target) else broadcast_to(update, target)
+        return base + get_op("scatter_add")(update, const(where.astype(np.int64)), spec=(axis, n))
+
+    def index_key(self, op: Any, node: Any, first: int = 1) -> tuple:
+        """The index of a (advanced) subtensor: ints, slices of ints, arrays, or int64 terms where computed."""
+        inputs = iter(node.inputs[first:])
+        one = type(op).__name__ in ("AdvancedSubtensor1", "AdvancedIncSubtensor1")
+        entries = [0] if one else list(op.idx_list)
+
+        def value(entry: Any, bound: bool) -> Any:
+            if entry is None:
+                return None
+            term = self.full(next(inputs))
+            if not term.is_const:
+                if bound:
+                    raise ConversionError(f"from_pytensor: PyTensor's {op} slices at a computed position")
+                return term
+            data = np.asarray(term.attr.array if hasattr(term.attr, "array") else term.attr)
+            return int(data) if not data.ndim else data
+
+        key = []
+        for e in entries:
+            if isinstance(e, slice):
+                key.append(slice(value(e.start, True), value(e.stop, True), value(e.step, True)))
+            else:
+                key.append(value(e, False))
+        return tuple(key)
+
+    def constant(self, var: Any, op: Any) -> Any:
+        """The value of a constant operand (an axis, a shape) as an int or a tuple of ints."""
+        term = self.full(var)
+        if not term.is_const:
+            raise ConversionError(
+                f"from_pytensor: PyTensor's {op} takes a computed axis or shape; exprgraph takes constants"
+            )
+        data = np.asarray(term.attr.array if hasattr(term.attr, "array") else term.attr)
+        return int(data) if not data.ndim else tuple(int(v) for v in data)
 
     def elemwise(self, scalar_op: Any, var: Any, ndim: int) -> tuple[Term, tuple[int, ...]]:
         inputs = var.owner.inputs
@@ -268,7 +335,10 @@ class _Reader:
         kept = [i for i in order if i != "x"]
         dropped = [real.index(i) for i in range(in_ndim) if i not in kept and i in real]
         if dropped:  # a dropped axis has length 1: summing over it removes it
-            term = get_op("sum")(term, axis=tuple(dropped) if len(dropped) < term.ndim else None)
+            if all(d.__class__ is int for d in term.shape):
+                term = reshape(term, tuple(d for i, d in enumerate(term.shape) if i not in dropped))
+            else:
+                term = get_op("sum")(term, axis=tuple(dropped) if len(dropped) < term.ndim else None)
             real = [i for i in real if i in kept]
         perm = [real.index(i) for i in kept if i in real]
         if perm != sorted(perm):
@@ -283,6 +353,14 @@ class _Reader:
             # a row vector (x[None, :]) times a column vector (y[:, None]): the vector products
             return op(a, b), tuple(i for i, v in ((0, va), (1, vb)) if v)
         return op(self.full(inputs[0]), self.full(inputs[1])), ()
+
+
+def _with_axes(term: Term, positions: tuple[int, ...]) -> Term:
+    """``term`` with length-1 axes at ``positions`` of the result: a reshape (symbolic shapes: times ones)."""
+    if not all(d.__class__ is int for d in term.shape):
+        return insert_axes(term, positions)
+    rest = iter(term.shape)
+    return reshape(term, tuple(1 if i in positions else next(rest) for i in range(term.ndim + len(positions))))
 
 
 def _reciprocal(a: Term) -> Term:
@@ -300,13 +378,22 @@ def _softmax(x: Term, axis: Any, log: bool) -> Term:
     axes = None if axis is None else tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     lse = get_op("logsumexp")(x, axis=axes)
     if axes is not None and len(axes) < x.ndim:
-        lse = insert_axes(lse, [a % x.ndim for a in axes])
+        lse = _with_axes(lse, tuple(a % x.ndim for a in axes))
     shifted = x - lse
     return shifted if log else get_op("exp")(shifted)
 
 
+#: PyTensor reductions (their scalar op) -> ours
+_REDUCE = {"Add": "sum", "Mul": "prod", "Maximum": "amax", "Minimum": "amin"}
+
 #: scalar ops PyTensor's rewrites bring in (compiled graphs), and clip, spelled with ours
-_SPELLED = {"Reciprocal": _reciprocal, "Sqr": lambda a: a * a, "Clip": _clip}
+_SPELLED = {
+    "Reciprocal": _reciprocal,
+    "Sqr": lambda a: a * a,
+    "Clip": _clip,
+    "IsInf": lambda a: get_op("eq")(get_op("abs")(a), const(np.inf)),  # |x| == inf (never for an int)
+    "IsNan": lambda a: get_op("ne")(a, a),  # nan is the one value unequal to itself
+}
 
 
 def _check_dtype(var: Any, term: Term, op: Any) -> None:
