@@ -19,9 +19,10 @@ as wrong). Times are process CPU seconds, best of N, interleaved, each call cold
 and our dims caches are cleared before it, untimed, as in the fresh process a user runs the tool in.
 Goals (issue 27): every dynamic dim ort decides, 0 wrong, ours/ort time <= 0.05.
 
-Run: ``python -m bench.bench_onnx_models [--quick] [--models gpt2,resnet18,...] [--board]`` (the scoreboard
-``notes/onnx_scoreboard.md`` is rewritten when this module runs over the whole corpus, or with ``--board``;
-``python -m bench`` prints the tables only).
+Run: ``python -m bench.bench_onnx_models [--quick] [--models gpt2,resnet18] [--engines ours] [--board|--no-board]``
+(the scoreboard ``notes/onnx_scoreboard.md`` is rewritten when this module runs all engines over the whole
+corpus, or with ``--board``, never with ``--no-board``; ``--engines ours`` times ours alone while iterating, the
+others reported as not run; ``python -m bench`` prints the tables only).
 """
 
 from __future__ import annotations
@@ -114,8 +115,9 @@ def _cold_caches() -> dict[str, Callable[[], Any]]:
     return {"ours": clear_caches, "ort": sympy.core.cache.clear_cache}
 
 
-def run_model(key: str, repeat: int) -> Run:
-    """Time the three engines on one corpus model (interleaved, best of ``repeat``) and score their shapes."""
+def run_model(key: str, repeat: int, engines: tuple[str, ...] = ENGINES) -> Run:
+    """Time the engines on one corpus model (interleaved, best of ``repeat``) and score their shapes; an engine
+    left out of ``engines`` is reported as not run."""
     model, entry = corpus.load(key, strip=True)  # no value_info: every engine infers from the graph inputs
     run = Run(key, entry, notes=list(entry.get("notes", [])))
     results: dict[str, Any] = {}
@@ -132,7 +134,10 @@ def run_model(key: str, repeat: int) -> Run:
 
         return call
 
-    fns = {name: guarded(name, fn) for name, fn in _engines(model).items()}
+    for name in ENGINES:
+        if name not in engines:
+            run.failures[name] = "not run (--engines)"
+    fns = {name: guarded(name, fn) for name, fn in _engines(model).items() if name in engines}
     times = best_of(fns, repeat=repeat, setup=_cold_caches(), clock=time.process_time)
     truth, binds = entry["truth"], entry["bindings"]
     for name in ENGINES:
@@ -249,6 +254,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=0, help="rounds per engine (overrides --quick)")
     parser.add_argument("--models", default="", help="comma-separated model names or entries (gpt2, swin-ts)")
     parser.add_argument("--board", action="store_true", help="rewrite notes/onnx_scoreboard.md even for --models")
+    parser.add_argument("--no-board", action="store_true", help="never rewrite the scoreboard")
+    parser.add_argument("--engines", default=",".join(ENGINES), help="engines to run (ours alone while iterating)")
     args = parser.parse_args(sys.argv[1:] if __name__ == "__main__" else [])
     for mod in ("torch", "onnxruntime"):
         try:
@@ -260,15 +267,18 @@ def main() -> None:
     names = [n for n in args.models.split(",") if n] or None
     failed = corpus.build(names, log=lambda line: print(line.splitlines()[0], flush=True))
     repeat = args.repeat or (1 if args.quick else 3)
+    engines = tuple(e for e in ENGINES if e in args.engines.split(","))
     keys = corpus.available(names)
     if keys:  # untimed warm-up: each engine's first call imports and initialises its modules
-        for fn in _engines(corpus.load(keys[0], strip=True)[0]).values():
+        for name, fn in _engines(corpus.load(keys[0], strip=True)[0]).items():
+            if name not in engines:
+                continue
             with contextlib.suppress(Exception):
                 fn()
     runs = []
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     for key in keys:
-        run = run_model(key, repeat)
+        run = run_model(key, repeat, engines)
         runs.append(run)
         fails = "; ".join(f"{e} failed: {m}" for e, m in run.failures.items())
         timings = ", ".join(f"{e} {fmt_seconds(t)}" for e, t in run.times.items())
@@ -281,7 +291,9 @@ def main() -> None:
     print_table("ONNX shapes by family", *fam)
     for key, why in sorted(failed.items()):
         print(f"- corpus: {key} not built: {why.splitlines()[0][:200]}")
-    if (names is None and __name__ == "__main__") or args.board:  # not from `python -m bench`
+    if (
+        (names is None and __name__ == "__main__" and engines == ENGINES) or args.board
+    ) and not args.no_board:  # not from `python -m bench`
         from bench.onnx_corpus_board import write_board
 
         path = write_board(

@@ -9,6 +9,8 @@ rank the model declares) is a *fresh* dimension: a new name with the range that 
 unbacked sizes), recorded in ``inf.env``, so one unknown never poisons what follows. ``If``, ``Loop``,
 ``Scan``, model-local functions (:mod:`.onnx_control`) and sequences (:mod:`.onnx_sequences`) are
 followed; declared ``value_info`` shapes are checked against what is inferred and fill what is not.
+What is read from the model (opsets, declared shapes, tensors) is in :mod:`.onnx_sources`; each node
+is read once into a light :class:`~.onnx_dims.Node`, and its op's rules are looked up once per model.
 
 Dimensions of graph inputs are taken to be at least 1 (``positive=True``), which lets ``min(1, n)``
 be ``1``; fresh dims are at least 0. An unknown dimension is ``None``, an unknown shape is ``None``.
@@ -24,21 +26,21 @@ shape inference is never run, and every walk (subgraphs included) runs from an e
 
 from __future__ import annotations
 
-import contextlib
 import os
 import warnings
-from collections.abc import Generator, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Generator, Mapping
+from typing import Any, NamedTuple
 
-from ..core import Symbol, Term
-from ..dims import DimEnv, parse_expression, simplify_dim, unparse
-from ..errors import DimOverflowError, ExternalDataError, ShapeError, ShapeInferenceWarning
+from ..core import Term
+from ..dims import DimEnv, unparse
+from ..errors import DimOverflowError, ShapeError, ShapeInferenceWarning
 from ._optional import require
 from .onnx_control import CONTROL_RULES, call_function, drive
-from .onnx_dims import MAX_PARAM_TEXT, MAX_VALUE_SIZE, dim_names, identifier, int64, param_dim
+from .onnx_dims import INT64_MAX, INT64_MIN, MAX_PARAM_TEXT, MAX_VALUE_SIZE, Node
 from .onnx_sequences import SEQUENCE_RULES, Seq, Slot
 from .onnx_shape_rules import SHAPE_RULES, Dim, DimArith, Shape, Value, rank
-from .onnx_values import VALUE_RULES
+from .onnx_sources import Sources, _blame, _blamed, _quote
+from .onnx_values import FROM_SHAPES, VALUE_RULES
 from .onnx_values_io import element_types, tensor_dims, tensor_value
 
 __all__ = ["infer_shapes", "annotate_shapes", "dim_text", "Inference", "MAX_VALUE_SIZE", "MAX_PARAM_TEXT"]
@@ -50,6 +52,15 @@ _MISSING: Any = object()
 MAX_WALKED = 50_000
 
 
+class OpRules(NamedTuple):
+    """What infers an op type: a rule that walks subgraphs, a shape (or sequence) rule, a value rule."""
+
+    walk: Callable[..., Generator[Any, Any, list[Any]]] | None
+    rule: Callable[[Any, Any], list[Any]] | None
+    value: Callable[[Any, Any], Any] | None
+    from_shapes: bool = False  # the value rule reads no input's value (else it is skipped when none has one)
+
+
 def dim_text(d: Dim) -> str | None:
     """A dimension as ONNX ``dim_param`` text (``"batch"``, ``"(h-3)//2+1"``); None when unknown."""
     if d is None:
@@ -57,27 +68,7 @@ def dim_text(d: Dim) -> str | None:
     return str(d) if isinstance(d, int) else unparse(d)
 
 
-def _quote(name: str) -> str:
-    return repr(name) if len(name) <= 60 else repr(name[:60]) + "..."
-
-
-@contextlib.contextmanager
-def _blame(where: str) -> Iterator[None]:
-    """Turn any exception in the body into a ShapeError (its class kept if it is one) that names ``where``."""
-    try:
-        yield
-    except Exception as exc:
-        cls = type(exc) if type(exc) in (ShapeError, DimOverflowError, ExternalDataError) else ShapeError
-        detail = str(exc) if isinstance(exc, ShapeError) else f"{type(exc).__name__}: {exc}"
-        if len(detail) > 4000:  # blamed by many nested subgraphs: keep the outermost and innermost parts
-            detail = detail[:1000] + " ... " + detail[-2000:]
-        error = cls(f"{where}: {detail}")
-        error.blamed = True  # type: ignore[attr-defined]
-        # an error already blamed inside a subgraph is chained from its cause: the chain stays short
-        raise error from (exc.__cause__ if getattr(exc, "blamed", False) and exc.__cause__ is not None else exc)
-
-
-class Inference:
+class Inference(Sources):
     """One pass over an ONNX graph's nodes in order, filling shapes, symbolic values and sequences."""
 
     def __init__(
@@ -106,115 +97,17 @@ class Inference:
         self.sequences: dict[str, Seq] = {}
         self.infos: dict[str, Any] = {}  # declared value_info (and graph outputs) by name
         self.fresh: set[Term] = set()
-        self.names = dim_names(model)  # names taken by declared dims: fresh dims avoid them
+        self.taken: set[str] | None = None  # names taken by declared dims (read at the first fresh dim)
         self.suffixes: dict[str, int] = {}  # the next number to try after a fresh dim's name
         self.bindings = {key: self.binding(key, value) for key, value in (dims or {}).items()}
         self.unknown_ops: set[str] = set()
+        self.rules: dict[tuple[str, str], OpRules] = {}  # (domain, op type) -> its rules
         self.unknown: dict[str, set[str]] = {}
         self.node_index = 0
         self.undo: list[dict[str, tuple[Any, Any, Any]]] = []
         self.calling: set[tuple[str, str]] = set()
         self.inlined = 0
         self.walked = 0
-
-    # -- sources -----------------------------------------------------------------------------------------
-
-    def read_opsets(self, model: Any) -> dict[str, int]:
-        """The model's opset imports (a bare graph: the newest opsets the onnx package knows)."""
-        if not isinstance(model, self.onnx.ModelProto):
-            return {"": self.onnx.defs.onnx_opset_version(), "ai.onnx.ml": self.onnx.defs.onnx_ml_opset_version()}
-        out: dict[str, int] = {}
-        for entry in model.opset_import:
-            if entry.version < 0:
-                raise ShapeError(f"opset import {entry.domain[:60]!r} has version {entry.version}")
-            out["" if entry.domain == "ai.onnx" else entry.domain] = entry.version
-        return out
-
-    def opset(self, domain: str = "") -> int:
-        """The model's opset version for ``domain`` (``""`` and ``"ai.onnx"`` are the same); 0 when not imported."""
-        return self.opsets.get("" if domain == "ai.onnx" else domain, 0)
-
-    def fresh_dim(self, node: Any, what: str, low: int = 0, high: int | Term | None = None) -> Term:
-        """A new int64 dimension named after ``node`` and ``what`` (a size known at run time), in [low, high]."""
-        base = node.name or f"{node.op_type.lower()}_{self.node_index}"
-        name = identifier(f"{base}_{what}")[:80]
-        if name in self.names:
-            k = self.suffixes.get(name, 2)
-            while f"{name}_{k}" in self.names:
-                k += 1
-            self.suffixes[name] = k + 1
-            name = f"{name}_{k}"
-        self.names.add(name)
-        top = high if high.__class__ is int else None
-        if low != 0 or top is not None:
-            self.env.set_range(name, (int64(low), None if top is None else int64(top)))
-        dim = Symbol(name, "int64")
-        if high.__class__ is Term:
-            self.env.declare(dim <= high)
-        self.fresh.add(dim)
-        return dim
-
-    def at_least_one(self, dims: Any) -> None:
-        """Names in declared dims are >= 1 when ``positive``."""
-        if not self.positive:
-            return
-        for d in dims:
-            if d.__class__ is Term:
-                for s in d.free_symbols:
-                    if s.name not in self.env.ranges:
-                        self.env.set_range(s.name, (1, None))
-
-    def binding(self, key: str, value: Any) -> Dim:
-        """A ``dims=`` entry as a dimension: a non-negative int64, or dimension text parsed and simplified."""
-        if value.__class__ is int:
-            return self.dim(value, f"dims[{key!r}]")
-        if isinstance(value, (str, Term)):
-            d = simplify_dim(parse_expression(str(value)))
-            self.at_least_one([d])
-            return self.dim(d, f"dims[{key!r}]")
-        raise ShapeError(f"dims[{key!r}] must be an int or dimension text, not {type(value).__name__}")
-
-    def dim(self, d: Any, what: str) -> Dim:
-        """``d`` simplified and checked: an int in [0, 2**63), a dimension term, or None."""
-        try:
-            d = self.d.simplify(d)
-        except DimOverflowError as exc:
-            raise DimOverflowError(f"{what}: {exc}") from exc
-        if isinstance(d, int) and d < 0:
-            raise DimOverflowError(f"{what} is {d}: a dimension is never negative")
-        return d
-
-    def declared(self, info: Any, anonymous: bool = True) -> Shape:
-        """A value_info's shape; an anonymous dim is a symbol named after the value (None unless ``anonymous``)."""
-        if not info.type.HasField("tensor_type") or not info.type.tensor_type.HasField("shape"):
-            return None
-        dims = info.type.tensor_type.shape.dim
-        rank(len(dims))
-        out: list[Dim] = []
-        for i, dim in enumerate(dims):
-            if dim.HasField("dim_value"):
-                negative = dim.dim_value < 0 and not anonymous  # some exporters write -1 for "unknown"
-                out.append(None if negative else self.dim(dim.dim_value, f"dim {i}"))
-            elif dim.HasField("dim_param"):
-                text = dim.dim_param
-                out.append(self.bindings[text] if text in self.bindings else self.dim(param_dim(text), f"dim {i}"))
-            elif anonymous:
-                name = f"{info.name}_{i}"
-                out.append(self.bindings.get(name, Symbol(identifier(name), "int64")))
-            else:
-                out.append(None)
-        self.at_least_one(out)
-        return tuple(out)
-
-    def tensor_shape(self, proto: Any) -> tuple[int, ...]:
-        """The shape of a TensorProto (an initializer or a Constant's value), from its dims."""
-        if not isinstance(proto, self.onnx.TensorProto):
-            raise ShapeError(f"a tensor was expected, not {type(proto).__name__}")
-        return tensor_dims(proto)
-
-    def tensor_value(self, proto: Any) -> Value | None:
-        """The entries of a small integer, bool or float TensorProto; None for any other tensor."""
-        return tensor_value(self, proto)
 
     # -- the walk -------------------------------------------------------------------------------------------
 
@@ -241,9 +134,13 @@ class Inference:
         yield from self.nodes(self.graph.node)
 
     def initializers(self, graph: Any) -> None:
+        """The shapes and (small ones) values of a graph's initializers."""
         for init in graph.initializer:
-            with _blame(f"ONNX initializer {_quote(init.name)}"):
-                self.define(init.name, self.tensor_shape(init), self.tensor_value(init))
+            try:
+                dims = tensor_dims(init)
+                self.define(init.name, dims, tensor_value(self, init, dims))
+            except Exception as exc:
+                raise _blamed(f"ONNX initializer {_quote(init.name)}", exc)  # noqa: B904
 
     def note_infos(self, graph: Any) -> None:
         for info in [*graph.value_info, *graph.output]:
@@ -273,49 +170,66 @@ class Inference:
             self.restore(self.undo.pop())
 
     def nodes(self, nodes: Any) -> Generator[Any, Any, None]:
-        """Each node in order, its failure named."""
-        for index, node in enumerate(nodes):
+        """Each node in order, its failure named (control flow and functions walk their subgraphs from the stack)."""
+        for index, proto in enumerate(nodes):
             self.node_index = index
-            self.walked += 1 if self.undo else 0
-            if self.walked > MAX_WALKED:
-                raise ShapeError(f"more than {MAX_WALKED} nodes walked (subgraphs count each time they are walked)")
-            with _blame(f"ONNX node {index} {_quote(node.name)} ({_quote(node.op_type)})"):
-                yield from self.infer(node)
+            if self.undo:
+                self.walked += 1
+                if self.walked > MAX_WALKED:
+                    raise ShapeError(f"more than {MAX_WALKED} nodes walked (subgraphs count each time they are walked)")
+            try:
+                node = Node(proto)
+                key = (node.domain, node.op_type)
+                fn = self.functions.get((*key, node.overload)) if self.functions else None
+                if fn is not None:  # a call of a model-local function: values are not propagated through it
+                    self.finish(node, (yield from call_function(self, node, fn)))
+                    continue
+                op = self.rules.get(key) or self.op_rules(key)
+                if op.walk is not None:
+                    self.finish(node, (yield from op.walk(self, node)))
+                else:
+                    self.finish(node, op.rule(self, node) if op.rule is not None else self.unknown_op(node))
+                if op.value is not None and node.output and (op.from_shapes or self.has_value(node)):
+                    self.propagate_value(node, op.value)
+            except Exception as exc:
+                raise _blamed(f"ONNX node {index} {_quote(proto.name)} ({_quote(proto.op_type)})", exc)  # noqa: B904
 
-    def infer(self, node: Any) -> Generator[Any, Any, None]:
-        """Shapes (values, sequences) of ``node``'s outputs."""
-        domain = "" if node.domain == "ai.onnx" else node.domain
-        fn = self.functions.get((node.domain, node.op_type, getattr(node, "overload", "")))
-        standard = domain in _STANDARD
-        outs: list[Any]
-        if fn is not None:
-            outs = yield from call_function(self, node, fn)
-        elif standard and node.op_type in CONTROL_RULES:
-            outs = yield from CONTROL_RULES[node.op_type](self, node)
-        elif standard and node.op_type in SEQUENCE_RULES:
-            outs = SEQUENCE_RULES[node.op_type](self, node)
-        elif standard and node.op_type in SHAPE_RULES:
-            outs = SHAPE_RULES[node.op_type](self, node)
+    def op_rules(self, key: tuple[str, str]) -> OpRules:
+        """The rules of an op type in a domain (looked up once per inference)."""
+        domain, op_type = key
+        standard = ("" if domain == "ai.onnx" else domain) in _STANDARD
+        if not standard:
+            out = OpRules(None, None, None)
         else:
-            self.unknown_ops.add(node.op_type)
-            self.unknown.setdefault(domain, set()).add(node.op_type)
-            outs = []
-        self.finish(node, outs)
-        if standard and fn is None:
-            self.propagate_value(node)
+            rule = SEQUENCE_RULES.get(op_type) or SHAPE_RULES.get(op_type)
+            out = OpRules(CONTROL_RULES.get(op_type), rule, VALUE_RULES.get(op_type), op_type in FROM_SHAPES)
+        self.rules[key] = out
+        return out
+
+    def unknown_op(self, node: Node) -> list[Any]:
+        """No outputs known for an op no rule covers (listed in the warning): declared dims fill them, else fresh."""
+        self.unknown_ops.add(node.op_type)
+        self.unknown.setdefault("" if node.domain == "ai.onnx" else node.domain, set()).add(node.op_type)
+        return []
 
     def finish(self, node: Any, outs: list[Any]) -> None:
         """Record the outputs: checked, compared with what the model declares, unknown dims made fresh."""
+        n = len(outs)
+        infos = self.infos
         for i, name in enumerate(node.output):
             if not name:
                 continue
-            item = outs[i] if i < len(outs) else None
-            slot = item if isinstance(item, Slot) else Slot(item)
-            if slot.seq is not None:
-                self.define(name, None, None, slot.seq)
-                continue
-            shape = None if slot.shape is None else self.checked(slot.shape, i)
-            self.define(name, self.reconcile(node, name, i, shape), slot.value)
+            item: Any = outs[i] if i < n else None
+            value = None
+            if item.__class__ is Slot:
+                if item.seq is not None:
+                    self.define(name, None, None, item.seq)
+                    continue
+                item, value = item.shape, item.value
+            shape = None if item is None else self.checked(item, i)
+            if name in infos or (shape is not None and None in shape):
+                shape = self.reconcile(node, name, i, shape)
+            self.define(name, shape, value)
 
     def reconcile(self, node: Any, name: str, output: int, shape: Shape) -> Shape:
         """``shape`` checked against the declared one (which fills dims ours does not know); None dims made fresh."""
@@ -349,12 +263,15 @@ class Inference:
             old = (self.shapes.get(name, _MISSING), self.values.get(name, _MISSING), self.sequences.get(name, _MISSING))
             self.undo[-1][name] = old
         self.shapes[name] = shape
-        tables: list[tuple[dict[str, Any], Any]] = [(self.values, value), (self.sequences, seq)]
-        for table, item in tables:
-            if item is None:
-                table.pop(name, None)
-            else:
-                table[name] = item
+        if value is None:
+            self.values.pop(name, None)
+        else:
+            self.values[name] = value
+        if seq is None:
+            if self.sequences:
+                self.sequences.pop(name, None)
+        else:
+            self.sequences[name] = seq
 
     def restore(self, undo: dict[str, tuple[Any, Any, Any]]) -> None:
         """Put back what a subgraph's names held outside it."""
@@ -371,21 +288,42 @@ class Inference:
         return Slot(self.shapes.get(name), self.values.get(name) if values else None, self.sequences.get(name))
 
     def checked(self, shape: tuple, output: int) -> tuple:
+        """A rule's output shape checked: its rank, each dim simplified and in [0, 2**63)."""
         rank(len(shape))
-        return tuple(self.dim(d, f"dim {i} of output {output}") for i, d in enumerate(shape))
+        for d in shape:
+            if d.__class__ is not int or not 0 <= d <= INT64_MAX:  # (int64 sizes are kept as they are)
+                break
+        else:
+            return shape if shape.__class__ is tuple else tuple(shape)
+        out = list(shape)
+        simplify = self.d.simplify
+        for i, d in enumerate(out):
+            if d.__class__ is not int or not 0 <= d <= INT64_MAX:
+                try:
+                    d = out[i] = simplify(d)
+                except DimOverflowError as exc:
+                    raise DimOverflowError(f"dim {i} of output {output}: {exc}") from exc
+                if d.__class__ is int and d < 0:
+                    raise DimOverflowError(f"dim {i} of output {output} is {d}: a dimension is never negative")
+        return tuple(out)
 
     # -- helpers ------------------------------------------------------------------------------------------
 
     def shape(self, node: Any, i: int) -> Shape:
-        if i >= len(node.input) or not node.input[i]:
+        """The shape of input ``i``; None when it is absent or unknown."""
+        inputs = node.input
+        if i >= len(inputs):
             return None
-        return self.shapes.get(node.input[i])
+        name = inputs[i]
+        return self.shapes.get(name) if name else None
 
     def tensor(self, node: Any, i: int) -> Value | None:
         """The value of input ``i`` (of any rank), or None."""
-        if i >= len(node.input) or not node.input[i]:
+        inputs = node.input
+        if i >= len(inputs):
             return None
-        return self.values.get(node.input[i])
+        name = inputs[i]
+        return self.values.get(name) if name else None
 
     def value(self, node: Any, i: int) -> Value | None:
         """The value of input ``i`` when it is 0-d or 1-d, or None."""
@@ -403,15 +341,28 @@ class Inference:
     def broadcast(self, shapes: list[Shape]) -> Shape:
         return self.d.broadcast(shapes)
 
-    def propagate_value(self, node: Any) -> None:
-        """The values of ``node``'s outputs (small tensors), and the shapes they pin down."""
-        fn = VALUE_RULES.get(node.op_type)
+    def has_value(self, node: Node) -> bool:
+        """Whether an input of ``node`` has a value (a value rule needs one, except those of FROM_SHAPES)."""
+        values = self.values
+        for name in node.input:
+            if name in values:
+                return True
+        return False
+
+    def propagate_value(self, node: Any, fn: Callable[[Any, Any], Any] | None = None) -> None:
+        """The values of ``node``'s outputs (small tensors) by the op's value rule, and the shapes they pin down."""
+        fn = VALUE_RULES.get(node.op_type) if fn is None else fn
         if fn is None or not node.output:
             return
         out = fn(self, node)
+        if out is None:
+            return
         for name, v in zip(node.output, out if isinstance(out, list) else [out], strict=False):
             if name and v is not None and len(v.entries) <= MAX_VALUE_SIZE:
-                v = Value(tuple(self.entry(e, v.kind) for e in v.entries), v.scalar, v.kind, v.dims)
+                for e in v.entries:
+                    if e.__class__ is not int or not INT64_MIN <= e <= INT64_MAX:  # (int64s are kept as they are)
+                        v = Value(tuple(self.entry(e, v.kind) for e in v.entries), v.scalar, v.kind, v.dims)
+                        break
                 self.values[name] = v
                 self.shape_from_value(name, v)
 
@@ -432,7 +383,7 @@ class Inference:
         if shape is None or len(shape) != len(v.shape):
             self.shapes[name] = v.shape
             return
-        if any(d is None or d in self.fresh for d in shape):
+        if None in shape or not self.fresh.isdisjoint(shape):
             self.shapes[name] = tuple(
                 n if d is None or d in self.fresh else d for d, n in zip(shape, v.shape, strict=True)
             )

@@ -24,7 +24,7 @@ from .onnx_values_math import MATH_RULES, array, as_value
 if TYPE_CHECKING:
     from .onnx_shapes import Inference
 
-__all__ = ["VALUE_RULES"]
+__all__ = ["VALUE_RULES", "FROM_SHAPES"]
 
 Rule = Callable[["Inference", Any], "Value | list[Value | None] | None"]
 
@@ -124,6 +124,8 @@ def _slice(inf: Inference, node: Any) -> Value | None:
     for axis, start, end, step in zip(_axes(axes, len(v.shape)), starts, ends, steps, strict=True):
         n = v.shape[axis]
         cut[axis] = slice(max(-n - 1, min(start, n)), max(-n - 1, min(end, n)), step)
+    if len(cut) == 1:  # a 1-d value: numpy slices as Python does
+        return Value(v.entries[cut[0]], False, v.kind)
     return as_value(array(v)[tuple(cut)], v.kind)
 
 
@@ -195,13 +197,14 @@ def _tile(inf: Inference, node: Any) -> Value | None:
 def _constant_of_shape(inf: Inference, node: Any) -> Value | None:
     # ConstantOfShape(shape, value): value repeated over a small shape
     target = inf.ints(node, 0)
+    if target is None or min(target, default=1) < 0 or math.prod(target) > MAX_VALUE_SIZE:
+        return None  # (the fill is read only for a value that is followed)
     fill = _attr(node, "value")
     v = Value((0,), False, "float") if fill is None else inf.tensor_value(fill)
-    if target is None or v is None or len(v.entries) != 1 or min(target, default=1) < 0:
+    if v is None or len(v.entries) != 1:
         return None
-    if math.prod(target) > MAX_VALUE_SIZE:
-        return None
-    return as_value(np.full(tuple(target), v.entries[0], dtype=object), v.kind)
+    shape = tuple(target)
+    return Value(v.entries * math.prod(shape), not shape, v.kind, shape if len(shape) > 1 else None)
 
 
 def _range(inf: Inference, node: Any) -> Value | None:
@@ -304,6 +307,9 @@ def _non_zero(inf: Inference, node: Any) -> Value | None:
     picked = tuple(i for i, e in enumerate(v.entries) if e != 0)
     return Value(picked, False, "int", (1, len(picked))) if picked else None
 
+
+#: the ops whose value rule reads no input's value (every other rule gives None when no input has one)
+FROM_SHAPES = frozenset({"Shape", "Size", "Constant"})
 
 VALUE_RULES: dict[str, Rule] = {
     **MATH_RULES,

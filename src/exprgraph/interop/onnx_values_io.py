@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 import os
 import stat
-from collections.abc import Callable
+import struct
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import ExternalDataError, ShapeError
-from .onnx_dims import MAX_RANK, MAX_VALUE_SIZE, DimOverflowError, Value, _attr, _int_attr
+from .onnx_dims import INT64_MAX, MAX_RANK, MAX_VALUE_SIZE, DimOverflowError, Value, _attr, _int_attr
 from .onnx_rules_types import output_types
 
 __all__ = ["INT_TYPES", "FLOAT_TYPES", "BOOL_TYPE", "kind_of", "normal", "read_external", "element_types"]
@@ -48,26 +49,79 @@ def normal(x: Any) -> Any:
     return x
 
 
-def tensor_value(inf: Any, proto: Any) -> Value | None:
-    """The entries of a small integer, bool or float TensorProto of any rank; None for any other tensor."""
-    kind = kind_of(proto.data_type)
-    dims = inf.tensor_shape(proto)
-    count = math.prod(dims) if dims else 1
-    if kind is None or count > MAX_VALUE_SIZE:
+def tensor_value(inf: Any, proto: Any, dims: tuple[int, ...] | None = None) -> Value | None:
+    """The entries of a small integer, bool or float TensorProto of any rank (of ``dims``, read from it
+    when not given); None for any other tensor."""
+    elem = proto.data_type
+    kind = _KINDS.get(elem)
+    if kind is None:
         return None
-    if proto.data_location == inf.onnx.TensorProto.EXTERNAL:
+    if dims is None:
+        dims = inf.tensor_shape(proto)
+    count = math.prod(dims)
+    if count > MAX_VALUE_SIZE:
+        return None
+    if proto.data_location == _EXTERNAL:
         if inf.base_dir is None:
             return None  # data in another file is read only from a base directory the caller names
-        proto = loaded(inf.onnx, proto, count * (INT_TYPES | FLOAT_TYPES).get(proto.data_type, 1), inf.base_dir)
-    array = inf.numpy_helper.to_array(proto)
-    if array.size != count:
-        raise ShapeError(f"holds {array.size} entries for dims {list(dims)}")
-    entries = tuple(normal(v.item()) for v in array.reshape(-1))
-    if kind == "int" and any(e is not None and e > 2**63 - 1 for e in entries):
-        return None  # a uint64 past int64: not a shape
-    if kind == "bool":
-        entries = tuple(int(bool(e)) for e in entries)
+        proto = loaded(inf.onnx, proto, count * (INT_TYPES | FLOAT_TYPES).get(elem, 1), inf.base_dir)
+    plain = _plain_entries(proto, count)
+    if plain is None:
+        array = inf.numpy_helper.to_array(proto)
+        if array.size != count:
+            raise ShapeError(f"holds {array.size} entries for dims {list(dims)}")
+        plain = array.reshape(-1).tolist()
+    if kind == "int":
+        entries = tuple(plain)
+        if elem == _UINT64 and any(e > INT64_MAX for e in entries):
+            return None  # a uint64 past int64: not a shape
+    elif kind == "bool":
+        entries = tuple(int(bool(e)) for e in plain)
+    else:
+        entries = tuple(normal(v) for v in plain)
     return Value(entries, not dims, kind, dims if len(dims) > 1 else None)
+
+
+#: element type -> its kind (the types followed as values)
+_KINDS = {**dict.fromkeys(INT_TYPES, "int"), **dict.fromkeys(FLOAT_TYPES, "float"), BOOL_TYPE: "bool"}
+#: TensorProto's data_location of a tensor whose data is in another file; its uint64 element type
+_EXTERNAL, _UINT64 = 1, 13
+
+
+#: element type -> the struct code of one entry of its little-endian raw bytes, and its size
+_RAW_CODES = {1: ("f", 4), 2: ("B", 1), 3: ("b", 1), 4: ("H", 2), 5: ("h", 2), 6: ("i", 4), 7: ("q", 8), 9: ("?", 1)}
+_RAW_CODES |= {10: ("e", 2), 11: ("d", 8), 12: ("I", 4), 13: ("Q", 8)}
+#: element type -> the TensorProto field that holds its entries when there are no raw bytes
+_TYPED_FIELDS = {1: "float_data", 6: "int32_data", 7: "int64_data", 9: "int32_data", 11: "double_data"}
+
+
+def _plain_entries(proto: Any, count: int) -> Sequence[Any] | None:
+    """The ``count`` entries of a tensor of a common type as Python numbers, read directly (``numpy_helper``
+    costs ~10 us a call and small tensors are read for every Constant); None for anything else, which
+    goes through onnx's reader (other types, segments, sizes that do not match)."""
+    elem = proto.data_type
+    if proto.HasField("raw_data"):
+        code = _RAW_CODES.get(elem)
+        raw = proto.raw_data
+        if code is None or proto.HasField("segment") or len(raw) != count * code[1]:
+            return None
+        unpacker = _UNPACKERS.get((code[0], count)) or _unpacker(code[0], count)
+        return unpacker.unpack(raw)
+    field = _TYPED_FIELDS.get(elem)
+    if field is None or proto.HasField("segment"):
+        return None
+    data = getattr(proto, field)[:]
+    return data if len(data) == count else None
+
+
+#: (struct code, count) -> the reader of that many little-endian entries (count <= MAX_VALUE_SIZE: a small table)
+_UNPACKERS: dict[tuple[str, int], struct.Struct] = {}
+
+
+def _unpacker(code: str, count: int) -> struct.Struct:
+    """The reader of ``count`` little-endian entries of struct type ``code`` (made once)."""
+    out = _UNPACKERS[(code, count)] = struct.Struct(f"<{count}{code}")
+    return out
 
 
 def loaded(onnx: Any, proto: Any, nbytes: int, base_dir: str | os.PathLike[str]) -> Any:
@@ -134,12 +188,12 @@ def read_external(proto: Any, base_dir: Path, nbytes: int) -> bytes:
 
 def tensor_dims(proto: Any) -> tuple[int, ...]:
     """The dims of a TensorProto, checked: at most MAX_RANK of them, none negative."""
-    if len(proto.dims) > MAX_RANK:
-        raise DimOverflowError(f"rank {len(proto.dims)} is more than the limit {MAX_RANK}")
-    dims = tuple(int(n) for n in proto.dims)
-    for i, n in enumerate(dims):
-        if n < 0:
-            raise DimOverflowError(f"dim {i} is {n}: a dimension is never negative")
+    dims = tuple(proto.dims[:])  # (ints: the field is int64; a slice copies it quicker than tuple() does)
+    if len(dims) > MAX_RANK:
+        raise DimOverflowError(f"rank {len(dims)} is more than the limit {MAX_RANK}")
+    if dims and min(dims) < 0:
+        i = next(i for i, n in enumerate(dims) if n < 0)
+        raise DimOverflowError(f"dim {i} is {dims[i]}: a dimension is never negative")
     return dims
 
 

@@ -74,8 +74,13 @@ def broadcast(vs: list[Value]) -> tuple[list[np.ndarray], tuple[int, ...]] | Non
 def elementwise(inf: Inference, node: Any, fn: Callable[..., Dim], kind: str | None = None) -> Value | None:
     """``fn(inf, x, y)`` over the broadcast entries of the inputs, folded left over a variadic op's inputs."""
     vs = operands(inf, node)
-    found = None if vs is None else broadcast(vs)
-    if vs is None or found is None:
+    if vs is None:
+        return None
+    plain = _plain_elementwise(inf, vs, fn, kind)
+    if plain is not None:
+        return plain
+    found = broadcast(vs)
+    if found is None:
         return None
     flat, shape = found
     out = np.empty(len(flat[0]), dtype=object)
@@ -85,6 +90,29 @@ def elementwise(inf: Inference, node: Any, fn: Callable[..., Dim], kind: str | N
             acc = _safe(fn, inf, acc, a[i])
         out[i] = acc
     return as_value(out.reshape(shape), kind or vs[0].kind)
+
+
+def _plain_elementwise(inf: Inference, vs: list[Value], fn: Callable[..., Dim], kind: str | None) -> Value | None:
+    """What :func:`elementwise` gives when every value is 0-d or 1-d and they broadcast (None otherwise: the
+    general road then computes it, or says why the shapes do not broadcast), without numpy."""
+    n, vector = 1, False
+    for v in vs:
+        if v.dims is not None or (v.scalar and len(v.entries) != 1):
+            return None
+        if not v.scalar:
+            vector, k = True, len(v.entries)
+            if k != 1:
+                if n not in (1, k):
+                    return None
+                n = k
+    rows = [v.entries if len(v.entries) == n else v.entries * n for v in vs]  # (a single entry repeated)
+    out = []
+    for i in range(n):
+        acc = rows[0][i]
+        for row in rows[1:]:
+            acc = _safe(fn, inf, acc, row[i])
+        out.append(acc)
+    return Value(tuple(out), not vector, kind or vs[0].kind)
 
 
 def _numbers(*xs: Any) -> bool:
