@@ -24,11 +24,12 @@ import string
 from collections.abc import Mapping, Sequence
 
 from ..compile import crender
-from ..core import Term, const, substitute
+from ..core import Term
 from ..core import postorder as core_postorder
 from ..core.dtypes import FLOAT64, INT64
 from ..core.op import get_op
 from .affine import bounds, linearize, to_term
+from .index_arith import ANY
 from .ir import Guard, Kernel, Loop, Statement, Tensor, format_statement
 from .schedule import Level, Schedule, schedule_statement
 from .terms import ACCESS, MAX_TREE, index_of, map_accesses, read, tensor_name, tree_size, value_nodes
@@ -204,11 +205,11 @@ def _shifted(st: Statement, offsets: Mapping[Term, int]) -> tuple[Term, Term]:
     """The target and right-hand side of ``st`` with each jammed variable ``v`` replaced by ``v + offset``."""
     if not any(offsets.values()):
         return st.target, st.rhs
-    sub = {v: Term(_ADD, (v, const(a))) for v, a in offsets.items() if a}
+    sub = {v: ANY.add(v, a) for v, a in offsets.items() if a}
     order = [lp.var for lp in st.loops]
 
     def shift(acc: Term) -> Term:
-        return read(acc.args[0], [to_term(linearize(substitute(t, sub)), order) for t in index_of(acc)])
+        return read(acc.args[0], [ANY.term(ANY.value(t, sub), order) for t in index_of(acc)])
 
     return shift(st.target), map_accesses(st.rhs, shift)
 

@@ -24,11 +24,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from ..core import Term, const, substitute
+from ..core import Term, const
 from ..core.op import get_op
 from ..diff import backprop
 from ..errors import DifferentiationError, KernelError
-from .affine import index_var, reduce_atoms
+from .affine import index_var
+from .index_arith import arith_for
 from .ir import Guard, Kernel, Loop, Statement, Tensor, format_kernel, merge_guards, statement_guards
 from .names import check_name, fresh_name
 from .solve import Gather, Read, guard_gather, solve_gather
@@ -67,8 +68,9 @@ def statement_adjoints(st: Statement, seed: Term, names: set[str], text: str = "
 
 
 def _canon(t: Term, subst: Mapping[Term, Term], ranges: Mapping[Term, tuple[int, int]]) -> Term:
-    """``t`` after substitution, canonical, with divisions that are constant on the loop box folded."""
-    return reduce_atoms(substitute(t, subst) if subst else t, ranges)
+    """The kernel's term of ``t``'s value with ``subst`` on the loop box (dims drops what is constant there)."""
+    box = arith_for(ranges)
+    return box.term(box.value(t, subst), tuple(ranges))
 
 
 def _rewrite(term: Term, subst: Mapping[Term, Term], ranges: Mapping[Term, tuple[int, int]]) -> Term:

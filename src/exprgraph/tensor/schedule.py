@@ -151,7 +151,9 @@ def _bound_terms(guard: Guard, var: Term, lin: Lin) -> tuple[Term | None, Term |
     a = abs(c)
 
     def ceil_over(num: Lin) -> Term:
-        # ceil(num / a) = (num + a - 1) // a
+        # ceil(num / a) = (num + a - 1) // a: the numerator is dims's canonical form (to_term); the
+        # quotient stays as written, since dims's would take the constant out ((x + 64)//16 is
+        # x//16 + 4) and its dividend, no longer nonnegative, would need eg_floordiv instead of C's /
         if a == 1:
             return to_term(num)
         return Term(_FLOORDIV, (to_term(num + Lin({}, a - 1)), const(a)))

@@ -25,9 +25,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from ..core import INT64, Symbol, Term, const, substitute
+from ..core import INT64, Symbol, Term
 from ..core.op import get_op
 from .affine import Lin, bounds, is_var, linearize, substitute_var, to_term
+from .index_arith import ANY, arith_for, as_term
 from .ir import Guard, Loop
 from .names import fresh_name
 
@@ -237,7 +238,7 @@ def _pin(
                     continue
                 rest = Lin({t: c for t, c in num.coeffs.items() if t is not v}, num.const)
                 numer = (Lin({}, glo + a - 1) - rest) if a > 0 else (rest - Lin({}, glo))
-                form = linearize(Term(_FLOORDIV, (to_term(numer), const(abs(a)))))
+                form = ANY.lin(ANY.floordiv(ANY.of_lin(numer), abs(a)))  # dims's quotient of the form
                 sols = {t: substitute_var(s, v, form) for t, s in sols.items()}
                 sols[v] = form
                 remaining.remove(v)
@@ -260,8 +261,8 @@ def _rename(lin: Lin, names: Mapping[Term, Term]) -> Lin:
     for a, c in lin.coeffs.items():
         if is_var(a):
             out = out + Lin({names.get(a, a): c})
-        else:  # a floor-division or modulo atom: rename inside, then read it again
-            out = out + linearize(substitute(a, names)).scale(c)
+        else:  # a floor-division or modulo atom: its value with the variables renamed
+            out = out + ANY.lin(ANY.value(a, names)).scale(c)
     return out
 
 
@@ -310,7 +311,8 @@ def solve_gather(read: Read, taken: set[str]) -> Gather:
     leaf = _search(rows, unknowns, all_ranges)
     if leaf is None:
         return Gather((), (), {}, [], 0.0, "solve", feasible=False)
-    sols, implied = _pin(dict(leaf.sols), [u for u in unknowns if u not in leaf.sols], all_ranges)
+    # (by name: a set of terms iterates in the order of their addresses, which would make the pick vary)
+    sols, implied = _pin(dict(leaf.sols), sorted((u for u in unknowns if u not in leaf.sols), key=str), all_ranges)
 
     taken |= {v.name for v in ranges}
     remaining_aux = [a for a in aux_order if a not in sols]
@@ -321,10 +323,11 @@ def solve_gather(read: Read, taken: set[str]) -> Gather:
     loops = [Loop(lhs[k], 0, extents[k]) for k in range(len(index))]
     loops += [Loop(v, *ranges[v]) for v in remaining_fwd]
     loops += [Loop(names[a], *aux_ranges[a]) for a in remaining_aux]
-    term_order = [lp.var for lp in loops]
+    # the solved variables and the guards are values on the new loop box, terms of dims there
+    box = arith_for({lp.var: (lp.lo, lp.hi) for lp in loops})
 
-    def term_of(lin: Lin) -> Term:
-        return to_term(_rename(lin, names), term_order)
+    def value_of(lin: Lin) -> Term:
+        return as_term(box.of_lin(_rename(_int_lin(lin), names)))
 
     subst: dict[Term, Term] = {}
     guards: list[Guard] = []
@@ -333,16 +336,17 @@ def solve_gather(read: Read, taken: set[str]) -> Gather:
             continue
         sol = sols[v]
         d = sol.denominator()
-        num = _int_lin(sol.scale(d))
-        t = term_of(num)
-        subst[v] = t if d == 1 else Term(_FLOORDIV, (t, const(d)))
+        value = box.of_lin(_rename(_int_lin(sol.scale(d)), names))
+        if d != 1:
+            value = box.floordiv(value, d)
+        subst[v] = as_term(value)
     rng, div = _guards_of({u: sol for u, sol in sols.items() if u not in implied}, all_ranges)
     for num, lo, hi in rng:
-        guards.append(Guard(term_of(_int_lin(num)), lo, hi))
+        guards.append(Guard(value_of(num), lo, hi))
     for num, d in div:
-        guards.append(Guard(term_of(_int_lin(num)), modulus=d))
+        guards.append(Guard(value_of(num), modulus=d))
     for cond in leaf.conds:
-        guards.append(Guard(term_of(_int_lin(cond)), 0, 1))
+        guards.append(Guard(value_of(cond), 0, 1))
     return Gather(lhs, tuple(loops), subst, guards, leaf.key[0], "solve")
 
 
