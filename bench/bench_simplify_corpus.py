@@ -1,0 +1,247 @@
+"""simplify against sympy.simplify on the textbook corpus (bench/simplify_corpus.py), issue 30.
+
+For each problem: our four variants (the rules, ``unsafe=True``, the e-graph, the e-graph unsafe)
+and ``sympy.simplify`` on SymPy's own reading of the same text (exact numbers, the problem's
+assumptions on its symbols, SymPy's cache cleared before each timed call). Size is distinct DAG
+nodes, constants included, of the result as exprgraph terms (SymPy's result converted by
+``from_sympy``). A problem is *solved* by a form no larger than its known simple form; every
+result is checked equal to the input on random points (positive points for symbols assumed
+positive), and the default ``simplify`` is checked idempotent. Time: thread CPU, best of 3 for
+ours and of 2 for SymPy, interleaved. Goals (issue 30): a form no larger than SymPy's on >= 90%
+of the problems SymPy solves; median time <= 0.05x ``sympy.simplify``; 0 value changes.
+
+    .venv/bin/python -m bench.bench_simplify_corpus [--family trig] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bench.common import best_of, fmt_seconds, ratio
+from bench.simplify_corpus import Problem, problems
+from exprgraph import Term, evaluate, parse, postorder, simplify
+from exprgraph.errors import ExprgraphError
+
+#: our variants: name -> simplify with those options
+VARIANTS: dict[str, Callable[[Term], Term]] = {
+    "rules": lambda t: simplify(t),
+    "unsafe": lambda t: simplify(t, unsafe=True),
+    "egraph": lambda t: simplify(t, method="egraph"),
+    "egraph-unsafe": lambda t: simplify(t, method="egraph", unsafe=True),
+}
+#: random points per check, and the tolerance of an equal value
+POINTS, RTOL = 12, 1e-7
+
+
+def size(term: Term) -> int:
+    """Distinct DAG nodes, constants included."""
+    return len(postorder((term,)))
+
+
+def _points(problem: Problem, names: list[str], rng: np.random.Generator) -> list[dict[str, float]]:
+    """Random points: in [0.2, 2] for symbols assumed positive or nonnegative, else in [-2, 2]."""
+    signed = {name for name, kind in problem.assumptions if kind in ("positive", "nonnegative")}
+    low = {n: 0.2 if n in signed else -2.0 for n in names}
+    return [{n: float(rng.uniform(low[n], 2.0)) for n in names} for _ in range(POINTS)]
+
+
+def _value(term: Term, point: dict[str, float]) -> float:
+    with np.errstate(all="ignore"):
+        symbols = {s: point[s.name] for s in postorder((term,)) if s.is_symbol}
+        return float(np.real(evaluate(term, symbols)))
+
+
+def changes_value(original: Term, result: Term, points: list[dict[str, float]]) -> bool:
+    """Whether ``result`` differs from ``original`` at a point where ``original`` is finite."""
+    for point in points:
+        a = _value(original, point)
+        if not np.isfinite(a):
+            continue
+        b = _value(result, point)
+        if not np.isfinite(b) or abs(a - b) > RTOL * (1.0 + abs(a) + abs(b)):
+            return True
+    return False
+
+
+def solves(result: Term, known: Term, limit: int) -> bool:
+    """A form no larger than the known one; a known constant must come out as exactly its value
+    (``sqrt(2)*sqrt(2)`` folded to the float 2.0000000000000004 is not ``2``)."""
+    if size(result) > limit:
+        return False
+    if any(t.is_symbol for t in postorder((known,))):
+        return True
+    return all(t.op.name == "const" for t in postorder((result,))) and _value(result, {}) == _value(known, {})
+
+
+@dataclass
+class Outcome:
+    """One problem's results: sizes and times per contender, value changes, idempotence."""
+
+    problem: Problem
+    known: int
+    input_size: int
+    sizes: dict[str, int] = field(default_factory=dict)
+    times: dict[str, float] = field(default_factory=dict)
+    changed: list[str] = field(default_factory=list)
+    solved: dict[str, bool] = field(default_factory=dict)
+    idempotent: bool = True
+
+
+def _sympy_reader() -> tuple[Any, Callable[[Problem], Any]]:
+    """sympy, and a function reading a problem's text as SymPy would (exact numbers, assumptions)."""
+    import sympy
+    from sympy.parsing.sympy_parser import parse_expr
+
+    def read(problem: Problem) -> Any:
+        kinds: dict[str, dict[str, bool]] = defaultdict(dict)
+        for name, kind in problem.assumptions:
+            kinds[name][kind] = True
+        names = {s.name for s in postorder((parse(problem.text),)) if s.is_symbol}
+        local = {n: sympy.Symbol(n, **kinds.get(n, {})) for n in names}
+        local.update(max=sympy.Max, min=sympy.Min, abs=sympy.Abs, sign=sympy.sign)
+        return parse_expr(problem.text, local_dict=local)
+
+    return sympy, read
+
+
+def run_problem(problem: Problem, sympy: Any, read: Callable[[Problem], Any], rng: np.random.Generator) -> Outcome:
+    """Every contender on one problem."""
+    from exprgraph.interop import from_sympy
+
+    term, known = parse(problem.text), parse(problem.simplest)
+    names = sorted({s.name for s in postorder((term,)) if s.is_symbol})
+    points = _points(problem, names, rng)
+    out = Outcome(problem, size(known), size(term))
+    if changes_value(term, known, points):
+        raise AssertionError(f"the corpus's known form of {problem.text!r} is not equal to it: {problem.simplest!r}")
+    results: dict[str, Term] = {}
+
+    def ours(name: str) -> Callable[[], Any]:
+        def call() -> Any:
+            try:
+                results[name] = VARIANTS[name](term)
+            except ExprgraphError:
+                results[name] = term  # a limit: the input stands
+            return results[name]
+
+        return call
+
+    expr = read(problem)
+    contenders: dict[str, Callable[[], Any]] = {name: ours(name) for name in VARIANTS}
+    contenders["sympy"] = lambda: results.__setitem__("sympy-raw", sympy.simplify(expr))
+    out.times = best_of(
+        contenders,
+        repeat={**dict.fromkeys(VARIANTS, 3), "sympy": 2},
+        setup={"sympy": sympy.core.cache.clear_cache},
+        clock=time.thread_time,
+    )
+    try:
+        results["sympy"] = from_sympy(results["sympy-raw"])
+    except ExprgraphError:
+        results["sympy"] = term  # SymPy's form has no exprgraph spelling: count it as unsolved
+    for name, result in results.items():
+        if name == "sympy-raw":
+            continue
+        out.sizes[name] = size(result)
+        if changes_value(term, result, points):
+            out.changed.append(name)
+        out.solved[name] = name not in out.changed and solves(result, known, out.known)
+    out.idempotent = simplify(results["rules"]) is results["rules"]
+    return out
+
+
+#: the columns of the per-family table
+HEADER = (
+    "family",
+    "problems",
+    "SymPy solves",
+    "ours (rules)",
+    "ours (best variant)",
+    "no larger than SymPy where it solves (rules / best)",
+    "value changes",
+    "median ours / SymPy",
+)
+
+
+def _line(cells: list[str] | tuple[str, ...]) -> None:
+    print("| " + " | ".join(cells) + " |")
+
+
+def report(outcomes: list[Outcome]) -> None:
+    """The per-family table and the goals."""
+    fams = sorted({o.problem.family for o in outcomes})
+    _line(HEADER)
+    _line(["---"] * len(HEADER))
+    for fam in [*fams, "all"]:
+        _line(_row(fam, [o for o in outcomes if fam in ("all", o.problem.family)]))
+    sympy_solved = [o for o in outcomes if o.solved["sympy"]]
+    beat = sum(o.sizes["rules"] <= o.sizes["sympy"] for o in sympy_solved)
+    ours, theirs = (statistics.median(o.times[k] for o in outcomes) for k in ("rules", "sympy"))
+    changes = sum(len([c for c in o.changed if c != "sympy"]) for o in outcomes)
+    idem = sum(o.idempotent for o in outcomes)
+    share = beat / max(len(sympy_solved), 1)
+    print()
+    _line(["goal (issue 30)", "now", ""])
+    _line(["---"] * 3)
+    _goal(
+        "no larger than SymPy's form on >= 90% of what SymPy solves",
+        f"{beat}/{len(sympy_solved)} ({share:.0%})",
+        share >= 0.9,
+    )
+    times = f"{fmt_seconds(ours)} vs {fmt_seconds(theirs)} ({ratio(ours, theirs)})"
+    _goal("median time <= 0.05x sympy.simplify", times, ours <= 0.05 * theirs)
+    _goal("0 value changes (our four variants)", str(changes), changes == 0)
+    _goal("simplify idempotent", f"{idem}/{len(outcomes)}", idem == len(outcomes))
+
+
+def _goal(text: str, now: str, met: bool) -> None:
+    _line([text, now, "met" if met else "missed"])
+
+
+def _row(fam: str, group: list[Outcome]) -> list[str]:
+    solved = {k: sum(o.solved[k] for o in group) for k in [*VARIANTS, "sympy"]}
+    best = sum(any(o.solved[k] for k in VARIANTS) for o in group)
+    where = [o for o in group if o.solved["sympy"]]
+    beat_rules = sum(o.sizes["rules"] <= o.sizes["sympy"] for o in where)
+    beat_best = sum(min(o.sizes[k] for k in VARIANTS if k not in o.changed) <= o.sizes["sympy"] for o in where)
+    changed = sum(len([c for c in o.changed if c != "sympy"]) for o in group)
+    med = ratio(*(statistics.median(o.times[k] for o in group) for k in ("rules", "sympy")))
+    counts = [str(len(group)), str(solved["sympy"]), str(solved["rules"]), str(best)]
+    return [fam, *counts, f"{beat_rules} / {beat_best} of {len(where)}", str(changed), med]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the corpus (or one family of it) and print the tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--family", help="only this family (trig, trig2, hyperbolic, polynomial, ...)")
+    parser.add_argument("--limit", type=int, help="only the first N problems")
+    parser.add_argument("--show", action="store_true", help="print each problem's results")
+    args = parser.parse_args(argv if argv is not None else [])
+    try:
+        sympy, read = _sympy_reader()
+    except ImportError:
+        print("(skipped: sympy is not installed)")
+        return
+    chosen = [p for p in problems() if args.family in (None, p.family)][: args.limit]
+    rng = np.random.default_rng(30)
+    outcomes = []
+    for p in chosen:
+        o = run_problem(p, sympy, read, rng)
+        outcomes.append(o)
+        if args.show:
+            print(f"{p.family:10} {p.text:45} known {o.known:2} in {o.input_size:2} {o.sizes} changed={o.changed}")
+    report(outcomes)
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])
