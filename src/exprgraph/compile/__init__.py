@@ -31,6 +31,7 @@ from . import settings
 from .backends import backend_names, get_backend, register_backend
 from .function import CompiledFunction, check_signature
 from .lower import Program, lower
+from .structure import THRESHOLD
 
 __all__ = [
     "compile",
@@ -55,6 +56,7 @@ def compile(  # noqa: A001
     *,
     packed: bool = False,
     build_timeout: float | None = None,
+    loops: bool | int = True,
 ) -> CompiledFunction:
     """A callable computing ``outputs`` (a term, or a list of terms) from the values of ``inputs`` (symbols).
 
@@ -62,7 +64,10 @@ def compile(  # noqa: A001
     matrix of rows) and returns the outputs' values as one float64 array, optionally into
     ``out=``. ``build_timeout`` bounds the C compiler's time (seconds, a finite positive number;
     default 600, or ``$EXPRGRAPH_BUILD_TIMEOUT``); anything else raises
-    :class:`~exprgraph.errors.SettingError`, whatever the backend.
+    :class:`~exprgraph.errors.SettingError`, whatever the backend. ``loops``: outputs of one shape
+    (up to the inputs and constants they read) become loops over index tables when there are at
+    least :data:`~exprgraph.compile.structure.THRESHOLD` of them (an int: that many; ``False``:
+    straight-line code only); ``.info["classes"]`` lists the loops (every backend).
 
     >>> from exprgraph import symbols, sin
     >>> x, y = symbols("x y")
@@ -79,15 +84,32 @@ def compile(  # noqa: A001
     signature = check_signature(outputs, inputs)
     outs, _, ins = signature
     program = lower(outs, ins)
-    built = chosen.build(program, build_timeout)
+    threshold = _threshold(loops)
+    if chosen.loops:
+        built = chosen.build(program, build_timeout, loops=threshold)
+    else:
+        built = chosen.build(program, build_timeout)
     options: dict[str, Any] = {}
     if chosen.uses_build_timeout and build_timeout is not None:
         options["build_timeout"] = build_timeout
+    if loops is not True:
+        options["loops"] = loops
     return CompiledFunction(built, signature, backend, packed=packed, options=options, rebuild=_rebuild)
 
 
+def _threshold(loops: Any) -> int:
+    """The fewest outputs of one shape that make a loop, from ``compile``'s ``loops`` (0: no loops)."""
+    if loops is True:
+        return THRESHOLD
+    if loops is False or loops is None:
+        return 0
+    if isinstance(loops, int) and loops >= 2:
+        return loops
+    raise ValueError(f"loops must be True, False or an int >= 2 (the fewest outputs of one shape), not {loops!r}")
+
+
 #: the options a pickled compiled function may carry, and the types each may have
-_REBUILD_OPTIONS: dict[str, tuple[type, ...]] = {"packed": (bool,), "build_timeout": (int, float)}
+_REBUILD_OPTIONS: dict[str, tuple[type, ...]] = {"packed": (bool,), "build_timeout": (int, float), "loops": (bool, int)}
 
 
 def _rebuild(outputs: Any, inputs: Any, backend: Any, options: Any) -> CompiledFunction:

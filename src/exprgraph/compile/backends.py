@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .function import Built
-from .lower import Program
 
 __all__ = ["Backend", "register_backend", "get_backend", "backend_names"]
 
@@ -22,9 +21,12 @@ class Backend:
     """A named code generator: ``build(program, build_timeout)`` gives the function's :class:`Built`."""
 
     name: str
-    build: Callable[[Program, float | None], Built]
+    build: Callable[..., Built]
     #: whether the build runs a compiler bounded by ``build_timeout`` (a pickle then keeps the timeout)
     uses_build_timeout: bool = False
+    #: whether ``build`` takes ``loops=threshold``: loops over classes of repeated structure
+    #: (see :mod:`exprgraph.compile.structure`; 0 turns them off)
+    loops: bool = False
 
 
 _BACKENDS: dict[str, Backend] = {}

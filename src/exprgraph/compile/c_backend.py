@@ -29,11 +29,13 @@ import numpy as np
 from ..errors import CompileError
 from . import crender
 from .backends import Backend, register_backend
-from .c_emit import CSource, emit_c
+from .c_emit import FOLD_WIDTH, PART_SIZE, CSource, emit_c
+from .c_loops import emit_loops
 from .cbuild import Library, build_library
 from .function import Built
-from .lower import Program
+from .lower import Program, chain_folds
 from .native import NativeRunner
+from .structure import find_structure
 
 __all__ = ["build_c", "CRunner", "c_source", "c_literal", "O3_LIMIT"]
 
@@ -74,8 +76,18 @@ def _opt_flags(statements: int) -> tuple[str, tuple[str, ...]]:
 class CRunner(NativeRunner):
     """The loaded library of one program: ``run(*args)`` and ``packed(x, out=None)`` (see :mod:`.native`)."""
 
-    def __init__(self, program: Program, source: CSource, library: Library) -> None:
+    def __init__(
+        self,
+        program: Program,
+        source: CSource,
+        library: Library,
+        tables: tuple[np.ndarray, np.ndarray] | None = None,
+        info: dict[str, Any] | None = None,
+    ) -> None:
         self.source = source
+        self.tables = tables
+        #: the classes found (see :meth:`~exprgraph.compile.structure.Structure.report`), or None
+        self.info = info
         #: kept alive with the runner: its handle closes when no runner holds it
         self.library = library
         i64, ptr = ctypes.c_int64, ctypes.c_void_p
@@ -97,21 +109,39 @@ class CRunner(NativeRunner):
         buf = getattr(self._local, "buf", None)
         if buf is None:
             buf = self._local.buf = np.empty(max(self.work_bytes, 8) // 8 + 8, dtype=np.float64)
+            if self.tables is not None:
+                # the library reads its tables through the first two pointers of the work area: each
+                # runner passes its own, so two programs sharing one cached library never mix tables
+                head = buf.view(np.uint64)
+                head[0] = self.tables[0].ctypes.data
+                head[1] = self.tables[1].ctypes.data
         return buf.ctypes.data
 
 
-def build_c(program: Program, *, timeout: float | None = None) -> CRunner:
-    """Emit, build (or find in the cache) and load the C code of a pointwise ``program``."""
-    source = c_source(program)
+def build_c(program: Program, *, timeout: float | None = None, loops: int = 0) -> CRunner:
+    """Emit, build (or find in the cache) and load the C code of a pointwise ``program``.
+
+    ``loops``: the fewest outputs of one shape that become a loop (0: straight-line code only).
+    """
+    tables = None
+    info = None
+    if loops and program.pointwise:
+        structure = find_structure(chain_folds(program, 1 + PART_SIZE * (FOLD_WIDTH - 1)), loops)
+        info = structure.report()
+        if structure.classes:
+            grouped = emit_loops(structure)
+            source, tables = grouped.source, (grouped.ints, grouped.doubles)
+    if tables is None:
+        source = c_source(program)
     opt, extra = _opt_flags(source.statements)
     library, _ = build_library(source.units, extra, opt=opt, timeout=timeout)
-    return CRunner(program, source, library)
+    return CRunner(program, source, library, tables, info)
 
 
-def _build(program: Program, build_timeout: float | None) -> Built:
+def _build(program: Program, build_timeout: float | None, loops: int = 0) -> Built:
     """The C backend's function: built by the system C compiler (within ``build_timeout``), loaded with ctypes."""
-    runner = build_c(program, timeout=build_timeout)
-    return Built(runner.run, runner.source.text, runner.packed, runner.library)
+    runner = build_c(program, timeout=build_timeout, loops=loops)
+    return Built(runner.run, runner.source.text, runner.packed, runner.library, runner.info)
 
 
-register_backend(Backend("c", _build, uses_build_timeout=True))
+register_backend(Backend("c", _build, uses_build_timeout=True, loops=True))

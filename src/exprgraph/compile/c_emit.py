@@ -38,7 +38,7 @@ from ..core.dtypes import BOOL, FLOAT32, FLOAT64, INT64
 from . import crender
 from .lower import Program, chain_folds, plan_rows
 
-__all__ = ["CSource", "emit_c", "PART_SIZE", "UNIT_SIZE", "WORK_TARGET"]
+__all__ = ["CSource", "emit_c", "block_head", "Tables", "DATA_PARAMS", "PART_SIZE", "UNIT_SIZE", "WORK_TARGET"]
 
 #: statements per part (C function)
 PART_SIZE = 64
@@ -58,6 +58,8 @@ _SPACE = {FLOAT64: ("wd", "EG_ND", 8), INT64: ("wi", "EG_NI", 8), BOOL: ("wb", "
 #: the float workspace, present only in programs with float32 values (the others' C stays as it was)
 _SINGLE_SPACE = {FLOAT32: ("wf", "EG_NF", 4)}
 _HIDDEN = '__attribute__((visibility("hidden")))'
+#: the parameters a part takes after the work spaces when the tables are run-time data
+DATA_PARAMS = ", const int32_t *restrict eg_it, const double *restrict eg_dt"
 
 
 def _spaces(single: bool) -> dict[str, tuple[str, str, int]]:
@@ -120,11 +122,22 @@ def emit_c(program: Program, *, part_size: int = PART_SIZE, units: int | None = 
     params = _params(single)
     parts = [_part(p, chunk, program, row, params) for p, chunk in enumerate(chunks)]
     counts = {d: plan.count.get(d, 0) for d in spaces}
+    head = block_head(program, counts, single)
+    driver = _driver(program, read_inputs, input_index, loop_outputs, row, n_parts, single)
+    statements = sum(_weight(node, program) for node in steps)
+    n_units = units if units is not None else _unit_count(statements)
+    texts = _units(parts, driver, head, n_units, single)
+    return CSource(texts, loop_outputs, input_index, counts, statements)
+
+
+def block_head(program: Program, counts: dict[str, int], single: bool) -> str:
+    """The macros of a program's block layout: lanes ``EG_B``, rows per dtype, blocks per superblock."""
+    spaces = _spaces(single)
     # lanes: the vector width in doubles, or in floats when every float value is a float32
     wide = 2 if single and not any(t.dtype == FLOAT64 for t in (*program.steps, *program.inputs)) else 1
     per_block = 8 * wide * sum(max(1, counts[d]) * size for d, (_, _, size) in spaces.items())
     superblock = max(1, min(MAX_SUPER, WORK_TARGET // per_block))
-    head = "\n".join(
+    return "\n".join(
         [
             "#if defined(__AVX512F__) && !defined(EG_NARROW)",
             f"#define EG_B {8 * wide}",
@@ -136,11 +149,6 @@ def emit_c(program: Program, *, part_size: int = PART_SIZE, units: int | None = 
             "",
         ]
     )
-    driver = _driver(program, read_inputs, input_index, loop_outputs, row, n_parts, single)
-    statements = sum(_weight(node, program) for node in steps)
-    n_units = units if units is not None else _unit_count(statements)
-    texts = _units(parts, driver, head, n_units, single)
-    return CSource(texts, loop_outputs, input_index, counts, statements)
 
 
 def _weight(node: Term, program: Program) -> int:
@@ -241,6 +249,34 @@ def _table(name: str, ctype: str, items: list) -> str:
     return f"static const {ctype} {name}[{len(items)}] = {{\n    " + ",\n    ".join(rows) + "\n};"
 
 
+class Tables:
+    """Where the driver's tables go: static arrays in the C text, or (``data=True``) run-time data.
+
+    As data, a table is a stretch of one int32 array (``eg_it``) or one double array (``eg_dt``)
+    that the caller passes at run time, and the C text only names its offset, so the text does not
+    grow with the number of inputs and outputs (see :mod:`.c_loops`).
+    """
+
+    def __init__(self, data: bool = False) -> None:
+        self.data = data
+        self.ints: list[int] = []
+        self.doubles: list[float] = []
+
+    def table(self, name: str, ctype: str, items: list) -> str:
+        """The C declaration of table ``name`` (int32 ``items``, or doubles when ``ctype`` is double)."""
+        if not self.data:
+            if ctype == "double":
+                items = [crender.literal(v, FLOAT64, crender.HOST) for v in items]
+            return _table(name, ctype, items)
+        if ctype == "double":
+            offset = len(self.doubles)
+            self.doubles.extend(float(v) for v in items)
+            return f"#define {name} (eg_dt + {offset})"
+        offset = len(self.ints)
+        self.ints.extend(int(v) for v in items)
+        return f"#define {name} (eg_it + {offset})"
+
+
 def _driver(
     program: Program,
     read_inputs: list[Term],
@@ -249,11 +285,17 @@ def _driver(
     row: dict[Term, int],
     n_parts: int,
     single: bool,
+    tables: Tables | None = None,
 ) -> str:
-    """The C driver: copy a block of rows in, call the parts on it, copy the outputs out (``eg_run``, ``eg_packed``)."""
+    """The C driver: copy a block of rows in, call the parts on it, copy the outputs out (``eg_run``, ``eg_packed``).
+
+    With ``tables`` holding data (:class:`Tables`), the tables are read from the two pointers at
+    the start of the work area, which every part also receives.
+    """
+    tables = tables or Tables()
     spaces = _spaces(single)
-    params = _params(single)
-    lines = _driver_head(spaces, params, n_parts)
+    params = _params(single) + (DATA_PARAMS if tables.data else "")
+    lines = _driver_head(spaces, params, n_parts, 64 if tables.data else 0)
     n_in, n_out = len(program.inputs), len(program.outputs)
     out_position: dict[Term, list[int]] = {}
     for j, t in enumerate(program.outputs):
@@ -265,19 +307,15 @@ def _driver(
     for dtype, (space, _, _) in spaces.items():
         ins = [(k, t) for k, t in enumerate(read_inputs) if t.dtype == dtype]
         if ins:
-            _input_copies(lines, run_in, pk_in, dtype, space, ins, row, input_index, n_in)
+            _input_copies(lines, run_in, pk_in, dtype, space, ins, row, input_index, n_in, tables)
         outs = [(j, t) for j, t in enumerate(loop_outputs) if t.dtype == dtype]
         if outs:
-            _output_copies(lines, run_out, pk_out, dtype, space, outs, row, out_position)
-    _known_outputs(lines, pk_out, program, row, n_in)
-    setup = [
-        "    double (*wd)[EG_ND][EG_B] = (double (*)[EG_ND][EG_B])work;",
-        "    int64_t (*wi)[EG_NI][EG_B] = (int64_t (*)[EG_NI][EG_B])(wd + EG_SUPER);",
-        "    int (*wb)[EG_NB][EG_B] = (int (*)[EG_NB][EG_B])(wi + EG_SUPER);",
-    ]
-    if single:
-        setup.append("    float (*wf)[EG_NF][EG_B] = (float (*)[EG_NF][EG_B])(wb + EG_SUPER);")
-    calls_args = ", ".join(["nb", *(name for name, _, _ in spaces.values())])
+            _output_copies(lines, run_out, pk_out, dtype, space, outs, row, out_position, tables)
+    _known_outputs(lines, pk_out, program, row, n_in, tables)
+    setup = _work_setup(single, tables.data)
+    calls_args = ", ".join(
+        ["nb", *(name for name, _, _ in spaces.values()), *(("eg_it", "eg_dt") if tables.data else ())]
+    )
     start = [
         "        const int64_t m = total - s < EG_B * EG_SUPER ? total - s : EG_B * EG_SUPER;",
         "        const int nb = (int)((m + EG_B - 1) / EG_B);",
@@ -294,12 +332,31 @@ def _driver(
     return "\n".join(lines)
 
 
-def _driver_head(spaces: dict, params: str, n_parts: int) -> list[str]:
+def _work_setup(single: bool, data: bool) -> list[str]:
+    """The driver's views of the work area (after the two table pointers when the tables are data)."""
+    setup = [
+        "    double (*wd)[EG_ND][EG_B] = (double (*)[EG_ND][EG_B])work;",
+        "    int64_t (*wi)[EG_NI][EG_B] = (int64_t (*)[EG_NI][EG_B])(wd + EG_SUPER);",
+        "    int (*wb)[EG_NB][EG_B] = (int (*)[EG_NB][EG_B])(wi + EG_SUPER);",
+    ]
+    if single:
+        setup.append("    float (*wf)[EG_NF][EG_B] = (float (*)[EG_NF][EG_B])(wb + EG_SUPER);")
+    if data:
+        setup[:0] = [
+            "    const int32_t *restrict eg_it = ((const int32_t *const *)work)[0];",
+            "    const double *restrict eg_dt = ((const double *const *)work)[1];",
+            "    work = (char *)work + 64;",
+        ]
+    return setup
+
+
+def _driver_head(spaces: dict, params: str, n_parts: int, header: int = 0) -> list[str]:
     """The driver's declarations: the parts, the block size, the work size, and the table of parts."""
     lines = [crender.ERROR_DEFINITION, *(f"{_HIDDEN} void eg_part{p}({params});" for p in range(n_parts)), ""]
     lines.append("int eg_block(void) { return EG_B; }")
     sizes = " + ".join(f"{macro} * {size}" for _, macro, size in spaces.values())
-    lines.append(f"int64_t eg_work_bytes(void) {{ return (int64_t)EG_SUPER * EG_B * ({sizes}); }}")
+    extra = f"{header} + " if header else ""
+    lines.append(f"int64_t eg_work_bytes(void) {{ return {extra}(int64_t)EG_SUPER * EG_B * ({sizes}); }}")
     # the parts are called through a table, so the driver's size does not grow with the program
     lines.append(f"static void (*const eg_parts[{max(n_parts, 1)}])({params}) = {{")
     lines.extend(f"    eg_part{p}," for p in range(n_parts))
@@ -319,13 +376,14 @@ def _input_copies(
     row: dict[Term, int],
     input_index: list[int],
     n_in: int,
+    tables: Tables,
 ) -> None:
     """Tables and loops that copy the inputs of one dtype into its work space (strided and packed)."""
     store, ctype = crender.HOST.store[dtype], crender.HOST.ctype[dtype]
     tag = space[1]
-    lines.append(_table(f"eg_in_{tag}_k", "int32_t", [k for k, _ in ins]))
-    lines.append(_table(f"eg_in_{tag}_row", "int32_t", [row[t] for _, t in ins]))
-    lines.append(_table(f"eg_in_{tag}_col", "int32_t", [input_index[k] for k, _ in ins]))
+    lines.append(tables.table(f"eg_in_{tag}_k", "int32_t", [k for k, _ in ins]))
+    lines.append(tables.table(f"eg_in_{tag}_row", "int32_t", [row[t] for _, t in ins]))
+    lines.append(tables.table(f"eg_in_{tag}_col", "int32_t", [input_index[k] for k, _ in ins]))
     run_in.append(
         f"        for (int k = 0; k < {len(ins)}; k++) {{\n"
         f"            const int64_t d = step[eg_in_{tag}_k[k]];\n"
@@ -357,13 +415,14 @@ def _output_copies(
     outs: list[tuple[int, Term]],
     row: dict[Term, int],
     out_position: dict[Term, list[int]],
+    tables: Tables,
 ) -> None:
     """Tables and loops that copy the outputs of one dtype out of its work space (strided and packed)."""
     store = crender.HOST.store[dtype]
     tag = space[1]
     test = " != 0" if dtype == BOOL else ""
-    lines.append(_table(f"eg_out_{tag}_j", "int32_t", [j for j, _ in outs]))
-    lines.append(_table(f"eg_out_{tag}_row", "int32_t", [row[t] for _, t in outs]))
+    lines.append(tables.table(f"eg_out_{tag}_j", "int32_t", [j for j, _ in outs]))
+    lines.append(tables.table(f"eg_out_{tag}_row", "int32_t", [row[t] for _, t in outs]))
     run_out.append(
         f"        for (int k = 0; k < {len(outs)}; k++) {{\n"
         f"            {store} *p = ({store} *)out[eg_out_{tag}_j[k]] + s;\n"
@@ -372,8 +431,8 @@ def _output_copies(
         "        }"
     )
     pairs = [(j, row[t]) for t in dict.fromkeys(t for _, t in outs) for j in out_position[t]]
-    lines.append(_table(f"eg_pk_{tag}_j", "int32_t", [j for j, _ in pairs]))
-    lines.append(_table(f"eg_pk_{tag}_row", "int32_t", [r for _, r in pairs]))
+    lines.append(tables.table(f"eg_pk_{tag}_j", "int32_t", [j for j, _ in pairs]))
+    lines.append(tables.table(f"eg_pk_{tag}_row", "int32_t", [r for _, r in pairs]))
     pk_out.append(
         f"            for (int k = 0; k < {len(pairs)}; k++)\n"
         f"                os[eg_pk_{tag}_j[k]] =\n"
@@ -381,20 +440,21 @@ def _output_copies(
     )
 
 
-def _known_outputs(lines: list[str], pk_out: list[str], program: Program, row: dict[Term, int], n_in: int) -> None:
+def _known_outputs(
+    lines: list[str], pk_out: list[str], program: Program, row: dict[Term, int], n_in: int, tables: Tables
+) -> None:
     """Packed outputs known without computing: inputs read back, and constants."""
     positions = {s: k for k, s in enumerate(program.inputs)}
     copies = [(j, positions[t]) for j, t in enumerate(program.outputs) if t.op.name == "symbol" and t not in row]
     consts = [(j, t) for j, t in enumerate(program.outputs) if not t.free_symbols]
     if copies:
-        lines.append(_table("eg_pk_copy_j", "int32_t", [j for j, _ in copies]))
-        lines.append(_table("eg_pk_copy_col", "int32_t", [c for _, c in copies]))
+        lines.append(tables.table("eg_pk_copy_j", "int32_t", [j for j, _ in copies]))
+        lines.append(tables.table("eg_pk_copy_col", "int32_t", [c for _, c in copies]))
         pk_out.append(
             f"            for (int k = 0; k < {len(copies)}; k++)\n"
             f"                os[eg_pk_copy_j[k]] = xs[j * {n_in} + eg_pk_copy_col[k]];"
         )
     if consts:
-        lines.append(_table("eg_pk_const_j", "int32_t", [j for j, _ in consts]))
-        values = [crender.literal(program.values[t], FLOAT64, crender.HOST) for _, t in consts]
-        lines.append(_table("eg_pk_const_v", "double", values))
+        lines.append(tables.table("eg_pk_const_j", "int32_t", [j for j, _ in consts]))
+        lines.append(tables.table("eg_pk_const_v", "double", [program.values[t] for _, t in consts]))
         pk_out.append(f"            for (int k = 0; k < {len(consts)}; k++) os[eg_pk_const_j[k]] = eg_pk_const_v[k];")

@@ -87,6 +87,8 @@ class Built:
     packed: Callable[..., np.ndarray]
     #: what owns the native code (the C library, the LLVM engine); None for numpy
     library: Any = None
+    #: what the build found (the classes of repeated structure), or None
+    info: dict[str, Any] | None = None
 
 
 class CompiledFunction:
@@ -125,6 +127,9 @@ class CompiledFunction:
         self._rebuild = rebuild
         #: what owns the native code (the C library, the LLVM engine), kept alive with the function
         self.library = built.library
+        #: what the build found: ``info["classes"]`` lists the loops over repeated structure (members,
+        #: statements, slots, constants per class; see :mod:`exprgraph.compile.structure`)
+        self.info: dict[str, Any] = dict(built.info or {"grouped": False, "classes": []})
 
     def __call__(self, *args: Any, out: np.ndarray | None = None) -> Any:
         """The outputs' values: one value, or a list for a list of outputs; packed: one float64 array."""

@@ -13,12 +13,16 @@ import ctypes
 import threading
 from typing import Any
 
+import numpy as np
+
 from ..errors import CompileError
+from . import llvm_emit
 from .backends import Backend, register_backend
 from .function import Built
-from .llvm_emit import emit_llvm
-from .lower import Program
+from .llvm_loops import LLVMSource, emit_llvm
+from .lower import Program, chain_folds
 from .native import NativeRunner
+from .structure import find_structure
 
 __all__ = ["build_llvm", "LLVMRunner", "llvm_available"]
 
@@ -58,28 +62,51 @@ def llvm_available() -> bool:
 class LLVMRunner(NativeRunner):
     """A program compiled by LLVM in this process: ``run(*args)`` and ``packed(x, out=None)``."""
 
-    def __init__(self, program: Program, ir: str, engine: Any, loop_outputs: list, input_index: list[int]) -> None:
+    def __init__(self, program: Program, source: LLVMSource, engine: Any, info: dict[str, Any] | None = None) -> None:
         #: the LLVM IR text
-        self.ir = ir
+        self.ir = source.ir
+        #: the classes found (see :meth:`~exprgraph.compile.structure.Structure.report`), or None
+        self.info = info
         self._engine = engine  # owns the machine code: kept alive with the runner
+        self._rows = source.rows
+        self._local = threading.local()
+        # the loops' tables, kept alive with the runner (each runner passes its own)
+        self._ints = np.array(source.ints or [0], dtype=np.int32)
+        self._doubles = np.array(source.doubles or [0.0], dtype=np.float64)
+        it, dt = self._ints.ctypes.data, self._doubles.ctypes.data
         i64, ptr = ctypes.c_int64, ctypes.c_void_p
-        run = ctypes.CFUNCTYPE(ctypes.c_int32, i64, ptr, ptr, ptr)(engine.get_function_address("eg_run"))
-        packed = ctypes.CFUNCTYPE(ctypes.c_int32, i64, ptr, ptr)(engine.get_function_address("eg_packed"))
+        run = ctypes.CFUNCTYPE(ctypes.c_int32, i64, ptr, ptr, ptr, ptr, ptr, ptr)(engine.get_function_address("eg_run"))
+        address = engine.get_function_address("eg_packed")
+        packed = ctypes.CFUNCTYPE(ctypes.c_int32, i64, ptr, ptr, ptr, ptr, ptr)(address)
         super().__init__(
             program,
-            loop_outputs,
-            input_index,
-            lambda n, ins, steps, outs: run(n, ctypes.cast(ins, ptr), ctypes.cast(steps, ptr), ctypes.cast(outs, ptr)),
-            lambda n, x, o: packed(n, x, o),
+            source.loop_outputs,
+            source.input_index,
+            lambda n, ins, steps, outs: run(
+                n, ctypes.cast(ins, ptr), ctypes.cast(steps, ptr), ctypes.cast(outs, ptr), self.work(), it, dt
+            ),
+            lambda n, x, o: packed(n, x, o, self.work(), it, dt),
         )
 
+    def work(self) -> int:
+        """The address of this thread's work rows (8 bytes each; each thread has its own)."""
+        buf = getattr(self._local, "buf", None)
+        if buf is None:
+            buf = self._local.buf = np.empty(self._rows, dtype=np.float64)
+        return buf.ctypes.data
 
-def build_llvm(program: Program) -> LLVMRunner:
-    """Emit the IR of a pointwise ``program``, optimise and compile it in process, and wrap it."""
+
+def build_llvm(program: Program, loops: int = 0) -> LLVMRunner:
+    """Emit the IR of a pointwise ``program``, optimise and compile it in process, and wrap it.
+
+    ``loops``: the fewest outputs of one shape that become a loop (0: straight-line parts only).
+    """
     if not program.pointwise:
         raise CompileError("the LLVM backend compiles elementwise terms of scalar shape (use backend='numpy')")
     llvm = _binding()
-    ir, loop_outputs, input_index = emit_llvm(program)
+    structure = find_structure(chain_folds(program, llvm_emit.PART), loops) if loops else None
+    source = emit_llvm(program, structure if structure is not None and structure.classes else None)
+    ir = source.ir
     try:
         module = llvm.parse_assembly(ir)
         module.verify()
@@ -94,13 +121,13 @@ def build_llvm(program: Program) -> LLVMRunner:
         builder.getModulePassManager().run(module, builder)
         engine = llvm.create_mcjit_compiler(module, machine)
         engine.finalize_object()
-    return LLVMRunner(program, ir, engine, loop_outputs, input_index)
+    return LLVMRunner(program, source, engine, structure.report() if structure is not None else None)
 
 
-def _build(program: Program, build_timeout: float | None) -> Built:
+def _build(program: Program, build_timeout: float | None, loops: int = 0) -> Built:
     """The LLVM backend's function: compiled in process by llvmlite (``build_timeout`` bounds no compiler process)."""
-    runner = build_llvm(program)
-    return Built(runner.run, runner.ir, runner.packed, runner)
+    runner = build_llvm(program, loops)
+    return Built(runner.run, runner.ir, runner.packed, runner, runner.info)
 
 
-register_backend(Backend("llvm", _build))
+register_backend(Backend("llvm", _build, loops=True))

@@ -1,4 +1,4 @@
-"""LLVM IR for a pointwise program: one loop over the points, each step one instruction (or helper call).
+"""LLVM IR for the steps of a pointwise program: each step one instruction (or helper call), in parts.
 
 The IR text is compiled in process by ``llvmlite`` (see :mod:`.llvm_backend`): no C compiler and
 no files, so a small function is ready in milliseconds. Each op's instruction comes from the op
@@ -9,10 +9,12 @@ the C helpers, and emitted only when used; libm functions are declared on use.
 
 Values: ``double`` for float64, ``float`` for float32, ``i64`` for int64, ``i1`` for bool (bytes in
 memory). The single precision helpers (``@eg_floordiv_f``...) are the double ones with every
-``double`` read as ``float``. Pointers are opaque (``ptr``). ``@eg_run(n, in, step, out)`` reads
-input arrays with strides 1 or 0 and writes output arrays; ``@eg_packed(npts, x, o)`` reads rows of
-packed doubles and writes rows of doubles. Both return nonzero when an integer power had a negative
-exponent (helpers set ``%errp``).
+``double`` read as ``float``. Pointers are opaque (``ptr``). A part (:class:`_Layout`) computes a
+bounded run of steps at point ``%i``: ``eg_run``'s parts read input arrays with strides 1 or 0 and
+write output arrays, ``eg_packed``'s read rows of packed doubles and write rows of doubles; values
+crossing parts go through rows of the work array ``%ws``. The whole module (entry points, loops
+over classes) is assembled by :mod:`.llvm_loops`. Both entry points return nonzero when an integer
+power had a negative exponent (helpers set ``%errp``).
 """
 
 from __future__ import annotations
@@ -23,10 +25,9 @@ from typing import Any
 from ..core import Symbol, Term
 from ..core.dtypes import BOOL, DTYPES, FLOAT32, FLOAT64, INT64, is_float, promote
 from ..errors import CompileError
-from .llvm_helpers import _DECLARE, _HELPERS, _needs
 from .lower import Program
 
-__all__ = ["emit_llvm", "LLVM_TYPES", "ir_literal"]
+__all__ = ["LLVM_TYPES", "ir_literal", "PART"]
 
 #: LLVM types of values of each dtype, and in memory
 LLVM_TYPES = {FLOAT64: "double", FLOAT32: "float", INT64: "i64", BOOL: "i1"}
@@ -138,74 +139,101 @@ def _step(body: _Body, node: Term, operands: list[str]) -> str:
     return body.emit(_template(node, dtypes).format(*values))
 
 
-def _compute(body: _Body, program: Program, load: dict[Term, str]) -> dict[Term, str]:
-    """Names of every value: inputs loaded, constants as literals, steps computed."""
-    names = dict(load)
-    for t, v in program.values.items():
-        if not getattr(v, "shape", ()):  # scalars only in a pointwise program
-            names[t] = ir_literal(v, t.dtype)
-    for node in program.steps:
-        names[node] = _step(body, node, [names[a] for a in node.args])
-    return names
+#: steps per part (one noinline function each; see :func:`emit_llvm`)
+PART = 200
 
 
 def _store_value(body: _Body, value: str, dtype: str) -> str:
     return body.emit(f"zext i1 {value} to i8") if dtype == BOOL else value
 
 
-def emit_llvm(program: Program) -> tuple[str, list[Term], list[int]]:
-    """``(IR text, run-time outputs in eg_run's order, input positions eg_run reads)``."""
-    inputs = program.inputs
-    input_index = list(program.used_inputs)
-    loop_outputs = list(dict.fromkeys(t for t in program.outputs if t.free_symbols))
-    # eg_run: arrays in, arrays out
-    run = _Body()
-    setup = _Body("s")
-    load: dict[Term, str] = {}
-    for k, pos in enumerate(input_index):
-        s = inputs[pos]
-        slot = setup.emit(f"getelementptr ptr, ptr %in, i64 {k}")
-        base = setup.emit(f"load ptr, ptr {slot}")
-        sk = setup.emit(f"getelementptr i64, ptr %step, i64 {k}")
-        stride = setup.emit(f"load i64, ptr {sk}")
-        idx = run.emit(f"mul i64 %i, {stride}")
-        ptr = run.emit(f"getelementptr {_MEMORY[s.dtype]}, ptr {base}, i64 {idx}")
-        raw = run.emit(f"load {_MEMORY[s.dtype]}, ptr {ptr}")
-        load[s] = run.emit(f"icmp ne i8 {raw}, 0") if s.dtype == BOOL else raw
-    names = _compute(run, program, load)
-    for j, t in enumerate(loop_outputs):
-        pj = setup.emit(f"getelementptr ptr, ptr %out, i64 {j}")
-        base = setup.emit(f"load ptr, ptr {pj}")
-        ptr = run.emit(f"getelementptr {_MEMORY[t.dtype]}, ptr {base}, i64 %i")
-        run.lines.append(f"  store {_MEMORY[t.dtype]} {_store_value(run, names[t], t.dtype)}, ptr {ptr}")
-    run_text = _function("eg_run", "i64 %n, ptr %in, ptr %step, ptr %out", "%n", setup, run)
-    # eg_packed: rows of doubles
-    n_in, n_out = len(inputs), len(program.outputs)
-    pk = _Body()
-    row_in = pk.emit(f"mul i64 %i, {n_in}")
-    row_out = pk.emit(f"mul i64 %i, {n_out}")
-    load = {}
-    for pos in input_index:
-        s = inputs[pos]
-        at = pk.emit(f"add i64 {row_in}, {pos}")
-        ptr = pk.emit(f"getelementptr double, ptr %x, i64 {at}")
-        load[s] = pk.cast(pk.emit(f"load double, ptr {ptr}"), FLOAT64, s.dtype)
-    names = _compute(pk, program, load)
-    for pos, s in enumerate(inputs):  # outputs that are inputs read back
-        if s not in names:
-            at = pk.emit(f"add i64 {row_in}, {pos}")
-            ptr = pk.emit(f"getelementptr double, ptr %x, i64 {at}")
-            names[s] = pk.cast(pk.emit(f"load double, ptr {ptr}"), FLOAT64, s.dtype)
-    for j, t in enumerate(program.outputs):
-        value = pk.cast(names[t], t.dtype, FLOAT64)
-        at = pk.emit(f"add i64 {row_out}, {j}")
-        ptr = pk.emit(f"getelementptr double, ptr %o, i64 {at}")
-        pk.lines.append(f"  store double {value}, ptr {ptr}")
-    packed_text = _function("eg_packed", "i64 %n, ptr %x, ptr %o", "%n", _Body("s"), pk)
-    text = run_text + "\n" + packed_text
-    helpers, declared = _needs(text)
-    module = [*(_HELPERS[h] for h in helpers), *(_DECLARE[d] for d in declared), text]
-    return "\n".join(module), loop_outputs, input_index
+class _Layout:
+    """How one entry point reads inputs and writes outputs at point ``%i``; parts of it compute steps.
+
+    ``load(body, s)`` loads input ``s``, ``store(body, t, value)`` stores output ``t`` (nothing when
+    ``t`` is not an output); values read by a later part or a loop cross through ``%ws``, one 8-byte
+    row each (``row``).
+    """
+
+    def __init__(self, program: Program, row: dict[Term, int], kind: str, n_pieces: int) -> None:
+        self.program = program
+        self.row = row
+        self.kind = kind
+        self.n_pieces = n_pieces
+        n_in, n_out = len(program.inputs), len(program.outputs)
+        if kind == "run":
+            self.params = "i64 %i, ptr %in, ptr %step, ptr %out, ptr %ws, ptr %errp"
+            self.column = {program.inputs[pos]: k for k, pos in enumerate(program.used_inputs)}
+            self.out_at = {t: [j] for j, t in enumerate(dict.fromkeys(t for t in program.outputs if t.free_symbols))}
+        else:
+            self.params = "i64 %i, ptr %x, ptr %o, ptr %ws, ptr %errp"
+            self.column = {s: k for k, s in enumerate(program.inputs)}
+            self.out_at = {}
+            for j, t in enumerate(program.outputs):
+                self.out_at.setdefault(t, []).append(j)
+        self.n_in, self.n_out = n_in, n_out
+
+    def load(self, body: _Body, s: Term) -> str:
+        """Input ``s`` at point ``%i``."""
+        k = self.column[s]
+        if self.kind == "packed":
+            at = body.emit(f"add i64 {body.emit(f'mul i64 %i, {self.n_in}')}, {k}")
+            raw = body.emit(f"load double, ptr {body.emit(f'getelementptr double, ptr %x, i64 {at}')}")
+            return body.cast(raw, FLOAT64, s.dtype)
+        base = body.emit(f"load ptr, ptr {body.emit(f'getelementptr ptr, ptr %in, i64 {k}')}")
+        stride = body.emit(f"load i64, ptr {body.emit(f'getelementptr i64, ptr %step, i64 {k}')}")
+        idx = body.emit(f"mul i64 %i, {stride}")
+        ptr = body.emit(f"getelementptr {_MEMORY[s.dtype]}, ptr {base}, i64 {idx}")
+        raw = body.emit(f"load {_MEMORY[s.dtype]}, ptr {ptr}")
+        return body.emit(f"icmp ne i8 {raw}, 0") if s.dtype == BOOL else raw
+
+    def store(self, body: _Body, t: Term, value: str) -> None:
+        """Output ``t`` (at each of its positions) at point ``%i``."""
+        for j in self.out_at.get(t, ()):
+            if self.kind == "packed":
+                at = body.emit(f"add i64 {body.emit(f'mul i64 %i, {self.n_out}')}, {j}")
+                ptr = body.emit(f"getelementptr double, ptr %o, i64 {at}")
+                body.lines.append(f"  store double {body.cast(value, t.dtype, FLOAT64)}, ptr {ptr}")
+                continue
+            base = body.emit(f"load ptr, ptr {body.emit(f'getelementptr ptr, ptr %out, i64 {j}')}")
+            ptr = body.emit(f"getelementptr {_MEMORY[t.dtype]}, ptr {base}, i64 %i")
+            body.lines.append(f"  store {_MEMORY[t.dtype]} {_store_value(body, value, t.dtype)}, ptr {ptr}")
+
+    def value(self, body: _Body, names: dict[Term, str], a: Term) -> str:
+        """The name of operand ``a`` in a part: computed there, a literal, an input, or a row of ``%ws``."""
+        found = names.get(a)
+        if found is None:
+            if a in self.program.values:
+                found = ir_literal(self.program.values[a], a.dtype)
+            elif a.op.name == "symbol" and a in self.column:
+                found = self.load(body, a)
+            else:
+                ptr = body.emit(f"getelementptr i64, ptr %ws, i64 {self.row[a]}")
+                raw = body.emit(f"load {_MEMORY[a.dtype]}, ptr {ptr}")
+                found = body.emit(f"icmp ne i8 {raw}, 0") if a.dtype == BOOL else raw
+            names[a] = found
+        return found
+
+    def part(self, name: str, chunk: list[Term], extra: list[Term]) -> str:
+        """A part computing ``chunk`` (and storing ``extra``: outputs that are inputs or constants)."""
+        body = _Body()
+        names: dict[Term, str] = {}
+        for node in chunk:
+            args = self.program.args_of(node)
+            operands = [self.value(body, names, a) for a in args]
+            term = node if args is node.args else Term(node.op, args, node.attr)
+            names[node] = _step(body, term, operands)
+            if node in self.row:
+                ptr = body.emit(f"getelementptr i64, ptr %ws, i64 {self.row[node]}")
+                value = _store_value(body, names[node], node.dtype)
+                body.lines.append(f"  store {_MEMORY[node.dtype]} {value}, ptr {ptr}")
+            self.store(body, node, names[node])
+        for t in extra:
+            self.store(body, t, self.value(body, names, t))
+        # one part is inlined into the loop (as small programs always were); several stay calls
+        attrs = " noinline" if self.n_pieces > 1 else " alwaysinline"
+        lines = [f"define internal void @{name}({self.params}){attrs} {{", "entry:", *body.lines]
+        return "\n".join([*lines, "  ret void", "}"])
 
 
 def _function(name: str, params: str, count: str, setup: _Body, body: _Body) -> str:

@@ -34,6 +34,8 @@ from ..eval.bind import NUMPY_DTYPES
 from .backends import Backend, register_backend
 from .function import Built, bind_inputs, packed_by_columns
 from .lower import Program
+from .numpy_loops import NumpyLoops
+from .structure import find_structure
 
 __all__ = ["build_numpy"]
 
@@ -341,10 +343,19 @@ def _chunked(fn: Any, values: list, used: tuple[int, ...], shape: tuple) -> tupl
     return tuple(r.reshape(shape) if np.ndim(r) else r for r in results)
 
 
-def _build(program: Program, build_timeout: float | None) -> Built:
-    """The numpy backend's function: Python source of numpy calls (``build_timeout`` has nothing to bound)."""
+def _build(program: Program, build_timeout: float | None, loops: int = 0) -> Built:
+    """The numpy backend's function: Python source of numpy calls (``build_timeout`` has nothing to bound).
+
+    ``loops``: the fewest outputs of one shape evaluated together on gathered rows (0: never; see
+    :mod:`.numpy_loops`).
+    """
+    if loops and program.pointwise:
+        structure = find_structure(program, loops)
+        if structure.classes:
+            grouped = NumpyLoops(structure, build_numpy)
+            return Built(grouped.run, grouped.source, grouped.packed, None, structure.report())
     run, source = build_numpy(program)
     return Built(run, source, packed_by_columns(run, len(program.inputs), len(program.outputs)))
 
 
-register_backend(Backend("numpy", _build))
+register_backend(Backend("numpy", _build, loops=True))
