@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import exprgraph as eg
+from exprgraph import TermPack
 from exprgraph.compile import compile as eg_compile
 from exprgraph.compile import runner
 
@@ -88,6 +89,9 @@ def test_a_pickle_cannot_hand_the_rebuild_a_command_runner(tmp_path: Path) -> No
         (x + 1.0, [x], "sh -c 'touch {marker}'", {}),  # a command where a backend name belongs
         (x + 1.0, ["x"], "numpy", {}),  # a name where a symbol belongs
         (x + 1.0, [x], "numpy", [("packed", True)]),  # options that are not a dict
+        (TermPack((x + 1.0, x)), (5, False), "numpy", {}),  # more inputs than the pack holds
+        (TermPack((x + 1.0, x)), ("1", True), "numpy", {}),  # a count that is not an int
+        (TermPack((x + 1.0, x)), (1, "yes"), "numpy", {}),  # a flag that is not a bool
     ],
 )
 def test_the_rebuild_accepts_only_terms_a_backend_and_checked_options(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import Term
+from ..core import Term, TermPack
 from ..errors import CompileError, CompilerNotFoundError
 from . import c_backend as _c_backend  # noqa: F401 - registers the backend "c"
 from . import llvm_backend as _llvm_backend  # noqa: F401 - registers the backend "llvm"
@@ -126,4 +126,11 @@ def _rebuild(outputs: Any, inputs: Any, backend: Any, options: Any) -> CompiledF
             raise TypeError(f"a pickled compiled function cannot carry the option {key!r}={value!r}")
     if not isinstance(backend, str):
         raise TypeError(f"a pickled compiled function names the backend {backend!r}, not one of {backend_names()}")
+    if isinstance(outputs, TermPack):  # outputs then inputs, flattened together; ``inputs`` is (count, single)
+        n_in, single = inputs
+        if not isinstance(n_in, int) or not 0 <= n_in <= len(outputs) or not isinstance(single, bool):
+            raise TypeError(f"a pickled compiled function's term pack has a bad layout: {inputs!r}")
+        terms = outputs.terms
+        outs, inputs = list(terms[: len(terms) - n_in]), list(terms[len(terms) - n_in :])
+        outputs = outs[0] if single and len(outs) == 1 else outs
     return compile(outputs, inputs, backend, **options)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Term
+from ..core import Term, TermPack
 from ..errors import CompileError
 from ..eval import evaluate
 from ..eval.bind import bind_symbols
@@ -147,9 +147,10 @@ class CompiledFunction:
     def __reduce__(self) -> tuple:
         if self._rebuild is None:
             raise TypeError("this compiled function was not made by exprgraph.compile.compile and cannot be pickled")
-        outputs: Any = self.outputs[0] if self._single else list(self.outputs)
         options = {"packed": self.packed, **self._options}
-        return (self._rebuild, (outputs, list(self.inputs), self.backend, options))
+        # outputs and inputs in one flat node list: shared subterms once (a gradient's outputs share most)
+        terms = TermPack((*self.outputs, *self.inputs))
+        return (self._rebuild, (terms, (len(self.inputs), self._single), self.backend, options))
 
     def __repr__(self) -> str:
         names = ", ".join(s.name for s in self.inputs)
