@@ -6,7 +6,9 @@ package, which packages it builds on directly; it may import those and everythin
 (the closure), never anything else, and no chain of imports may lead back to where it started. A
 submodule that imports its own package (``from . import name`` for a name its ``__init__``
 re-exports) closes a cycle through that ``__init__``: import the sibling module instead. The
-fast paths and their twins are the table of ``exprgraph.twins`` (docs/architecture.md draws all this).
+fast paths and their twins are the table of ``exprgraph.twins``. Inside ``dims``, every module is in
+one stage of ``exprgraph.dims.stages.STAGES`` and imports none of a later stage (docs/architecture.md
+and docs/dims.md draw all this).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from exprgraph.dims import accel
+from exprgraph.dims.stages import STAGES, stage_of
 from exprgraph.twins import TWINS
 
 SRC = Path(__file__).resolve().parent.parent / "src"
@@ -30,12 +33,13 @@ BASE = {"errors", "progress", "console", "twins"}
 #: each package and the packages it builds on directly (besides the base); it may import their closure
 MAY_USE: dict[str, set[str]] = {
     "core": set(),
-    # integers: one integer algebra directly above core
+    # integers and polynomials: one integer algebra and one polynomial module directly above core
     "dims": {"core"},
+    "poly": {"core"},
     # rewriting: patterns, rules, the simplifier (integer subterms go to dims), graphs, e-graphs
     "match": {"core"},
     "rules": {"match"},
-    "simplify": {"rules", "eval", "dims"},
+    "simplify": {"rules", "eval", "dims", "poly"},
     "graph": {"simplify"},
     "egraph": {"graph"},
     # numerics: evaluation, derivatives (diff's command line simplifies), code generation, kernels
@@ -43,13 +47,14 @@ MAY_USE: dict[str, set[str]] = {
     "diff": {"eval", "simplify"},
     "compile": {"eval"},
     "tensor": {"diff", "compile", "dims"},
+    "optimize": {"diff", "compile"},
     # the edges: converters and dask, the command line and the tour
     "interop": {"graph", "dims", "eval"},
     "dask": {"interop"},
     "cli": {"(top)"},
     "demo": {"tensor", "egraph", "interop"},
     "__main__": {"cli"},
-    "(top)": {"tensor", "egraph", "interop", "dask"},
+    "(top)": {"tensor", "egraph", "interop", "dask", "optimize"},
 }
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 60
@@ -307,3 +312,68 @@ def test_every_twin_test_exists(test: str) -> None:
 def test_every_twin_says_how_to_switch_and_what_it_is() -> None:
     for twin in TWINS:
         assert twin.kind in ("C", "mypyc", "shortcut") and twin.fast and twin.twin and twin.switch and twin.tests
+
+
+# -- the stages of dims (exprgraph.dims.stages) ------------------------------------------------------
+
+DIMS = f"{ROOT}.dims"
+
+
+def _dims_modules() -> dict[str, str]:
+    """Each module of exprgraph.dims by its short name (``__init__`` for the package)."""
+    return {("__init__" if m == DIMS else m.rpartition(".")[2]): m for m in MODULES if package_of(m) == "dims"}
+
+
+def test_every_dims_module_is_in_exactly_one_stage() -> None:
+    listed = [name for _, names in STAGES for name in names]
+    assert len(listed) == len(set(listed)), "a module is in two stages of exprgraph.dims.stages.STAGES"
+    assert set(listed) == set(_dims_modules()), "list each dims module in one stage (and remove the gone ones)"
+
+
+def test_dims_imports_never_reach_a_later_stage() -> None:
+    problems = []
+    for name, module in _dims_modules().items():
+        for target, line in GRAPH[module].items():
+            if package_of(target) != "dims":
+                continue
+            target_name = "__init__" if target == DIMS else target.rpartition(".")[2]
+            if stage_of(target_name) > stage_of(name):
+                stage, later = STAGES[stage_of(name)][0], STAGES[stage_of(target_name)][0]
+                problems.append(f"{MODULES[module].relative_to(SRC)}:{line} ({stage}) imports {target} ({later})")
+    _check("stages", "dims", problems)
+
+
+def _function_imports(source: str) -> list[int]:
+    """The lines of imports inside functions (outside ``if TYPE_CHECKING:``)."""
+    lines = []
+    for node in _runtime_nodes(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for inner in _runtime_nodes(ast.Module(body=node.body, type_ignores=[])):
+                if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                    lines.append(inner.lineno)
+    return sorted(set(lines))
+
+
+def test_dims_has_no_function_local_import() -> None:
+    problems = [
+        f"{MODULES[module].relative_to(SRC)}:{line}"
+        for module in _dims_modules().values()
+        for line in _function_imports(MODULES[module].read_text())
+    ]
+    _check("function-local imports (move the code to the right stage instead)", "dims", problems)
+
+
+def test_the_stage_check_sees_function_level_imports() -> None:
+    source = "def f():\n    from .queries import DimEnv\n"
+    assert imports_in(source, f"{DIMS}.normal", is_package=False) == {f"{DIMS}.queries": 2}
+    assert _function_imports(source) == [2]
+    assert stage_of("queries") > stage_of("normal")
+
+
+def test_the_polynomial_ring_of_dims_stands_alone() -> None:
+    """dims' ring and monomials import no dims module but each other: the ring can come from elsewhere
+    by changing import lines only."""
+    ring = {f"{DIMS}.ring", f"{DIMS}.monomials"}
+    for module in ring:
+        inside = {t for t in GRAPH[module] if package_of(t) == "dims"}
+        assert inside <= ring, f"{module} imports {sorted(inside - ring)}"

@@ -164,8 +164,8 @@ def test_equal_sees_through_factoring():
 
 def _difference_poly(text1: str, text2: str):
     from exprgraph.dims.context import context
-    from exprgraph.dims.normal import p_add, p_scale
     from exprgraph.dims.regions import to_poly
+    from exprgraph.dims.ring import p_add, p_scale
 
     ctx = context(False)
     p = p_add(to_poly(parse_expression(text1), ctx), p_scale(to_poly(parse_expression(text2), ctx), -1))

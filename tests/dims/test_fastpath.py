@@ -13,16 +13,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import exprgraph.dims.normal as normal
+import exprgraph.dims.ring as ring
 from exprgraph.core.term import REGISTRY
 from exprgraph.dims import clear_caches, dim_name, parse_expression, simplify_expression, simplify_term, unparse
 from exprgraph.dims.canonicalize import to_poly
 from exprgraph.dims.context import context
-from exprgraph.dims.normal import Budget, atom_key, inner_term, p_mul, p_product, top_term
+from exprgraph.dims.normal import atom_key, inner_term, inner_text, top_term
 from exprgraph.dims.parse import split_tokens
 from exprgraph.dims.polyparse import _ATOM_TOKENS, MAX_TOKENS, read_polynomial
-from exprgraph.dims.polyprint import inner_text, poly_text, poly_value
+from exprgraph.dims.polyprint import poly_text, poly_value
 from exprgraph.dims.ranges import r_add, r_mul, r_pow, r_scale
+from exprgraph.dims.ring import Budget, p_mul, p_product
 from exprgraph.dims.unparse import precedence
 from exprgraph.errors import DimExpressionError, TermTooLargeError
 
@@ -308,7 +309,7 @@ def test_literals_at_the_int64_bounds_as_the_parser_reads_them():
 
 
 def test_light_reader_stands_aside_when_the_budget_is_lowered(monkeypatch):
-    monkeypatch.setattr(normal, "MAX_WORK", 1000)
+    monkeypatch.setattr(ring, "MAX_WORK", 1000)
     clear_caches()
     want = _general_poly("(a+b)*c - a*c", False)
     clear_caches()

@@ -222,6 +222,9 @@ def test_remainder_in_one_period_examples():
     assert env.simplify("(11 - u - 4*w)//12") == 0
     assert env.simplify("(13 - u)%12") == "(1+11*u)%12"  # 13 - u in [10, 13], 1 - u in [-2, 1]: two periods
     assert env.simplify("(23 - u)%12") == "-u+11"
+    # one period before a common factor is divided out (2*((v + w)%2) would span two periods of 2)
+    pinned = DimEnv({"v": (0, 0), "w": (1, 2)}, default=(None, None))
+    assert "%" not in str(pinned.simplify("(2*v - 2*w) % 4"))
 
 
 def test_poly_is_the_canonical_polynomial():

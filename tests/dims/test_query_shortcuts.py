@@ -4,8 +4,8 @@
   after it) would give the polynomial back unchanged, so a query may skip the rules;
 - the walk of a sum follows a chain of sums with names on the right without its stack, in the
   order the stack would take them: the polynomial is the same, dict order included;
-- the range of a product of atoms with non-negative ranges is worked out in one pass, as the
-  general interval arithmetic (``r_mul`` of the factors, then ``r_scale``) works it out;
+- the range of a product of atoms is the one the interval arithmetic (``r_mul`` of the factors,
+  then ``r_scale``) works out;
 - a difference is written ``p_sub(p, q)``, with the terms in the order ``p_add(p, p_scale(q, -1))``
   gives them, and ``mono_div`` by one atom keeps the order of the other factors;
 - the parser reads names and numbers met before from one table, and the relational queries keep
@@ -22,9 +22,9 @@ from exprgraph.dims import DimEnv, clear_caches, dim_name, parse_expression, unp
 from exprgraph.dims.combine import combine_terms, may_combine
 from exprgraph.dims.context import Context
 from exprgraph.dims.monomials import mono_div
-from exprgraph.dims.normal import p_add, p_scale, p_sub
 from exprgraph.dims.ranges import INF, r_mul, r_pow, r_scale
 from exprgraph.dims.regions import to_poly
+from exprgraph.dims.ring import p_add, p_scale, p_sub
 
 NAMES = [dim_name(n) for n in ("a", "b", "c", "d")]
 _BINARY = ["add", "sub", "mul", "floordiv", "mod", "maximum", "minimum", "ceil_div"]

@@ -1,5 +1,4 @@
-"""The shortcuts of the queries: answers from the quick range of a difference, and max/min arguments
-dropped by their ranges, are the answers that the values give."""
+"""The shortcuts of the queries: max/min arguments dropped by their ranges give the answers that the values give."""
 
 from __future__ import annotations
 
@@ -11,40 +10,6 @@ from hypothesis import strategies as st
 from exprgraph.core.term import Term
 from exprgraph.dims import DimEnv, clear_caches, dim_name, evaluate_expression, parse_expression, unparse
 from exprgraph.dims.ranges import INF
-from exprgraph.dims.relations import decided_by_range
-
-_OPS = {
-    "ge": lambda d: d >= 0,
-    "gt": lambda d: d > 0,
-    "le": lambda d: d <= 0,
-    "lt": lambda d: d < 0,
-    "eq": lambda d: d == 0,
-    "ne": lambda d: d != 0,
-}
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.sampled_from(sorted(_OPS)), st.integers(-6, 6), st.integers(0, 8))
-def test_an_answer_from_a_range_holds_for_each_value_in_it(op: str, lo: int, width: int) -> None:
-    hi = lo + width
-    answer = decided_by_range(op, (lo, hi), False)
-    truths = {_OPS[op](d) for d in range(lo, hi + 1)}
-    if answer is None:
-        # undecided only when the range holds both answers, or (eq, ne) only 0: the rules decide that
-        assert len(truths) == 2 or (op in ("eq", "ne") and lo == hi == 0)
-    else:
-        assert truths == {answer}
-
-
-def test_open_ranges_and_the_zero_polynomial() -> None:
-    assert decided_by_range("ge", (0, INF), False) is True
-    assert decided_by_range("lt", (-INF, -1), False) is True
-    assert decided_by_range("le", (1, INF), False) is False
-    assert decided_by_range("gt", (-INF, INF), False) is None
-    assert decided_by_range("eq", (0, 0), True) is True
-    assert decided_by_range("ne", (0, 0), True) is False
-    assert decided_by_range("eq", (0, 0), False) is None  # a zero range, not the zero polynomial
-    assert decided_by_range("ne", (1, INF), False) is True
 
 
 def test_arguments_dropped_by_their_ranges() -> None:

@@ -254,9 +254,9 @@ def test_shared_dag_is_not_expanded():
 
 
 def test_expansion_limits(monkeypatch):
-    import exprgraph.dims.normal as normal
+    import exprgraph.dims.ring as ring
 
-    monkeypatch.setattr(normal, "MAX_WORK", 20_000)
+    monkeypatch.setattr(ring, "MAX_WORK", 20_000)
     clear_caches()
     big = "*".join("(" + "+".join(f"x{j}_{i}" for j in range(10)) + ")" for i in range(8))
     # a product of sums stays a product (10**8 terms multiplied out): no budget is spent on it

@@ -10,7 +10,8 @@ min, as in the reference libraries. Names may carry ranges, and the queries a co
 >>> simplify_expression("CeilToInt(seq, 8)*8 - (seq+7)//8*8")
 0
 
-Layer 10 of docs/architecture.md: imports core, console and errors; never a higher layer.
+The integer stack of docs/architecture.md: imports core, console and errors; never a higher layer.
+Inside, the modules are cut by stage (read, normalise, divide, decide, print: :mod:`.stages`).
 """
 
 from __future__ import annotations
@@ -24,13 +25,13 @@ from .arith import DimArith
 from .ask import *  # noqa: F403  (the one-shot queries)
 from .ask import __all__ as _ask_all
 from .canonicalize import (
-    clear_caches,
     simplify_dim,
     simplify_expression,
     simplify_term,
     simplify_two_expressions,
     to_poly,
 )
+from .context import clear_caches
 from .dimops import *  # noqa: F403  (DimType and the dim_* arithmetic)
 from .dimops import __all__ as _dimops_all
 from .dimops import dim_equal

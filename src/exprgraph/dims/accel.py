@@ -30,6 +30,7 @@ __all__ = ["COMPILED_MODULES", "PURE_ENV", "select", "stale_modules", "compiled_
 COMPILED_MODULES = (
     "ranges",
     "monomials",
+    "ring",
     "nodes",
     "normal",
     "context",

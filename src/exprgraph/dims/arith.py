@@ -33,8 +33,10 @@ from .context import Context, context
 from .division import ceil_poly, floordiv_poly, mod_poly
 from .factored import product_poly
 from .maxmin import maxmin_poly
-from .normal import ONE, Budget, Poly, p_add, p_atom, p_const, p_is_const, p_scale, p_sub, top_term
+from .monomials import ONE
+from .normal import top_term
 from .regions import to_poly
+from .ring import Budget, Poly, p_add, p_atom, p_const, p_is_const, p_scale, p_sub
 from .terms import CONST, INT64_MAX, INT64_MIN, dim_name, is_dim_term, memo_table
 
 __all__ = ["DimArith", "Dim", "Shape", "MAX_TERM_SIZE", "int64"]

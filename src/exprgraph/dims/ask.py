@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from ..core.term import Term
-from .canonicalize import CLEAR_HOOKS
+from .context import CLEAR_HOOKS
 from .queries import DimEnv
 from .ranges import Range
 

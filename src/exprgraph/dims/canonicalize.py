@@ -3,7 +3,8 @@
 The entry points of the simplifier (``simplify_term``, ``simplify_dim``, ``simplify_expression``,
 ``simplify_two_expressions``): the polynomial normal form of a term (:mod:`.regions`) or of a text
 (:mod:`.polyparse`), printed back as a canonical term (:mod:`.normal`) or text. Results are cached
-per term (terms are interned, so this is always sound), and per text; ``clear_caches`` empties them.
+per term (terms are interned, so this is always sound), and per text; :func:`.context.clear_caches`
+empties them. Stage *print* (:mod:`.stages`): the canonical forms handed out.
 """
 
 from __future__ import annotations
@@ -14,36 +15,22 @@ from ..core.term import Term
 from ..errors import DimExpressionError
 from .combine import combine_terms
 from .context import Context, context
-from .normal import atom_key, mono_key, p_add, p_scale, top_term
-from .parse import clear_parse_cache, parse_expression
-from .polyparse import read_value
+from .normal import atom_key, mono_key, top_term
+from .parse import parse_expression
+from .polyparse import read_polynomial
+from .polyprint import poly_value
 from .regions import to_poly
-from .terms import CONST, clear_memos, is_dim_term
-from .unparse import clear_unparse_cache, unparse
+from .ring import p_add, p_scale
+from .terms import CONST, is_dim_term
+from .unparse import unparse
 
 __all__ = [
-    "clear_caches",
     "to_poly",
     "simplify_term",
     "simplify_dim",
     "simplify_expression",
     "simplify_two_expressions",
 ]
-
-
-#: more caches to clear with clear_caches() (the memoised answers of exprgraph.dims.queries)
-CLEAR_HOOKS: list = []
-
-
-def clear_caches() -> None:
-    """Forget every cached parse, simplification, range, printed text and answer (the results do not change)."""
-    for positive in (False, True):
-        context(positive).clear()
-    clear_parse_cache()
-    clear_unparse_cache()
-    clear_memos()
-    for hook in CLEAR_HOOKS:
-        hook()
 
 
 # -- public API --------------------------------------------------------------------------------------------
@@ -111,9 +98,12 @@ def simplify_expression(expr: int | str | Term, *, positive: bool = False) -> in
 
 def _simplify_text(text: str, ctx: Context) -> int | str:
     """``simplify_expression`` on a text: the fast path of :mod:`.polyparse`, else parse and simplify the term."""
-    result = read_value(text, ctx)  # None: declined (or a coefficient outside int64, which the general path reports)
-    if result is not None:
-        return result
+    p = read_polynomial(text, ctx)  # None: declined
+    if p is not None:
+        try:
+            return poly_value(p)
+        except OverflowError:
+            pass  # a coefficient outside int64: the general path reports it
     try:
         term = parse_expression(text)
     except DimExpressionError:

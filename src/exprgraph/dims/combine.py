@@ -16,30 +16,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
+from ..core.op import Op
 from ..core.term import Term
 from .context import Context
 from .division import floordiv_const, mod_const, mod_poly
 from .factored import fold_sums
-from .normal import (
-    ONE,
-    Mono,
-    Poly,
-    mono_div,
-    mono_mul,
-    p_add,
-    p_add_into,
-    p_const,
-    p_const_value,
-    p_is_const,
-    p_mul,
-)
+from .monomials import ONE, Mono, mono_div, mono_mul
+from .ring import Poly, p_add, p_add_into, p_const, p_const_value, p_is_const, p_mul
 from .terms import FLOORDIV, MAX, MIN, MOD, live_term
 
 __all__ = ["combine_terms", "may_combine"]
 
-_OPS: Final = (FLOORDIV, MOD, MAX)
+#: a rule across the terms of a sum, for the term ``c*m`` of ``p`` whose monomial ``m`` is the atom
+#: ``a`` (to the power 1) times ``rest``: True when it rewrote ``p`` in place
+SumRule = Callable[[Poly, Mono, int, Term, Mono, Context], bool]
+
+#: the switch of the check before the rules (a twin of exprgraph.twins): False makes may_combine
+#: say True for every sum, so the rules run on each one
+COMBINE_CHECK = True
 
 #: largest constant divisor k for which Hermite's identity (k terms) is tried
 MAX_HERMITE: Final = 64
@@ -77,6 +74,8 @@ def may_combine(p: Poly, ctx: Context) -> bool:
     ``x//q``, ``min`` beside ``max``, a second member of a Hermite family), and the atom's own
     arguments never hold the atom.
     """
+    if not COMBINE_CHECK:
+        return True
     opaque = ctx.atom_args
     sums = ctx.sums
     if not opaque and not sums:
@@ -109,23 +108,17 @@ def _rules(p: Poly, ctx: Context) -> bool:
             if p.get(m) != c:
                 continue
             for a, e in m:
-                if e != 1 or a.op not in _OPS or a not in ctx.atom_args:
+                if e != 1 or a.op not in SUM_RULES or a not in ctx.atom_args:
                     continue
                 if a.op is FLOORDIV:
                     divisions = True
                 rest = mono_div(m, ((a, 1),))
                 if rest is None:  # never: a divides m
                     continue
-                if a.op is MOD:
-                    changed = (
-                        _absorb_mod(p, m, c, a, rest, ctx)
-                        or _merge_mods(p, c, a, rest, ctx)
-                        or _round_up(p, m, c, a, rest, ctx)
-                    )
-                elif a.op is FLOORDIV:
-                    changed = _form_mod(p, m, c, a, rest, ctx)
-                else:
-                    changed = _max_plus_min(p, m, c, a, rest, ctx)
+                for rule in SUM_RULES[a.op]:
+                    if rule(p, m, c, a, rest, ctx):
+                        changed = True
+                        break
                 if changed:
                     break
             if changed:
@@ -311,7 +304,7 @@ def _absorb_mod(p: Poly, m: Mono, c: int, mod: Term, rest: Mono, ctx: Context) -
     return True
 
 
-def _merge_mods(p: Poly, c: int, a: Term, rest: Mono, ctx: Context) -> bool:
+def _merge_mods(p: Poly, m: Mono, c: int, a: Term, rest: Mono, ctx: Context) -> bool:
     # c*u*(y%j) + c*j*u*((y//j)%k) -> c*u*(y%(j*k)) for constants j, k > 0
     y, q = ctx.atom_args[a]
     if len(q) != 1 or q.get(ONE, 0) <= 0 or len(p) > MAX_MERGED_SCAN:
@@ -483,3 +476,21 @@ def _max_plus_min(p: Poly, m: Mono, c: int, mx: Term, rest: Mono, ctx: Context) 
     del p[m2]
     p_add_into(p, p_mul(p_add(*args), {rest: c}, ctx.budget))
     return True
+
+
+#: THE TABLE of the rules across the terms of a sum (see the module docstring), by the op of the atom
+#: a term starts from, tried in this order on each term until one rewrites the sum (``u`` is the rest
+#: of the term's monomial). A new rule of this kind is one function and one entry here.
+SUM_RULES: Final[dict[Op, tuple[SumRule, ...]]] = {
+    MOD: (
+        _absorb_mod,  # c*u*(x%q) + c*u*q*(x//q) -> c*u*x  (x == q*(x//q) + x%q)
+        _merge_mods,  # c*u*(y%j) + c*j*u*((y//j)%k) -> c*u*(y%(j*k))  for constants j, k > 0
+        _round_up,  # c*(t + s%k) -> c*k*((t + k - 1)//k)  when s == -t modulo k
+    ),
+    FLOORDIV: (
+        _form_mod,  # c*u*x - c*u*q*(x//q) -> c*u*(x%q)  for a constant q > 0 (also with x//q merged)
+    ),
+    MAX: (
+        _max_plus_min,  # c*u*max(a, b) + c*u*min(a, b) -> c*u*(a + b)
+    ),
+}

@@ -17,12 +17,15 @@ from typing import Final
 
 from ..core.op import Op
 from ..core.term import Term
-from .normal import Budget, Mono, Poly, defer_key, inner_term, p_add_into, p_atom, times
-from .polyprint import atom_text
+from .monomials import Mono
+from .normal import atom_text, defer_key, inner_term
+from .parse import clear_parse_cache
 from .ranges import INF, UNBOUNDED, Range, r_mul, r_pow
-from .terms import SYMBOL, TERM, make_term
+from .ring import Budget, Poly, p_add_into, p_atom, times
+from .terms import SYMBOL, TERM, clear_memos, make_term
+from .unparse import clear_unparse_cache
 
-__all__ = ["Context", "context", "CACHE_LIMIT"]
+__all__ = ["Context", "context", "CACHE_LIMIT", "CLEAR_HOOKS", "clear_caches"]
 
 CACHE_LIMIT: Final = 200_000
 
@@ -212,40 +215,11 @@ class Context:
             else:
                 # a product of names >= n (n = 0 or 1) and powers of them lies in [n, INF)
                 return (self.name_range[0], INF)
-        fast = self._nonnegative_product(m)
-        if fast is not None:
-            return fast
         a, e = m[0]
         r = r_pow(self.atom_range(a), e)
         for a, e in m[1:]:
             r = r_mul(r, r_pow(self.atom_range(a), e))
         return r
-
-    def _nonnegative_product(self, m: Mono) -> Range | None:
-        """The range of a product of distinct atoms (powers 1) whose ranges start at 0 or above, else None.
-
-        Its lower bound is the product of the lower bounds, its upper bound that of the upper ones
-        (0 if one is 0, else INF if one is INF), as r_mul of the factors works them out.
-        """
-        p_lo: int = 1
-        p_hi: int = 1
-        zero_hi = inf_hi = False
-        for a, e in m:
-            if e != 1:
-                return None
-            a_lo, a_hi = self.atom_range(a)
-            if type(a_lo) is float or a_lo < 0:
-                return None
-            p_lo *= a_lo
-            if type(a_hi) is float:
-                inf_hi = True
-            elif a_hi == 0:
-                zero_hi = True
-            else:
-                p_hi *= a_hi
-        if zero_hi:
-            return (p_lo, 0)
-        return (p_lo, INF if inf_hi else p_hi)
 
     def single_atom(self, p: Poly) -> tuple[Term | None, int]:
         """``(atom, constant)`` when ``p`` is ``atom + constant`` with coefficient 1, else ``(None, 0)``."""
@@ -269,3 +243,18 @@ _contexts: Final = {False: Context(False), True: Context(True)}
 def context(positive: bool = False) -> Context:
     """The simplifier state for names >= 0 (default) or names >= 1 (``positive=True``)."""
     return _contexts[bool(positive)]
+
+
+#: more caches to clear with clear_caches() (the memoised answers of exprgraph.dims.queries)
+CLEAR_HOOKS: list = []
+
+
+def clear_caches() -> None:
+    """Forget every cached parse, simplification, range, printed text and answer (the results do not change)."""
+    for positive in (False, True):
+        context(positive).clear()
+    clear_parse_cache()
+    clear_unparse_cache()
+    clear_memos()
+    for hook in CLEAR_HOOKS:
+        hook()

@@ -1,8 +1,8 @@
 """Answering the queries of :mod:`.queries` from the polynomials of their sides.
 
 Each answer is worked out under one assumption about names (a :class:`~.context.Context`) and is
-never wrong: a relation is decided from a sound range of the difference of its sides (the quick
-range of the raw difference first, then the rules across terms and a tighter range), equality
+never wrong: a relation is decided from a sound range of the difference of its sides (after the
+rules across its terms, then a tighter range), equality
 from a difference that cancels (products of sums through their expansions) or never reaches zero,
 divisibility from the remainder. Imports the polynomial algebra of this package.
 """
@@ -14,9 +14,10 @@ from .combine import combine_terms, may_combine
 from .context import Context
 from .division import coefficient_gcd, mod_poly, monomial_quotient
 from .factored import exact_quotient, expand, has_sums
-from .normal import Poly, p_const_value, p_is_const, p_sub, top_term
+from .normal import top_term
 from .ranges import Range
-from .relations import decided_by_range, sign_known, tight_range
+from .relations import sign_known, tight_range
+from .ring import Poly, p_const_value, p_is_const, p_sub
 
 __all__ = [
     "difference",
@@ -65,15 +66,9 @@ def decide(op: str, lp: Poly, rp: Poly, ctx: Context) -> bool | None:
 
 
 def decide_difference(op: str, lp: Poly, rp: Poly, ctx: Context) -> tuple[bool | None, Poly]:
-    """``decide``, and the difference of the sides it worked on (after the rules across its terms
-    when the quick range did not decide)."""
-    # first the quick range of the difference, before the rules across its terms (a sound range
-    # of an equal polynomial: what it settles is right)
+    """``decide``, and the difference of the sides it worked on (after the rules across its terms)."""
     raw = p_sub(lp, rp)
     r = ctx.range_of(raw)
-    quick = decided_by_range(op, r, not raw)
-    if quick is not None:
-        return quick, raw
     d = raw
     if may_combine(raw, ctx):
         d = difference(lp, rp, ctx, raw)  # the rules may change it (in place): its own quick range

@@ -8,15 +8,16 @@ as the original expression would fail there anyway). Rules that need a sign use 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from math import lcm
 from typing import Final
 
 from .context import Context
 from .factored import exact_quotient
-from .normal import (
-    ONE,
+from .monomials import ONE, mono_div
+from .ranges import UNBOUNDED, Range, fdiv, r_floordiv, r_mod
+from .ring import (
     Poly,
-    mono_div,
     p_add,
     p_add_into,
     p_const,
@@ -29,7 +30,6 @@ from .normal import (
     p_scale,
     p_sub,
 )
-from .ranges import UNBOUNDED, fdiv, r_floordiv, r_mod
 from .terms import CEIL_DIV, FLOORDIV, INT64_MAX, MOD
 
 __all__ = [
@@ -44,6 +44,13 @@ __all__ = [
 
 #: math.gcd as a module constant (the compiled build keeps it in a C static)
 _GCD: Final = math.gcd
+
+#: a closing rule of ``s // q`` or ``s % q`` for a polynomial ``q >= 0`` (what the reductions leave):
+#: ``(s, q, range of s, range of q, ctx)`` -> the result, or None to leave it to the next rule
+PolyRule = Callable[[Poly, Poly, Range, Range, Context], Poly | None]
+#: a closing rule for an integer ``q > 1``: ``(s, p, q, range of s, ctx)``, ``p`` the dividend as
+#: written before its coefficients were reduced (``s``) -> the result, or None
+ConstRule = Callable[[Poly, Poly, int, Range, Context], Poly | None]
 
 
 def _finite(x: object) -> bool:
@@ -108,24 +115,36 @@ def floordiv_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
             return out
     qr = ctx.range_of(q)
     rng = UNBOUNDED
-    if qr[0] >= 0:
+    if qr[0] >= 0:  # the rules of the table need q >= 0
         sr = ctx.range_of(s)
-        if sr[0] >= 0 and ctx.range_of(p_sub(q, s))[0] >= 1:
-            return out  # 0 <= s < q: s//q -> 0
-        lo, hi = r_floordiv(sr, qr)
-        if lo == hi and _finite(lo):
-            p_add_into(out, p_const(lo))  # the quotient is known from the ranges
-            return out
-        rng = (lo, hi)
-        # (x//r + c)//q -> (x + c*r)//(r*q) for q > 0
-        atom, c = ctx.single_atom(s)
-        if atom is not None and atom.op is FLOORDIV and atom in ctx.atom_args:
-            x, r = ctx.atom_args[atom]
-            inner = floordiv_poly(p_add(x, p_scale(r, c)), p_mul(r, q, ctx.budget), ctx)
-            p_add_into(out, inner)
-            return out
+        for rule in FLOORDIV_RULES:
+            result = rule(s, q, sr, qr, ctx)
+            if result is not None:
+                p_add_into(out, result)
+                return out
+        rng = r_floordiv(sr, qr)
     p_add_into(out, ctx.atom(FLOORDIV, (s, q), rng))
     return out
+
+
+def _below_divisor(s: Poly, q: Poly, sr: Range, qr: Range, ctx: Context) -> Poly | None:
+    # 0 <= s < q: s//q -> 0
+    return {} if sr[0] >= 0 and ctx.range_of(p_sub(q, s))[0] >= 1 else None
+
+
+def _quotient_of_ranges(s: Poly, q: Poly, sr: Range, qr: Range, ctx: Context) -> Poly | None:
+    # the ranges of s and q leave one value k for s//q: s//q -> k
+    lo, hi = r_floordiv(sr, qr)
+    return p_const(lo) if lo == hi and _finite(lo) else None
+
+
+def _nested_division(s: Poly, q: Poly, sr: Range, qr: Range, ctx: Context) -> Poly | None:
+    # (x//r + c)//q -> (x + c*r)//(r*q) for q > 0
+    atom, c = ctx.single_atom(s)
+    if atom is None or atom.op is not FLOORDIV or atom not in ctx.atom_args:
+        return None
+    x, r = ctx.atom_args[atom]
+    return floordiv_poly(p_add(x, p_scale(r, c)), p_mul(r, q, ctx.budget), ctx)
 
 
 def _floor_of_quotient(r: Poly, ctx: Context) -> Poly:
@@ -207,29 +226,39 @@ def floordiv_const(p: Poly, q: int, ctx: Context) -> Poly:
             break
         p = _divided_terms(s, g, s.get(ONE, 0) // g)
         q //= g
-    lo, hi = ctx.range_of(s)
-    k1, k2 = fdiv(lo, q), fdiv(hi, q)
-    if k1 == k2 and _finite(k1):
-        p_add_into(out, p_const(int(k1)))  # every value of s lies in [k*q, k*q + q): s//q -> k
-        return out
-    line = _two_points(s, q, True, ctx)
-    if line is not None:
-        p_add_into(out, line)
-        return out
-    # (x//r + c)//q -> (x + c*r)//(r*q) for q > 0
-    atom, c = ctx.single_atom(s)
-    if atom is not None and atom.op is FLOORDIV and atom in ctx.atom_args:
-        x, r = ctx.atom_args[atom]
-        if p_is_const(r):
-            rv = p_const_value(r)
-            if 0 < rv and rv * q <= INT64_MAX:
-                p_add_into(out, floordiv_const(p_add(x, p_const(c * rv)), rv * q, ctx))
-                return out
-        else:
-            p_add_into(out, floordiv_poly(p_add(x, p_scale(r, c)), p_scale(r, q), ctx))
+    r = ctx.range_of(s)
+    for rule in FLOORDIV_CONST_RULES:
+        result = rule(s, p, q, r, ctx)
+        if result is not None:
+            p_add_into(out, result)
             return out
-    p_add_into(out, ctx.atom(FLOORDIV, (s, p_const(q)), (k1, k2)))
+    p_add_into(out, ctx.atom(FLOORDIV, (s, p_const(q)), (fdiv(r[0], q), fdiv(r[1], q))))
     return out
+
+
+def _known_quotient(s: Poly, p: Poly, q: int, r: Range, ctx: Context) -> Poly | None:
+    # every value of s lies in [k*q, k*q + q): s//q -> k
+    k1, k2 = fdiv(r[0], q), fdiv(r[1], q)
+    return p_const(int(k1)) if k1 == k2 and _finite(k1) else None
+
+
+def _two_valued_quotient(s: Poly, p: Poly, q: int, r: Range, ctx: Context) -> Poly | None:
+    # x in {lo, lo+1}: (c*x + c0)//q -> f(lo) + (f(lo+1) - f(lo))*(x - lo)
+    return _two_points(s, q, True, ctx)
+
+
+def _nested_quotient(s: Poly, p: Poly, q: int, r: Range, ctx: Context) -> Poly | None:
+    # (x//d + c)//q -> (x + c*d)//(d*q) for q > 0
+    atom, c = ctx.single_atom(s)
+    if atom is None or atom.op is not FLOORDIV or atom not in ctx.atom_args:
+        return None
+    x, d = ctx.atom_args[atom]
+    if not p_is_const(d):
+        return floordiv_poly(p_add(x, p_scale(d, c)), p_scale(d, q), ctx)
+    dv = p_const_value(d)
+    if 0 < dv and dv * q <= INT64_MAX:
+        return floordiv_const(p_add(x, p_const(c * dv)), dv * q, ctx)
+    return None
 
 
 # -- modulo ---------------------------------------------------------------------------------------------
@@ -264,15 +293,27 @@ def mod_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
             return {}
     qr = ctx.range_of(q)
     rng = UNBOUNDED
-    if qr[0] >= 0:
+    if qr[0] >= 0:  # the rules of the table need q >= 0
         sr = ctx.range_of(s)
-        if sr[0] >= 0 and ctx.range_of(p_sub(q, s))[0] >= 1:
-            return dict(s)  # 0 <= s < q: s % q -> s
-        atom, c = ctx.single_atom(s)
-        if atom is not None and c == 0 and atom.op is MOD and atom in ctx.atom_args and ctx.atom_args[atom][1] == q:
-            return dict(s)  # (x % q) % q -> x % q
+        for rule in MOD_RULES:
+            result = rule(s, q, sr, qr, ctx)
+            if result is not None:
+                return result
         rng = r_mod(sr, qr)
     return ctx.atom(MOD, (s, q), rng)
+
+
+def _below_modulus(s: Poly, q: Poly, sr: Range, qr: Range, ctx: Context) -> Poly | None:
+    # 0 <= s < q: s % q -> s
+    return dict(s) if sr[0] >= 0 and ctx.range_of(p_sub(q, s))[0] >= 1 else None
+
+
+def _repeated_modulus(s: Poly, q: Poly, sr: Range, qr: Range, ctx: Context) -> Poly | None:
+    # (x % q) % q -> x % q
+    atom, c = ctx.single_atom(s)
+    if atom is not None and c == 0 and atom.op is MOD and atom in ctx.atom_args and ctx.atom_args[atom][1] == q:
+        return dict(s)
+    return None
 
 
 def _reduce_nested_mods(p: Poly, q: int, ctx: Context) -> Poly | None:
@@ -316,6 +357,12 @@ def mod_const(p: Poly, q: int, ctx: Context) -> Poly:
         g = coefficient_gcd(s, q)
         if g == 1:
             break
+        # before dividing out g, a spelling in one period of q (lost once divided: with v in [0, 0]
+        # and w in [1, 2], (2*v - 2*w) % 4 is 2*v - 2*w + 4, but 2*((v + w) % 2) spans two periods of 2)
+        whole = _one_period_respelled(s, p, q, ctx.range_of(s), ctx)
+        if whole is not None:
+            p_add_into(out, whole, scale)
+            return out
         # (g*y + c) % (g*h) -> g*((y + c//g) % h) + c%g
         c1, c0 = divmod(s.get(ONE, 0), g)
         if c0:
@@ -323,23 +370,42 @@ def mod_const(p: Poly, q: int, ctx: Context) -> Poly:
         scale *= g
         p = _divided_terms(s, g, c1)
         q //= g
-    lo, hi = ctx.range_of(s)
-    result = _in_one_period(s, lo, hi, q)
-    if result is None and _finite(lo) and _finite(hi):
-        # a spelling congruent to s may stay in one period where s does not: with u in [0, 3],
-        # (11 - u) % 12 is 11 - u though 11 + 11*u spans two periods (p as written, then the
-        # coefficients nearest 0)
-        centered = {m: (c - q if 2 * c > q else c) if m else c for m, c in s.items()}
-        for spelling in (p, centered):
-            if spelling != s and result is None:
-                slo, shi = ctx.range_of(spelling)
-                result = _in_one_period(spelling, slo, shi, q)
+    r = ctx.range_of(s)
+    result = None
+    for rule in MOD_CONST_RULES:
+        result = rule(s, p, q, r, ctx)
+        if result is not None:
+            break
     if result is None:
-        result = _two_points(s, q, False, ctx)
-    if result is None:
-        result = ctx.atom(MOD, (s, p_const(q)), r_mod((lo, hi), (q, q)))
+        result = ctx.atom(MOD, (s, p_const(q)), r_mod(r, (q, q)))
     p_add_into(out, result, scale)
     return out
+
+
+def _one_period(s: Poly, p: Poly, q: int, r: Range, ctx: Context) -> Poly | None:
+    # every value of s lies in [k*q, k*q + q): s % q -> s - k*q
+    return _in_one_period(s, r[0], r[1], q)
+
+
+def _one_period_respelled(s: Poly, p: Poly, q: int, r: Range, ctx: Context) -> Poly | None:
+    # the same for a spelling congruent to s, which may stay in one period where s does not: with u
+    # in [0, 3], (11 - u) % 12 is 11 - u though 11 + 11*u spans two periods (p as written, then the
+    # coefficients nearest 0)
+    if not _finite(r[0]) or not _finite(r[1]):
+        return None
+    centered = {m: (c - q if 2 * c > q else c) if m else c for m, c in s.items()}
+    for spelling in (p, centered):
+        if spelling != s:
+            slo, shi = ctx.range_of(spelling)
+            result = _in_one_period(spelling, slo, shi, q)
+            if result is not None:
+                return result
+    return None
+
+
+def _two_valued_remainder(s: Poly, p: Poly, q: int, r: Range, ctx: Context) -> Poly | None:
+    # x in {lo, lo+1}: (c*x + c0) % q -> f(lo) + (f(lo+1) - f(lo))*(x - lo)
+    return _two_points(s, q, False, ctx)
 
 
 def _in_one_period(v: Poly, lo: int | float, hi: int | float, q: int) -> Poly | None:
@@ -393,3 +459,37 @@ def ceil_poly(p: Poly, q: Poly, ctx: Context) -> Poly:
         # q >= 0 (and non-zero where defined): CeilToInt(p, q) -> (p + q - 1)//q
         return floordiv_poly(p_add(p, q, {ONE: -1}), q, ctx)
     return p_scale(floordiv_poly(p_scale(p, -1), q, ctx), -1)
+
+
+# -- THE TABLES: the closing rules, tried in order (the first that answers wins) -----------------------
+#
+# Before a table is reached, the reductions above have run: a constant divisor goes to the rules for
+# an integer q; (q*r)//q -> r and (q*r)%q -> 0; p//(-q) -> (-p)//q; (g*a)//(g*b) -> a//b and
+# (g*a)%(g*b) -> g*(a%b) for a common factor g; exact multiples of q leave the division
+# ((q*a + b)//q -> a + b//q, (q*a + b)%q -> b%q); (x%r)%q -> x%q when q divides r; p//1 -> p,
+# p%1 -> 0. When no rule of its table answers, the division stays an atom with its range.
+# A new rule of this kind is one function and one entry (with its algebra) in its table.
+
+#: s//q for a polynomial q >= 0
+FLOORDIV_RULES: Final[tuple[PolyRule, ...]] = (
+    _below_divisor,  # 0 <= s < q: s//q -> 0
+    _quotient_of_ranges,  # the ranges leave one value k: s//q -> k
+    _nested_division,  # (x//r + c)//q -> (x + c*r)//(r*q)
+)
+#: s//q for an integer q > 1
+FLOORDIV_CONST_RULES: Final[tuple[ConstRule, ...]] = (
+    _known_quotient,  # s in [k*q, k*q + q): s//q -> k
+    _two_valued_quotient,  # x in {lo, lo+1}: (c*x + c0)//q is affine in x
+    _nested_quotient,  # (x//d + c)//q -> (x + c*d)//(d*q)
+)
+#: s%q for a polynomial q >= 0
+MOD_RULES: Final[tuple[PolyRule, ...]] = (
+    _below_modulus,  # 0 <= s < q: s%q -> s
+    _repeated_modulus,  # (x%q)%q -> x%q
+)
+#: s%q for an integer q > 1
+MOD_CONST_RULES: Final[tuple[ConstRule, ...]] = (
+    _one_period,  # s in [k*q, k*q + q): s%q -> s - k*q
+    _one_period_respelled,  # the same for p as written, or with the coefficients nearest 0
+    _two_valued_remainder,  # x in {lo, lo+1}: (c*x + c0)%q is affine in x
+)

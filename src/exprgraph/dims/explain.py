@@ -13,10 +13,11 @@ from typing import Any, Final
 
 from ..core.term import Term
 from .decide import decide, difference
-from .normal import Poly, top_term
+from .normal import top_term
 from .prove import has_product, lower_of, shifted_range
 from .ranges import Range
 from .relations import parse_relation, tight_range
+from .ring import Poly
 from .terms import SYMBOL
 from .unparse import unparse
 

@@ -23,28 +23,9 @@ from typing import Final
 from ..core.term import Term
 from ..errors import TermTooLargeError
 from .context import Context
-from .normal import (
-    ONE,
-    Budget,
-    Mono,
-    Poly,
-    _check_degree,
-    defer_key,
-    inner_term,
-    int_power,
-    mono_div,
-    mono_key,
-    mono_mul,
-    mono_of_powers,
-    p_content,
-    p_div_mono,
-    p_exact_div,
-    p_mono_gcd,
-    p_mul,
-    p_scale,
-    split_factors,
-)
-from .polyprint import inner_text
+from .monomials import ONE, Mono, _check_degree, mono_div, mono_mul, mono_of_powers
+from .normal import defer_key, inner_term, inner_text, mono_key
+from .ring import Budget, Poly, int_power, p_content, p_div_mono, p_exact_div, p_mono_gcd, p_mul, p_scale, split_factors
 
 __all__ = [
     "EXPAND_LIMIT",

@@ -22,8 +22,10 @@ from ..core.term import Term
 from ..core.traversal import substitute
 from ..errors import DimContradictionError
 from .context import Context
-from .normal import ONE, Poly, p_add_into, p_scale, top_term
+from .monomials import ONE
+from .normal import top_term
 from .prove import Hyp
+from .ring import Poly, p_add_into, p_scale
 from .terms import ADD, FLOORDIV, MOD, MUL, SUB, SYMBOL, dim_const, make_term
 
 __all__ = ["Facts", "add_fact", "solve_for_name", "divisibility", "fold_back", "multiple_term"]

@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 from ..core.op import Op
 from ..core.term import Term
 from .context import Context
-from .normal import (
-    Mono,
-    Poly,
-    atom_key,
-    defer_key,
-    inner_term,
-    p_add_into,
-    p_const,
-    p_const_value,
-    p_is_const,
-    p_sub,
-    poly_key,
-)
-from .polyprint import atom_text
+from .monomials import Mono
+from .normal import atom_key, atom_text, defer_key, inner_term, poly_key
 from .ranges import Range
+from .ring import Poly, p_add_into, p_const, p_const_value, p_is_const, p_sub
 from .terms import BROADCAST, MAX, MIN, SYMBOL, make_term
 
 __all__ = ["maxmin_poly", "broadcast_poly", "MAX_COMPARED"]
@@ -167,40 +157,72 @@ def maxmin_poly(args: list[Poly], is_max: bool, ctx: Context) -> Poly:
     shared: Poly = {}
     rest = args
     ranges: dict[int, tuple[Poly, Range]] = {}
-    while True:
-        rest = _flatten(rest, op, ctx)
+    changed = True
+    while changed:
+        rest = _flatten(rest, op, ctx)  # max(max(a, b), c) -> max(a, b, c); max(a, a) -> a
         if len(rest) == 1:
             p_add_into(shared, rest[0])
             return shared
-        # max(a + c, b + c) -> max(a, b) + c, for the terms every argument has with the same coefficient
-        common = set(rest[0].items())
-        for a in rest[1:]:
-            common.intersection_update(a.items())
-            if not common:
+        changed = False
+        for rule in MAXMIN_RULES:
+            new = rule(rest, shared, is_max, ranges, ctx)
+            if new is not None:
+                rest = new  # flattened again: an argument may now be a max itself
+                changed = True
                 break
-        if common:
-            part = dict(common)
-            p_add_into(shared, part)
-            rest = [{m: c for m, c in a.items() if part.get(m) != c} for a in rest]
-            continue  # an argument may now be a max itself
-        # max(2, 3, x) -> max(3, x)
-        consts = [p_const_value(a) for a in rest if p_is_const(a)]
-        if len(consts) > 1:
-            rest = [a for a in rest if not p_is_const(a)]
-            rest.append(p_const(max(consts) if is_max else min(consts)))
-            continue
-        if len(rest) <= MAX_COMPARED:
-            keep = _dominated(rest, is_max, ranges, ctx)
-            if not all(keep):
-                rest = [a for a, k in zip(rest, keep, strict=True) if k]
-                continue  # fewer arguments may share more: max(a+b, b+4, 4) -> b + max(a, 4)
-        break
     rest.sort(key=_POLY_KEY)
     arg_ranges = [_range(a, ranges, ctx) for a in rest]
     pick = max if is_max else min
     rng = (pick(r[0] for r in arg_ranges), pick(r[1] for r in arg_ranges))
     p_add_into(shared, _atom(op, [inner_term(a) for a in rest], rest, rng, ctx))
     return shared
+
+
+def _common_part(rest: list[Poly], shared: Poly, is_max: bool, ranges: dict, ctx: Context) -> list[Poly] | None:
+    # max(a + c, b + c) -> max(a, b) + c, for the terms every argument has with the same coefficient
+    common = set(rest[0].items())
+    for a in rest[1:]:
+        common.intersection_update(a.items())
+        if not common:
+            return None
+    part = dict(common)
+    p_add_into(shared, part)
+    return [{m: c for m, c in a.items() if part.get(m) != c} for a in rest]
+
+
+def _fold_constants(rest: list[Poly], shared: Poly, is_max: bool, ranges: dict, ctx: Context) -> list[Poly] | None:
+    # max(2, 3, x) -> max(3, x)
+    consts = [p_const_value(a) for a in rest if p_is_const(a)]
+    if len(consts) < 2:
+        return None
+    out = [a for a in rest if not p_is_const(a)]
+    out.append(p_const(max(consts) if is_max else min(consts)))
+    return out
+
+
+def _drop_dominated(rest: list[Poly], shared: Poly, is_max: bool, ranges: dict, ctx: Context) -> list[Poly] | None:
+    # max(a, b) -> a where a >= b for every value (by the ranges of the arguments and of a - b);
+    # fewer arguments may then share more: max(a+b, b+4, 4) -> b + max(a, 4)
+    if len(rest) > MAX_COMPARED:
+        return None
+    keep = _dominated(rest, is_max, ranges, ctx)
+    if all(keep):
+        return None
+    return [a for a, k in zip(rest, keep, strict=True) if k]
+
+
+#: a rule of max (min): ``(arguments, shared, is_max, range table, ctx)`` -> the arguments it leaves,
+#: having added to ``shared`` what comes out of the max, or None when it changes nothing
+MaxMinRule = Callable[[list[Poly], Poly, bool, dict, Context], list[Poly] | None]
+
+#: THE TABLE of the rules of max and min, tried in order after flattening (``max(max(a, b), c) ->
+#: max(a, b, c)``, ``max(a, a) -> a``) until none changes the arguments; the arguments left are
+#: sorted into one atom. A new rule of max and min is one function and one entry here.
+MAXMIN_RULES: Final[tuple[MaxMinRule, ...]] = (
+    _common_part,  # max(a + c, b + c) -> max(a, b) + c
+    _fold_constants,  # max(2, 3, x) -> max(3, x)
+    _drop_dominated,  # max(a, b) -> a when a >= b for every value
+)
 
 
 def broadcast_poly(a: Poly, b: Poly, ctx: Context) -> Poly:

@@ -12,7 +12,7 @@ from typing import Final
 
 from ..core.term import Term
 from .monomials import ONE, Mono, _check_degree, mono_mul, mono_of_powers
-from .normal import Poly
+from .ring import Poly
 from .terms import ADD, CONST, INT64, MAX, MIN, MUL, NEG, POW, SUB, SYMBOL, memo_table, remember
 
 __all__ = [

@@ -1,67 +1,32 @@
-"""Polynomial normal form: integer polynomials over atoms, and their canonical terms.
+"""Normal form: the canonical order of atoms and monomials, canonical terms, and their texts.
 
-An *atom* is a term the polynomial algebra does not look into: a name, or an opaque floordiv,
-mod, max, min or call term whose arguments are themselves in normal form. A *monomial* is a
-tuple of ``(atom, power)`` pairs sorted by the atoms' identities (interned terms, so equal atoms
-are the same object); ``()`` is the monomial 1. A *polynomial* is a dict ``{monomial: coefficient}``
-with no zero coefficients. Polynomials handed out by the simplifier's caches are never mutated.
+An *atom* is a term the polynomial algebra (:mod:`.ring`) does not look into: a name, or an opaque
+floordiv, mod, max, min or call term whose arguments are themselves in normal form. Atoms are
+ordered by their printed text (the reference's order), so the text of an atom is its sort key:
+:func:`atom_key` reads it from the atom's term (:mod:`.unparse`) or, for an atom built from
+polynomials, prints it straight from them (:func:`atom_text`, no term walked).
 
 Canonical terms print terms of a sum ordered by their atoms' text; at the top level the constant
 comes last (``batch+1``), inside opaque terms it comes first (``(1+b+c)//2``), as in the reference.
+
+Stage *normalise* (:mod:`.stages`): imports the ring, the terms and the grammar both ways.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
-from fractions import Fraction
 from operator import itemgetter
 from typing import Final
 
+from ..core.op import Op
 from ..core.term import Term
-from ..errors import TermTooLargeError
-from .monomials import (
-    MAX_DEGREE,
-    ONE,
-    Mono,
-    _check_degree,
-    _mono_gcd,
-    mono_div,
-    mono_mul,
-    mono_of_powers,
-    mono_pow,
-)
-from .terms import ADD, MUL, NEG, SUB, dim_const, make_term, memo_table, remember
-from .unparse import unparse
+from .grammar import CALL_NAMES, INFIX_OPS, P_ADD, P_ATOM, P_MUL, P_UNARY, left_need, right_need
+from .monomials import ONE, Mono
+from .ring import Poly
+from .terms import ADD, INT64_MAX, INT64_MIN, MUL, NEG, SUB, SYMBOL, dim_const, make_term, memo_table, remember
+from .unparse import bracket_left, bracket_negated, bracket_right, precedence, unparse
 
 __all__ = [
-    "Mono",
-    "Poly",
-    "ONE",
-    "MAX_WORK",
-    "MAX_DEGREE",
-    "Budget",
-    "p_const",
-    "p_atom",
-    "p_add_into",
-    "times",
-    "p_add",
-    "p_sub",
-    "p_scale",
-    "p_mul",
-    "p_const_value",
-    "p_is_const",
-    "p_content",
-    "p_mono_gcd",
-    "p_div_mono",
-    "p_exact_div",
-    "p_product",
-    "mono_mul",
-    "mono_of_powers",
-    "split_factors",
-    "int_power",
-    "mono_div",
-    "mono_pow",
     "atom_key",
     "defer_key",
     "mono_key",
@@ -70,248 +35,13 @@ __all__ = [
     "mono_factors",
     "top_term",
     "inner_term",
+    "fits_int64",
+    "mono_parts",
+    "signed_terms",
+    "text_order",
+    "inner_text",
+    "atom_text",
 ]
-
-Poly = dict
-
-#: monomial operations one simplification may spend before giving up with TermTooLargeError
-MAX_WORK = 1_000_000
-
-#: math.gcd as a module constant (the compiled build keeps it in a C static)
-_GCD: Final = math.gcd
-
-
-class Budget:
-    """Counts the monomial operations of one simplification and stops it past ``MAX_WORK``."""
-
-    __slots__ = ("left",)
-
-    def __init__(self, limit: int | None = None) -> None:
-        self.left = MAX_WORK if limit is None else limit
-
-    def spend(self, n: int) -> None:
-        """Spend ``n`` operations; raises TermTooLargeError when the budget runs out."""
-        self.left -= n
-        if self.left < 0:
-            raise TermTooLargeError(
-                "simplifying this dimension expression would expand it beyond "
-                f"{MAX_WORK} monomial operations (products of large sums?)"
-            )
-
-
-# -- polynomials -------------------------------------------------------------------------------------
-
-
-def p_const(c: int) -> Poly:
-    """The constant polynomial ``c``."""
-    return {ONE: c} if c else {}
-
-
-def p_atom(atom: Term) -> Poly:
-    """The polynomial made of one atom."""
-    return {((atom, 1),): 1}
-
-
-def times(k: int, c: int) -> int:
-    """``k*c``, with no product for the commonest factors, 1 and -1 (the compiled build multiplies in C
-    only ints in ``[0, 2**30)``; ``-1*c`` or ``k*(2**31-1)`` would take Python's long product)."""
-    if k == 1:
-        return c
-    if k == -1:
-        return -c
-    return k * c
-
-
-def p_add_into(acc: Poly, p: Poly, k: int = 1) -> None:
-    """``acc += k * p`` in place."""
-    for m, c in p.items():
-        v = acc.get(m, 0) + times(k, c)
-        if v:
-            acc[m] = v
-        elif m in acc:
-            del acc[m]
-
-
-def p_add(*polys: Poly) -> Poly:
-    """Sum of polynomials (a new dict)."""
-    acc: Poly = {}
-    for p in polys:
-        for m, c in p.items():  # acc += p (p_add_into, inlined: sums are added everywhere)
-            v = acc.get(m, 0) + c
-            if v:
-                acc[m] = v
-            elif m in acc:
-                del acc[m]
-    return acc
-
-
-def p_sub(p: Poly, q: Poly) -> Poly:
-    """``p - q`` (a new dict, in the order ``p_add(p, p_scale(q, -1))`` gives)."""
-    acc = dict(p)
-    for m, c in q.items():
-        v = acc.get(m, 0) - c
-        if v:
-            acc[m] = v
-        elif m in acc:
-            del acc[m]
-    return acc
-
-
-def p_scale(p: Poly, k: int) -> Poly:
-    """``k * p`` (a new dict)."""
-    if not k:
-        return {}
-    if k == 1:
-        return dict(p)
-    return {m: k * c for m, c in p.items()}
-
-
-def p_mul(p: Poly, q: Poly, budget: Budget | None = None) -> Poly:
-    """Product of two polynomials (a new dict)."""
-    if len(p) < len(q):
-        p, q = q, p
-    if budget is not None:
-        budget.spend(len(p) * len(q))
-    if len(q) == 1:
-        ((mq, cq),) = q.items()
-        if not mq:
-            return p_scale(p, cq)
-        return {mono_mul(m, mq): c * cq for m, c in p.items()}
-    acc: Poly = {}
-    for m1, c1 in p.items():
-        for m2, c2 in q.items():
-            m = mono_mul(m1, m2)
-            v = acc.get(m, 0) + c1 * c2
-            if v:
-                acc[m] = v
-            else:
-                del acc[m]
-    return acc
-
-
-def p_const_value(p: Poly) -> int:
-    """The constant term of ``p``."""
-    return p.get(ONE, 0)
-
-
-def p_is_const(p: Poly) -> bool:
-    """Whether ``p`` has no atom."""
-    return not p or (len(p) == 1 and ONE in p)
-
-
-def p_content(p: Poly) -> int:
-    """gcd of the coefficients (0 for the zero polynomial)."""
-    g = 0
-    for c in p.values():
-        g = _GCD(g, c)
-        if g == 1:
-            break
-    return g
-
-
-def p_mono_gcd(*polys: Poly) -> Mono:
-    """The largest monomial dividing every monomial of the polynomials."""
-    g: Mono | None = None
-    for p in polys:
-        for m in p:
-            g = m if g is None else _mono_gcd(g, m)
-            if not g:
-                return ONE
-    return g or ONE
-
-
-def p_div_mono(p: Poly, m: Mono, k: int = 1) -> Poly:
-    """``p / (k*m)`` for a monomial and integer dividing every term exactly."""
-    if not m:
-        return {mono: c // k for mono, c in p.items()} if k != 1 else dict(p)
-    out: Poly = {}
-    for mono, c in p.items():
-        out[mono_div(mono, m)] = c // k
-    return out
-
-
-def _grevlex(m: Mono) -> tuple:
-    # graded lexicographic order (total degree, then exponents with the atoms ordered by identity):
-    # comparing (-id, power) pairs in id order is comparing exponent vectors lexicographically
-    return (sum(p for _, p in m), tuple((-id(a), p) for a, p in m))
-
-
-def split_factors(factors: Iterable[tuple[Poly, int]]) -> tuple[int, dict[Term, int], list[tuple[Poly, int]]] | None:
-    """The single-term factors of the ``(p, e)`` pairs multiplied out, as a coefficient and the powers
-    of atoms, and the sums left over (in order); None when a factor is zero."""
-    coef = 1
-    powers: dict[Term, int] = {}
-    sums: list[tuple[Poly, int]] = []
-    for p, e in factors:
-        if e == 0:
-            continue  # p**0 -> 1, for p == 0 too (as evaluation has it)
-        if not p:
-            return None  # a zero factor
-        if len(p) == 1:
-            ((m, c),) = p.items()
-            if c != 1:
-                coef *= int_power(c, e)
-            for a, q in m:
-                # (a**q)**e * a**r -> a**(q*e + r)
-                if e != 1:
-                    q = _check_degree(q * e)
-                powers[a] = _check_degree(powers.get(a, 0) + q)
-        else:
-            sums.append((p, e))
-    return coef, powers, sums
-
-
-def int_power(c: int, e: int) -> int:
-    """``c**e``, refused (TermTooLargeError) when the result would pass 4096 bits."""
-    if abs(c) > 1 and e * abs(c).bit_length() > 4096:
-        raise TermTooLargeError(f"a dimension expression with a constant to the power {e}")
-    return c**e
-
-
-def p_product(factors: Iterable[tuple[Poly, int]], budget: Budget | None = None) -> Poly:
-    """Product of ``p**e`` over the ``(p, e)`` pairs (``e >= 0``), multiplied out in the given order.
-
-    The single-term factors are gathered first (their coefficients multiplied, the powers of their
-    atoms added up) and the sums multiplied in after them, one at a time, so the work spent (and
-    charged to ``budget``) depends on the order of the sums only.
-    """
-    split = split_factors(factors)
-    if split is None:
-        return {}  # a zero factor
-    coef, powers, sums = split
-    result: Poly = {mono_of_powers(powers): coef}
-    for p, e in sums:
-        for _ in range(e):
-            result = p_mul(result, p, budget)
-    return result
-
-
-def p_exact_div(p: Poly, q: Poly, budget: Budget | None = None, max_steps: int = 2000) -> Poly | None:
-    """``p / q`` with rational coefficients when ``q`` divides ``p`` exactly, else None."""
-    lead_q = max(q, key=_grevlex)
-    lead_c = q[lead_q]
-    rem: dict = dict(p)
-    out: dict = {}
-    for _ in range(max_steps):
-        if not rem:
-            return out
-        lead = max(rem, key=_grevlex)
-        m = mono_div(lead, lead_q)
-        if m is None:
-            return None
-        q_c = Fraction(rem[lead], lead_c)
-        c: int | Fraction = q_c.numerator if q_c.denominator == 1 else q_c
-        out[m] = c
-        if budget is not None:
-            budget.spend(len(q))
-        for mq, cq in q.items():
-            mm = mono_mul(m, mq)
-            v = rem.get(mm, 0) - c * cq
-            if v:
-                rem[mm] = v
-            else:
-                del rem[mm]
-    return None
 
 
 # -- keys: the canonical order of atoms and monomials ---------------------------------------------------
@@ -480,3 +210,121 @@ def inner_term(p: Poly) -> Term:
     c = p.get(ONE, 0)
     term = _sum_term(_ordered_terms(p), dim_const(c) if c else None)
     return dim_const(c) if term is None else term
+
+
+# -- texts: what unparse prints for canonical terms, printed from their polynomials ---------------------
+
+
+def fits_int64(c: int) -> int:
+    """``c``, or an OverflowError when it is outside int64 (top_term builds no such constant)."""
+    if not INT64_MIN <= c <= INT64_MAX:
+        raise OverflowError(f"the dimension constant {c} does not fit in int64")
+    return c
+
+
+def _bracketed(text: str, atom: Term, bracket: Callable[..., bool], *p: int) -> str:
+    # a name never needs brackets; another atom when ``bracket(atom, *p)`` says so
+    if atom.op is not SYMBOL and bracket(atom, *p):
+        return f"({text})"
+    return text
+
+
+#: monomial -> (its key, mono_key; its first factor in print order, and that factor's text; the text
+#: "*f2*f3..." of the other factors, which always print as right operands of a product)
+_monos: Final[dict[Mono, tuple[str, Term, str, str]]] = memo_table()
+
+
+def mono_parts(m: Mono) -> tuple[str, Term, str, str]:
+    entry = _monos.get(m)
+    if entry is None:
+        key, factors = mono_order(m)
+        head = factors[0]
+        tail = "".join(["*" + _bracketed(atom_key(a), a, bracket_right, P_MUL) for a in factors[1:]])
+        entry = remember(_monos, m, (key, head, atom_key(head), tail))
+    return entry
+
+
+def _term(out: list[str], parts: tuple[str, Term, str, str], c: int, first: bool) -> None:
+    """``c * m`` as a term of the sum (``first``: its left operand, else a right operand)."""
+    _, head, text, tail = parts
+    if c == 1 and not tail:
+        # the term is the atom itself
+        out.append(_bracketed(text, head, bracket_left if first else bracket_right, P_ADD))
+        return
+    # a product (or a negation) never needs brackets inside the sum: both bind tighter than + and -
+    if c == 1:
+        out.append(_bracketed(text, head, bracket_left, P_MUL))  # f1*...
+    elif c == -1:
+        out.append("-" + _bracketed(text, head, bracket_negated))  # -f1*... is (-f1)*...
+    else:
+        # c*f1*...: a constant, even negative, is a left operand without brackets
+        out.append(f"{fits_int64(c)}*{_bracketed(text, head, bracket_right, P_MUL)}")
+    out.append(tail)
+
+
+def text_order(item: tuple) -> str:
+    return item[0][0]
+
+
+def signed_terms(out: list[str], terms: list, first: bool) -> None:
+    """Append the terms of a sum joined by their signs (``first``: nothing stands before them)."""
+    for parts, c in terms:
+        if first:
+            _term(out, parts, c, True)
+            first = False
+        elif c > 0:
+            out.append("+")
+            _term(out, parts, c, False)
+        else:
+            out.append("-")
+            _term(out, parts, -c, False)
+
+
+def inner_text(p: Poly) -> tuple[str, int]:
+    """The text of ``inner_term(p)`` (the canonical argument of an atom) and its precedence.
+
+    :func:`.normal.inner_term` puts the constant first, as the left operand of the sum, and the
+    terms after it in print order; with no constant the first term is the left operand.
+    """
+    if len(p) <= 1:
+        if not p:
+            return "0", P_ATOM
+        ((m, c),) = p.items()
+        if not m:
+            return str(c), (P_ATOM if c >= 0 else P_UNARY)  # a negative constant is unary
+        if c == 1 and len(m) == 1 and m[0][1] == 1:
+            a = m[0][0]
+            return atom_key(a), precedence(a)  # a lone atom
+    terms = [(mono_parts(m), c) for m, c in p.items() if m]
+    if len(terms) > 1:
+        terms.sort(key=text_order)
+    const = p.get(ONE, 0)
+    out: list[str] = []
+    if const:
+        out.append(str(const))  # a constant, even negative, is a left operand without brackets
+    signed_terms(out, terms, not const)
+    if const or len(terms) > 1:
+        prec = P_ADD  # a sum
+    else:
+        # one term: -f (a negation) or a product (c*f, f*g, -f*g)
+        ((_, _, _, tail), c) = terms[0]
+        prec = P_UNARY if c == -1 and not tail else P_MUL
+    return "".join(out), prec
+
+
+def atom_text(op: Op, args: Iterable[Poly]) -> str:
+    """The text ``unparse`` gives for the atom ``op(inner_term(a) for a in args)``, from the polynomials.
+
+    Infix ops nest to the left (``(a^b)^c``): the first argument is a left operand, the others
+    right operands; a call prints its arguments without brackets.
+    """
+    texts = [inner_text(a) for a in args]
+    symbol, p = INFIX_OPS.get(op, (None, 0))
+    if symbol is None:  # a call: CeilToInt(n,d)
+        return f"{CALL_NAMES.get(op.name, op.name)}({','.join(text for text, _ in texts)})"
+    text, q = texts[0]
+    out = [f"({text})" if q < left_need(p) else text]  # bracket_left
+    for text, q in texts[1:]:
+        out.append(symbol)
+        out.append(f"({text})" if q < right_need(p) or q == P_UNARY else text)  # bracket_right
+    return "".join(out)

@@ -20,7 +20,8 @@ from .context import Context
 from .division import ceil_poly, floordiv_poly, mod_poly
 from .factored import product_poly
 from .maxmin import maxmin_poly
-from .normal import Poly, mono_mul, mono_of_powers, p_add_into, p_const
+from .monomials import mono_mul, mono_of_powers
+from .ring import Poly, p_add_into, p_const
 from .terms import ADD, CEIL_DIV, FLOORDIV, MAX, MIN, MOD, MUL, NEG, SUB
 
 _OPAQUE: Final = {FLOORDIV: floordiv_poly, MOD: mod_poly, CEIL_DIV: ceil_poly}

@@ -38,21 +38,18 @@ polynomial, up to the order of its terms: a flat sum of products (``2*batch*seq 
 commonest shape expression) by one scan of its tokens, anything else by the operator loop with
 _LightReader. A product of two sums makes the light reader decline; without one, the general
 walk's work on at most MAX_TOKENS tokens stays below ``_LIGHT_WORK``, so neither path reaches the
-budget (when a test lowers MAX_WORK below that, the exact reader takes the text). A flat sum is
-read over the names themselves, not their atoms: a monomial of names sorted by name is its own
-print key, so ``read_value`` prints it without building anything.
+budget (when a test lowers MAX_WORK below that, the exact reader takes the text).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Final, TypeVar
+from typing import Final
 
 from ..errors import TermTooLargeError
-from . import normal
+from . import ring
 from .context import Context
 from .grammar import BINARY, CALLS, P_MAX, UNARY_PREC  # one grammar table for both readers
-from .normal import ONE, Budget, Poly, mono_of_powers
+from .monomials import mono_of_powers
 from .parse import NotATokenError, split_tokens, token_kind  # one tokenizer for both readers
 from .polyoperands import (
     _CONST,
@@ -62,12 +59,10 @@ from .polyoperands import (
     _LightReader,
     _Reader,
 )
-from .polyprint import fits_int64, poly_value
+from .ring import Budget, Poly
 from .terms import ADD, INT64_MAX, MAX, MIN, MUL, RESERVED_NAMES, SUB, dim_name, memo_table, remember
 
-__all__ = ["read_polynomial", "read_value", "MAX_TOKENS"]
-
-_T = TypeVar("_T")
+__all__ = ["read_polynomial", "MAX_TOKENS"]
 
 #: longer texts take the general path (linear in the size of its input, however large)
 MAX_TOKENS: Final = 256
@@ -170,45 +165,12 @@ def _name_poly(named: NamePoly) -> Poly:
     return {mono_of_powers({_name(n)[1]: p for n, p in m}): c for m, c in named.items()}
 
 
-def _name_text(named: NamePoly) -> int | str:
-    """``poly_value`` of the polynomial over names: the same text, printed without atoms.
-
-    A name is its own key and never takes brackets, and a monomial over names is its own mono_key,
-    so the terms print in the order of their monomials, each as ``c*f1*f2...`` (see :mod:`.polyprint`).
-    """
-    const = named.pop(ONE, 0)
-    if not named:
-        return fits_int64(const)
-    out: list[str] = []
-    for m, c in sorted(named.items()):  # monomials are distinct: only they are compared
-        factors = "*".join([n for n, p in m for _ in range(p)]) if len(m) > 1 or m[0][1] > 1 else m[0][0]
-        if out:
-            # a later term: its sign, then its size
-            if c < 0:
-                out.append("-")
-                c = -c
-            else:
-                out.append("+")
-            out.append(factors if c == 1 else f"{fits_int64(c)}*{factors}")
-        elif c == 1:
-            out.append(factors)  # f1*f2
-        elif c == -1:
-            out.append("-" + factors)  # -f1*f2
-        else:
-            out.append(f"{fits_int64(c)}*{factors}")  # c*f1*f2, a negative c too
-    if const > 0:
-        out.append(f"+{fits_int64(const)}")
-    elif const < 0:
-        out.append(f"-{fits_int64(-const)}")
-    return "".join(out)
-
-
 def _is_light(text: str) -> bool:
     """Whether the text makes no atom and the light reader may take it (see the module docstring)."""
     # a token of _ATOM_TOKENS is in the tokens exactly when its text is in the text: no other
     # token holds any of their characters, and two '/' in a row always read as '//'
     return (
-        normal.MAX_WORK >= _LIGHT_WORK
+        ring.MAX_WORK >= _LIGHT_WORK
         and "//" not in text
         and "%" not in text
         and "^" not in text
@@ -222,42 +184,25 @@ def read_polynomial(text: str, ctx: Context) -> Poly | None:
 
     Its terms are in the same order too, except for text without atoms (read by _LightReader).
     """
-    return _read_text(text, ctx, _name_poly, _as_is)
-
-
-def read_value(text: str, ctx: Context) -> int | str | None:
-    """``poly_value(read_polynomial(text, ctx))``: what simplify_expression gives, or None to decline.
-
-    A flat sum is printed straight from its monomials over names, without their atoms.
-    """
-    return _read_text(text, ctx, _name_text, poly_value)
-
-
-def _as_is(p: Poly) -> Poly:
-    return p
-
-
-def _read_text(text: str, ctx: Context, flat: Callable[[NamePoly], _T], general: Callable[[Poly], _T]) -> _T | None:
-    """``flat`` of the polynomial over names of a flat sum, else ``general`` of the polynomial; None to decline."""
     tokens = split_tokens(text)  # the parser's tokens (the end, "", last)
     if tokens is None:
         return None  # '**' or a character no text holds: the general path reports it
     long = len(tokens) > MAX_TOKENS + 1
     try:
         if _is_light(text):
-            if not long or len(tokens) <= normal.MAX_WORK:
+            if not long or len(tokens) <= ring.MAX_WORK:
                 # a flat sum is read in one scan, however long: the general walk's work on it is one
                 # operation a term, within MAX_WORK
                 named = _flat_sum(tokens)
                 if named is not None:
-                    return flat(named)
+                    return _name_poly(named)
             if long:
                 return None
-            return general(_read(tokens, _LIGHT))
+            return _read(tokens, _LIGHT)
         if long:
             return None
         ctx.budget = Budget()
-        return general(_read(tokens, _Reader(ctx)))
+        return _read(tokens, _Reader(ctx))
     except (_DeclineError, NotATokenError, TermTooLargeError, OverflowError):
         return None  # (a piece of text that is no token: the general path reports it)
 

@@ -20,9 +20,10 @@ from typing import Any, Final
 from ..core.term import Term
 from .context import Context
 from .division import floordiv_const
-from .normal import ONE, Mono, Poly, p_add, p_add_into, p_content, p_mul, p_product, p_scale, p_sub
+from .monomials import ONE, Mono
 from .ranges import INF, Range, r_add, r_mul, r_pow, r_scale
 from .relations import tight_range
+from .ring import Poly, p_add, p_add_into, p_content, p_mul, p_product, p_scale, p_sub
 from .terms import FLOORDIV, MAX, MIN, MOD, SYMBOL
 
 __all__ = [

@@ -25,12 +25,11 @@ from typing import Any, Final
 
 from ..core.term import Term
 from ..errors import DimContradictionError, DimExpressionError
-from .canonicalize import CLEAR_HOOKS
-from .context import Context, context
+from .context import CLEAR_HOOKS, Context, context
 from .decide import compare, decide_difference, difference, divides, exact_quotient_term
 from .explain import Explanation, explain_relation
 from .facts import Facts, add_fact, fold_back
-from .normal import Poly, top_term
+from .normal import top_term
 from .parse import parse_expression
 from .polyparse import read_polynomial
 from .prove import Hyp, deduce, may_deduce, settle_maxmin, tighter_range
@@ -51,6 +50,7 @@ from .relations import (
     split_comparison,
     tight_range,
 )
+from .ring import Poly
 from .terms import CONST, SUB, TERM, dim_name
 from .unparse import unparse
 

@@ -36,8 +36,9 @@ from .nodes import (
     node_kind,
     scaling,
 )
-from .normal import Budget, Poly, inner_term, p_add_into, p_atom, p_const, p_is_const
+from .normal import inner_term
 from .ranges import INF, UNBOUNDED
+from .ring import Budget, Poly, p_add_into, p_atom, p_const, p_is_const
 from .terms import ADD, BROADCAST, CEIL_DIV, CONST, FLOORDIV, MOD, MUL, NEG, POW, SUB, SYMBOL, TERM
 
 __all__ = ["to_poly"]
@@ -78,6 +79,10 @@ def to_poly(root: Term, ctx: Context) -> Poly:
 #: how many sums and opaque ops (``a//b``, ``a%b``...) _quick takes nested in one another
 _QUICK_DEPTH: Final = 16
 
+#: the switch of the quick path (a twin of exprgraph.twins): False makes _quick decline every root,
+#: so the walk reads every term
+QUICK_PATH = True
+
 
 def _quick(node: Term, ctx: Context, depth: int) -> Poly | None:
     """The polynomial of a node (an integer scalar, not a leaf) without the walk, stored, or None for the walk.
@@ -87,6 +92,8 @@ def _quick(node: Term, ctx: Context, depth: int) -> Poly | None:
     ``_QUICK_DEPTH`` of them nested at most. Each is a region of its own, as in the walk; a node
     shared inside one sum or nest (the walk counts its edges), or another product, is left to the walk.
     """
+    if not QUICK_PATH:
+        return None
     vals = ctx.vals
     p = vals.get(node)
     if p is not None:

@@ -12,11 +12,13 @@ from typing import Any, Final
 
 from ..core.term import Term
 from ..errors import DimExpressionError
-from .canonicalize import simplify_term
-from .context import Context
-from .normal import Mono, Poly, mono_div, p_add, p_mono_gcd, p_scale
+from .context import Context, context
+from .monomials import Mono, mono_div
+from .normal import top_term
 from .parse import parse_expression
 from .ranges import INF, Range, ceil_div, floor_div, r_add, r_mul
+from .regions import to_poly
+from .ring import Poly, p_add, p_mono_gcd, p_scale
 from .terms import CONST, FN, MOD, TERM, dim_const, is_dim_term
 
 __all__ = [
@@ -34,7 +36,6 @@ __all__ = [
     "ceil_bound",
     "floor_bound",
     "sign_known",
-    "decided_by_range",
     "tight_range",
     "narrowings",
 ]
@@ -86,6 +87,7 @@ def split_comparison(text: str) -> tuple[str, str, str] | None:
 def parse_relation(rel: str | Term) -> Relation:
     """A relation as ``(op, left, right)``: text ``"a >= b"``, ``"Eq(a, b)"``, or a core relational term.
 
+    >>> from exprgraph.dims import unparse
     >>> op, left, right = parse_relation("s0 + 1 >= 2**4")
     >>> op, unparse(left), unparse(right)
     ('ge', 's0+1', '16')
@@ -140,21 +142,6 @@ def sign_known(op: str, r: Range) -> bool | None:
     return True if lo > 0 else False if hi <= 0 else None
 
 
-def decided_by_range(op: str, r: Range, zero: bool) -> bool | None:
-    """The answer to ``d OP 0`` for every value when ``d`` lies in ``r`` (``zero``: ``d`` is the
-    zero polynomial), or None when ``r`` does not settle it; ``op`` is a relation's name."""
-    lo, hi = r
-    if op in ("le", "lt"):
-        lo, hi = -hi, -lo  # d <= 0 is -d >= 0
-    if op in ("ge", "le"):
-        return True if lo >= 0 else False if hi < 0 else None
-    if op in ("gt", "lt"):
-        return True if lo > 0 else False if hi <= 0 else None
-    if zero or lo > 0 or hi < 0:
-        return (op == "eq") == zero  # zero, or never zero
-    return None
-
-
 def query_side(expr: int | str | Term) -> str | Term:
     """A side of a query as its memo key: text as it is (read into a polynomial later), else a term."""
     return expr if isinstance(expr, str) else as_term(expr)
@@ -165,7 +152,7 @@ def bound_from_text(text: str, where: str) -> int | float:
     t = text.strip()
     if t in _INFINITE:
         return -INF if t.startswith("-") else INF
-    value = simplify_term(parse_expression(constant_powers(t)))
+    value = top_term(to_poly(parse_expression(constant_powers(t)), context(False)))  # its canonical term
     if value.op is not CONST:
         raise DimExpressionError(f"the {where} bound of a range must be a constant", text, 0)
     return int(value.attr)
