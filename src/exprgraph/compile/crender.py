@@ -237,6 +237,18 @@ static inline int64_t eg_floordiv_i(int64_t a, int64_t b) {
 #define eg_floordiv(a, b) EG_PICK((a) + (b), eg_floordiv_d, eg_floordiv_f, eg_floordiv_i)((a), (b))""",
         ("EG_PICK",),
     ),
+    "eg_ceil_div": (
+        r"""/* ceiling division: -floor(-a/b) for floats; for integers floor(a/b), plus 1 when b does not
+   divide a (-a wraps at INT64_MIN: -((-a)//b) had the wrong sign there) */
+static inline double eg_ceil_div_d(double a, double b) { return -eg_floordiv_d(-a, b); }
+static inline float eg_ceil_div_f(float a, float b) { return -eg_floordiv_f(-a, b); }
+static inline int64_t eg_ceil_div_i(int64_t a, int64_t b) {
+    int64_t q = eg_floordiv_i(a, b);
+    return (b != 0 && q * b != a) ? q + 1 : q; /* q*b is within |b| of a: it wraps to a only when equal */
+}
+#define eg_ceil_div(a, b) EG_PICK((a) + (b), eg_ceil_div_d, eg_ceil_div_f, eg_ceil_div_i)((a), (b))""",
+        ("EG_PICK", "eg_floordiv"),
+    ),
     "eg_mod": (
         r"""/* modulo with the divisor's sign (Python's), as numpy computes it */
 static inline double eg_mod_d(double a, double b) {

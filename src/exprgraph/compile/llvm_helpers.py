@@ -186,9 +186,13 @@ general:
   ret double %r
 }""",
     "eg_ceil_div_i": """define internal i64 @eg_ceil_div_i(i64 %a, i64 %b) {
-  %na = sub i64 0, %a
-  %q = call i64 @eg_floordiv_i(i64 %na, i64 %b)
-  %r = sub i64 0, %q
+  %q = call i64 @eg_floordiv_i(i64 %a, i64 %b)
+  %qb = mul i64 %q, %b
+  %inexact = icmp ne i64 %qb, %a
+  %nonzero = icmp ne i64 %b, 0
+  %up = and i1 %inexact, %nonzero
+  %one = zext i1 %up to i64
+  %r = add i64 %q, %one
   ret i64 %r
 }""",
     "eg_ceil_div_d": """define internal double @eg_ceil_div_d(double %a, double %b) {

@@ -86,8 +86,12 @@ SYMBOL: Final[Op] = get_op("symbol")
 
 
 def _ceil_div(n: Any, d: Any) -> Any:
-    # ceil(n/d) == -((-n)//d) for every non-zero d, whatever the signs
-    return np.negative(np.floor_divide(np.negative(n), d))
+    # floats: ceil(n/d) == -((-n)//d) for every d, whatever the signs (-0.0 and inf included);
+    # integers: n//d, plus 1 where d does not divide n (-n wraps at -2**63, where -((-n)//d) has the wrong sign)
+    if np.result_type(n, d).kind == "f":
+        return np.negative(np.floor_divide(np.negative(n), d))
+    with np.errstate(divide="ignore"):
+        return np.floor_divide(n, d) + (np.mod(n, d) != 0)
 
 
 def _register() -> Op:
@@ -102,7 +106,7 @@ def _register() -> Op:
             impl=_ceil_div,
             notation="call",
             aliases=("CeilToInt",),
-            c_render="(-eg_floordiv(-({0}), {1}))",
+            c_render="eg_ceil_div({0}, {1})",
             llvm={
                 "float64": "call double @eg_ceil_div_d(double {0}, double {1})",
                 "float32": "call float @eg_ceil_div_f(float {0}, float {1})",
