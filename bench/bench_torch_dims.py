@@ -15,7 +15,8 @@ torch's is None, a bound strictly tighter on a side), contradictions (an answer 
 decided answer, a bound disjoint from torch's, or an answer refuted by evaluating the expression at points of
 the ranges: 0 is the goal) and the speed ratio ours/torch: CPU time of this thread (``time.thread_time``),
 best of 5 rounds (3 for torch), interleaved; both sides start each round cold (our caches and sympy's cache
-cleared) from prebuilt sympy expressions (our time includes reading them). Questions over float symbols are
+cleared) from prebuilt sympy expressions (our time includes reading them, each node once a round: the
+environments of a round share one reading table, as torch's side shares sympy's cache). Questions over float symbols are
 outside integer dimension reasoning: counted in their own column, answered by neither side's count.
 
 The corpus is our own JSON tree format: it is read back by :func:`to_sympy` below (a table of class names,
@@ -37,6 +38,7 @@ from typing import Any
 
 from bench.common import best_of, print_table, skip
 from bench.torch_record import tree_names
+from exprgraph.interop.torch import TorchDims
 from exprgraph.interop.torch_read import fold_tree
 
 DATA = Path(__file__).resolve().parent / "data" / "torch_replay"
@@ -317,12 +319,14 @@ def group(qs: list[Question]) -> list[dict[str, Any]]:
 
 def ours(q: Question, envs: list[Any], groups: list[dict[str, Any]]) -> Any:
     """Our answer to one question (reading its sympy expression included); ``envs`` keeps the TorchDims of each
-    group of ranges, made when first needed."""
-    from exprgraph.interop.torch import TorchDims
-
+    group of ranges, made when first needed, and last the first one made: the others share what it read (as
+    torch's side shares sympy's cache between all the questions of a round)."""
     td = envs[q.group]
     if td is None:
-        td = envs[q.group] = TorchDims(groups[q.group])
+        first = envs[-1]
+        td = envs[q.group] = TorchDims(groups[q.group]) if first is None else first.with_ranges(groups[q.group])
+        if first is None:
+            envs[-1] = td
     return td.static_value(q.expr) if q.kind == "static" else td.bound(q.expr)
 
 
@@ -401,9 +405,9 @@ def replay(name: str, corpus: dict[str, Any], have_torch: bool) -> list[Any]:
     ints = [q for q in qs if not q.floats]
     groups = group(ints)
     rng = random.Random(0)
-    shared: list[Any] = [None] * len(groups)
+    shared: list[Any] = [None] * (len(groups) + 1)
     answers = [ours(q, shared, groups) for q in ints]  # as timed: one environment per group
-    alone = [ours(q, [None] * len(groups), groups) for q in ints]  # each in an environment of its own
+    alone = [ours(q, [None] * (len(groups) + 1), groups) for q in ints]  # each in an environment of its own
     if answers != alone:  # pragma: no cover - the ranges of unused names never change an answer
         print(f"({name}: {sum(a != b for a, b in zip(answers, alone, strict=True))} answers differ when shared)")
     verdicts = [judge(q, a, rng) for q, a in zip(ints, answers, strict=True)]
@@ -415,7 +419,7 @@ def replay(name: str, corpus: dict[str, Any], have_torch: bool) -> list[Any]:
     import sympy.core.cache as sc
 
     def run_ours() -> None:
-        envs: list[Any] = [None] * len(groups)
+        envs: list[Any] = [None] * (len(groups) + 1)
         for q in ints:
             ours(q, envs, groups)
 

@@ -29,6 +29,7 @@ from typing import Any
 from ..core.term import Term
 from ..core.walk import postorder_until
 from ..dims import DimEnv, dim_const, parse_expression
+from ..dims.terms import SYMBOL
 from ..errors import ConversionError
 from .torch_read import BOOL_NAMES, FALSE, INF_NAMES, INT64_RANGE, REL_OPS, TRUE, Reader, is_bool, read_torch_expr
 
@@ -62,6 +63,8 @@ def _bound_value(b: Any, lower: bool) -> int | None:
 
 def _range_of(r: Any) -> tuple[int | None, int | None] | None:
     """``(lo, hi)`` of a ValueRanges or a pair, or None for a range that is not of integers (bool)."""
+    if type(r) is tuple and len(r) == 2 and type(r[0]) is int and type(r[1]) is int:
+        return _bound_value(r[0], True), _bound_value(r[1], False)  # the common case, quickly
     if isinstance(r, tuple) or isinstance(r, list):
         if len(r) != 2:
             raise ConversionError(f"a range is (lo, hi) or a ValueRanges, not {r!r}")
@@ -73,6 +76,33 @@ def _range_of(r: Any) -> tuple[int | None, int | None] | None:
     else:
         raise ConversionError(f"a range is (lo, hi) or a ValueRanges, not {type(r).__name__}")
     return _bound_value(lo, True), _bound_value(hi, False)
+
+
+def _is_leaf(t: Term) -> bool:
+    """Whether ``t`` is a name or an integer constant."""
+    return t.op is SYMBOL or (t.is_const and type(t.attr) is int)
+
+
+def _leaf_range(env: DimEnv, t: Term) -> tuple[int | float, int | float]:
+    """The range of a name, or the value of a constant as a range."""
+    return env.range_of(t.name) if t.op is SYMBOL else (t.attr, t.attr)
+
+
+def _leaf_relation(op: str, a: tuple[int | float, int | float], b: tuple[int | float, int | float]) -> bool | None:
+    """``x OP y`` for every ``x`` in ``a`` and ``y`` in ``b`` (True), for none (False), or None: exact for two
+    different names or numbers, each taking every integer of its range independently of the other."""
+    if op == "gt" or op == "ge":  # x > y is y < x
+        a, b = b, a
+        op = "lt" if op == "gt" else "le"
+    if op == "lt":
+        return True if a[1] < b[0] else False if a[0] >= b[1] else None
+    if op == "le":
+        return True if a[1] <= b[0] else False if a[0] > b[1] else None
+    if a[1] < b[0] or b[1] < a[0]:  # disjoint: never equal
+        return op == "ne"
+    if a[0] == a[1] == b[0] == b[1]:  # one and the same number (a range of a name is never infinite at both ends)
+        return op == "eq"
+    return None  # a common value, and another: both answers happen
 
 
 class TorchDims:
@@ -99,6 +129,13 @@ class TorchDims:
         self._reader = Reader(repl)
         self._defaults_seen = 0
 
+    def with_ranges(self, var_to_range: Mapping[Any, Any] | None) -> TorchDims:
+        """A :class:`TorchDims` over other ranges (a kernel's loop variables, a size-oblivious question) with the
+        same replacements, sharing the expressions read so far (a term does not depend on the ranges)."""
+        other = TorchDims(var_to_range)
+        other._reader = self._reader
+        return other
+
     @property
     def env(self) -> DimEnv:
         """The :class:`~exprgraph.dims.DimEnv` the questions are answered under (names met get their defaults)."""
@@ -121,10 +158,7 @@ class TorchDims:
         return parse_expression(text)
 
     def _try(self, expr: Any) -> Term | None:
-        try:
-            return self.term(expr)
-        except ConversionError:
-            return None
+        return self._reader.try_read(expr)
 
     def evaluate(self, expr: Any) -> bool | None:
         """True / False when the relation (or And/Or/Not of relations) holds for every value / for none, else None."""
@@ -134,7 +168,15 @@ class TorchDims:
         return self._truth(t)
 
     def _truth(self, root: Term) -> bool | None:
+        """The truth of a boolean term (relations asked of the DimEnv, combined by And/Or/Not), None if unknown."""
         env = self.env
+        name = root.op.name
+        if name in REL_OPS:  # one relation (the commonest question)
+            a, b = root.args
+            if _is_leaf(a) and _is_leaf(b) and a is not b and getattr(env, "_facts", None) is None:
+                # two names or numbers: at once (facts relate names: then the DimEnv answers)
+                return _leaf_relation(name, _leaf_range(env, a), _leaf_range(env, b))
+            return env.statically_known(root)
         done: dict[Term, bool | None] = {}
 
         def atom(t: Term) -> bool | None:  # a relation (asked) or a constant
@@ -168,7 +210,12 @@ class TorchDims:
         if is_bool(t):
             v = self._truth(t)
             return (False, True) if v is None else (v, v)
-        return self.env.bound(t)
+        if t.is_const:
+            return (t.attr, t.attr)  # a number (torch asks for many)
+        env = self.env
+        if t.op is SYMBOL and getattr(env, "_facts", None) is None:
+            return env.range_of(t.name)  # a name without facts: its range
+        return env.bound(t)
 
     def static_value(self, expr: Any) -> int | bool | None:
         """The value of ``expr`` when the ranges fix it (an int, or a bool for a relation), else None."""
@@ -177,7 +224,9 @@ class TorchDims:
             return None
         if is_bool(t):
             return self._truth(t)
-        lo, hi = self.env.bound(t)
+        if t.is_const:
+            return int(t.attr)
+        lo, hi = self.bound(t)
         return int(lo) if lo == hi else None
 
     def simplify(self, expr: Any) -> Term:

@@ -11,7 +11,8 @@ rounding takes it, ``floor(n/d) == n//d`` and ``ceil(n/d) == -((-n)//d)`` for ev
 ``And``/``Or``/``Not`` and true/false. Another function whose node says it is an integer (``is_integer``)
 becomes an opaque dimension (nothing is known of its value); anything else raises
 :class:`~exprgraph.errors.ConversionError` (a ``ValueError``). Expressions are walked iteratively (each
-distinct node once, remembered by identity: hashing sympy is slow), so depth is limited by memory only.
+distinct node once, remembered by identity: hashing sympy is slow; an expression that has no term is
+remembered too, and a float name is refused without raising), so depth is limited by memory only.
 """
 
 from __future__ import annotations
@@ -83,6 +84,18 @@ class _Ratio:
         self.num, self.den = num, den
 
 
+#: class -> whether its nodes are leaves (no arguments to read first: numbers, symbols, atoms), learnt once per class
+_LEAF_CLASSES: Final[dict[type, bool]] = {int: True, bool: True, float: True}
+
+
+def _learn_class(x: Any) -> bool:
+    """Whether nodes of the class of ``x`` are leaves (recorded for :meth:`Reader._read_tree`)."""
+    cls = type(x)
+    leaf = bool(getattr(cls, "is_Atom", False) or getattr(cls, "is_Symbol", False)) or not hasattr(x, "args")
+    _LEAF_CLASSES[cls] = leaf
+    return leaf
+
+
 def is_bool(t: Any) -> bool:
     """Whether ``t`` is a boolean term (a relation, a logical combination, true or false)."""
     return type(t) is Term and t.dtype == "bool"
@@ -109,7 +122,7 @@ def _const(value: int) -> Term:
 def _chain(op: Any, args: list[Term]) -> Term:
     out = args[0]
     for a in args[1:]:
-        out = op(out, a)
+        out = Term(op, (out, a))  # (the op's own call wraps numbers: these are terms already)
     return out
 
 
@@ -151,6 +164,8 @@ class Reader:
         #: id(node) -> (node, its term or ratio): the node is kept, so its id is not reused
         self.done: dict[int, tuple[Any, Any]] = {}
         self.replacements = dict(replacements or {})
+        #: id(root) -> (root, the error reading it raised): expressions that have no term
+        self.failed: dict[int, tuple[Any, ConversionError]] = {}
         #: names met, with the default range their assumptions give (torch's default for a name without a range)
         self.symbols: dict[str, tuple[int | None, int | None]] = {}
 
@@ -175,8 +190,79 @@ class Reader:
         hit = done.get(id(root))
         if hit is not None and hit[0] is root:
             return self._result(hit[1], root)
+        failed = self.failed.get(id(root))
+        if failed is not None and failed[0] is root:
+            raise ConversionError(str(failed[1])) from None
         if len(done) > MAX_NODES:
             done.clear()
+            self.failed.clear()
+        try:
+            if not self.replacements:
+                self._read_tree(root)  # no replacement: no cycle can be met
+            else:
+                self._walk(root)
+            return self._result(done[id(root)][1], root)
+        except ConversionError as err:
+            self.failed[id(root)] = (root, err)  # asked again, it fails at once
+            raise
+
+    def try_read(self, root: Any) -> Term | None:
+        """The term of one expression, or None when it has none (as :meth:`read`, without raising)."""
+        if type(root) is Term:
+            return root
+        hit = self.done.get(id(root))
+        if hit is not None and hit[0] is root and type(hit[1]) is Term:
+            return hit[1]  # read before
+        failed = self.failed.get(id(root))
+        if failed is not None and failed[0] is root:
+            return None
+        if _LEAF_CLASSES.get(type(root)) and getattr(root, "is_Symbol", False) and root.is_integer is not True:
+            if root.name not in self.replacements:  # a float or a bool name: no term (and no error to raise)
+                self.failed[id(root)] = (root, ConversionError(f"torch expression: {root.name!r} is not an integer"))
+                return None
+        try:
+            return self.read(root)
+        except ConversionError:
+            return None
+
+    def _read_tree(self, root: Any) -> None:
+        """Read ``root`` and the nodes under it not read yet (a node is read once its arguments are)."""
+        done = self.done
+        stack = [root]
+        count = 0
+        while stack:
+            node = stack[-1]
+            key = id(node)
+            hit = done.get(key)
+            if hit is not None and hit[0] is node:
+                stack.pop()
+                continue
+            cls = type(node)
+            leaf = _LEAF_CLASSES.get(cls)
+            if leaf is None:
+                leaf = _learn_class(node)
+            if leaf:
+                done[key] = (node, self.node(node))
+                stack.pop()
+                continue
+            args = node.args
+            waiting = False
+            for a in args:
+                h = done.get(id(a))
+                if h is None or h[0] is not a:
+                    stack.append(a)
+                    waiting = True
+            if waiting:
+                count += 1
+                if count > MAX_NODES:
+                    raise ConversionError(f"torch expression: more than {MAX_NODES} distinct nodes")
+                continue
+            stack.pop()
+            done[key] = (node, self.call(cls.__name__, [done[id(a)][1] for a in args], node))
+
+    def _walk(self, root: Any) -> None:
+        """Read ``root`` as :meth:`_read_tree` does, following replacements (a cycle of them is refused)."""
+        done = self.done
         stack: list[tuple[Any, bool]] = [(root, False)]
         on_path: set[int] = set()  # the nodes being read (ancestors of the node on top): a cycle returns to one
         count = 0
@@ -203,7 +289,6 @@ class Reader:
             stack.append((node, True))
             for child in children:
                 stack.append((child, False))
-        return self._result(done[id(root)][1], root)
 
     def _result(self, value: Any, root: Any) -> Term:
         if isinstance(value, _Ratio):
@@ -283,9 +368,9 @@ class Reader:
             return self.rounding(name, args[0], x)
         ints = [_int(a, x) for a in args]
         if name in ("FloorDiv", "CleanDiv") and len(ints) == 2:
-            return _FLOORDIV(*ints)  # a//b (CleanDiv: known exact)
+            return Term(_FLOORDIV, (ints[0], ints[1]))  # a//b (CleanDiv: known exact)
         if name in ("PythonMod", "Mod") and len(ints) == 2:
-            return _MOD(*ints)  # a%b
+            return Term(_MOD, (ints[0], ints[1]))  # a%b
         if name == "ModularIndexing" and len(ints) == 3:
             return _MOD(_FLOORDIV(ints[0], ints[1]), ints[2])  # ModularIndexing(x, d, m) -> (x//d)%m
         if name == "CeilDiv" and len(ints) == 2:
@@ -313,7 +398,7 @@ class Reader:
         a, b = args
         if isinstance(a, _Ratio) or isinstance(b, _Ratio):
             a, b = _cleared(a, b, x)
-        return _RELATIONS[name](_int(a, x), _int(b, x))
+        return Term(_RELATIONS[name], (_int(a, x), _int(b, x)))
 
 
 def _power(base: Term, k: int) -> Term:
