@@ -318,3 +318,16 @@ class IndexOutOfRangeError(ShapeError, IndexError):
         self.index = index
         #: the axis it indexes
         self.axis = axis
+
+
+class EinsumSpecError(ShapeError):
+    """An einsum spec that names no contraction (``"ij,jk"`` without ``->``, ``"ii->i"``); ``pos`` is
+    the position of the fault in ``spec``."""
+
+    def __init__(self, message: str, *, spec: str = "", pos: int = 0) -> None:
+        caret = f"\n    {spec}\n    {' ' * pos}^" if spec else ""
+        super().__init__(message + caret)
+        #: the spec text
+        self.spec = spec
+        #: the position of the fault in ``spec``
+        self.pos = pos

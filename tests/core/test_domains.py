@@ -14,6 +14,8 @@ from exprgraph.eval import evaluate
 
 #: the vector ops (core/ops_index.py, the reductions of ops_tensor.py): checked in tests/core/test_ops_index.py
 VECTOR_OPS = ("amax", "amin", "prod", "mean", "slice_axis", "take", "scatter_add", "concat", "reshape", "broadcast_to")
+#: einsum, topk and arange (core/ops_einsum.py, ops_sort.py, ops_range.py): checked in tests/core/test_ops_einsum.py
+VECTOR_OPS += ("einsum", "topk_indices", "take_along", "scatter_along", "arange")
 FLOAT_OPS = [
     op
     for op in ops()

@@ -43,6 +43,7 @@ POINTS = SIDE**3
 TENSOR_OPS = {"dot", "matmul", "sum", "transpose", "logsumexp", "amax", "amin", "prod", "mean"}
 #: the index ops (their attrs need shapes: tests/core/test_ops_index.py compares them with numpy)
 INDEX_OPS = {"slice_axis", "take", "scatter_add", "concat", "reshape", "broadcast_to"}
+INDEX_OPS |= {"einsum", "topk_indices", "take_along", "scatter_along", "arange"}  # tests/core/test_ops_einsum.py
 #: ops defined on integers only (their dtype rule accepts more, but they are dimension arithmetic)
 INT_ONLY = {"ceil_div"}
 

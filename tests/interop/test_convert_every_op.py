@@ -47,6 +47,7 @@ NO_VALUE = {
 TENSOR_OPS = frozenset(
     {"access", "matmul", "dot", "sum", "logsumexp", "transpose", "amax", "amin", "prod", "mean"}
     | {"slice_axis", "take", "scatter_add", "concat", "reshape", "broadcast_to"}
+    | {"einsum", "topk_indices", "take_along", "scatter_along", "arange"}
 )
 
 #: elementwise ops on int64 operands (n, m; m is never 0)
@@ -130,14 +131,35 @@ def _tensor_case(name: str) -> tuple[Term, Callable[[int, np.random.Generator], 
         "concat": lambda: op(c, t, axis=0),
         "reshape": lambda: op(c, shape=(2, 6)),
         "broadcast_to": lambda: op(a, shape=(2, 2, 3)),
+        "einsum": lambda: op(a, c, spec="ij,jk->ik"),
+        "topk_indices": lambda: op(c, spec=(2, -1, 1)),
+        "take_along": lambda: op(c, get_op("topk_indices")(c, spec=(3, -1, 0)), axis=-1),
+        "scatter_along": lambda: op(a, const(np.array([[0, 4, 4], [3, 1, 2]])), spec=(-1, 5)),
+        "arange": lambda: op(i, spec=(1, 2)),
     }[name]()
 
     def env(k: int, rng: np.random.Generator) -> dict:
         values = {"a": rng.uniform(-3, 3, (2, 3)), "c": rng.uniform(-3, 3, (3, 4)), "t": rng.uniform(-3, 3, (3, 4))}
         values["i"], values["j"] = np.int64(rng.integers(0, 3)), np.int64(rng.integers(0, 4))
+        if name == "arange":
+            values["i"] = np.int64(rng.integers(2, 9))
         return {key: v for key, v in values.items() if key in {s.name for s in term.free_symbols}}
 
     return term, env
+
+
+#: einsum specs the converters' tests run (a contraction, a batch, a permuted output, an index summed
+#: in one operand alone, a scalar result, three operands) with the operands' shapes
+EINSUM_SPECS = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("bij,bjk->bki", [(2, 3, 4), (2, 4, 5)]),
+    ("ijk->kj", [(2, 3, 4)]),
+    ("ij,k->ik", [(2, 3), (4,)]),
+    ("i,i->", [(5,), (5,)]),
+    ("ij,jk,kl->li", [(2, 3), (3, 4), (4, 2)]),
+]
+#: values with ties (equal entries), for the converters' top-k tests
+TIES = np.array([[1.0, 3, 3, 0, 2], [1, 5, 3, 1, 9], [0, -1, 3, 2, 7], [1, 5, 3, 0, 9]])
 
 
 def assert_values(got: object, want: object, dtype: str, rtol: float = 1e-9, atol: float = 1e-12) -> None:

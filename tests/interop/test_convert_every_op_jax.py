@@ -7,9 +7,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from interop_strategies import float_env, float_terms, int_env, int_terms
-from test_convert_every_op import NO_VALUE, PACKAGE_OPS, assert_values, case, check_table
+from test_convert_every_op import EINSUM_SPECS, NO_VALUE, PACKAGE_OPS, TIES, assert_values, case, check_table
 
 from exprgraph import Symbol, evaluate
+from exprgraph.core.ops_einsum import einsum
+from exprgraph.core.ops_sort import topk
 from exprgraph.errors import ConversionError
 
 jax = pytest.importorskip("jax")
@@ -21,7 +23,14 @@ from exprgraph.interop.jax_read import from_jax  # noqa: E402
 #: ops JAX has no counterpart for, with the reason (none: every op with a value is written)
 NOT_THERE: dict[str, str] = {}
 #: ops to_jax writes with a primitive from_jax cannot read, with the reason
-NOT_READ_BACK: dict[str, str] = {}
+NOT_READ_BACK: dict[str, str] = {
+    "topk_indices": "lax.top_k gives two outputs; from_jax reads one-output primitives",
+    "take_along": "a gather at positions computed from the inputs (no constant index)",
+    "scatter_along": "a scatter-add at positions computed from the inputs (no constant index)",
+    "arange": "its length is the value of its stop: JAX cannot trace it",
+}
+#: the name each refusal of NOT_READ_BACK gives
+REFUSED_AS = {"topk_indices": "top_k", "take_along": "sort|gather", "scatter_along": "scatter", "arange": "arange"}
 #: the vector ops written by hand in JAX (as a JAX user would): read by from_jax, each gives our case's values
 JAX_FORMS = {
     "amax": lambda a, c, t: jnp.max(c, axis=1),
@@ -55,7 +64,7 @@ def test_every_op_converts_both_ways(name):
     args = [values[s.name] for s in f.inputs]
     assert_values(f(*args), want, term.dtype)
     if name in NOT_READ_BACK:
-        with pytest.raises(ConversionError, match="reduce_max"):
+        with pytest.raises(ConversionError, match=REFUSED_AS.get(name, "reduce_max")):
             from_jax(f, *args)
         return
     back = from_jax(f, *args)
@@ -159,3 +168,26 @@ def test_random_terms_read_back_from_their_jaxpr(ft, it):
             want = np.broadcast_to(evaluate(t, env), (8,))
             got = np.broadcast_to(evaluate(back, env), (8,))
         assert_values(got, want, t.dtype)
+
+
+@pytest.mark.parametrize(("spec", "shapes"), EINSUM_SPECS)
+def test_einsum_converts_both_ways(spec, shapes):
+    rng = np.random.default_rng(len(spec))
+    ops = [Symbol(f"a{n}", shape=s) for n, s in enumerate(shapes)]
+    values = [rng.uniform(-1, 1, s) for s in shapes]
+    t = einsum(spec, *ops)
+    want = evaluate(t, dict(zip(ops, values, strict=True)))
+    assert_values(to_jax(t, ops)(*values), want, "float64")
+    names = [s.name for s in ops]
+    back = from_jax(lambda *xs: jnp.einsum(spec, *xs), *values, names=names)  # dot_general (and transposes)
+    assert_values(evaluate(back, dict(zip(names, values, strict=True))), want, "float64")
+
+
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_topk_agrees_with_ties(axis, largest):
+    x = Symbol("x", shape=TIES.shape)
+    values, index = topk(x, 3, axis, largest)
+    got = to_jax([values, index], [x])(TIES)
+    assert_values(got[0], evaluate(values, {"x": TIES}), "float64")
+    assert_values(got[1], evaluate(index, {"x": TIES}), "int64")

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_convert_every_op import NO_VALUE, PACKAGE_OPS, assert_values, case, check_table
+from test_convert_every_op import EINSUM_SPECS, NO_VALUE, PACKAGE_OPS, TIES, assert_values, case, check_table
 
 from exprgraph import Symbol, Term, const, evaluate, get_op
+from exprgraph.core.ops_einsum import einsum
+from exprgraph.core.ops_range import arange
+from exprgraph.core.ops_sort import topk
 from exprgraph.errors import ConversionError
 
 onnx = pytest.importorskip("onnx")
@@ -20,9 +23,6 @@ from exprgraph.interop.onnx import to_onnx  # noqa: E402
 NOT_THERE: dict[str, str] = {}
 #: ONNX operators the issue names that no op of ours computes: there is no term to export them from
 NO_TERM = {
-    "Range": "no op builds a sequence of numbers (a slice's indices are constants)",
-    "Einsum": "no op contracts named indices (matmul, dot, sum and transpose are exported)",
-    "TopK": "no op sorts or selects the k largest",
     "ConstantOfShape": "array constants are initializers (scatter_add's zeros use it)",
     "Squeeze": "no op removes length-1 axes (take of an int and reshape do, as Gather and Reshape)",
 }
@@ -84,3 +84,45 @@ def test_a_dimension_of_an_input_is_read_from_its_shape():
 def test_operators_without_a_term_have_a_reason(op_type):
     assert NO_TERM[op_type]
     assert op_type not in {o.name for o in PACKAGE_OPS}
+
+
+def test_topk_exports_as_one_topk_giving_both_outputs():
+    x = Symbol("x", shape=(3, 5))
+    values, index = topk(x, 2, axis=0, largest=False)
+    model = to_onnx([values, index], [x])
+    assert [node.op_type for node in model.graph.node].count("TopK") == 1
+    v = np.array([[1.0, 3, 3, 0, 2], [1, 5, 3, 1, 9], [0, -1, 3, 2, 7]])  # ties: the lower index first
+    onnx.checker.check_model(model)
+    got = ReferenceEvaluator(model).run(None, {"x": v})
+    np.testing.assert_array_equal(got[0], evaluate(values, {"x": v}))
+    np.testing.assert_array_equal(got[1], evaluate(index, {"x": v}))
+
+
+def test_einsum_and_range_of_a_symbolic_length_export():
+    a, b, n = Symbol("a", shape=(2, 3, 4)), Symbol("b", shape=(4, 2)), Symbol("n", "int64")
+    t = einsum("bij,jb->ib", a, b)
+    av, bv = np.random.default_rng(0).uniform(-1, 1, (2, 3, 4)), np.random.default_rng(1).uniform(-1, 1, (4, 2))
+    assert_values(_run(to_onnx(t), {"a": av, "b": bv}), evaluate(t, {"a": av, "b": bv}), "float64")
+    r = arange(3, n, 2)
+    assert_values(_run(to_onnx(r), {"n": np.int64(10)}), np.arange(3, 10, 2), "int64")
+
+
+@pytest.mark.parametrize(("spec", "shapes"), EINSUM_SPECS)
+def test_einsum_specs_export(spec, shapes):
+    rng = np.random.default_rng(len(spec))
+    ops = [Symbol(f"a{n}", shape=s) for n, s in enumerate(shapes)]
+    values = {f"a{n}": rng.uniform(-1, 1, s) for n, s in enumerate(shapes)}
+    t = einsum(spec, *ops)
+    assert_values(_run(to_onnx(t, ops), values), evaluate(t, values), "float64")
+
+
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_topk_agrees_with_ties(axis, largest):
+    x = Symbol("x", shape=TIES.shape)
+    values, index = topk(x, 3, axis, largest)
+    model = to_onnx([values, index], [x])
+    onnx.checker.check_model(model)
+    got = ReferenceEvaluator(model).run(None, {"x": TIES})
+    assert_values(got[0], evaluate(values, {"x": TIES}), "float64")
+    assert_values(got[1], evaluate(index, {"x": TIES}), "int64")

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_convert_every_op import NO_VALUE, PACKAGE_OPS, assert_values, case, check_table
+from test_convert_every_op import EINSUM_SPECS, NO_VALUE, PACKAGE_OPS, TIES, assert_values, case, check_table
 
 from exprgraph import Symbol, evaluate, get_op
+from exprgraph.core.ops_einsum import einsum
+from exprgraph.core.ops_sort import topk
 from exprgraph.errors import ConversionError
 
 pytensor = pytest.importorskip("pytensor")
@@ -23,7 +25,13 @@ from exprgraph.interop.pytensor_read import from_pytensor  # noqa: E402
 #: ops PyTensor has no counterpart for, with the reason (none: every op with a value is written)
 NOT_THERE: dict[str, str] = {}
 #: ops written with a PyTensor op from_pytensor cannot read op by op, with the reason
-NOT_READ_BACK: dict[str, str] = {}
+NOT_READ_BACK: dict[str, str] = {
+    "topk_indices": "an argsort cut at k: a sort has no op of ours (topk is read only as a whole)",
+    "take_along": "take_along_axis indexes with index grids computed from the inputs",
+    "scatter_along": "inc_subtensor at index grids computed from the inputs",
+}
+#: the PyTensor op each refusal of NOT_READ_BACK names
+REFUSED_AS = {"topk_indices": "ArgSort", "take_along": "ArgSort|Subtensor", "scatter_along": "IncSubtensor|ARange"}
 #: the vector ops written by hand in PyTensor (as its users would): read by from_pytensor, each gives our case's values
 PYTENSOR_FORMS = {
     "amax": lambda v: pt.max(v["c"], axis=1),
@@ -59,7 +67,7 @@ def test_every_op_converts_both_ways(name):
     _, (cloned,) = clone(ins, [out])
     if name in NOT_READ_BACK:
         assert from_pytensor(out) is term
-        with pytest.raises(ConversionError, match="Max"):
+        with pytest.raises(ConversionError, match=REFUSED_AS.get(name, "Max")):
             from_pytensor(cloned)
         return
     back = from_pytensor(cloned)
@@ -137,3 +145,27 @@ def test_element_access_writes_as_subtensor():
     i, j = Symbol("i", "int64"), Symbol("j", "int64")
     out, *ins = to_pytensor([get_op("access")(t, i, j) * 2.0, t, i, j])
     assert _run(ins, out, [POINT, -1, 2]) == POINT[-1, 2] * 2.0
+
+
+@pytest.mark.parametrize(("spec", "shapes"), EINSUM_SPECS)
+def test_einsum_converts_both_ways(spec, shapes):
+    rng = np.random.default_rng(len(spec))
+    ops = [Symbol(f"a{n}", shape=s) for n, s in enumerate(shapes)]
+    values = [rng.uniform(-1, 1, s) for s in shapes]
+    t = einsum(spec, *ops)
+    want = evaluate(t, dict(zip(ops, values, strict=True)))
+    out, *ins = to_pytensor([t, *ops])
+    assert_values(_run(ins, out, values), want, "float64")
+    _, (cloned,) = clone(ins, [out])
+    assert from_pytensor(cloned) is t  # PyTensor's Einsum reads back as the very term
+
+
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_topk_agrees_with_ties(axis, largest):
+    x = Symbol("x", shape=TIES.shape)
+    values, index = topk(x, 3, axis, largest)
+    out_v, out_i, ins = to_pytensor([values, index, x])
+    got = _run([ins], [out_v, out_i], [TIES])
+    assert_values(got[0], evaluate(values, {"x": TIES}), "float64")
+    assert_values(got[1], evaluate(index, {"x": TIES}), "int64")

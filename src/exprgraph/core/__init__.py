@@ -17,6 +17,7 @@ from .latex import latex
 from .leaves import *  # noqa: F403
 from .op import Op, as_term, get_op, ops, register_op
 from .ops_index import stack
+from .ops_sort import topk, topk_values
 from .pack import TermPack
 from .parsing import parse, tokenize
 from .printing import dformat, dprint, to_dot, to_infix, to_repr
@@ -29,6 +30,8 @@ __all__ = [
     "Term",
     "TermPack",
     "stack",
+    "topk",
+    "topk_values",
     "Op",
     "register_op",
     "get_op",

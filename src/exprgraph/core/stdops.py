@@ -10,10 +10,13 @@ evaluation) are re-exported.
 from __future__ import annotations
 
 from . import ops_arithmetic as _ops_arithmetic  # noqa: F401 - registers the family
+from . import ops_einsum as _ops_einsum  # noqa: F401 - registers the family
 from . import ops_elementary as _ops_elementary  # noqa: F401 - registers the family
 from . import ops_index as _ops_index  # noqa: F401 - registers the family
 from . import ops_logic as _ops_logic  # noqa: F401 - registers the family
+from . import ops_range as _ops_range  # noqa: F401 - registers the family
 from . import ops_rounding as _ops_rounding  # noqa: F401 - registers the family
+from . import ops_sort as _ops_sort  # noqa: F401 - registers the family
 from . import ops_tensor as _ops_tensor  # noqa: F401 - registers the family
 from . import ops_trigonometric as _ops_trigonometric  # noqa: F401 - registers the family
 from .dtypes import BOOL, FLOAT32, INT64

@@ -88,8 +88,9 @@ SYMBOL: Final[Op] = get_op("symbol")
 def _ceil_div(n: Any, d: Any) -> Any:
     # floats: ceil(n/d) == -((-n)//d) for every d, whatever the signs (-0.0 and inf included);
     # integers: n//d, plus 1 where d does not divide n (-n wraps at -2**63, where -((-n)//d) has the wrong sign)
-    if np.result_type(n, d).kind == "f":
-        return np.negative(np.floor_divide(np.negative(n), d))
+    kind = np.result_type(n, d)
+    if kind.kind == "f":  # an int operand is made a float first: its negation would wrap at -2**63
+        return np.negative(np.floor_divide(np.negative(np.asarray(n, dtype=kind)), d))
     with np.errstate(divide="ignore"):
         return np.floor_divide(n, d) + (np.mod(n, d) != 0)
 

@@ -53,8 +53,11 @@ def _truncdiv(a: Term, b: Term) -> Term:
 
 
 def _ceil_div(a: Term, b: Term) -> Term:
-    # ceil(a / b) = -((-a) // b)
-    return -((-a) // b)
+    # floats: ceil(a / b) = -((-a) // b); integers: a // b + (a % b != 0), as -a wraps at -2**63
+    if a.dtype not in (INT64, BOOL) or b.dtype not in (INT64, BOOL):
+        return -((-a) // b)
+    up = get_op("where")(get_op("ne")(a % b, const(0, INT64)), const(1, INT64), const(0, INT64))
+    return a // b + up
 
 
 def _broadcast_dim(a: Term, b: Term) -> Term:

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..core import Symbol, Term
 from ..core.dtypes import BOOL, FLOAT32, FLOAT64, INT64, is_float, promote
+from ..core.ops_einsum import spec_text as einsum_text
 from ..core.ops_index import slice_of
 from ..core.stdops import bool_casts
 from ..core.walk import postorder
@@ -239,6 +240,7 @@ def _scatter_add(u: Any, index: Any, spec: Any = None) -> Any:
 
 
 #: the vector ops: one call on all operands, the node's attr as the keyword (no binary fold)
+VECTOR_OPS: tuple[str, ...]
 VECTOR_OPS = ("amax", "amin", "prod", "mean", "slice_axis", "take", "scatter_add", "concat", "reshape", "broadcast_to")
 EXACT.update(
     amax=lambda x, axis=None: _jnp().max(x, axis=axis),
@@ -253,6 +255,44 @@ EXACT.update(
     broadcast_to=lambda x, shape=None: _jnp().broadcast_to(x, shape),
 )
 EXACT["sign"] = _sign
+
+
+def _topk_indices(x: Any, spec: Any = None) -> Any:
+    # the largest: lax.top_k on the last axis (ties at the lower index first, as ours); the
+    # smallest: a stable argsort, cut at k
+    k, axis, largest = spec
+    jnp = _jnp()
+    x = x.astype(jnp.int8) if x.dtype == jnp.bool_ else x
+    if largest:
+        return jnp.moveaxis(jax_lax().top_k(jnp.moveaxis(x, axis, -1), k)[1], -1, axis).astype(jnp.int64)
+    return jnp.take(jnp.argsort(x, axis=axis, stable=True), jnp.arange(k), axis=axis).astype(jnp.int64)
+
+
+def _scatter_along(u: Any, index: Any, spec: Any = None) -> Any:
+    # zeros of length n along the axis, each row of u added at its positions (repeats add)
+    axis, n = spec
+    jnp = _jnp()
+    u, index = jnp.moveaxis(u.astype(jnp.int64) if u.dtype == jnp.bool_ else u, axis, -1), jnp.moveaxis(index, axis, -1)
+    rows = u.reshape(int(np.prod(u.shape[:-1])), u.shape[-1])  # k = 0 too
+    out = jnp.zeros((rows.shape[0], n), u.dtype).at[jnp.arange(rows.shape[0])[:, None], index.reshape(rows.shape)]
+    return jnp.moveaxis(out.add(rows).reshape((*u.shape[:-1], n)), -1, axis)
+
+
+def _arange(stop: Any, spec: Any = None) -> Any:
+    # the length depends on the value of stop: JAX needs it concrete (outside jit)
+    if isinstance(stop, require("jax", "to_jax").core.Tracer):
+        raise ConversionError("to_jax: arange's length is the value of its stop: JAX cannot trace it (under jit)")
+    return _jnp().arange(spec[0], int(stop), spec[1], dtype=_jnp().int64)
+
+
+VECTOR_OPS += ("einsum", "topk_indices", "take_along", "scatter_along", "arange")
+EXACT.update(
+    einsum=lambda *xs, spec=None: _jnp().einsum(einsum_text(spec), *xs),
+    topk_indices=_topk_indices,
+    take_along=lambda x, index, axis=None: _jnp().take_along_axis(x, index, axis=axis),
+    scatter_along=_scatter_along,
+    arange=_arange,
+)
 
 
 def jax_function_of(op: Any) -> Callable[..., Any]:

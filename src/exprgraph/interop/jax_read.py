@@ -24,6 +24,7 @@ import numpy as np
 
 from ..core import BOOL, FLOAT32, FLOAT64, INT64, Symbol, Term, const, get_op
 from ..core.dtypes import is_float
+from ..core.ops_einsum import contraction
 from ..core.ops_index import broadcast_to, concat, getitem, reshape, slice_axis, stack, take
 from ..core.stdops import insert_axes
 from ..errors import ConversionError, ShapeError
@@ -180,18 +181,17 @@ STRUCTURAL = {
 
 
 def _dot_general(a: Term, b: Term, numbers: Any) -> Term:
-    """``dot_general`` when it is numpy's ``dot``/``matmul`` (contract a's last axis with b's first or
-    next-to-last, leading batch axes in order); anything else is refused."""
+    """``dot_general`` as numpy's ``dot``/``matmul`` where it is one (contract a's last axis with b's first
+    or next-to-last, leading batch axes in order), else as an ``einsum``."""
     (ca, cb), (ba, bb) = numbers
     ca, cb, ba, bb = (tuple(int(i) for i in v) for v in (ca, cb, ba, bb))
     batch = tuple(range(len(ba)))
-    if ba != batch or bb != batch or ca != (a.ndim - 1,):
-        raise ConversionError(f"from_jax: dot_general with dimension numbers {numbers} is no dot or matmul")
-    if not batch and b.ndim <= 2 and cb == (0,):
-        return get_op("dot")(a, b)
-    if b.ndim >= 2 and a.ndim >= 2 and cb == (b.ndim - 2,):
-        return get_op("matmul")(a, b)
-    raise ConversionError(f"from_jax: dot_general with dimension numbers {numbers} is no dot or matmul")
+    if ba == batch and bb == batch and ca == (a.ndim - 1,):
+        if not batch and b.ndim <= 2 and cb == (0,):
+            return get_op("dot")(a, b)
+        if b.ndim >= 2 and a.ndim >= 2 and cb == (b.ndim - 2,):
+            return get_op("matmul")(a, b)
+    return contraction(a, b, (ca, cb), (ba, bb))  # any other contraction (jnp.einsum's): an einsum
 
 
 def _reverse(x: Term, axes: tuple[int, ...]) -> Term:
@@ -445,6 +445,15 @@ def _tile(x: Term, reps: tuple[int, ...]) -> Term:
 
 PRIMITIVES["scatter-add"] = _scatter_add
 PRIMITIVES["slice"] = _slice
+
+
+def _iota(dtype: Any = None, shape: tuple = (), dimension: int = 0, **p: Any) -> Term:
+    """``iota`` (``jnp.arange`` of a length): the positions along one axis, broadcast to the shape, a constant."""
+    along = np.arange(shape[dimension]).reshape([-1 if i == dimension else 1 for i in range(len(shape))])
+    return _literal(np.broadcast_to(along, shape), np.empty(0, dtype))
+
+
+PRIMITIVES["iota"] = _iota
 
 
 def _input_symbols(fn: Any, avals: list[Any], names: Sequence[str] | None) -> list[Term]:

@@ -21,6 +21,7 @@ equal within rounding; where every entry is ``-inf`` the reference evaluator giv
 ``-inf``). The inverse and hyperbolic functions, ``erf``, ``sign``, ``floor`` and ``ceil`` are ONNX's
 operators, ``erfc`` is ``1 - Erf``, ``access`` a ``GatherND``; the vector ops are ``Slice``, ``Gather``,
 ``Concat``, ``Reshape``, ``Expand`` and ``Reduce*``, ``scatter_add`` a ``ScatterND`` adding into zeros;
+``einsum``, ``topk`` and ``arange`` are ``Einsum``, one ``TopK`` and ``Range`` (:mod:`.onnx_select`);
 the ops ONNX lacks (``fmod``, ``truncdiv``, ``trunc``, ``atan2``, ``hypot``, ``log2``, ``log10``,
 ``broadcast_dim``) go out as their equivalent terms of :mod:`.equivalents`. A symbol that is a
 dimension of an input's shape, and no input itself, is read from that input (``Gather(Shape(input), axis)``).
@@ -39,6 +40,7 @@ from ..core.walk import postorder
 from ..errors import ConversionError
 from ._optional import require
 from .equivalents import equivalent
+from .onnx_select import SELECT_OPS, lower_select
 from .registry import Converter, register_converter
 
 __all__ = ["to_onnx", "OPSET"]
@@ -211,12 +213,15 @@ def _lower(b: _Builder, node: Term, args: list[str]) -> str:
         cond = b.cast(args[0], node.args[0].dtype, BOOL)
         return b.op("Where", [cond, b.cast(args[1], node.args[1].dtype, out), b.cast(args[2], node.args[2].dtype, out)])
     want = _operand_dtype(node)
-    if name == "ceil_div":  # ceil(a/b) = -((-a) // b), -a in a's own dtype (as evaluate: -(-2**63) wraps)
+    if name == "ceil_div":
         if node.args[0].dtype == BOOL:
             raise ConversionError("to_onnx: ceil_div of a bool has no value (-True is refused, as by evaluate)")
-        floor, _ = _floor_parts(
-            b, b.cast(b.op("Neg", [args[0]]), node.args[0].dtype, want), b.cast(args[1], node.args[1].dtype, want), want
-        )
+        x, y = b.cast(args[0], node.args[0].dtype, want), b.cast(args[1], node.args[1].dtype, want)
+        if want == INT64:  # a // b + (a % b != 0): -a would wrap at -2**63
+            floor, mod = _floor_parts(b, x, y, want)
+            inexact = b.op("Not", [b.op("Equal", [mod, b.const(0, INT64)])])
+            return b.op("Add", [floor, b.cast(inexact, BOOL, INT64)])
+        floor, _ = _floor_parts(b, b.op("Neg", [x]), y, want)  # floats: ceil(a/b) = -((-a) // b)
         return b.op("Neg", [floor])
     if name in ("floor", "ceil"):  # an integer is its own floor (ONNX's Floor takes floats only)
         return (
@@ -228,6 +233,8 @@ def _lower(b: _Builder, node: Term, args: list[str]) -> str:
         return b.op("Sub", [b.const(1.0, want), b.op("Erf", [b.cast(args[0], node.args[0].dtype, want)])])
     if name == "access":
         return _gather_element(b, args)
+    if name in SELECT_OPS:  # einsum, topk, arange (onnx_select.py)
+        return lower_select(b, node, args)
     if name in _INDEX_OPS:
         return _index_op(b, node, [b.cast(v, a.dtype, node.dtype) for v, a in zip(args, node.args, strict=True)])
     if name in SIMPLE and len(args) > 2 and node.op.counts_bools:

@@ -46,6 +46,7 @@ import numpy as np
 
 from ..core import BOOL, FLOAT32, FLOAT64, INT64, Term
 from ..core.dtypes import is_float, promote
+from ..core.ops_einsum import spec_text
 from ..core.ops_index import slice_of
 from ..core.stdops import bool_casts
 from ..core.walk import postorder
@@ -160,6 +161,36 @@ _VECTOR: dict[str, Callable[[Any, Term, list, list[str]], Any]] = {
     "reshape": lambda w, node, args, _: args[0].reshape(node.attr),
     "broadcast_to": lambda w, node, args, _: w.pt.broadcast_to(args[0], node.attr),
 }
+
+
+def _topk_indices(w: Any, node: Term, args: list, dtypes: list[str]) -> Any:
+    # a stable argsort of an order-reversing key for the largest (-x for floats, ~x = -x - 1 for
+    # ints: equal entries stay equal, the lower index first), cut at k along the axis
+    k, axis, largest = node.attr
+    x = w.cast(args[0], "int64") if dtypes[0] == BOOL else args[0]
+    key = (-x if is_float(dtypes[0]) else -x - 1) if largest else x
+    order = w.pt.argsort(key, axis=axis, kind="stable")
+    return order[(Ellipsis, slice(0, k)) + (slice(None),) * (-1 - axis)].astype("int64")
+
+
+def _scatter_along(w: Any, node: Term, args: list, dtypes: list[str]) -> Any:
+    # zeros with each entry of u added at its position along the axis (an index grid on the other axes)
+    axis = node.ndim + node.attr[0]
+    if not all(d.__class__ is int for d in node.shape):
+        raise ConversionError("to_pytensor: scatter_along needs known (int) dimensions")
+    grid = [w.pt.arange(d).reshape([-1 if i == a else 1 for i in range(node.ndim)]) for a, d in enumerate(node.shape)]
+    grid[axis] = args[1]
+    zeros = w.pt.zeros(tuple(node.shape), dtype=node.dtype)
+    return w.pt.inc_subtensor(zeros[tuple(grid)], w.cast(args[0], node.dtype))
+
+
+_VECTOR.update(
+    einsum=lambda w, node, args, dtypes: w.pt.einsum(spec_text(node.attr), *w.widen(args, dtypes)),
+    topk_indices=_topk_indices,
+    take_along=lambda w, node, args, _: w.pt.take_along_axis(args[0], args[1], axis=node.attr),
+    scatter_along=_scatter_along,
+    arange=lambda w, node, args, _: w.pt.arange(node.attr[0], args[0], node.attr[1], dtype="int64"),
+)
 
 
 class _Writer:

@@ -19,7 +19,9 @@ import numpy as np
 
 from ..core import BOOL, FLOAT32, FLOAT64, INT64, Symbol, Term, const, get_op
 from ..core.dtypes import is_float
+from ..core.ops_einsum import einsum
 from ..core.ops_index import broadcast_to, concat, getitem, reshape
+from ..core.ops_range import arange
 from ..core.stdops import insert_axes
 from ..core.tokens import RESERVED_NAMES
 from ..errors import ConversionError, ShapeError
@@ -161,6 +163,11 @@ class _Reader:
             out = broadcast_to(self.full(node.inputs[0]), shape), ()
         elif kind in ("IncSubtensor", "AdvancedIncSubtensor", "AdvancedIncSubtensor1"):
             out = self.inc_subtensor(op, node), ()
+        elif kind == "Einsum":  # pt.einsum: its subscripts (with the output named) are our spec
+            out = einsum(op.subscripts, *(self.full(v) for v in node.inputs)), ()
+        elif kind == "ARange":  # pt.arange: constant start and step, a term for the stop
+            ends = (self.constant(node.inputs[0], op), self.constant(node.inputs[2], op))
+            out = arange(ends[0], self.full(node.inputs[1]), ends[1]), ()
         elif kind in ("Softmax", "LogSoftmax"):
             out = _softmax(self.full(node.inputs[0]), op.axis, kind == "LogSoftmax"), ()
         else:
