@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from .canonical import CANONICAL_RULES, GuardedRule
 from .output import OUTPUT_RULES
+from .polynomial import collect, expand, factor
+from .rational import apart, cancel, together
 from .simplify import DEFAULT_MAX_STEPS, canonical, canonical_ruleset, cost, output_ruleset, rules, simplify
 
 __all__ = ["simplify", "canonical", "cost", "rules", "canonical_ruleset", "output_ruleset", "DEFAULT_MAX_STEPS"]
 __all__ += ["GuardedRule", "CANONICAL_RULES", "OUTPUT_RULES"]
+__all__ += ["expand", "collect", "factor", "cancel", "together", "apart"]

@@ -1,0 +1,141 @@
+"""Polynomial algebra on terms: ``expand``, ``collect`` and ``factor``, by :mod:`exprgraph.poly`.
+
+A term is read as a polynomial over its *atoms* (:func:`exprgraph.poly.to_poly`): sums, products,
+negations, divisions by constants and integer powers are algebra; ``sin(x)``, ``exp(y)``, ``x**0.5``
+and symbols are opaque atoms, their arguments treated the same way first. Results are built back
+with exact coefficients (a rational ``p/q`` as a true division of two int constants); their
+value equals the input's exactly, up to the roundings of evaluating either in floats. ``factor``
+reads divisions too (a rational function is factored above and below the line), so, like
+:func:`~exprgraph.simplify.rational.cancel`, its result equals the input wherever the input's
+denominators are non-zero. Work is budgeted (:class:`~exprgraph.poly.Budget`):
+:class:`~exprgraph.errors.TermTooLargeError` past it, never a hang.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..core import Term, as_term, const, get_op
+from ..poly import (
+    Budget,
+    Poly,
+    coeff_term,
+    from_poly,
+    negated,
+    p_atoms,
+    p_factor,
+    product_term,
+    r_cancel,
+    same_kind,
+    sum_term,
+    to_poly,
+    to_ratio,
+    to_univariate,
+)
+
+__all__ = ["expand", "collect", "factor"]
+
+ADD, SUB, MUL, NEG = get_op("add"), get_op("sub"), get_op("mul"), get_op("neg")
+TRUEDIV, POW = get_op("truediv"), get_op("pow")
+
+
+def expand(term: Term | float, budget: Budget | None = None) -> Term:
+    """``term`` multiplied out: a sum of monomials with like terms collected, by decreasing degree.
+
+    >>> from exprgraph import symbols
+    >>> x = symbols("x")
+    >>> print(expand((x + 1)*(x + 1) - x*x))
+    2*x + 1
+    """
+    term = as_term(term)
+    return same_kind(from_poly(to_poly(term, budget), like=term), term)
+
+
+def _atom_of(x: Term, budget: Budget | None) -> Term:
+    """The atom ``x`` stands for (a symbol, or an opaque term such as ``sin(y)``)."""
+    p = to_poly(x, budget)
+    if len(p) == 1:
+        for m, c in p.items():
+            if c == 1 and len(m) == 1 and m[0][1] == 1:
+                return m[0][0]
+    raise ValueError(f"collect: {x} is not an atom (a symbol or an opaque term such as sin(y))")
+
+
+def collect(term: Term | float, x: Term, budget: Budget | None = None) -> Term:
+    """``term`` expanded and grouped by the powers of ``x``: ``sum(c_k * x**k)``, highest power first.
+
+    >>> from exprgraph import symbols
+    >>> a, b, x = symbols("a b x")
+    >>> print(collect(a*x + b*x + x**2 + 1, x))
+    x**2 + (a + b)*x + 1
+    """
+    term = as_term(term)
+    atom = _atom_of(as_term(x), budget)
+    groups = to_univariate(to_poly(term, budget), atom)
+    if not groups:
+        return same_kind(from_poly({}, like=term), term)
+    parts: list[tuple[bool, Term]] = []
+    for k in sorted(groups, reverse=True):
+        coef = groups[k]
+        negative = len(coef) == 1 and next(iter(coef.values())) < 0
+        if negative:
+            coef = {m: -c for m, c in coef.items()}
+        parts.append((negative, _times_power(coef, atom, k)))
+    return same_kind(sum_term(parts), term)
+
+
+def _times_power(coef: Poly, atom: Term, k: int) -> Term:
+    """``coef * atom**k`` (``coef`` a non-zero polynomial without ``atom``)."""
+    if not k:
+        return from_poly(coef)
+    power = atom if k == 1 else POW(atom, const(k))
+    if len(coef) == 1 and () in coef:
+        f = Fraction(coef[()])
+        top = power if f.numerator == 1 else product_term([coeff_term(f.numerator), power])
+        return top if f.denominator == 1 else TRUEDIV(top, coeff_term(f.denominator))
+    if len(coef) == 1:
+        # one monomial: c*m*x**k, flat
+        c_term = from_poly(coef)
+        if c_term.op is MUL:
+            return MUL(*c_term.args, power)
+        if c_term.op is not TRUEDIV:
+            return MUL(c_term, power)
+    return MUL(from_poly(coef), power)
+
+
+def _product_term(c: int, factors: list[tuple[Poly, int]]) -> Term | None:
+    """``|c| * prod f**e`` as one flat product (None for an empty product with ``|c| == 1``)."""
+    terms: list[Term] = []
+    for f, e in factors:
+        base = from_poly(f)
+        terms.append(base if e == 1 else POW(base, const(e)))
+    if abs(c) != 1:
+        terms.insert(0, coeff_term(abs(c)))
+    return product_term(terms) if terms else None
+
+
+def factor(term: Term | float, budget: Budget | None = None) -> Term:
+    """``term`` as a product of irreducible polynomials over the integers (above and below a division line).
+
+    >>> from exprgraph import symbols
+    >>> x, y = symbols("x y")
+    >>> print(factor(x**4 - 1))
+    (x - 1)*(x + 1)*(x**2 + 1)
+    >>> print(factor(x**2 - y**2))
+    (x - y)*(x + y)
+    """
+    term = as_term(term)
+    num, den = r_cancel(to_ratio(term, budget), budget)
+    cn, fn = p_factor(num, budget)
+    cd, fd = p_factor(den, budget)
+    if not num:
+        return same_kind(from_poly({}, like=term), term)
+    c = Fraction(cn) / Fraction(cd)
+    top = _product_term(c.numerator, fn)
+    bottom = _product_term(c.denominator, fd)
+    out = top if top is not None else const(1)
+    if c < 0:
+        out = negated(out)  # -(x - 1)*(x + 1): the sign on the first factor
+    if bottom is not None:
+        out = TRUEDIV(out, bottom)
+    return same_kind(from_poly(to_poly(out), like=term) if not p_atoms(num, den) else out, term)
