@@ -240,6 +240,7 @@ def test_every_rule_fires_on_the_corpus_and_keeps_values() -> None:
             "exp(x)**2", "where(True, x, y)", "where(False, x, y)", "x**2.0", "abs(x**2)", "(x + y)**0",
             "log(1 + x*y)", "log(1 + exp(x))", "log1p(exp(y))", "log(sigmoid(x))", "log(1 - sigmoid(z))",
             "log(exp(x) + exp(y))", "exp(x) - 1", "y - 2*exp(z) + 2", "1/(1 + exp(-x))", "-softplus(-x)",
+            "sin(x)**2 + cos(x)**2", "1 - sin(y)**2", "2*sin(x)*cos(x)", "sin(z)/cos(z)", "(1 - sin(y))*(1 + sin(y))",
         )
     ]  # fmt: skip
     for t in corpus:
@@ -297,6 +298,8 @@ def test_rules_are_named_documented_and_tagged() -> None:
         "reciprocal_of_product",
         "sum_to_difference",
         "collect_denominators",
+        "trig_sum",
+        "trig_product",
     } == unsafe
     assert not any(r.unsafe for r in rules(unsafe=False))
     assert rules() == rules(unsafe=False)  # the default strength is the safe one

@@ -56,6 +56,7 @@ from .products import (
 )
 from .stable import STABLE_REWRITES
 from .sums import cancel_sum, collect_sum, distribute_negation
+from .trig import TRIG_REWRITES
 
 __all__ = ["GuardedRule", "CANONICAL_RULES", "SAFE_ONLY", "number"]
 
@@ -295,6 +296,8 @@ def _rules() -> list[GuardedRule]:
     ]
     # numerically stable forms (log1p, expm1, softplus, log_sigmoid, logaddexp): safe, they only gain accuracy
     made += [GuardedRule(name, fn, ops=ops, doc=doc) for name, fn, ops, doc in STABLE_REWRITES]
+    # trigonometric and hyperbolic identities (:mod:`.trig`): the safe ones are stable forms or exact
+    made += [GuardedRule(name, fn, ops=ops, unsafe=u, doc=doc) for name, fn, ops, u, doc in TRIG_REWRITES]
     return made
 
 
