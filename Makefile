@@ -8,7 +8,7 @@ COMMA := ,
 # the sources the build compiles (the C term base, the dims fast path): an edit rebuilds
 BUILD_SOURCES := $(wildcard src/exprgraph/dims/*.py src/exprgraph/core/_cterm*.[ch] src/exprgraph/diff/_csweep*.[ch])
 
-.PHONY: demo test test-all lint bench bench-models torch-record clean
+.PHONY: demo test test-all lint bench bench-models bench-opf torch-record clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,15 @@ $(VENV)/.installed-models: pyproject.toml setup.py $(BUILD_SOURCES) | $(BIN)/pyt
 bench-models: $(VENV)/.installed-models
 	$(BIN)/python -m bench.bench_onnx_models
 	$(BIN)/python -m bench.bench_torch_dims
+
+# AC optimal power flow, case5 to case2869pegase, against CasADi SX + IPOPT (minutes; case9241pegase and
+# case13659pegase with --cases: about 3 and 10 minutes more on 2 cores)
+$(VENV)/.installed-opf: pyproject.toml setup.py $(BUILD_SOURCES) | $(BIN)/python
+	$(call install_compiled,test$(COMMA)bench$(COMMA)opf)
+	touch $@
+
+bench-opf: $(VENV)/.installed-opf
+	$(BIN)/python -m bench.bench_opf
 
 # Record again the questions torch.compile(dynamic=True) asks (about 35 minutes on 2 cores)
 torch-record: $(VENV)/.installed-models

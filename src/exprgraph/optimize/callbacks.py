@@ -1,0 +1,233 @@
+"""The callbacks a solver calls, found and compiled once: objective, gradient, constraints, Jacobian, Hessian.
+
+Derivatives come from :mod:`exprgraph.diff`: the gradient and the constraint Jacobian as sparse
+Jacobians (their non-zeros only), the Hessian of the Lagrangian
+``obj_factor * f + sum_i lam_i g_i`` as per-term blocks (:func:`exprgraph.diff.blocks.block_hessian`:
+the objective split at its top-level sums, each constraint its own block) assembled by a
+scatter-add. Each is compiled once with :func:`exprgraph.compile.compile` into a packed function
+of the variables (the C backend; with ``backend="auto"``, numpy when there is no C compiler or
+the C build runs past ``build_timeout``). Every call is
+timed (process CPU) and counted, and its values checked: a nan or an infinity is recorded with the
+constraint, variable or block it belongs to, for :class:`~exprgraph.errors.NonFiniteError`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..compile import compile as compile_terms
+from ..core import Term, const
+from ..diff.blocks import BlockHessian, block_hessian
+from ..diff.sparse import SparseMatrix, sparse_jacobian
+from ..errors import BuildTimeoutError, CompilerNotFoundError, NonFiniteError
+
+if TYPE_CHECKING:
+    from .problem import Problem
+
+__all__ = ["CompiledNLP", "cpu_with_children", "CALLBACKS"]
+
+#: the callbacks, in the order their timings are reported
+CALLBACKS = ("objective", "gradient", "constraints", "jacobian", "hessian")
+
+
+def cpu_with_children() -> float:
+    """CPU seconds of this process and of its finished children (a C compiler)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _summands(f: Term) -> list[Term]:
+    """The operands of ``f``'s top-level sums (nested ``add`` flattened), each once per use."""
+    out: list[Term] = []
+    stack = [f]
+    while stack:
+        t = stack.pop()
+        if t.op.name == "add" and not t.shape:
+            stack.extend(reversed(t.args))
+        else:
+            out.append(t)
+    return out
+
+
+class CompiledNLP:
+    """A problem's callbacks in the form IPOPT takes them (cyipopt's problem protocol), compiled once.
+
+    ``build`` holds the CPU seconds of each phase (``derivatives``, ``compile``) and ``backend``
+    the backend used; ``cpu`` and ``calls`` the CPU seconds and calls of each callback so far
+    (the whole callback: the compiled call, the check, the scatter into the gradient or the
+    Hessian's assembly).
+    """
+
+    def __init__(self, problem: Problem, backend: str = "auto", *, build_timeout: float | None = None) -> None:
+        self.problem = problem
+        self.variables = problem.x
+        self.names = problem.constraint_names
+        self.n, self.m = len(self.variables), len(problem.g)
+        self.lbx, self.ubx, self.x0, self.lbg, self.ubg = problem.bounds()
+        self.build: dict[str, float] = {}
+        self.cpu: dict[str, float] = dict.fromkeys(CALLBACKS, 0.0)
+        self.calls: dict[str, int] = dict.fromkeys(CALLBACKS, 0)
+        #: (callback, index) of the last non-finite value met, or None
+        self.nonfinite: tuple[str, int] | None = None
+        start = time.process_time()
+        self._derivatives(problem)
+        self.build["derivatives"] = time.process_time() - start
+        start = cpu_with_children()
+        self.backend = self._compile_all(backend, build_timeout)
+        self.build["compile"] = cpu_with_children() - start
+
+    def __repr__(self) -> str:
+        return (
+            f"<CompiledNLP {self.n} variables, {self.m} constraints, jacobian nnz {len(self.jac.values)}, "
+            f"hessian nnz {self.hess.nnz} ({len(self.hess.values)} block entries), backend {self.backend}>"
+        )
+
+    def _derivatives(self, problem: Problem) -> None:
+        f = problem.f if problem.f is not None else const(0.0)
+        self.f = f
+        self.grad: SparseMatrix = sparse_jacobian([f], self.variables)
+        self.jac: SparseMatrix = sparse_jacobian(problem.g, self.variables) if self.m else _empty(0, self.n)
+        parts = _summands(f)
+        self.n_objective_terms = len(parts)
+        self.hess: BlockHessian = block_hessian([*parts, *problem.g], self.variables)
+        self._grad_cols = np.asarray(self.grad.cols, dtype=np.int64)
+
+    def _compile_all(self, backend: str, build_timeout: float | None) -> str:
+        chosen = "c" if backend == "auto" else backend
+        try:
+            self._fns = self._compile_with(chosen, build_timeout)
+        except (CompilerNotFoundError, BuildTimeoutError):  # "auto": numpy without a compiler or in time
+            if backend != "auto":
+                raise
+            chosen = "numpy"
+            self._fns = self._compile_with(chosen, build_timeout)
+        return chosen
+
+    def _compile_with(self, backend: str, build_timeout: float | None) -> dict[str, Callable[..., Any] | None]:
+        timeout = build_timeout if backend == "c" else None
+        outputs = {
+            "objective": [self.f],
+            "gradient": self.grad.values,
+            "constraints": self.problem.g,
+            "jacobian": self.jac.values,
+            "hessian": self.hess.values,
+        }
+        return {
+            name: compile_terms(list(terms), self.variables, backend, packed=True, build_timeout=timeout)
+            if terms
+            else None
+            for name, terms in outputs.items()
+        }
+
+    # -- running -------------------------------------------------------------------------
+    def _run(self, name: str, x: Any, size: int) -> np.ndarray:
+        fn = self._fns[name]
+        out = np.zeros(size) if fn is None else fn(np.asarray(x, dtype=np.float64))
+        self.calls[name] += 1
+        if not np.isfinite(out).all():
+            self.nonfinite = (name, int(np.flatnonzero(~np.isfinite(out))[0]))
+        return out
+
+    def objective(self, x: Any) -> float:
+        """The objective's value at ``x``."""
+        start = time.process_time()
+        value = float(self._run("objective", x, 1)[0])
+        self.cpu["objective"] += time.process_time() - start
+        return value
+
+    def gradient(self, x: Any) -> np.ndarray:
+        """The objective's gradient at ``x`` (dense, one entry per variable)."""
+        start = time.process_time()
+        out = np.zeros(self.n)
+        out[self._grad_cols] = self._run("gradient", x, len(self.grad.values))
+        self.cpu["gradient"] += time.process_time() - start
+        return out
+
+    def constraints(self, x: Any) -> np.ndarray:
+        """The constraints' values at ``x``."""
+        start = time.process_time()
+        out = self._run("constraints", x, self.m)
+        self.cpu["constraints"] += time.process_time() - start
+        return out
+
+    def jacobian(self, x: Any) -> np.ndarray:
+        """The Jacobian's non-zeros at ``x``, in the order of :meth:`jacobianstructure`."""
+        start = time.process_time()
+        out = self._run("jacobian", x, len(self.jac.values))
+        self.cpu["jacobian"] += time.process_time() - start
+        return out
+
+    def jacobianstructure(self) -> tuple[np.ndarray, np.ndarray]:
+        """Row and column of each Jacobian non-zero."""
+        return np.asarray(self.jac.rows, dtype=np.int64), np.asarray(self.jac.cols, dtype=np.int64)
+
+    def hessian(self, x: Any, lagrange: Any, obj_factor: float) -> np.ndarray:
+        """The lower triangle of the Lagrangian's Hessian at ``x`` (order of :meth:`hessianstructure`)."""
+        start = time.process_time()
+        blocks = self._run("hessian", x, len(self.hess.values))
+        weights = np.empty(self.hess.n_terms)
+        weights[: self.n_objective_terms] = obj_factor
+        weights[self.n_objective_terms :] = np.asarray(lagrange, dtype=np.float64).reshape(-1)
+        out = self.hess.assemble(blocks, weights)
+        self.cpu["hessian"] += time.process_time() - start
+        return out
+
+    def hessianstructure(self) -> tuple[np.ndarray, np.ndarray]:
+        """Row and column of each entry of the Hessian's lower triangle."""
+        return np.asarray(self.hess.rows, dtype=np.int64), np.asarray(self.hess.cols, dtype=np.int64)
+
+    # -- checks ----------------------------------------------------------------------------
+    def describe(self, where: str, index: int) -> str:
+        """What value ``index`` of callback ``where`` is, in the problem's names."""
+        var = self.variables
+        if where == "objective":
+            return "the objective"
+        if where == "gradient":
+            return f"d objective / d {var[self.grad.cols[index]].name}"
+        if where == "constraints":
+            return f"constraint {self.names[index]}"
+        if where == "jacobian":
+            return f"d {self.names[self.jac.rows[index]]} / d {var[self.jac.cols[index]].name}"
+        k = int(self.hess.term[index])
+        owner = (
+            "the objective" if k < self.n_objective_terms else f"constraint {self.names[k - self.n_objective_terms]}"
+        )
+        p = int(self.hess.position[index])
+        return f"d2 ({owner}) / d {var[self.hess.rows[p]].name} d {var[self.hess.cols[p]].name}"
+
+    def nonfinite_error(self, context: str) -> NonFiniteError:
+        """The error for the last non-finite value met (``context`` says where: "at the start point")."""
+        if self.nonfinite is None:
+            return NonFiniteError(f"a value was not finite {context}")
+        where, index = self.nonfinite
+        item = self.describe(where, index)
+        return NonFiniteError(
+            f"{item} is not finite {context} (callback {where}): check its domain (log, sqrt, division) "
+            "and the variables' bounds and start",
+            item=item,
+            where=where,
+        )
+
+    def check_point(self, x: Any, context: str = "at the start point") -> None:
+        """Evaluate every callback at ``x`` (multipliers 1); a NonFiniteError naming the first bad value."""
+        self.nonfinite = None
+        for name in CALLBACKS:
+            size = {"objective": 1, "gradient": len(self.grad.values), "constraints": self.m}.get(name)
+            if size is None:
+                size = len(self.jac.values) if name == "jacobian" else len(self.hess.values)
+            self._run(name, x, size)
+            if self.nonfinite is not None:
+                raise self.nonfinite_error(context)
+
+    def timings(self) -> dict[str, float]:
+        """CPU seconds of each callback so far."""
+        return dict(self.cpu)
+
+
+def _empty(m: int, n: int) -> SparseMatrix:
+    return SparseMatrix([], [], [], (m, n))

@@ -1,0 +1,137 @@
+"""IPOPT through ``cyipopt`` (optional: imported when a solve asks for it, never at package import).
+
+Works with any ``cyipopt`` (the ``cyipopt-wheels`` package bundles IPOPT; ``cyipopt`` built over a
+system IPOPT works the same). The compiled callbacks are handed over as they are; the iteration
+log comes from IPOPT's intermediate callback, which also reports progress on long runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from typing import Any
+
+import numpy as np
+
+from ..errors import OptionalDependencyError
+from ..progress import Progress
+from .callbacks import CALLBACKS, CompiledNLP
+from .result import Iteration, Result
+
+__all__ = ["solve_ipopt", "available", "STATUS"]
+
+#: IPOPT's ApplicationReturnStatus codes, by the names CasADi reports as ``return_status``
+STATUS = {
+    0: "Solve_Succeeded",
+    1: "Solved_To_Acceptable_Level",
+    2: "Infeasible_Problem_Detected",
+    3: "Search_Direction_Becomes_Too_Small",
+    4: "Diverging_Iterates",
+    5: "User_Requested_Stop",
+    6: "Feasible_Point_Found",
+    -1: "Maximum_Iterations_Exceeded",
+    -2: "Restoration_Failed",
+    -3: "Error_In_Step_Computation",
+    -4: "Maximum_CpuTime_Exceeded",
+    -5: "Maximum_WallTime_Exceeded",
+    -10: "Not_Enough_Degrees_Of_Freedom",
+    -11: "Invalid_Problem_Definition",
+    -12: "Invalid_Option",
+    -13: "Invalid_Number_Detected",
+    -100: "Unrecoverable_Exception",
+    -101: "NonIpopt_Exception_Thrown",
+    -102: "Insufficient_Memory",
+    -199: "Internal_Error",
+}
+#: IPOPT takes bounds at or beyond 1e19 as infinite
+_BIG = 1e20
+
+
+def _cyipopt() -> Any:
+    try:  # optional: the solver backend imports it on use, the package never does
+        cyipopt = importlib.import_module("cyipopt")
+    except ImportError as e:
+        raise OptionalDependencyError(
+            "IPOPT needs the cyipopt package: pip install 'exprgraph[ipopt]' (cyipopt-wheels bundles IPOPT)"
+        ) from e
+    return cyipopt
+
+
+def available() -> bool:
+    """Whether cyipopt imports."""
+    try:
+        _cyipopt()
+    except OptionalDependencyError:
+        return False
+    return True
+
+
+class _Adapter:
+    """cyipopt's problem protocol over a :class:`CompiledNLP`, plus the iteration log."""
+
+    def __init__(self, nlp: CompiledNLP, report: Progress) -> None:
+        self.nlp = nlp
+        self.log: list[Iteration] = []
+        self.report = report
+        self.objective, self.gradient, self.constraints = nlp.objective, nlp.gradient, nlp.constraints
+        self.jacobian, self.jacobianstructure = nlp.jacobian, nlp.jacobianstructure
+        self.hessian, self.hessianstructure = nlp.hessian, nlp.hessianstructure
+
+    def intermediate(self, *info: float) -> bool:
+        """Record one iteration (IPOPT calls it after each, with alg_mod, iter_count, obj_value, inf_pr,
+        inf_du, mu, d_norm, regularization_size, alpha_du, alpha_pr, ls_trials); never asks to stop."""
+        it, f, inf_pr, inf_du, mu, alpha_pr = int(info[1]), *(float(info[k]) for k in (2, 3, 4, 5, 9))
+        self.log.append(Iteration(it, f, inf_pr, inf_du, mu, alpha_pr))
+        self.report.update(it, note=f"f {f:.8g}, inf_pr {inf_pr:.1e}, inf_du {inf_du:.1e}")
+        return True
+
+
+def solve_ipopt(
+    nlp: CompiledNLP, x0: np.ndarray, options: dict[str, Any] | None = None, progress: bool | None = None
+) -> Result:
+    """Solve with IPOPT from ``x0``; ``options`` are IPOPT's (``{"tol": 1e-8, "max_iter": 100}``)."""
+    cyipopt = _cyipopt()
+    before = dict(nlp.cpu)
+    calls_before = dict(nlp.calls)
+    start = time.process_time()
+    with Progress("IPOPT", enabled=progress) as report:
+        adapter = _Adapter(nlp, report)
+        problem = cyipopt.Problem(
+            n=nlp.n,
+            m=nlp.m,
+            problem_obj=adapter,
+            lb=np.clip(nlp.lbx, -_BIG, _BIG),
+            ub=np.clip(nlp.ubx, -_BIG, _BIG),
+            cl=np.clip(nlp.lbg, -_BIG, _BIG),
+            cu=np.clip(nlp.ubg, -_BIG, _BIG),
+        )
+        settings: dict[str, Any] = {"print_level": 0, "sb": "yes"}
+        settings.update(options or {})
+        for key, value in settings.items():
+            problem.add_option(key, value)
+        x, info = problem.solve(np.asarray(x0, dtype=np.float64))
+    total = time.process_time() - start
+    code = int(info["status"])
+    status = STATUS.get(code, str(info.get("status_msg", code)))
+    if code == -13:
+        raise nlp.nonfinite_error("during the IPOPT solve")
+    timings = {name: nlp.cpu[name] - before[name] for name in CALLBACKS}
+    timings["callbacks"] = sum(timings.values())
+    timings["solver"] = total - timings["callbacks"]
+    timings["total"] = total
+    return Result(
+        x=np.asarray(x, dtype=np.float64),
+        f=float(info["obj_val"]),
+        g=np.asarray(info["g"], dtype=np.float64),
+        lam_g=np.asarray(info["mult_g"], dtype=np.float64),
+        lam_x=np.asarray(info["mult_x_U"], dtype=np.float64) - np.asarray(info["mult_x_L"], dtype=np.float64),
+        status=status,
+        status_code=code,
+        success=code in (0, 1),
+        iterations=adapter.log[-1].iteration if adapter.log else 0,
+        solver="ipopt",
+        timings=timings,
+        calls={name: nlp.calls[name] - calls_before[name] for name in CALLBACKS},
+        log=adapter.log,
+        variables=nlp.variables,
+    )

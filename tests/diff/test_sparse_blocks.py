@@ -1,0 +1,96 @@
+"""Block Hessians of weighted sums: the per-term blocks scatter-added equal the summed sparse Hessian."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from eg_strategies import X, Y, Z, random_terms
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import exprgraph as eg
+from exprgraph.diff import sparse_hessian
+from exprgraph.diff.blocks import BlockHessian, block_hessian
+from exprgraph.errors import DifferentiationError
+
+N_VARS = 7
+VS = [eg.Symbol(f"w{i}") for i in range(N_VARS)]
+
+
+def local_terms(seed: int, count: int) -> list[eg.Term]:
+    """Random smooth terms, each over three of the variables (some shared, some repeated)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in random_terms(count, seed=seed, smooth=True, max_depth=3):
+        a, b, c = (VS[int(k)] for k in rng.integers(0, N_VARS, 3))
+        out.append(eg.substitute(t, {X: a, Y: b, Z: c}))
+    return out
+
+
+def numbers(terms: list[eg.Term], env: dict) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        got = eg.evaluate(terms, env) if terms else []
+    return np.array([float(v) for v in got])
+
+
+def lower_dense(h: BlockHessian, assembled: np.ndarray) -> np.ndarray:
+    out = np.zeros(h.shape)
+    out[h.rows, h.cols] = assembled
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), count=st.integers(1, 9), wseed=st.integers(0, 1000))
+def test_blocks_assemble_to_the_summed_hessian(seed: int, count: int, wseed: int) -> None:
+    terms = local_terms(seed, count)
+    h = block_hessian(terms, VS)
+    rng = np.random.default_rng(wseed)
+    weights = rng.normal(size=count)
+    env = {v: rng.uniform(-1.2, 1.2) for v in VS}
+    weighted = [float(w) * t for w, t in zip(weights, terms, strict=True)]
+    summed = sparse_hessian(weighted[0] if count == 1 else eg.add(*weighted), VS)
+    want = np.tril(summed.to_dense(numbers(summed.values, env)))
+    got = lower_dense(h, h.assemble(numbers(h.values, env), weights))
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-10)
+    # every stored entry lies in the lower triangle, in order, and each block entry is one term's
+    assert all(r >= c for r, c in zip(h.rows, h.cols, strict=True))
+    assert list(zip(h.rows, h.cols, strict=True)) == sorted(zip(h.rows, h.cols, strict=True))
+    for e, k in enumerate(h.term.tolist()):
+        assert h.values[e].free_symbols <= terms[k].free_symbols
+    # the symbolic sum of the blocks gives the same numbers
+    flat = h.summed([float(w) for w in weights])
+    np.testing.assert_allclose(lower_dense(h, numbers(flat.values, env)), want, rtol=1e-9, atol=1e-10)
+
+
+def test_blocks_repeat_where_the_terms_repeat() -> None:
+    xs = [eg.Symbol(f"q{i}") for i in range(6)]
+    terms = [eg.sin(xs[i] - xs[i + 1]) * xs[i] for i in range(5)]
+    h = block_hessian(terms, xs)
+    assert h.n_terms == 5 and h.nnz == 6 + 5  # the diagonal and the band below it
+    per_term = [[str(v) for v, k in zip(h.values, h.term.tolist(), strict=True) if k == j] for j in range(5)]
+    shapes = {tuple(s.replace(f"q{j}", "A").replace(f"q{j + 1}", "B") for s in per_term[j]) for j in range(5)}
+    assert len(shapes) == 1  # one shape of block, five times
+
+
+def test_linear_terms_and_duplicates() -> None:
+    x, y = eg.symbols("x y")
+    h = block_hessian([x + y, x * y, x * y, 2.0 * x], [x, y])
+    assert h.n_terms == 4 and h.nnz == 1
+    assert h.assemble(numbers(h.values, {x: 1.0, y: 2.0}), [5.0, 1.0, 2.0, 7.0]).tolist() == [3.0]
+    empty = block_hessian([x + y], [x, y])
+    assert empty.nnz == 0 and empty.assemble([], [1.0]).tolist() == []
+
+
+def test_bad_input() -> None:
+    x, y = eg.symbols("x y")
+    h = block_hessian([x * y], [x, y])
+    with pytest.raises(ValueError, match="weights"):
+        h.assemble([1.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="block numbers"):
+        h.assemble([1.0, 2.0], [1.0])
+    with pytest.raises(DifferentiationError, match="twice"):
+        block_hessian([x * y], [x, x])
+    with pytest.raises(DifferentiationError, match="scalar"):
+        block_hessian([eg.Symbol("v", shape=(2,))], [x])
+    sp = h.to_scipy(h.assemble([1.0], [1.0]))
+    assert sp.toarray().tolist() == [[0.0, 1.0], [1.0, 0.0]]
