@@ -16,8 +16,10 @@ from .dtypes import BOOL, DTYPES, FLOAT32, FLOAT64, INT64, as_dtype, promote
 from .latex import latex
 from .leaves import *  # noqa: F403
 from .op import Op, as_term, get_op, ops, register_op
+from .ops_einsum import einsum
 from .ops_index import stack
-from .ops_sort import topk, topk_values
+from .ops_range import arange
+from .ops_sort import take_along, topk, topk_indices, topk_values
 from .pack import TermPack
 from .parsing import parse, tokenize
 from .printing import dformat, dprint, to_dot, to_infix, to_repr
@@ -32,6 +34,10 @@ __all__ = [
     "stack",
     "topk",
     "topk_values",
+    "topk_indices",
+    "take_along",
+    "einsum",
+    "arange",
     "Op",
     "register_op",
     "get_op",

@@ -145,9 +145,16 @@ _call(
 )
 
 
-def einsum(spec: str, *operands: Any) -> Term:
-    """numpy's ``einsum(spec, *operands)`` as a term; the spec names the output (``"ij,jk->ik"``)."""
-    return _O.einsum(*(as_term(t) for t in operands), spec=spec)
+def einsum(*args: Any, spec: Any = None) -> Term:
+    """numpy's ``einsum(spec, *operands)`` as a term; the spec names the output (``"ij,jk->ik"``).
+
+    ``einsum(*operands, spec=...)`` (the op's own form, as its ``repr`` prints it) is the same.
+    """
+    if spec is None:
+        if not args or not isinstance(args[0], str):
+            raise TypeError("einsum takes the spec first: einsum('ij,jk->ik', a, b)")
+        spec, args = args[0], args[1:]
+    return _O.einsum(*(as_term(t) for t in args), spec=spec)
 
 
 def contraction(a: Any, b: Any, contract: tuple = ((), ()), batch: tuple = ((), ())) -> Term:

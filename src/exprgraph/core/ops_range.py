@@ -78,8 +78,13 @@ _call(
 )
 
 
-def arange(start: Any, stop: Any = None, step: Any = 1) -> Term:
-    """numpy's ``arange``: a constant array for numbers, the ``arange`` op for an int64 scalar term ``stop``."""
+def arange(start: Any, stop: Any = None, step: Any = 1, *, spec: Any = None) -> Term:
+    """numpy's ``arange``: a constant array for numbers, the ``arange`` op for an int64 scalar term ``stop``.
+
+    ``arange(stop, spec=(start, step))`` is the op's own form, as its ``repr`` prints it.
+    """
+    if spec is not None:
+        return _O.arange(as_term(start, INT64), spec=spec)
     if stop is None:
         start, stop = 0, start
     if not isinstance(stop, Term) or stop.op.name == "const":

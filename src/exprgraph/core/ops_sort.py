@@ -151,9 +151,14 @@ _call("scatter_along", 2, _scatter_rule, impl=_scatter_along, attr_name="spec", 
       grad=_grad_scatter_along, doc="Zeros of length n along an axis, u added at the positions.")  # fmt: skip
 
 
-def topk_indices(x: Any, k: int, axis: int = -1, largest: bool = True) -> Term:
-    """The int64 positions of the ``k`` largest (or smallest) entries of ``x`` along ``axis``, in order."""
+def topk_indices(x: Any, k: int | None = None, axis: int = -1, largest: bool = True, *, spec: Any = None) -> Term:
+    """The int64 positions of the ``k`` largest (or smallest) entries of ``x`` along ``axis``, in order.
+
+    ``spec=(k, axis, largest)`` is the op's own form, as its ``repr`` prints it.
+    """
     x = as_term(x)
+    if spec is not None:
+        return _O.topk_indices(x, spec=spec)
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
         raise TypeError(f"topk: k must be a constant int, not {k!r}")
     return _O.topk_indices(x, spec=(int(k), _neg_axis(axis, x.ndim, "topk"), int(bool(largest))))
