@@ -197,3 +197,10 @@ def test_vector_ops_export_and_compute_our_values():
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     for got, want in zip(session.run(None, env), evaluate(terms, env), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_trunc_of_a_bool_is_an_int64_as_evaluate():
+    # found by the converter fuzzer: the bool came back as a bool
+    flag = Symbol("flag", "bool")
+    got = _run(to_onnx(get_op("trunc")(flag)), {"flag": np.array([True, False])})[0]
+    assert got.dtype == np.int64 and got.tolist() == [1, 0]

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from exprgraph.core import Symbol, const, cos, exp, sin, substitute, sum_, symbols
+from exprgraph.core import Symbol, const, cos, exp, parse, sin, substitute, sum_, symbols
 from exprgraph.errors import TermTooLargeError
 from exprgraph.eval import evaluate
 from exprgraph.interop import to_sympy
@@ -186,3 +186,12 @@ def test_against_sympy():
     ]
     for e, theirs, ours in cases:
         assert sympy.simplify(to_sympy(ours(e)) - theirs(to_sympy(e))) == 0
+
+
+def test_a_sum_that_reads_one_term_twice_is_not_added_into_itself():
+    # x + (x - x) - x: both sides of a difference share one numerator dict (was "changed size during iteration")
+    for text in ("x + (x - x) - x", "(x + x) - (x + x)", "x*x - x*x + x"):
+        t = parse(text)
+        for form in (expand, cancel, together):
+            got = form(t)
+            assert float(evaluate(got, {"x": 1.75})) == float(evaluate(t, {"x": 1.75})), (text, form)

@@ -90,6 +90,8 @@ def _log_base(base: float) -> Callable[[Term], Term]:
 
 def _trunc(x: Term) -> Term:
     # trunc(x) = ceil(x) below 0, floor(x) elsewhere (-0.5 -> -0.0, as C's trunc); integers unchanged
+    if x.dtype == BOOL:
+        return get_op("where")(x, const(1, INT64), const(0, INT64))  # trunc of a bool is an int64 (as evaluate)
     if not is_float(x.dtype):
         return x
     return get_op("where")(get_op("lt")(x, _zero(x)), get_op("ceil")(x), get_op("floor")(x))

@@ -205,7 +205,8 @@ def _ratio_sum(node: Term, args: list[Ratio], budget: Budget, single: set[Term])
             continue
         if _is_one(out[1]) and _is_one(r[1]):
             num = out[0] if owned else dict(out[0])
-            p_add_into(num, r[0], 1 if node.op is ADD else -1)
+            add = dict(r[0]) if r[0] is num else r[0]  # x - x: the same dict on both sides
+            p_add_into(num, add, 1 if node.op is ADD else -1)
             out, owned = (num, out[1]), True
         else:
             out = r_add(out, r, budget) if node.op is ADD else r_sub(out, r, budget)

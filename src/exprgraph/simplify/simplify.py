@@ -11,16 +11,19 @@ comes back unchanged, as SymPy's ``simplify`` returns its input when its result 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import cache
 
 from ..core import Term, as_term, postorder
-from ..errors import RewriteLimitError
+from ..errors import ExprgraphError, RewriteLimitError
 from ..rules import RewriteProfile, RuleSet, rewrite
 from .budget import DEFAULT_MAX_STEPS, check_budget_args, deadline
 from .canonical import CANONICAL_RULES, SAFE_ONLY, GuardedRule
 from .integers import simplify_integers
 from .output import OUTPUT_RULES
+from .polynomial import expand, factor
+from .rational import cancel
 
 __all__ = [
     "simplify",
@@ -39,6 +42,10 @@ __all__ = [
 METHODS: dict[str, Callable[..., Term]] = {}
 #: rounds of the integer hand-off (dims' forms, then the rules) before simplify settles
 _INTEGER_ROUNDS = 3
+#: the largest input (by cost) that unsafe simplify also expands, factors and cancels as polynomials
+_ALGEBRA_MAX_COST = 400
+#: rounds of the polynomial forms, each from the best form of the last
+_ALGEBRA_ROUNDS = 4
 
 
 def cost(term: Term) -> int:
@@ -135,9 +142,54 @@ def simplify(
             raise ValueError(f"method must be 'rules' or one of {sorted(METHODS)}, not {method!r}")
         return METHODS[method](term, unsafe=unsafe)
     out = _passes(term, unsafe, profile, max_steps, time_limit)
+    if unsafe:
+        out = _algebraic(term, out, profile, max_steps, time_limit)
     if out is term or cost(out) > cost(term):
         return term
     return out
+
+
+def _algebraic(
+    term: Term, best: Term, profile: RewriteProfile | None, max_steps: int, time_limit: float | None
+) -> Term:
+    """With ``unsafe``: the input expanded, factored and cancelled as polynomials and rational
+    functions over exact coefficients (:mod:`exprgraph.poly`), each put through the passes; the
+    cheapest of those and ``best`` (``(x**2 - 1)/(x + 1) -> x - 1``, ``(x + 1)**2 - x**2 -> 2*x + 1``).
+    Unsafe: a cancelled factor may be 0 (``x - 1`` at ``x = -1``), an expansion rounds differently."""
+    if cost(term) > _ALGEBRA_MAX_COST:
+        return best
+    bases = [b for b in (term, best) if _small_integers(b)]
+    for _ in range(_ALGEBRA_ROUNDS):  # again from what improved, so that the result is a fixpoint
+        found = None
+        for base in bases:
+            for form in (expand, factor, cancel):
+                try:
+                    candidate = _passes(form(base), True, profile, max_steps, time_limit)
+                except (ExprgraphError, ValueError, ZeroDivisionError):
+                    continue  # a budget or a limit of the polynomial algebra: that form is not tried
+                if cost(candidate) < cost(found or best) and _small_integers(candidate):
+                    found = candidate
+        if found is None:
+            break
+        best = found
+        bases = [best]
+    return best
+
+
+def _small_integers(term: Term) -> bool:
+    """Whether every scalar constant of ``term`` is an integer of at most 2**53 (exact as a float).
+
+    The polynomial forms compute with exact coefficients: from floats such as 1e200 they make
+    integers no float holds, whose written form then overflows or underflows where the input does not.
+    """
+    for t in postorder((term,)):
+        if t.op.name == "const" and not t.shape:
+            v = t.attr
+            if isinstance(v, float) and not (math.isfinite(v) and v == int(v)):
+                return False
+            if abs(int(v)) > 2**53:
+                return False
+    return True
 
 
 def _passes(term: Term, unsafe: bool, profile: RewriteProfile | None, max_steps: int, time_limit: float | None) -> Term:
