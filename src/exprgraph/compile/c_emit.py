@@ -112,7 +112,7 @@ def emit_c(program: Program, *, part_size: int = PART_SIZE, units: int | None = 
     input_index = list(program.used_inputs)
     read_inputs = [program.inputs[i] for i in input_index]
     loop_outputs = list(dict.fromkeys(t for t in program.outputs if t.free_symbols))
-    chunks = _cut(program, part_size)
+    chunks = _cut(program.steps, program, part_size)
     part_of = {node: p for p, chunk in enumerate(chunks) for node in chunk}
     n_parts = len(chunks)
     plan = plan_rows(program, part_of, fixed=[*read_inputs, *(t for t in loop_outputs if t not in part_of)])
@@ -157,12 +157,12 @@ def _weight(node: Term, program: Program) -> int:
     return 1 if n <= FOLD_WIDTH else 1 + (n - 2) // (FOLD_WIDTH - 1)
 
 
-def _cut(program: Program, part_size: int) -> list[list[Term]]:
-    """The steps cut into parts of at most ``part_size`` statements (a bigger node gets a part of its own)."""
+def _cut(steps: list[Term], program: Program, part_size: int) -> list[list[Term]]:
+    """``steps`` cut into parts of at most ``part_size`` statements (a bigger node gets a part of its own)."""
     chunks: list[list[Term]] = []
     current: list[Term] = []
     weight = 0
-    for node in program.steps:
+    for node in steps:
         w = _weight(node, program)
         if current and weight + w > part_size:
             chunks.append(current)

@@ -39,6 +39,7 @@ from .c_emit import (
     PART_SIZE,
     CSource,
     Tables,
+    _cut,
     _driver,
     _params,
     _part,
@@ -95,23 +96,6 @@ def emit_loops(structure: Structure, *, part_size: int = PART_SIZE) -> LoopSourc
     ints = np.array(tables.ints or [0], dtype=np.int32)
     doubles = np.array(tables.doubles or [0.0], dtype=np.float64)
     return LoopSource(source, ints, doubles)
-
-
-def _cut(steps: list[Term], program: Program, part_size: int) -> list[list[Term]]:
-    """Rest steps cut into parts of at most ``part_size`` statements."""
-    chunks: list[list[Term]] = []
-    current: list[Term] = []
-    weight = 0
-    for node in steps:
-        w = _weight(node, program)
-        if current and weight + w > part_size:
-            chunks.append(current)
-            current, weight = [], 0
-        current.append(node)
-        weight += w
-    if current:
-        chunks.append(current)
-    return chunks
 
 
 def _rows(
