@@ -154,8 +154,12 @@ class _Reader:
             out = get_op(_REDUCE[type(op.scalar_op).__name__])(self.full(node.inputs[0]), axis=axis), ()
         elif kind in ("Subtensor", "AdvancedSubtensor", "AdvancedSubtensor1"):
             out = self.subtensor(op, node), ()
-        elif kind == "Join":
-            out = concat([self.full(v) for v in node.inputs[1:]], axis=self.constant(node.inputs[0], op)), ()
+        elif kind == "Join":  # the axis: a property of the op (PyTensor 3.3), or its first input (before)
+            if isinstance(getattr(op, "axis", None), int):
+                axis, parts = op.axis, node.inputs
+            else:
+                axis, parts = self.constant(node.inputs[0], op), node.inputs[1:]
+            out = concat([self.full(v) for v in parts], axis=axis), ()
         elif kind == "Reshape":
             out = reshape(self.full(node.inputs[0]), self.constant(node.inputs[1], op)), ()
         elif kind == "Alloc":  # pt.zeros, pt.broadcast_to: the value broadcast to a constant shape
