@@ -58,18 +58,24 @@ def bind_inputs(inputs: tuple[Term, ...], args: Sequence[Any]) -> list[Any]:
     return [values[s] for s in inputs]
 
 
+def packed_arrays(x: Any, out: np.ndarray | None, n_in: int, n_out: int) -> tuple[np.ndarray, np.ndarray]:
+    """A packed call's input as float64 rows of ``n_in`` values, and its output array (checked, or made)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.shape[-1:] != (n_in,) or x.ndim > 2:
+        raise ValueError(f"packed input must have shape ({n_in},) or (points, {n_in}), got {x.shape}")
+    want = (*x.shape[:-1], n_out)
+    if out is None:
+        out = np.empty(want)
+    elif out.shape != want or out.dtype != np.float64:
+        raise ValueError(f"out must be a float64 array of shape {want}")
+    return x, out
+
+
 def packed_by_columns(run: Callable[..., Any], n_in: int, n_out: int) -> Callable[..., np.ndarray]:
     """A packed call (rows of inputs in, rows of outputs out) over a call taking one array per input."""
 
     def packed(x: Any, out: np.ndarray | None = None) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64)
-        if x.shape[-1:] != (n_in,) or x.ndim > 2:
-            raise ValueError(f"packed input must have shape ({n_in},) or (points, {n_in}), got {x.shape}")
-        want = (*x.shape[:-1], n_out)
-        if out is None:
-            out = np.empty(want)
-        elif out.shape != want or out.dtype != np.float64:
-            raise ValueError(f"out must be a float64 array of shape {want}")
+        x, out = packed_arrays(x, out, n_in, n_out)
         for j, value in enumerate(run(*(x[..., k] for k in range(n_in)))):
             out[..., j] = value
         return out

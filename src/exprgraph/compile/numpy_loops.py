@@ -25,7 +25,7 @@ from ..errors import EvaluationError
 from ..eval import evaluate
 from ..eval.bind import NUMPY_DTYPES
 from ..eval.limits import check_elements, limit_in_force
-from .function import bind_inputs, packed_by_columns
+from .function import bind_inputs, packed_arrays, packed_by_columns
 from .lower import Program, lower
 from .native import _narrow
 from .structure import LoopClass, Structure
@@ -202,14 +202,7 @@ class NumpyLoops:
         """All outputs as float64 for points packed in ``x`` (rows of inputs), gathered by rows."""
         program = self.program
         n_in, n_out = len(program.inputs), len(program.outputs)
-        x = np.asarray(x, dtype=np.float64)
-        if x.shape[-1:] != (n_in,) or x.ndim > 2:
-            raise ValueError(f"packed input must have shape ({n_in},) or (points, {n_in}), got {x.shape}")
-        want = (*x.shape[:-1], n_out)
-        if out is None:
-            out = np.empty(want)
-        elif out.shape != want or out.dtype != np.float64:
-            raise ValueError(f"out must be a float64 array of shape {want}")
+        x, out = packed_arrays(x, out, n_in, n_out)
         if self._slow_packed is not None:
             return self._slow_packed(x, out)
         rows = x.reshape(-1, n_in)

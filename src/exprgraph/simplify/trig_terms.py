@@ -103,30 +103,27 @@ def key_of(base: Term) -> Key:
     return (None, base)
 
 
-def sum_operands(t: Term) -> list[Term]:
-    """The operands of a sum, nested sums flattened."""
+def _flattened(t: Term, op: Any) -> list[Term]:
+    """The operands of ``t`` under nested nodes of ``op``, left to right (iteratively)."""
     out: list[Term] = []
     stack = [t]
     while stack:
         a = stack.pop()
-        if a.op is ADD:
+        if a.op is op:
             stack.extend(reversed(a.args))
         else:
             out.append(a)
     return out
+
+
+def sum_operands(t: Term) -> list[Term]:
+    """The operands of a sum, nested sums flattened."""
+    return _flattened(t, ADD)
 
 
 def product_factors(t: Term) -> list[Term]:
     """The factors of a product, nested products flattened."""
-    out: list[Term] = []
-    stack = [t]
-    while stack:
-        a = stack.pop()
-        if a.op is MUL:
-            stack.extend(reversed(a.args))
-        else:
-            out.append(a)
-    return out
+    return _flattened(t, MUL)
 
 
 def _base_exponent(f: Term) -> tuple[Term, Any]:
