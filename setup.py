@@ -38,7 +38,14 @@ def _ext_modules() -> list:
     if os.environ.get("EXPRGRAPH_PURE_PYTHON"):
         print("exprgraph: EXPRGRAPH_PURE_PYTHON is set, building pure Python", file=sys.stderr)
         return []
-    return [_term_extension(), _sweep_extension(), *_dims_extensions()]
+    only = os.environ.get("EXPRGRAPH_BUILD_ONLY")  # a developer's quick rebuild: "core", "diff", "dims"
+    parts = {"core": _term_extension, "diff": _sweep_extension}
+    if only:
+        wanted = set(only.split(","))
+        return [make() for name, make in parts.items() if name in wanted] + (
+            _dims_extensions() if "dims" in wanted else []
+        )
+    return [*(make() for make in parts.values()), *_dims_extensions()]
 
 
 def _c_extension(package: str, stem: str, headers: list[Path]) -> Extension:
