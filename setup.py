@@ -8,12 +8,14 @@ term through the term base's capsule) are compiled by the system C compiler. The
 build requirements) and by the system C compiler. The build falls back to pure Python, with a
 note on stderr, when ``EXPRGRAPH_PURE_PYTHON`` is set, when mypyc cannot be imported, or when the
 C compiler fails (the extensions are optional); the pure modules behave the same, only slower.
-The two C extensions are built whenever a C compiler works, with or without mypyc; each one
-falls back to its Python twin on its own (``exprgraph.twins`` lists every pair).
+The C extensions (the term base, the sweeps, the vm's machine in ``src/exprgraph/compile/_cvm*.c``)
+are built whenever a C compiler works, with or without mypyc; each one falls back to its Python twin
+on its own (``exprgraph.twins`` lists every pair).
 """
 
 from __future__ import annotations
 
+import ctypes.util
 import os
 import re
 import sys
@@ -39,7 +41,7 @@ def _ext_modules() -> list:
         print("exprgraph: EXPRGRAPH_PURE_PYTHON is set, building pure Python", file=sys.stderr)
         return []
     only = os.environ.get("EXPRGRAPH_BUILD_ONLY")  # a developer's quick rebuild: "core", "diff", "dims"
-    parts = {"core": _term_extension, "diff": _sweep_extension}
+    parts = {"core": _term_extension, "diff": _sweep_extension, "compile": _vm_extension}
     if only:
         wanted = set(only.split(","))
         return [make() for name, make in parts.items() if name in wanted] + (
@@ -70,6 +72,21 @@ def _sweep_extension() -> Extension:
     """The C sweeps of diff (their twins: the Python sweeps of ``diff/``); the term struct comes from core's header."""
     core, diff = Path("src", "exprgraph", "core"), Path("src", "exprgraph", "diff")
     return _c_extension("diff", "_csweep", [diff / "_csweep.h", core / "_cterm_api.h"])
+
+
+def _vm_extension() -> Extension:
+    """The vm backend's register machine (its twin: the numpy backend, see ``compile/vm.py``).
+
+    Without -fno-math-errno libm calls would set errno; without -ffp-contract=off a multiply-add could be
+    fused, giving other roundings than the C backend's (which builds with both).
+    """
+    ext = _c_extension("compile", "_cvm", [Path("src", "exprgraph", "compile", "_cvm.h")])
+    ext.extra_compile_args = [*ext.extra_compile_args, "-fno-math-errno", "-ffp-contract=off", "-fopenmp-simd"]
+    if sys.platform == "linux" and os.uname().machine == "x86_64" and ctypes.util.find_library("mvec"):
+        # glibc's vector math: the lane loops call its SIMD variants, as the C backend's loops do
+        ext.extra_compile_args.append("-DEG_VM_MVEC")
+        ext.extra_link_args = ["-lmvec"]
+    return ext
 
 
 def _dims_extensions() -> list:

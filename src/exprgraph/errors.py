@@ -49,6 +49,9 @@ __all__ = [
     "ProblemError",
     "NonFiniteError",
     "IndexOutOfRangeError",
+    "AssumptionError",
+    "ScalariseError",
+    "VMUnsupportedError",
 ]
 
 
@@ -331,3 +334,33 @@ class EinsumSpecError(ShapeError):
         self.spec = spec
         #: the position of the fault in ``spec``
         self.pos = pos
+
+
+class AssumptionError(ExprgraphError, ValueError):
+    """Assumptions on a symbol that contradict each other (``positive=True, negative=True``, or
+    ``lower=2, upper=1``) or that its dtype cannot hold; ``facts`` names the clashing ones."""
+
+    def __init__(self, message: str, *, facts: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        #: the names of the assumptions that clash
+        self.facts = facts
+
+
+class ScalariseError(CompileError, DifferentiationError):
+    """A vector term that cannot be read entry by entry into scalar terms (an op whose entries depend on
+    values, a symbolic length) for a scalar backend or a sparse derivative; ``op`` names the op."""
+
+    def __init__(self, message: str, *, op: str = "") -> None:
+        super().__init__(message)
+        #: the name of the op at fault
+        self.op = op
+
+
+class VMUnsupportedError(CompileError):
+    """The vm backend cannot run an op of the program (an op without a vm instruction, a float32 value);
+    raised by ``compile(..., backend="vm")`` before any call; ``op`` names the op."""
+
+    def __init__(self, message: str, *, op: str = "") -> None:
+        super().__init__(message)
+        #: the name of the op at fault
+        self.op = op

@@ -11,6 +11,7 @@ from exprgraph.compile import BACKENDS, backend_names, register_backend
 from exprgraph.compile import compile as compile_terms
 from exprgraph.compile.backends import _BACKENDS, Backend, get_backend
 from exprgraph.compile.function import Built
+from exprgraph.errors import EvaluationError
 
 x, y = eg.symbols("x y")
 
@@ -43,3 +44,14 @@ def test_a_name_is_taken_once() -> None:
     with pytest.raises(ValueError, match="registered already"):
         register_backend(Backend("numpy", _traced))
     assert register_backend(get_backend("numpy")) is get_backend("numpy")
+
+
+@pytest.mark.parametrize("backend", ["c", "llvm", "vm", "numpy"])
+def test_an_output_that_cannot_be_folded_raises_at_the_call(backend: str) -> None:
+    """(-3)**-3 in int64 has no value: compiling works and the call raises, on every backend."""
+    if backend == "llvm":
+        pytest.importorskip("llvmlite")
+    x = eg.Symbol("x")
+    fn = eg.compile([eg.const(-3) ** eg.const(-3), x], [x], backend=backend)
+    with pytest.raises((EvaluationError, ValueError)):
+        fn(2.0)

@@ -201,14 +201,43 @@ def assert_close_conditioned(t: eg.Term, got: object, want: object, env: dict, r
     if got.dtype.kind != "f":
         np.testing.assert_array_equal(got, want)
         return
-    assert np.array_equal(np.isnan(got), np.isnan(want)), "nan in different places"
-    assert np.array_equal(np.isposinf(got), np.isposinf(want)) and np.array_equal(np.isneginf(got), np.isneginf(want))
+    flips = (np.isnan(got) != np.isnan(want)) | (np.isposinf(got) != np.isposinf(want))
+    flips |= np.isneginf(got) != np.isneginf(want)
+    if flips.any():  # allowed only next to a singularity, where the last bit of a libm decides
+        near = _near_a_singularity(t, env, rtol)
+        assert np.all(np.broadcast_to(near, flips.shape)[flips]), (
+            "nan or inf differ where the result is well conditioned"
+        )
+        got = np.where(flips, want, got)
     finite = np.isfinite(want)
     allowed = rtol * (np.where(finite, np.abs(want), 0.0) + intermediate_scale(t, env))
     with np.errstate(all="ignore"):
         diff = np.abs(np.where(finite, got - want, 0.0))
     worst = np.argmax(diff - allowed) if diff.size else 0
     assert np.all(diff <= allowed), f"{got.ravel()[worst]!r} vs {want.ravel()[worst]!r}"
+
+
+#: ops singular at 0 in the argument given: a last-bit difference there decides between inf, nan and a finite value
+_SINGULAR_AT_ZERO = {"log": 0, "log2": 0, "log10": 0, "sqrt": 0, "div": 1, "pow": 0}
+
+
+def _near_a_singularity(t: eg.Term, env: dict, rtol: float) -> np.ndarray:
+    """Points where some log, sqrt, divisor or power base of ``t`` is within rounding of 0.
+
+    There a libm's last bit decides between a cancellation to 0 (an infinity or a nan) and a tiny
+    finite value (``log(log(exp(x)) + abs(x))`` at x = -1), so the comparison does not hold.
+    """
+    nodes = [n for n in eg.postorder(t) if n.op.name in _SINGULAR_AT_ZERO and n.args]
+    args = [n.args[_SINGULAR_AT_ZERO[n.op.name]] for n in nodes]
+    scale = intermediate_scale(t, env)
+    near = np.zeros(scale.shape, dtype=bool)
+    if args:
+        with np.errstate(all="ignore"):
+            values = eg.evaluate(args, env)
+        for v in values:
+            a = np.abs(np.asarray(v, dtype=np.float64))
+            near |= np.broadcast_to(a <= 64 * rtol * scale, near.shape)
+    return near
 
 
 def compiled_backends() -> list[str]:

@@ -61,10 +61,14 @@ def test_hessian_is_symmetric(f: eg.Term, point: dict) -> None:
     np.testing.assert_allclose(values, values.T, rtol=1e-9, atol=1e-9)
 
 
-def test_hessian_needs_scalar_variables() -> None:
+def test_hessian_of_vector_variables_is_entry_by_entry() -> None:
     v = eg.Symbol("v", shape=(2,))
+    h = hessian(eg.sum(v * v) + v[0] * v[1] ** 2, v)
+    at = {"v": np.array([3.0, 5.0])}
+    got = np.array([[float(eg.evaluate(e, at)) for e in row] for row in h])
+    assert got.tolist() == [[2.0, 10.0], [10.0, 2.0 + 6.0]]  # d2/dv0dv1 of v0*v1**2 = 2*v1
     with pytest.raises(DifferentiationError):
-        hessian(eg.sum(v * v), v)
+        hessian(eg.sum(v * v), eg.Symbol("w", shape=("n",)))
 
 
 def test_jacobian_of_several_outputs_and_of_a_vector() -> None:

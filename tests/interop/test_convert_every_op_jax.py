@@ -24,13 +24,12 @@ from exprgraph.interop.jax_read import from_jax  # noqa: E402
 NOT_THERE: dict[str, str] = {}
 #: ops to_jax writes with a primitive from_jax cannot read, with the reason
 NOT_READ_BACK: dict[str, str] = {
-    "topk_indices": "lax.top_k gives two outputs; from_jax reads one-output primitives",
     "take_along": "a gather at positions computed from the inputs (no constant index)",
     "scatter_along": "a scatter-add at positions computed from the inputs (no constant index)",
     "arange": "its length is the value of its stop: JAX cannot trace it",
 }
 #: the name each refusal of NOT_READ_BACK gives
-REFUSED_AS = {"topk_indices": "top_k", "take_along": "sort|gather", "scatter_along": "scatter", "arange": "arange"}
+REFUSED_AS = {"take_along": "sort|gather", "scatter_along": "scatter", "arange": "arange"}
 #: the vector ops written by hand in JAX (as a JAX user would): read by from_jax, each gives our case's values
 JAX_FORMS = {
     "amax": lambda a, c, t: jnp.max(c, axis=1),

@@ -26,12 +26,11 @@ from exprgraph.interop.pytensor_read import from_pytensor  # noqa: E402
 NOT_THERE: dict[str, str] = {}
 #: ops written with a PyTensor op from_pytensor cannot read op by op, with the reason
 NOT_READ_BACK: dict[str, str] = {
-    "topk_indices": "an argsort cut at k: a sort has no op of ours (topk is read only as a whole)",
     "take_along": "take_along_axis indexes with index grids computed from the inputs",
     "scatter_along": "inc_subtensor at index grids computed from the inputs",
 }
 #: the PyTensor op each refusal of NOT_READ_BACK names
-REFUSED_AS = {"topk_indices": "ArgSort", "take_along": "ArgSort|Subtensor", "scatter_along": "IncSubtensor|ARange"}
+REFUSED_AS = {"take_along": "ArgSort|Subtensor", "scatter_along": "IncSubtensor|ARange"}
 #: the vector ops written by hand in PyTensor (as its users would): read by from_pytensor, each gives our case's values
 PYTENSOR_FORMS = {
     "amax": lambda v: pt.max(v["c"], axis=1),

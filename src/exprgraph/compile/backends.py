@@ -3,11 +3,13 @@
 A backend turns the one lowering (:class:`~exprgraph.compile.lower.Program`) into a
 :class:`~exprgraph.compile.function.Built`. Its module declares it once, at import, with
 :func:`register_backend`; ``compile(..., backend=name)`` looks the name up here. A new backend is
-one module that registers itself (and is imported by the package's ``__init__``).
+one module that registers itself (and is imported by the package's ``__init__``, or listed in
+``_ON_DEMAND`` to be imported when first asked for: the vm backends).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -30,6 +32,8 @@ class Backend:
 
 
 _BACKENDS: dict[str, Backend] = {}
+#: backends registered by their module when first asked for (not imported with the package): name -> module
+_ON_DEMAND: dict[str, str] = {"vm": "exprgraph.compile.vm", "auto": "exprgraph.compile.vm_auto"}
 
 
 def register_backend(backend: Backend) -> Backend:
@@ -49,6 +53,10 @@ def backend_names() -> tuple[str, ...]:
 def get_backend(name: str) -> Backend:
     """The backend registered as ``name`` (ValueError naming the others when there is none)."""
     found = _BACKENDS.get(name) if isinstance(name, str) else None
+    if found is None and isinstance(name, str) and name in _ON_DEMAND:
+        importlib.import_module(_ON_DEMAND[name])  # the module registers the backend
+        found = _BACKENDS.get(name)
     if found is None:
-        raise ValueError(f"backend must be one of {backend_names()}, not {name!r}")
+        known = (*backend_names(), *(n for n in _ON_DEMAND if n not in _BACKENDS))
+        raise ValueError(f"backend must be one of {known}, not {name!r}")
     return found

@@ -26,16 +26,16 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CompileError
 from . import crender
-from .backends import Backend, register_backend
+from .backends import Backend, get_backend, register_backend
 from .c_emit import FOLD_WIDTH, PART_SIZE, CSource, emit_c
 from .c_loops import emit_loops
 from .cbuild import Library, build_library
 from .function import Built
-from .lower import Program, chain_folds
+from .lower import Program, chain_folds, unfoldable
 from .native import NativeRunner
 from .structure import find_structure
+from .vectors import scalar_program
 
 __all__ = ["build_c", "CRunner", "c_source", "c_literal", "O3_LIMIT"]
 
@@ -48,22 +48,13 @@ def c_literal(value: Any, dtype: str) -> str:
     return crender.literal(value, dtype, crender.HOST)
 
 
-def _check_pointwise(program: Program) -> None:
-    if program.pointwise:
-        return
-    for t in (*program.steps, *program.inputs, *program.outputs):
-        if t.shape:
-            what = f"symbol {t.name!r}" if t.op.name == "symbol" else f"a {t.op.name} term"
-            raise CompileError(
-                f"the C backend compiles elementwise terms of scalar shape; {what} has shape "
-                f"({', '.join(str(d) for d in t.shape)}) (use backend='numpy' for tensors)"
-            )
-    raise CompileError("the C backend compiles elementwise terms of scalar shape")  # pragma: no cover
-
-
 def c_source(program: Program) -> CSource:
-    """The C translation units the backend compiles for ``program`` (without compiling them)."""
-    _check_pointwise(program)
+    """The C translation units the backend compiles for ``program`` (without compiling them).
+
+    A program with vector terms is compiled in its scalar form (see :mod:`.vectors`).
+    """
+    if not program.pointwise:
+        program = scalar_program(program).scalar
     return emit_c(program)
 
 
@@ -140,8 +131,12 @@ def build_c(program: Program, *, timeout: float | None = None, loops: int = 0) -
 
 def _build(program: Program, build_timeout: float | None, loops: int = 0) -> Built:
     """The C backend's function: built by the system C compiler (within ``build_timeout``), loaded with ctypes."""
-    runner = build_c(program, timeout=build_timeout, loops=loops)
-    return Built(runner.run, runner.source.text, runner.packed, runner.library, runner.info)
+    if unfoldable(program):  # an output without symbols that raises when evaluated: raised at the call
+        return get_backend("numpy").build(program, build_timeout, loops=loops)
+    vector = None if program.pointwise else scalar_program(program)
+    runner = build_c(program if vector is None else vector.scalar, timeout=build_timeout, loops=loops)
+    run = runner.run if vector is None else vector.wrap(runner.run, runner.packed)
+    return Built(run, runner.source.text, runner.packed, runner.library, runner.info)
 
 
 register_backend(Backend("c", _build, uses_build_timeout=True, loops=True))

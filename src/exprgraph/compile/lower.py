@@ -75,17 +75,18 @@ def lower(outputs: Sequence[Term], inputs: Sequence[Term]) -> Program:
     outputs = tuple(outputs)
     inputs = tuple(inputs)
     order, reads = schedule(outputs)
-    values, folded_ok = _fold(order, outputs)
+    symbolic = _symbolic(order)
+    values, folded_ok = _fold(order, outputs, symbolic)
     steps: list[Term] = []
     for node in order:
         if not node.args:
             if node.op.name == "const":
                 values[node] = const_value(node)
             continue
-        if node in values or (folded_ok and not node.free_symbols):
+        if node in values or (folded_ok and node not in symbolic):
             continue  # folded, or only read by a folded subterm
         steps.append(node)
-    used = set().union(*(t.free_symbols for t in outputs)) if outputs else set()
+    used = {t for t in order if not t.args and t.op.name == "symbol"}  # the symbols under the outputs
     return Program(
         inputs=inputs,
         outputs=outputs,
@@ -127,13 +128,22 @@ def chain_folds(program: Program, width: int) -> Program:
     return replace(program, steps=steps, operands=operands, _last=None)
 
 
-def _fold(order: list[Term], outputs: tuple[Term, ...]) -> tuple[dict[Term, Any], bool]:
+def _symbolic(order: list[Term]) -> set[Term]:
+    """The nodes of ``order`` (operands first) that depend on a symbol: one pass, no symbol sets built."""
+    found: set[Term] = set()
+    for node in order:
+        if (node.op.name == "symbol" and not node.args) or any(a in found for a in node.args):
+            found.add(node)
+    return found
+
+
+def _fold(order: list[Term], outputs: tuple[Term, ...], symbolic: set[Term]) -> tuple[dict[Term, Any], bool]:
     """Values of the largest subterms without symbols, and whether folding them worked."""
     wanted = set(outputs)
     roots: list[Term] = []
     for node in order:
-        if node.free_symbols:
-            roots.extend(a for a in node.args if a.args and not a.free_symbols)
+        if node in symbolic:
+            roots.extend(a for a in node.args if a.args and a not in symbolic)
         elif node.args and node in wanted:
             roots.append(node)
     roots = list(dict.fromkeys(roots))
@@ -144,6 +154,15 @@ def _fold(order: list[Term], outputs: tuple[Term, ...]) -> tuple[dict[Term, Any]
     except (EvaluationError, ArithmeticError, ValueError, TypeError):
         return {}, False  # computed at run time instead, where the error belongs
     return dict(zip(roots, found, strict=True)), True
+
+
+def unfoldable(program: Program) -> bool:
+    """Whether an output without symbols could not be folded (``(-3)**-3``): evaluating it raises an error.
+
+    The native backends hand such a program to the numpy backend, which raises the folding's error
+    at the call, where it belongs.
+    """
+    return any(not t.free_symbols and t not in program.values for t in program.outputs)
 
 
 @dataclass

@@ -27,8 +27,8 @@ and groups regions of the same shape into *classes*:
 
 Regions are grouped only when their root and slots are float64 and their constants are float64
 (or int64 small enough to be exact as doubles), every node has at most :data:`FOLD_WIDTH`
-operands and a C rendering; other regions go to the rest, which every backend compiles as it
-always did.
+operands (a region of one associative node: :data:`WIDE_BODY`) and a C rendering; other regions
+go to the rest, which every backend compiles as it always did.
 """
 
 from __future__ import annotations
@@ -42,12 +42,15 @@ from ..core.dtypes import FLOAT64, INT64
 from ..errors import ExprgraphError
 from .lower import Program
 
-__all__ = ["LoopClass", "Structure", "find_structure", "THRESHOLD", "FOLD_WIDTH"]
+__all__ = ["LoopClass", "Structure", "find_structure", "THRESHOLD", "FOLD_WIDTH", "WIDE_BODY"]
 
 #: fewest regions of one shape that make a loop (fewer stay straight-line)
 THRESHOLD = 16
 #: most operands of a node inside a class body; the operands of a longer node are roots
 FOLD_WIDTH = 8
+#: most operands of a class body that is one associative node (``s0 + s1 + ... + s63``: a block of a long
+#: sum, whose operands are roots); other bodies keep to FOLD_WIDTH operands per node
+WIDE_BODY = 64
 #: an int64 constant within this magnitude is exact as a double (the constant tables are doubles)
 _EXACT = 2**53
 
@@ -252,7 +255,8 @@ def _single_key(
     slots: list[Term] = []
     consts: list[Term] = []
     refs = []
-    ok = root.dtype == FLOAT64 and len(args) <= FOLD_WIDTH and root.op.c_render is not None
+    width = WIDE_BODY if root.op.associative else FOLD_WIDTH  # a block of a long sum: one node, many slots
+    ok = root.dtype == FLOAT64 and len(args) <= width and root.op.c_render is not None
     lvl = 0
     for a in args:
         if a in values:

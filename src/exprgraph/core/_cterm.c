@@ -53,6 +53,25 @@ slot_offset(PyObject *cls, const char *name)
     return off;
 }
 
+/* Terms are never tracked by the cyclic collector (see the top), yet Python gives every class
+   declared in Python (the Term subclass) the collector's 16-byte header per instance. Before the
+   first term exists (construction needs configure), the class is made a plain one: instances are
+   allocated without the header and freed with PyObject_Free; the class's own deallocator then
+   takes CPython's path for such classes (the base's dealloc, then the class's reference). Only a
+   class whose instances add nothing to the base (no __dict__, no slots) is changed. */
+static void
+drop_collector_header(PyTypeObject *cls)
+{
+    if (!PyType_IS_GC(cls) || cls->tp_basicsize != TermBaseType.tp_basicsize || cls->tp_dictoffset != 0 ||
+        (cls->tp_flags & Py_TPFLAGS_MANAGED_DICT) || cls->tp_free != PyObject_GC_Del || table_count() != 0)
+        return;
+    cls->tp_flags &= ~Py_TPFLAGS_HAVE_GC;
+    cls->tp_free = PyObject_Free;
+    cls->tp_traverse = NULL;
+    cls->tp_clear = NULL;
+    PyType_Modified(cls);
+}
+
 static PyObject *
 configure(PyObject *module, PyObject *args)
 {
@@ -103,6 +122,7 @@ configure(PyObject *module, PyObject *args)
         return NULL;
     Py_INCREF(term_class);
     Py_XSETREF(TermClass, (PyTypeObject *)term_class);
+    drop_collector_header(TermClass);
     /* calls of the class go straight to the interning (a class without __new__ or __init__ of its own) */
     if (TermClass->tp_new == TermBaseType.tp_new && TermClass->tp_init == PyBaseObject_Type.tp_init)
         TermClass->tp_vectorcall = term_vectorcall;
@@ -163,11 +183,18 @@ table_size(PyObject *module, PyObject *unused)
     return PyLong_FromSize_t(table_count());
 }
 
+static PyObject *
+capacity(PyObject *module, PyObject *unused)
+{
+    return PyLong_FromSize_t(table_capacity());
+}
+
 static PyMethodDef module_methods[] = {
     {"configure", (PyCFunction)configure, METH_VARARGS,
      "configure(term_class, registry, op_class, dtypes, promote, numeric, infers, leaf): set the facts from Python."},
     {"find", (PyCFunction)(void (*)(void))find, METH_FASTCALL, "find(op, args, attr=None): the live term, or None."},
     {"table_size", table_size, METH_NOARGS, "table_size(): the number of live interned terms."},
+    {"table_capacity", capacity, METH_NOARGS, "table_capacity(): the number of slots of the intern table."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -2,7 +2,8 @@
 
    _cterm_api.h    the term struct and the API lent to other extensions through a capsule
    _cterm.c        the module: configuration from Python, the functions Python calls, the capsule
-   _cterm_term.c   TermBase: the intern table, the dtype rules of scalar operands, construction
+   _cterm_table.c  the intern table of live terms
+   _cterm_term.c   TermBase: the dtype rules of scalar operands, construction
 
    The sweeps of exprgraph.diff are another extension (exprgraph.diff._csweep) built on the API.
    Built with -fvisibility=hidden: only PyInit__cterm leaves the library. */
@@ -17,6 +18,9 @@
 /* an op's name for messages: any object (printed with %R or %S), never NULL */
 #define OP_NAME(op) (OP_SLOT(op, OffName) != NULL ? OP_SLOT(op, OffName) : Py_None)
 
+/* a term's hash while it is not in the intern table (key_hash never gives -1) */
+#define HASH_UNLINKED ((Py_hash_t)-1)
+
 /* ---- configuration, set by configure() (_cterm.c) ---- */
 extern PyTypeObject *TermClass;    /* exprgraph.core.term.Term */
 extern PyTypeObject *OpClass;      /* exprgraph.core.op.Op */
@@ -29,13 +33,19 @@ extern PyObject *LeafNotation;     /* "leaf" */
 extern Py_ssize_t OffInfer, OffArity, OffAttrKey, OffAttrName, OffNotation, OffName, OffGrad, OffReadsConsts;
 extern int Configured;
 
-/* ---- _cterm_term.c ---- */
-extern PyTypeObject TermBaseType;
+/* ---- _cterm_table.c: the intern table ---- */
+extern uint64_t TableVersion; /* changes whenever the table does */
 Py_uhash_t mix(Py_uhash_t h, Py_uhash_t v);
-int dtype_index(PyObject *dtype);
 Py_hash_t key_hash(PyObject *op, PyObject *args, PyObject *key);
 TermObject *table_find(PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash);
+int table_insert(TermObject *t);
+void table_unlink(TermObject *t);
 size_t table_count(void);
+size_t table_capacity(void);
+
+/* ---- _cterm_term.c ---- */
+extern PyTypeObject TermBaseType;
+int dtype_index(PyObject *dtype);
 PyObject *intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr);
 PyObject *term_vectorcall(PyObject *cls, PyObject *const *args, size_t nargsf, PyObject *kwnames);
 PyObject *intern_taking(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr);

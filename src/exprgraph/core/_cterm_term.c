@@ -1,195 +1,12 @@
 /* _cterm_term.c: TermBase, the interned term node (see _cterm.c and exprgraph.core.termbase).
 
-   One hash table holds every live term as a borrowed pointer (open addressing); a term unlinks
+   One hash table (_cterm_table.c) holds every live term as a borrowed pointer; a term unlinks
    itself when freed. The key is (op, the operand objects, the attr's key); a lookup that had to
    call Python (an attr's __eq__) starts again if the table changed meanwhile. A new term's dtype
    and shape come from the op's rule: for scalar operands of the elementwise rules this file
    applies the promotion table itself, anything else calls the rule. */
 
 #include "_cterm.h"
-
-/* ---- the intern table ------------------------------------------------------------------------
-   Open addressing with linear probing: a slot holds a term's hash next to the term, so a probe
-   touches the term only when the hashes agree; at most half the slots are used; a term that
-   leaves shifts the run behind it back (no tombstones). */
-
-typedef struct {
-    Py_hash_t hash;
-    TermObject *term; /* NULL: an empty slot */
-} Slot;
-
-static Slot *Slots = NULL;
-static size_t Capacity = 0; /* a power of two */
-static size_t Count = 0;
-static uint64_t Version = 0; /* changes whenever the table does */
-
-static int
-table_grow(void)
-{
-    size_t n = Capacity ? Capacity * 2 : 1 << 15;
-    Slot *fresh = (Slot *)PyMem_Calloc(n, sizeof(Slot));
-    if (fresh == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (size_t i = 0; i < Capacity; i++) {
-        if (Slots[i].term == NULL)
-            continue;
-        size_t j = (size_t)Slots[i].hash & (n - 1);
-        while (fresh[j].term != NULL)
-            j = (j + 1) & (n - 1);
-        fresh[j] = Slots[i];
-    }
-    PyMem_Free(Slots);
-    Slots = fresh;
-    Capacity = n;
-    Version++;
-    return 0;
-}
-
-static void
-table_unlink(TermObject *t)
-{
-    size_t mask = Capacity - 1, i = (size_t)t->hash & mask;
-    while (Slots[i].term != t) {
-        if (Slots[i].term == NULL)
-            return; /* not there (cannot happen for a linked term) */
-        i = (i + 1) & mask;
-    }
-    /* shift back each later entry of the run that may live at i (its home is not in (i, j]) */
-    size_t j = i;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (Slots[j].term == NULL)
-            break;
-        size_t k = (size_t)Slots[j].hash & mask;
-        if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
-            continue;
-        Slots[i] = Slots[j];
-        i = j;
-    }
-    Slots[i].term = NULL;
-    t->linked = 0;
-    Count--;
-    Version++;
-}
-
-Py_uhash_t
-mix(Py_uhash_t h, Py_uhash_t v)
-{
-    h ^= v + (Py_uhash_t)0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    return h;
-}
-
-/* the intern hash of (op, args, key); -1 with an exception set when the key is unhashable */
-Py_hash_t
-key_hash(PyObject *op, PyObject *args, PyObject *key)
-{
-    Py_uhash_t h = (Py_uhash_t)((uintptr_t)op >> 4);
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
-    for (Py_ssize_t i = 0; i < n; i++)
-        h = mix(h, (Py_uhash_t)((uintptr_t)PyTuple_GET_ITEM(args, i) >> 4));
-    h = mix(h, (Py_uhash_t)n);
-    if (key != NULL) {
-        Py_hash_t kh = PyObject_Hash(key);
-        if (kh == -1)
-            return -1;
-        h = mix(h, (Py_uhash_t)kh);
-    }
-    /* a final avalanche: the table takes the low bits */
-    h ^= h >> 33;
-    h *= (Py_uhash_t)0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    if ((Py_hash_t)h == -1)
-        h = (Py_uhash_t)-2;
-    return (Py_hash_t)h;
-}
-
-/* An attr whose __eq__ builds or frees terms changes the table at every comparison: a lookup starts
-   again at most this often, then raises exprgraph.errors.TermTableError instead of spinning. */
-#define MAX_LOOKUP_RETRIES 64
-
-static TermObject *
-table_changed_error(void)
-{
-    PyObject *errors = PyImport_ImportModule("exprgraph.errors");
-    PyObject *cls = errors != NULL ? PyObject_GetAttrString(errors, "TermTableError") : NULL;
-    Py_XDECREF(errors);
-    if (cls == NULL)
-        return NULL;
-    PyErr_SetString(cls, "the intern table changed at every comparison of this term's attr (its __eq__ builds or "
-                         "frees terms); an attr must compare without building terms");
-    Py_DECREF(cls);
-    return NULL;
-}
-
-/* The live term for (op, args, key), borrowed; NULL when there is none (or on error: check
-   PyErr_Occurred). `args` holds only pointers to compare, so non-terms simply miss. */
-TermObject *
-table_find(PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash)
-{
-    if (Capacity == 0)
-        return NULL;
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
-    int retries = 0;
-again:
-    if (retries > MAX_LOOKUP_RETRIES)
-        return table_changed_error();
-    for (size_t i = (size_t)hash & (Capacity - 1); Slots[i].term != NULL; i = (i + 1) & (Capacity - 1)) {
-        if (Slots[i].hash != hash)
-            continue;
-        TermObject *t = Slots[i].term;
-        if (t->op != op)
-            continue;
-        PyObject *targs = t->args;
-        if (PyTuple_GET_SIZE(targs) != n)
-            continue;
-        Py_ssize_t i = 0;
-        while (i < n && PyTuple_GET_ITEM(targs, i) == PyTuple_GET_ITEM(args, i))
-            i++;
-        if (i < n)
-            continue;
-        if (key == NULL || t->key == NULL) {
-            if (key == t->key)
-                return t;
-            continue;
-        }
-        if (t->key == key)
-            return t;
-        uint64_t version = Version;
-        Py_INCREF(t);
-        int eq = PyObject_RichCompareBool(t->key, key, Py_EQ);
-        if (version != Version) { /* Python code ran and changed the table: look again */
-            Py_DECREF(t);
-            if (eq < 0)
-                return NULL;
-            retries++;
-            goto again;
-        }
-        Py_DECREF(t); /* still linked, so still alive */
-        if (eq < 0)
-            return NULL;
-        if (eq)
-            return t;
-    }
-    return NULL;
-}
-
-static int
-table_insert(TermObject *t)
-{
-    if (2 * (Count + 1) > Capacity && table_grow() < 0)
-        return -1;
-    size_t i = (size_t)t->hash & (Capacity - 1);
-    while (Slots[i].term != NULL)
-        i = (i + 1) & (Capacity - 1);
-    Slots[i].hash = t->hash;
-    Slots[i].term = t;
-    t->linked = 1;
-    Count++;
-    Version++;
-    return 0;
-}
 
 /* ---- dtypes and shapes of the elementwise rules --------------------------------------------- */
 
@@ -419,12 +236,12 @@ intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
         return NULL;
     }
     PyObject *dtype, *shape;
-    uint64_t version = Version;
+    uint64_t version = TableVersion;
     if (check_and_infer(op, args, attr, &dtype, &shape) < 0) {
         Py_XDECREF(key);
         return NULL;
     }
-    if (version != Version) { /* the dtype rule ran Python code: an equal term may exist now */
+    if (version != TableVersion) { /* the dtype rule ran Python code: an equal term may exist now */
         found = table_find(op, args, key, hash);
         if (found != NULL || PyErr_Occurred()) {
             Py_XDECREF(key);
@@ -455,6 +272,7 @@ intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
     t->key = key;
     t->hash = hash;
     if (table_insert(t) < 0) {
+        t->hash = HASH_UNLINKED;
         Py_DECREF(t);
         return NULL;
     }
@@ -595,7 +413,7 @@ term_vectorcall(PyObject *cls, PyObject *const *args, size_t nargsf, PyObject *k
 static void
 term_dealloc(TermObject *self)
 {
-    if (self->linked)
+    if (self->hash != HASH_UNLINKED)
         table_unlink(self);
     if (self->weakreflist != NULL)
         PyObject_ClearWeakRefs((PyObject *)self);
@@ -604,8 +422,6 @@ term_dealloc(TermObject *self)
     Py_CLEAR(self->dtype);
     Py_CLEAR(self->shape);
     Py_CLEAR(self->free);
-    Py_CLEAR(self->depth);
-    Py_CLEAR(self->size);
     Py_CLEAR(self->key);
     Py_CLEAR(self->scratch);
     Py_CLEAR(self->args); /* last: freeing it may free a long chain of operands */
@@ -619,9 +435,47 @@ static PyMemberDef term_members[] = {
     {"dtype", T_OBJECT_EX, offsetof(TermObject, dtype), READONLY, "The element dtype."},
     {"shape", T_OBJECT_EX, offsetof(TermObject, shape), READONLY, "The shape, a tuple of ints and int64 terms."},
     {"_free", T_OBJECT_EX, offsetof(TermObject, free), 0, NULL},
-    {"_depth", T_OBJECT_EX, offsetof(TermObject, depth), 0, NULL},
-    {"_size", T_OBJECT_EX, offsetof(TermObject, size), 0, NULL},
     {"__weakref__", T_OBJECT, offsetof(TermObject, weakreflist), READONLY, NULL},
+    {NULL},
+};
+
+/* _depth and _size: counts cached in 32 bits each, stored plus one (0: not computed yet, read as an
+   AttributeError like an empty slot); a count that does not fit is simply not cached */
+static PyObject *
+get_count(TermObject *self, void *which)
+{
+    uint32_t v = which == NULL ? self->depth : self->size;
+    if (v == 0) {
+        PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute '%s'", Py_TYPE(self)->tp_name,
+                     which == NULL ? "_depth" : "_size");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLong((unsigned long)(v - 1));
+}
+
+static int
+set_count(TermObject *self, PyObject *value, void *which)
+{
+    uint32_t *slot = which == NULL ? &self->depth : &self->size;
+    if (value == NULL) {
+        *slot = 0;
+        return 0;
+    }
+    if (!PyLong_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "a term's cached %s must be an int", which == NULL ? "depth" : "size");
+        return -1;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    *slot = overflow == 0 && v >= 0 && v < (long long)UINT32_MAX ? (uint32_t)(v + 1) : 0;
+    return 0;
+}
+
+static PyGetSetDef term_getset[] = {
+    {"_depth", (getter)get_count, (setter)set_count, NULL, NULL},
+    {"_size", (getter)get_count, (setter)set_count, NULL, (void *)1},
     {NULL},
 };
 
@@ -634,11 +488,6 @@ PyTypeObject TermBaseType = {
     .tp_doc = "The fields of an interned term, in C (subclassed by exprgraph.Term).",
     .tp_weaklistoffset = offsetof(TermObject, weakreflist),
     .tp_members = term_members,
+    .tp_getset = term_getset,
     .tp_new = term_new,
 };
-
-size_t
-table_count(void)
-{
-    return Count;
-}

@@ -43,6 +43,7 @@ __all__ = [
     "configure",
     "find_term",
     "intern_table_size",
+    "intern_table_capacity",
 ]
 
 #: op name -> Op; filled by :mod:`exprgraph.core.op`
@@ -236,3 +237,11 @@ def intern_table_size() -> int:
         count: int = _native.table_size()
         return count
     return sum(len(op.table) for op in {id(op): op for op in REGISTRY.values()}.values())
+
+
+def intern_table_capacity() -> int | None:
+    """Slots of the C intern table (it halves once under an eighth full); None for the pure base."""
+    if _native is not None:
+        slots: int = _native.table_capacity()
+        return slots
+    return None

@@ -129,7 +129,7 @@ def hessian(
 ) -> list[list[Term]] | SparseMatrix:
     """The matrix of second derivatives ``H[i][j] = d2f / (d wrt_i d wrt_j)`` of a scalar ``f``.
 
-    The variables must be scalars. Dense: row ``i`` is the gradient of ``df/dwrt_i``, checked
+    A vector or matrix variable stands for its entries in C order. Dense: row ``i`` is the gradient of ``df/dwrt_i``, checked
     against ``max_entries`` first. ``sparse=True``: a :class:`SparseMatrix` of the structural
     non-zeros, never building the dense matrix.
 
@@ -144,9 +144,10 @@ def hessian(
         return sparse_hessian(f, wrt, max_pattern=max_pattern)
     f = as_term(f)
     targets, _ = resolve_wrt([f], wrt)
-    for t in targets:
-        if t.shape:
-            raise DifferentiationError(f"hessian takes scalar variables; {t} has shape {t.shape} (use jacobian)")
+    if any(t.shape for t in targets):  # vector variables: entry by entry, through the sparse pattern
+        sizes = [int(np.prod(t.shape)) if all(isinstance(d, int) for d in t.shape) else 0 for t in targets]
+        _dense_limit(sum(sizes), sum(sizes), max_entries, "Hessian")
+        return sparse_hessian(f, wrt, max_pattern=max_pattern).to_dense()
     _dense_limit(len(targets), len(targets), max_entries, "Hessian")
     first = grad(f, list(targets))
     return [grad(d, list(targets)) for d in first]

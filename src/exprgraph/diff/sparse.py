@@ -10,6 +10,7 @@ the lower triangle, which is mirrored (the same terms) into the upper one.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from ..core import Term, as_term
 from ..errors import DifferentiationError
 from .pattern import DEFAULT_MAX_PATTERN, colour_rows, dependency_sets
 from .reverse import _ONE, backprop, collector_paused, grad, one_like, resolve_wrt, zeros_like
+from .sparse_vector import scalar_form
 
 __all__ = ["SparseMatrix", "sparse_jacobian", "sparse_hessian"]
 
@@ -162,8 +164,11 @@ def sparse_jacobian(fs: Any, wrt: Any = None, *, max_pattern: int = DEFAULT_MAX_
     """
     outputs = [as_term(f) for f in fs] if isinstance(fs, (list, tuple)) else [as_term(fs)]
     targets, _ = resolve_wrt(outputs, wrt)
-    _check_scalars(outputs, "Jacobian")
-    _check_scalars(targets, "Jacobian")
+    _columns(targets)
+    if any(t.shape for t in (*outputs, *targets)):
+        form = scalar_form(outputs, targets)  # each entry of a vector is a row or a column
+        found = _compressed(form.outputs, _columns(form.targets), False, max_pattern)
+        return dataclasses.replace(found, values=form.restore(found.values))
     return _compressed(outputs, _columns(targets), False, max_pattern)
 
 
@@ -184,7 +189,11 @@ def sparse_hessian(f: Any, wrt: Any = None, *, max_pattern: int = DEFAULT_MAX_PA
     if f.shape:
         raise DifferentiationError(f"a Hessian needs a scalar f, but f has shape {f.shape}")
     targets, _ = resolve_wrt([f], wrt)
-    _check_scalars(targets, "Hessian")
     columns = _columns(targets)
+    if any(t.shape for t in (f, *targets)):
+        form = scalar_form([f], targets)  # each entry of a vector variable is a column
+        gradient = grad(form.outputs[0], form.targets)
+        found = _compressed(gradient, _columns(form.targets), True, max_pattern)
+        return dataclasses.replace(found, values=form.restore(found.values))
     gradient = grad(f, list(targets))
     return _compressed(gradient, columns, True, max_pattern)

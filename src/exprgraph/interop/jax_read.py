@@ -8,7 +8,8 @@ function's parameters (or ``x0, x1...``; ``names=`` chooses); a function made by
 :func:`~exprgraph.interop.jax.to_jax` gives back its own input symbols. The primitives read are in
 :data:`PRIMITIVES` and :data:`STRUCTURAL` (static slices, ``rev``, ``dynamic_slice`` at constant starts,
 ``gather`` as a ``take`` along one axis at constant indices and ``scatter-add`` its adjoint, ``concatenate``,
-``stack``, ``pad``, ``tile``, ``reshape``, ``squeeze`` and the reductions among them); any other raises
+``stack``, ``pad``, ``tile``, ``reshape``, ``squeeze`` and the reductions among them) and
+:data:`~exprgraph.interop.jax_read_ops.MULTIPLE` (``top_k``: values and indices); any other raises
 :class:`~exprgraph.errors.ConversionError` naming it (``cumsum``, ``sort``, ``scan``, ``while``...: no op of
 ours computes them). Dtypes: float64, float32, int64 and bool are ours; int32 (JAX's integers without 64-bit
 mode) is read as int64, so its wrap-around at 2**31 is not kept.
@@ -30,6 +31,7 @@ from ..core.stdops import insert_axes
 from ..errors import ConversionError, ShapeError
 from ..eval import evaluate
 from ._optional import require
+from .jax_read_ops import MULTIPLE, pad, tile
 from .registry import Converter, register_converter
 
 __all__ = ["from_jax", "PRIMITIVES", "STRUCTURAL"]
@@ -338,15 +340,19 @@ def _read(closed: Any, inputs: list[Term]) -> list[Term]:
         if name in STRUCTURAL:
             frames.append(_Frame(eqn.params[STRUCTURAL[name]], args))
             continue
+        several = MULTIPLE.get(name)
+        if several is not None:  # a primitive with several outputs (top_k: values and indices)
+            frame.bind([_checked(t, eqn, k) for k, t in enumerate(several(*args, **eqn.params))])
+            continue
         build = PRIMITIVES.get(name)
         if build is None:
             raise ConversionError(f"from_jax: no exprgraph op for JAX's primitive {name!r}")
         frame.bind([_checked(build(*args, **eqn.params), eqn)])
 
 
-def _checked(term: Term, eqn: Any) -> Term:
-    """``term``, if its dtype and shape are the JAX variable's (JAX's promotion is explicit in a jaxpr)."""
-    aval = eqn.outvars[0].aval
+def _checked(term: Term, eqn: Any, out: int = 0) -> Term:
+    """``term``, if its dtype and shape are output ``out``'s in JAX (JAX's promotion is explicit in a jaxpr)."""
+    aval = eqn.outvars[out].aval
     if term.dtype != _dtype(str(aval.dtype)) or tuple(term.shape) != tuple(aval.shape):
         raise ConversionError(
             f"from_jax: {eqn.primitive.name} gives {aval.dtype}{list(aval.shape)} in JAX,"
@@ -414,33 +420,8 @@ def _slice(
 
 PRIMITIVES["dynamic_slice"] = _dynamic_slice
 PRIMITIVES["gather"] = _gather
-PRIMITIVES["pad"] = lambda x, value, padding_config=(), **p: _pad(x, value, padding_config)
-PRIMITIVES["tile"] = lambda x, reps=(), **p: _tile(x, tuple(int(r) for r in reps))
-
-
-def _pad(x: Term, value: Term, config: Sequence[Any]) -> Term:
-    """``pad`` by ``value`` before and after each axis (no interior padding, no cropping): concatenations."""
-    out = x
-    for axis, (low, high, interior) in enumerate(config):
-        low, high = int(low), int(high)
-        if int(interior) or low < 0 or high < 0:
-            raise ConversionError("from_jax: pad with interior padding or a negative (cropping) edge is not read")
-        side = [*out.shape]
-        parts = []
-        for width in (low, high):
-            side[axis] = width
-            parts.append(broadcast_to(value, tuple(side)) if width else None)
-        out = concat([t for t in (parts[0], out, parts[1]) if t is not None], axis=axis)
-    return out
-
-
-def _tile(x: Term, reps: tuple[int, ...]) -> Term:
-    """``tile``: ``x`` repeated ``reps[i]`` times along each axis (extra reps add leading axes), concatenations."""
-    reps = (1,) * (x.ndim - len(reps)) + reps
-    out = reshape(x, (1,) * (len(reps) - x.ndim) + tuple(x.shape))
-    for axis, k in enumerate(reps):
-        out = out if k == 1 else concat([out] * k, axis=axis) if k else slice_axis(out, axis, 0, 0)
-    return out
+PRIMITIVES["pad"] = lambda x, value, padding_config=(), **p: pad(x, value, padding_config)
+PRIMITIVES["tile"] = lambda x, reps=(), **p: tile(x, tuple(int(r) for r in reps))
 
 
 PRIMITIVES["scatter-add"] = _scatter_add

@@ -27,6 +27,7 @@ from ..core.tokens import RESERVED_NAMES
 from ..errors import ConversionError, ShapeError
 from ..graph import FunctionGraph
 from .pytensor import _PASS_THROUGH, SCALAR_OPS, _modules, _scalar_op
+from .pytensor_read_sort import cut_topk, read_sort
 from .registry import Converter, register_converter
 
 __all__ = ["from_pytensor"]
@@ -172,6 +173,9 @@ class _Reader:
         elif kind == "ARange":  # pt.arange: constant start and step, a term for the stop
             ends = (self.constant(node.inputs[0], op), self.constant(node.inputs[2], op))
             out = arange(ends[0], self.full(node.inputs[1]), ends[1]), ()
+        elif kind in ("ArgSortOp", "SortOp"):  # pt.argsort, pt.sort: the top-k of all entries, smallest first
+            axis = None if _is_none(node.inputs[1]) else self.constant(node.inputs[1], op)
+            out = read_sort(self.full(node.inputs[0]), axis, kind == "ArgSortOp", op), ()
         elif kind in ("Softmax", "LogSoftmax"):
             out = _softmax(self.full(node.inputs[0]), op.axis, kind == "LogSoftmax"), ()
         else:
@@ -206,7 +210,14 @@ class _Reader:
             return dim if dtype == INT64 else dim * const(1.0, dtype)
         key = self.index_key(op, node)
         tensor = self.full(source)
-        if all(k.__class__ is Term for k in key) and tensor.op.name == "symbol" and len(key) == tensor.ndim:
+        cut = cut_topk(tensor, key)  # argsort(x)[:k]: the top-k of k entries; x[argsort(x)[:k]] its values
+        if cut is not None:
+            return cut
+        if (
+            all(k.__class__ is Term and not k.shape for k in key)
+            and tensor.op.name == "symbol"
+            and len(key) == tensor.ndim
+        ):
             return get_op("access")(tensor, *key)  # int64 terms: one element of a tensor symbol
         if any(k.__class__ is Term for k in key):
             raise ConversionError(
@@ -476,3 +487,8 @@ def from_pytensor(graph: Any) -> Any:
 
 
 register_converter(Converter("pytensor", "from", from_pytensor, "pytensor"))
+
+
+def _is_none(var: Any) -> bool:
+    """Whether a PyTensor input is the constant None (``axis=None``)."""
+    return getattr(var, "data", 0) is None or type(var.type).__name__ == "NoneTypeT"

@@ -63,8 +63,12 @@ def _bound_value(b: Any, lower: bool) -> int | None:
 
 def _range_of(r: Any) -> tuple[int | None, int | None] | None:
     """``(lo, hi)`` of a ValueRanges or a pair, or None for a range that is not of integers (bool)."""
-    if type(r) is tuple and len(r) == 2 and type(r[0]) is int and type(r[1]) is int:
-        return _bound_value(r[0], True), _bound_value(r[1], False)  # the common case, quickly
+    if type(r) is tuple and len(r) == 2:  # the common case, quickly: ints in int64, or None for an open end
+        lo, hi = r
+        if (lo is None or (type(lo) is int and INT64_RANGE[0] <= lo <= INT64_RANGE[1])) and (
+            hi is None or (type(hi) is int and INT64_RANGE[0] <= hi <= INT64_RANGE[1])
+        ):
+            return lo, hi
     if isinstance(r, tuple) or isinstance(r, list):
         if len(r) != 2:
             raise ConversionError(f"a range is (lo, hi) or a ValueRanges, not {r!r}")

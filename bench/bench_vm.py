@@ -1,0 +1,190 @@
+"""The vm backend: encode time and call time against our C build (-O2) and CasADi's SX virtual machine.
+
+Family: bench_lowering's branch terms ``v_i*v_j*(g_k*cos(t_i - t_j) + b*sin(t_i - t_j))`` with the
+partials of each term in its four variables (five outputs per term), at 10^3, 10^4 and 10^5
+outputs; each built grouped (loops over classes, the default) and straight-line (``loops=False``).
+
+- **ready**: CPU seconds from terms to a callable (process + children: the C compiler counts),
+  lowering included for every backend; our C build is forced to ``-O2`` in a fresh build cache.
+- **call**: CPU seconds of one packed call at one point (``time.thread_time`` over a batch,
+  best batch), ours and CasADi's VM (its input DM made outside the clock) interleaved in rounds;
+  and at 10^4 points (packed rows; CasADi's ``map`` over a DM prepared outside the clock).
+
+Optionally ``--opf case300,case1354_pegase``: the AC-OPF model of bench_opf (constraints, Jacobian,
+Hessian of the Lagrangian in blocks) compiled by ``exprgraph.optimize`` with the vm and the C
+backend: build CPU and the CPU of one round of callbacks (g, J, H).
+
+Run from the repository root:
+``python -m bench.bench_vm [--sizes 1000,10000,100000] [--flat-max 10000] [--opf case300]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from bench.bench_lowering import ours, pairs, theirs
+from bench.opf_data import case_path, read_case
+from bench.opf_model import build_exprgraph
+from exprgraph.compile import c_backend
+from exprgraph.compile import compile as eg_compile
+
+
+def cpu() -> float:
+    """CPU seconds of this process and its finished children."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def force_o2() -> None:
+    """Our C backend at -O2 for every program size (its default picks -O3 or -O1 by size)."""
+    c_backend._opt_flags = lambda statements: ("-O2", ())
+
+
+def interleaved(calls: dict[str, Callable[[], Any]], rounds: int = 7, batch: int = 5) -> dict[str, float]:
+    """Best CPU seconds per call of each callable, the callables taking turns in every round."""
+    best = {name: float("inf") for name in calls}
+    for _ in range(rounds):
+        for name, fn in calls.items():
+            start = time.thread_time()
+            for _ in range(batch):
+                fn()
+            best[name] = min(best[name], (time.thread_time() - start) / batch)
+    return best
+
+
+def ready(outs: list, inputs: list, backend: str, loops: bool) -> tuple[Any, float]:
+    """The packed function of ``outs`` and the CPU seconds it took to make it."""
+    start = cpu()
+    fn = eg_compile(outs, inputs, backend, packed=True, loops=loops)
+    return fn, cpu() - start
+
+
+def _calls(
+    vm_f: Any, c_f: Any, ca_f: Any, point: Any, ca_x: Any, many: Any, ca_many: Any, ca_map: Any, n_out: int
+) -> tuple:
+    """Interleaved CPU per call at one point and at many points: vm, C, CasADi."""
+    one = interleaved({"vm": lambda: vm_f(point), "c": lambda: c_f(point), "casadi": lambda: ca_f(ca_x)})
+    out_v, out_c = np.empty((len(many), n_out)), np.empty((len(many), n_out))
+    lots = interleaved(
+        {
+            "vm": lambda: vm_f(many, out=out_v),
+            "c": lambda: c_f(many, out=out_c),
+            "casadi": lambda: ca_map(ca_many),
+        },
+        rounds=3,
+        batch=1,
+    )
+    return one, lots
+
+
+def family_rows(n: int, flat_max: int, points: int) -> list[str]:
+    """The table rows of one size of the family."""
+    import casadi as ca
+
+    terms = n // 5
+    buses = max(4, terms // 3)
+    index = pairs(terms, buses)
+    outs, inputs = ours(index, buses)
+    points = max(10, min(points, 2 * 10**7 // len(outs)))  # the outputs of a many-points call: <= 160 MB
+    rng = np.random.default_rng(0)
+    point = np.concatenate([rng.uniform(0.9, 1.1, buses), rng.uniform(-0.3, 0.3, buses)])
+    many = np.ascontiguousarray(np.tile(point, (points, 1)) * rng.uniform(0.99, 1.01, (points, len(point))))
+    start = cpu()
+    theirs_f: Any = theirs(index, buses)
+    ca_made = cpu() - start
+    ca_x = ca.DM(point)
+    ca_many = ca.DM(many.T)
+    ca_map = theirs_f.map(points)
+    want = np.array(theirs_f(ca_x)).ravel()
+    rows = []
+    for loops in (True, False):
+        if not loops and n > flat_max:
+            continue
+        vm_f, vm_ready = ready(outs, inputs, "vm", loops)
+        c_f, c_ready = ready(outs, inputs, "c", loops)
+        for f in (vm_f, c_f):
+            assert np.allclose(f(point), want, rtol=1e-12, atol=1e-12), "a backend differs from CasADi"
+        one, lots = _calls(vm_f, c_f, theirs_f, point, ca_x, many, ca_many, ca_map, len(outs))
+        kind = "grouped" if loops else "flat"
+        rows.append(
+            f"| {len(outs)} | {kind}, {points} points | {vm_ready:.3f} | {c_ready:.2f} | {ca_made:.2f} "
+            f"| {vm_ready / c_ready:.4f} "
+            f"| {one['vm'] * 1e6:.1f} | {one['c'] * 1e6:.1f} | {one['casadi'] * 1e6:.1f} "
+            f"| {one['vm'] / one['c']:.2f} | {one['vm'] / one['casadi']:.2f} "
+            f"| {lots['vm'] * 1e3:.1f} | {lots['c'] * 1e3:.1f} | {lots['casadi'] * 1e3:.1f} "
+            f"| {lots['vm'] / lots['c']:.2f} | {lots['vm'] / lots['casadi']:.2f} |"
+        )
+    return rows
+
+
+def opf_rows(name: str) -> list[str]:
+    """Build CPU and one round of callbacks (g, J, H) of the AC-OPF of ``name``, vm vs C."""
+    case = read_case(case_path(name), name)
+    prob, lay = build_exprgraph(case)
+    x0 = np.asarray(lay.x0, dtype=float)
+    built = {}
+    for backend in ("vm", "c"):
+        start = cpu()
+        nlp = prob.compile(backend, build_timeout=3000)
+        built[backend] = (nlp, cpu() - start)
+    lam = np.linspace(-1.0, 1.0, built["vm"][0].m)
+
+    def round_of(nlp: Any) -> Callable[[], Any]:
+        return lambda: (nlp.constraints(x0), nlp.jacobian(x0), nlp.hessian(x0, lam, 1.0))
+
+    a = round_of(built["vm"][0])()
+    b = round_of(built["c"][0])()
+    for u, v in zip(a, b, strict=True):
+        assert np.allclose(u, v, rtol=1e-10, atol=1e-10), "vm and C callbacks differ"
+    calls = interleaved({k: round_of(v[0]) for k, v in built.items()}, rounds=5, batch=3)
+    vm_nlp, vm_build = built["vm"]
+    c_build = built["c"][1]
+    return [
+        f"| {name} | {vm_nlp.n} | {vm_nlp.m} | {vm_nlp.build['derivatives']:.2f} | {vm_build:.2f} | {c_build:.2f} "
+        f"| {vm_build / c_build:.3f} | {calls['vm'] * 1e3:.2f} | {calls['c'] * 1e3:.2f} "
+        f"| {calls['vm'] / calls['c']:.2f} |"
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="1000,10000,100000", help="outputs (5 per term)")
+    parser.add_argument("--flat-max", type=int, default=10000, help="largest size built straight-line too")
+    parser.add_argument("--points", type=int, default=10000, help="points of the many-points call (fewer when large)")
+    parser.add_argument("--opf", default="", help="comma list of cases (bench_opf's model), e.g. case300")
+    args = parser.parse_args()
+    os.environ["EXPRGRAPH_CACHE"] = tempfile.mkdtemp(prefix="eg-bench-vm-")  # cold C builds
+    force_o2()
+    print(f"load average before: {os.getloadavg()}")
+    print("\nReady = CPU s from terms to a packed callable (vm: lower + encode; C: lower + emit + gcc -O2 + load);")
+    print("call = CPU us of one packed call at one point; many = CPU ms of a call at --points points\n")
+    head = "| outputs | code | vm ready | C ready | CasADi construct | vm/C ready | vm call | C call | CasADi call "
+    head += "| vm/C | vm/CasADi | vm many | C many | CasADi map | vm/C many | vm/CasADi many |"
+    print(head)
+    print("|" + "---|" * 16)
+    for n in (int(s) for s in args.sizes.split(",") if s):
+        for row in family_rows(n, args.flat_max, args.points):
+            print(row, flush=True)
+    if args.opf:
+        print(
+            "\n| case | n | m | derivatives s | vm build s | C build s | vm/C build | vm g+J+H ms | C g+J+H ms", end=""
+        )
+        print(" | vm/C |")
+        print("|" + "---|" * 10)
+        for name in args.opf.split(","):
+            for row in opf_rows(name):
+                print(row, flush=True)
+    print(f"\nload average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""The vm backend: a lowered program run by a register machine in the extension, with no C compiler.
+
+``compile(outputs, inputs, backend="vm")`` encodes the program once (:mod:`.vm_encode`: linear in
+its size, milliseconds where a C build takes seconds) and runs it in :mod:`._cvm`, a register
+machine over blocks of points: each instruction is one tight loop over up to ``block`` lanes, so
+dispatch is paid once per instruction per block. Classes of repeated structure
+(:mod:`.structure`) run as loops over their index and constant tables, as in the C backend. The
+calls and results are those of every backend (``f(*args)``, ``packed=True``), with the C
+backend's semantics (:mod:`.crender`: floor division, int64 wrapping, integer power errors).
+
+Without the extension (a build without a C compiler, or ``EXPRGRAPH_PURE_PYTHON``), the backend
+checks and encodes the same way and then runs its twin, the numpy backend.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..core.termbase import PURE_ENV
+from .backends import Backend, get_backend, register_backend
+from .function import Built
+from .lower import Program, unfoldable
+from .native import NativeRunner
+from .structure import find_structure
+from .vm_encode import Encoded, encode
+
+try:
+    from . import _cvm as _native  # type: ignore[attr-defined]
+except ImportError:  # not built: the numpy backend runs instead
+    _native = None
+if os.environ.get(PURE_ENV):
+    _native = None
+
+__all__ = ["VMRunner", "build_vm", "block_for", "unfoldable", "BLOCK", "MIN_BLOCK", "REGISTER_BYTES"]
+
+#: most lanes per register (points evaluated per instruction)
+BLOCK = 128
+#: fewest lanes per register when there are many registers (fewer lanes cost more dispatch than cache)
+MIN_BLOCK = 16
+#: the register files' budget in bytes: fewer lanes (down to MIN_BLOCK) for programs with many registers
+REGISTER_BYTES = 1 << 20
+
+
+def block_for(encoded: Encoded) -> int:
+    """Lanes per register: a power of two from :data:`MIN_BLOCK` to :data:`BLOCK` within :data:`REGISTER_BYTES`."""
+    registers = max(1, encoded.nd + encoded.ni)
+    block = BLOCK
+    while block > MIN_BLOCK and registers * block * 8 > REGISTER_BYTES:
+        block //= 2
+    return block
+
+
+class VMRunner(NativeRunner):
+    """An encoded program loaded in the machine: ``run(*args)`` and ``packed(x, out=None)`` (see :mod:`.native`)."""
+
+    def __init__(
+        self, program: Program, encoded: Encoded, block: int | None = None, info: dict[str, Any] | None = None
+    ) -> None:
+        if _native is None:
+            raise ImportError("the vm extension (exprgraph.compile._cvm) is not built")
+        self.encoded = encoded
+        #: the classes found (see :meth:`~exprgraph.compile.structure.Structure.report`), or None
+        self.info = info
+        #: the machine: instructions, tables and registers (one set, used under the GIL)
+        self.machine = _native.Machine(**encoded.machine_args(block or block_for(encoded)))
+        super().__init__(
+            program, encoded.loop_outputs, list(program.used_inputs), self.machine.run, self.machine.packed
+        )
+
+    def describe(self) -> str:
+        """A one-paragraph account of the encoded program (the function's ``.source``)."""
+        e = self.encoded
+        return (
+            f"vm program: {e.instructions} instructions ({e.main_len} in the main program), {e.loops} loops, "
+            f"{e.nd} double and {e.ni} int64 registers of {self.machine.block} lanes, "
+            f"{len(e.ints)} table ints, {len(e.doubles)} table doubles\n"
+        )
+
+
+def build_vm(program: Program, *, loops: int = 0, block: int | None = None) -> VMRunner:
+    """Encode ``program`` (classes of at least ``loops`` members as loops; 0: none) and load it in the machine."""
+    structure = None
+    if loops and program.pointwise:
+        found = find_structure(program, loops)
+        structure = found if found.classes else None
+    encoded = encode(program, structure)
+    return VMRunner(program, encoded, block, structure.report() if structure is not None else None)
+
+
+def _build(program: Program, build_timeout: float | None, loops: int = 0) -> Built:
+    """The vm backend's function: encoded and run by the machine (the numpy backend when it is not built).
+
+    A program with an output that failed to fold goes to the numpy backend too, which raises the
+    folding's error at the call, where it belongs.
+    """
+    if _native is None or unfoldable(program):
+        encode(program)  # the same refusals, at compile time
+        return get_backend("numpy").build(program, build_timeout, loops=loops)
+    runner = build_vm(program, loops=loops)
+    return Built(runner.run, runner.describe(), runner.packed, runner.machine, runner.info)
+
+
+register_backend(Backend("vm", _build, loops=True))

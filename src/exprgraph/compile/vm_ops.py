@@ -1,0 +1,93 @@
+"""The vm backend's instruction set: opcode numbers (mirroring ``_cvm.h``) and each op's instructions.
+
+An instruction is :data:`WORDS` int32 words: opcode, destination register, then up to three
+operand registers. Two register files: doubles (float64 values, kind :data:`KD`) and int64 (int64
+and bool values, bools as 0/1, kind :data:`KI`). The order of :data:`OPCODES` is the order of the
+enum in ``_cvm.h`` (a test reads the header and compares).
+"""
+
+from __future__ import annotations
+
+__all__ = ["OPCODES", "OPCODE", "WORDS", "CLASS_FIELDS", "KD", "KI", "BINARY", "UNARY", "RELATIONAL", "KIND_SHIFT"]
+
+#: words per instruction
+WORDS = 5
+#: words per class descriptor (see ``enum vm_class_field`` in ``_cvm.h``)
+CLASS_FIELDS = 11
+#: a constant register of a class body is encoded as ``kind << KIND_SHIFT | register``
+KIND_SHIFT = 30
+#: the register files: doubles, and int64 (int64 and bool values)
+KD, KI = 0, 1
+
+#: the opcodes, in the order of ``enum vm_opcode``
+OPCODES: tuple[str, ...] = (
+    *("MOV_D", "MOV_I", "I2D", "D2I", "TRUTH_D", "TRUTH_I"),
+    *("ADD_D", "SUB_D", "MUL_D", "DIV_D", "FLOORDIV_D", "MOD_D", "TRUNCDIV_D", "FMOD_D"),
+    *("POW_DD", "MAX_D", "MIN_D", "ATAN2_D", "HYPOT_D", "LOGADDEXP_D", "CEILDIV_D", "BDIM_D"),
+    "POW_DI",
+    *("LT_D", "LE_D", "GT_D", "GE_D", "EQ_D", "NE_D"),
+    *("ADD_I", "SUB_I", "MUL_I", "FLOORDIV_I", "MOD_I", "TRUNCDIV_I", "FMOD_I", "POW_I"),
+    *("MAX_I", "MIN_I", "CEILDIV_I", "BDIM_I", "AND_I", "OR_I"),
+    *("LT_I", "LE_I", "GT_I", "GE_I", "EQ_I", "NE_I"),
+    *("NEG_D", "ABS_D", "EXP_D", "LOG_D", "LOG2_D", "LOG10_D", "ERF_D", "ERFC_D", "SQRT_D"),
+    *("SIN_D", "COS_D", "TAN_D", "TANH_D", "SIGMOID_D", "LOG1P_D", "EXPM1_D", "SOFTPLUS_D"),
+    *("LOGSIGMOID_D", "FLOOR_D", "CEIL_D", "TRUNC_D", "SIGN_D", "ASIN_D", "ACOS_D", "ATAN_D"),
+    *("SINH_D", "COSH_D", "ASINH_D", "ACOSH_D", "ATANH_D"),
+    "NOT_D",
+    *("NEG_I", "ABS_I", "SIGN_I", "NOT_I"),
+    *("WHERE_D", "WHERE_I"),
+    *("STORE_D", "STORE_I"),
+    "LOOP",
+)
+#: opcode number of each name
+OPCODE: dict[str, int] = {name: k for k, name in enumerate(OPCODES)}
+
+#: binary ops: op name -> (opcode on doubles, opcode on int64s), None where the op has no such form
+BINARY: dict[str, tuple[str | None, str | None]] = {
+    "add": ("ADD_D", "ADD_I"),
+    "sub": ("SUB_D", "SUB_I"),
+    "mul": ("MUL_D", "MUL_I"),
+    "truediv": ("DIV_D", None),
+    "floordiv": ("FLOORDIV_D", "FLOORDIV_I"),
+    "mod": ("MOD_D", "MOD_I"),
+    "truncdiv": ("TRUNCDIV_D", "TRUNCDIV_I"),
+    "fmod": ("FMOD_D", "FMOD_I"),
+    "maximum": ("MAX_D", "MAX_I"),
+    "minimum": ("MIN_D", "MIN_I"),
+    "ceil_div": ("CEILDIV_D", "CEILDIV_I"),
+    "broadcast_dim": ("BDIM_D", "BDIM_I"),
+    "atan2": ("ATAN2_D", None),
+    "hypot": ("HYPOT_D", None),
+    "logaddexp": ("LOGADDEXP_D", None),
+    "logical_and": (None, "AND_I"),
+    "logical_or": (None, "OR_I"),
+}
+
+#: comparisons: op name -> (opcode on doubles, opcode on int64s); the result is a bool
+RELATIONAL: dict[str, tuple[str, str]] = {
+    "lt": ("LT_D", "LT_I"),
+    "le": ("LE_D", "LE_I"),
+    "gt": ("GT_D", "GT_I"),
+    "ge": ("GE_D", "GE_I"),
+    "eq": ("EQ_D", "EQ_I"),
+    "ne": ("NE_D", "NE_I"),
+}
+
+_FLOAT_UNARY = (
+    "exp log log2 log10 erf erfc sqrt sin cos tan tanh sigmoid log1p expm1 softplus floor ceil trunc "
+    "asin acos atan sinh cosh asinh acosh atanh"
+).split()
+
+#: unary ops: op name -> (opcode on doubles, opcode on int64s); an integer is its own floor, ceil, trunc
+UNARY: dict[str, tuple[str | None, str | None]] = {
+    **{name: (f"{name.upper()}_D", None) for name in _FLOAT_UNARY},
+    "log_sigmoid": ("LOGSIGMOID_D", None),
+    "floor": ("FLOOR_D", "MOV_I"),
+    "ceil": ("CEIL_D", "MOV_I"),
+    "trunc": ("TRUNC_D", "MOV_I"),
+    "identity": ("MOV_D", "MOV_I"),
+    "neg": ("NEG_D", "NEG_I"),
+    "abs": ("ABS_D", "ABS_I"),
+    "sign": ("SIGN_D", "SIGN_I"),
+    "logical_not": ("NOT_D", "NOT_I"),
+}

@@ -1,0 +1,139 @@
+"""Memory of terms: the node size, the cached counts, and an intern table that gives memory back."""
+
+from __future__ import annotations
+
+import gc
+import pickle
+import sys
+import weakref
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import exprgraph as eg
+from exprgraph.core import termbase
+
+native = termbase.native()
+needs_native = pytest.mark.skipif(not native, reason="the C term base is not built")
+
+UNARY = (eg.sin, eg.cos, eg.exp, eg.tanh)
+
+
+def capacity() -> int:
+    """Slots of the C intern table."""
+    slots = termbase.intern_table_capacity()
+    assert slots is not None
+    return slots
+
+
+@needs_native
+def test_a_c_term_is_112_bytes_without_a_collector_header() -> None:
+    x = eg.Symbol("x_mem")
+    t = eg.sin(x) * x
+    assert sys.getsizeof(t) == 112
+    assert not eg.Term.__flags__ & (1 << 14)  # Py_TPFLAGS_HAVE_GC
+    assert not gc.is_tracked(t)
+
+
+def test_terms_still_take_weak_references_and_die_with_them() -> None:
+    x = eg.Symbol("x_weak")
+    t = eg.exp(x) + x
+    ref = weakref.ref(t)
+    assert ref() is t
+    del t
+    gc.collect()
+    assert ref() is None
+    assert termbase.find_term(eg.get_op("add"), (eg.exp(x), x)) is None
+
+
+def test_cached_depth_and_size_read_back_and_start_unset() -> None:
+    x, y = eg.Symbol("x_count"), eg.Symbol("y_count")
+    t = eg.sin(x * y) + eg.cos(x)
+    assert not hasattr(t, "_depth") and not hasattr(t, "_size")
+    assert (t.depth, t.size) == (3, 6)
+    assert (t._depth, t._size) == (3, 6)
+    object.__delattr__(t, "_size")
+    assert not hasattr(t, "_size")
+    assert t.size == 6
+
+
+@needs_native
+def test_counts_that_do_not_fit_are_not_cached_and_non_ints_are_refused() -> None:
+    t = eg.sin(eg.Symbol("x_big"))
+    object.__setattr__(t, "_size", 2**40)
+    assert not hasattr(t, "_size")
+    object.__setattr__(t, "_depth", -1)
+    assert not hasattr(t, "_depth")
+    object.__setattr__(t, "_depth", 0)
+    assert t._depth == 0
+    with pytest.raises(TypeError, match="must be an int"):
+        object.__setattr__(t, "_size", "7")
+
+
+@needs_native
+def test_the_intern_table_shrinks_when_terms_die_and_grows_again() -> None:
+    gc.collect()
+    start = capacity()
+    x = eg.Symbol("x_shrink")
+    chain = x
+    for k in range(300_000):
+        chain = eg.sin(chain) + k
+    grown = capacity()
+    assert grown >= 2 * 300_000
+    del chain
+    gc.collect()
+    assert capacity() == grown  # freeing never rehashes: the next construction shrinks the table
+    again = eg.cos(x)
+    assert capacity() <= max(start, 8 * eg.intern_table_size()) < grown // 4
+    for _ in range(999):
+        again = eg.cos(again)
+    assert again.depth == 1000
+
+
+def test_a_long_chain_is_freed_without_recursion() -> None:
+    x = eg.Symbol("x_free")
+    chain = x
+    for _ in range(200_000):
+        chain = eg.exp(chain) * x
+    ref = weakref.ref(chain)
+    del chain
+    assert ref() is None
+
+
+def test_pickling_rebuilds_the_same_interned_term() -> None:
+    x = eg.Symbol("x_pickle")
+    t = eg.tanh(eg.sin(x) * 2.5 + x)
+    assert pickle.loads(pickle.dumps(t)) is t
+
+
+ops_of = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 1_000), st.integers(0, 1_000)), min_size=1)
+
+
+@settings(max_examples=30, deadline=None)
+@given(steps=ops_of, keep=st.integers(1, 7), bulk=st.integers(0, 70_000))
+def test_interning_survives_tables_that_grow_and_shrink(steps: list, keep: int, bulk: int) -> None:
+    # build terms (unary and binary over earlier ones), keep a few, drop the rest together with a
+    # bulk chain that forces the table to grow and then shrink: every kept term is found again
+    # by construction, and rebuilding a dropped one gives a term equal to it in structure
+    x = eg.Symbol("x_prop")
+    built = [x]
+    for op, i, j in steps:
+        a, b = built[i % len(built)], built[j % len(built)]
+        built.append(UNARY[op](a) if op < 2 else a * b if op == 2 else a + b)
+    bulk_chain = x
+    for k in range(bulk):
+        bulk_chain = eg.sin(bulk_chain) - k
+    kept = built[::keep]
+    shapes = [str(t) for t in built]
+    del bulk_chain, built
+    gc.collect()
+    for t in kept:
+        assert eg.Term(t.op, t.args, t.attr) is t
+        assert termbase.find_term(t.op, t.args, t.attr) is t
+    rebuilt = [x]
+    for op, i, j in steps:
+        a, b = rebuilt[i % len(rebuilt)], rebuilt[j % len(rebuilt)]
+        rebuilt.append(UNARY[op](a) if op < 2 else a * b if op == 2 else a + b)
+    assert [str(t) for t in rebuilt] == shapes
+    assert all(r is t for r, t in zip(rebuilt[::keep], kept, strict=True))
