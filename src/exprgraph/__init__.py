@@ -36,7 +36,7 @@ from .eval import evaluate
 from .match import MatchError, V, Var
 from .progress import Progress
 from .rules import RewriteLimitError, RuleSet, RuleSyntaxError, rewrite, rule
-from .simplify import apart, cancel, collect, expand, factor, simplify, together
+from .simplify import SimplifyInfo, apart, cancel, collect, expand, factor, simplify, together
 
 __version__ = "0.1.0"
 
@@ -59,6 +59,7 @@ __all__ = [
     "RuleSyntaxError",
     "evaluate",
     "simplify",
+    "SimplifyInfo",
     "expand",
     "collect",
     "factor",

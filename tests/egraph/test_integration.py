@@ -66,7 +66,7 @@ def test_binarize_keeps_values():
 
 def test_rewriter_in_a_pipeline():
     a = parse("x*y + x*z")
-    b = parse("(x*y + x*z)*2 + 0")
+    b = parse("(x*y + x*z)*2*1")  # a*1 -> a (a + 0 -> a is unsafe: the sign of a zero)
     fg = FunctionGraph(list(SYMS), [a, b])
     before = cost(a) + cost(b)
     prof = SequentialGraphRewriter(MergeOptimizer(), EqualitySaturationRewriter()).rewrite(fg)
@@ -95,7 +95,7 @@ def test_cli_saturate(tmp_path, capsys):
     assert float(out[0]) == 1.0
     assert out[1].startswith("# cost (size): 1") and out[2].startswith("# stop: saturated")
     assert out[3].startswith("| iter | e-nodes")
-    assert main(["saturate", "x*1 + 0", "--exact", "--dot"]) == 0
+    assert main(["saturate", "x*1", "--exact", "--dot"]) == 0
     text = capsys.readouterr().out
     assert text.splitlines()[0] == "x" and "digraph" in text and "cluster_" in text
 

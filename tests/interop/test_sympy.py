@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
@@ -101,7 +103,7 @@ def test_sympy_expressions_in():
     assert from_sympy(sp.floor(x / y)) is X // Y
     assert from_sympy(sp.Mod(n, 3)) is Symbol("n", "int64") % 3
     assert from_sympy(sp.Piecewise((x, x > 0), (0, True))) is where(X > 0, X, 0)
-    assert from_sympy(sp.Rational(1, 3)) is const(1) / const(3)
+    assert from_sympy(sp.Rational(1, 3)) is const(Fraction(1, 3))  # an exact rational constant (docs/exact.md)
     assert float(evaluate(from_sympy(sp.pi + sp.E))) == pytest.approx(np.pi + np.e)
     assert from_sympy([x, y]) == [X, Y]
     # exactly the same SymPy expression back, for expressions in SymPy's canonical form

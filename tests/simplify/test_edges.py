@@ -43,7 +43,7 @@ def test_exponents_beyond_int64_stay_unmerged(unsafe: bool) -> None:
     # the equal factors become a power of the factor (f*f = f**2), never a product of 2**k equal factors
     t = x ** (2**62) * x ** (2**62)
     s = simplify(t, unsafe=unsafe)
-    assert s is (x ** (2**62)) ** 2
+    assert s is t  # (x**(2**62))**2 would be a node larger: simplify never returns a larger DAG
     same_values(t, s)
     for u in ((x ** (2**62)) ** 2, (x**3) ** (2**62), exp(x) ** (2**63 - 1) * exp(x), x ** (2.0**64) * x**3):
         same_values(u, simplify(u, unsafe=unsafe))

@@ -12,6 +12,10 @@ import exprgraph as eg
 from exprgraph.diff import grad
 from exprgraph.rules import RewriteProfile
 from exprgraph.simplify import canonical, cost, rules, simplify
+from exprgraph.simplify.powers import ASSUMPTION_REWRITES
+
+#: the rules about symbols with assumptions (exprgraph.simplify.powers), which random terms never have
+ASSUMED = {name for name, *_ in ASSUMPTION_REWRITES}
 
 x, y, z = X, Y, Z
 
@@ -103,16 +107,20 @@ def test_seed_examples() -> None:
         ("x/1", "x"),
         ("x**1", "x"),
         ("x**0", "1.0"),
-        ("x + x", "2*x"),
-        ("x*x", "x**2"),
+        # never larger, constants counted: 2*x and x**2 have a node more than x + x and x*x
+        ("x + x", "x + x"),
+        ("x*x", "x*x"),
+        ("2*x + 3*x", "5*x"),
+        ("x**2 * x", "x**3"),
         ("-(-x)", "x"),
         ("(x**2)**3", "x**6"),
         ("2 + 3*x - 1", "3*x + 1"),
         ("x**2 * x**3", "x**5"),
-        ("log(sqrt(x))", "0.5*log(x)"),
+        ("log(sqrt(x))", "log(sqrt(x))"),
+        ("log(sqrt(x)) + log(sqrt(x))", "log(x)"),
         ("abs(-x)", "abs(x)"),
         ("abs(abs(x))", "abs(x)"),
-        ("max(max(x, y), x)", "maximum(x, y)"),
+        ("max(max(x, y), x)", "maximum(y, x)"),  # in order: max(0.0, -0.0) is -0.0, max(-0.0, 0.0) is 0.0
         ("where(x < y, x, x)", "x"),
         ("where(x < x, x, y)", "y"),
         ("sin(2.0*0.25) + x", "x + 0.479425538604203"),
@@ -144,7 +152,7 @@ def test_unsafe_rules_simplify_further(before: str, after: str) -> None:
 
 @pytest.mark.parametrize(
     ("before", "after"),
-    [("x*0", "0*x"), ("x - x", "x - x"), ("(x*y)/y", "x*(y/y)"), ("log(exp(x))", "log(exp(x))"), ("x + x", "2*x")],
+    [("x*0", "0*x"), ("x - x", "x - x"), ("(x*y)/y", "x*(y/y)"), ("log(exp(x))", "log(exp(x))"), ("2*x + 3*x", "5*x")],
 )
 def test_the_default_is_the_safe_strength(before: str, after: str) -> None:
     t = eg.parse(before)
@@ -173,7 +181,7 @@ def test_dtypes_are_kept() -> None:
     assert simplify(i * 1).dtype == "int64"
     assert simplify(i * 1.0).dtype == "float64"
     assert simplify(i / i, unsafe=False).dtype == "float64"
-    assert simplify(i + i) is 2 * i
+    assert simplify(2 * i + 3 * i) is 5 * i
     a = eg.Symbol("A", shape=(3,))
     assert simplify(a * 0, unsafe=True).shape == (3,)  # x*0 -> 0 would lose the shape: declined
     assert simplify(a - a, unsafe=True).shape == (3,)
@@ -188,23 +196,22 @@ def test_never_changes_the_value(t: eg.Term) -> None:
     values_agree(t, simplify(t, unsafe=True), env, finite_only=True)
 
 
-@settings(max_examples=120, deadline=None)
-@given(t=terms(max_depth=4, kind="exact"))
-def test_never_changes_the_value_exactly_with_jumps(t: eg.Term) -> None:
-    # on small integers every step is exact, so floor division, modulo and comparisons must agree exactly;
-    # only the sign of a zero is not kept (x + 0 -> x is -0.0 where the sum is 0.0), which shows as the
-    # sign of an infinite quotient by that zero: there, infinities are compared without their sign
-    rng = np.random.default_rng(6)
+@settings(max_examples=200, deadline=None)
+@given(t=terms(max_depth=4, kind="exact"), seed=st.integers(0, 2**32 - 1))
+def test_never_changes_the_value_exactly_with_jumps(t: eg.Term, seed: int) -> None:
+    # on small integers every step is exact, so floor division, modulo and comparisons must agree
+    # exactly; the safe strength keeps the sign of a zero wherever it reaches a division (x + 0 -> x
+    # would give -0.0 where the sum is 0.0, and a quotient by it -inf for inf), so infinities keep theirs
+    rng = np.random.default_rng(seed)
     env = {s: rng.integers(-4, 5, 64).astype(np.float64) for s in SYMBOLS}
+    for s in SYMBOLS:
+        env[s][:4] = [0.0, -0.0, 0.0, -0.0]
     with np.errstate(all="ignore"):
         want = eg.evaluate(t, env)
         inner = [np.broadcast_to(v, want.shape) for v in eg.evaluate(eg.postorder(t), env)]
-        signless = np.isinf(want) & np.any([v == 0 for v in inner], axis=0)
         safe = simplify(t, unsafe=False)
         got = np.broadcast_to(eg.evaluate(safe, env), want.shape)
-        np.testing.assert_array_equal(
-            np.where(signless, np.abs(got), got), np.where(signless, np.abs(want), want), err_msg=f"{t} -> {safe}"
-        )
+        np.testing.assert_array_equal(got, want, err_msg=f"{t} -> {safe}")
         finite = np.all([np.isfinite(v) for v in inner], axis=0)
         s = simplify(t, unsafe=True)
         got = np.broadcast_to(eg.evaluate(s, env), want.shape)
@@ -277,7 +284,7 @@ def test_every_rule_fires_on_the_corpus_and_keeps_values() -> None:
     # sum of a scalar term: one point (evaluate sums a vectorised scalar over its points)
     assert float(eg.evaluate(simplify(eg.sum(x * 2.0), profile=profile), {x: 1.5})) == 3.0
     fired = {name for name, st in profile.rules.items() if st.rewrites}
-    names = {r.name for r in rules(unsafe=True)}
+    names = {r.name for r in rules(unsafe=True)} - ASSUMED  # those need symbols with assumptions
     assert names <= fired, sorted(names - fired)
 
 
@@ -285,7 +292,7 @@ def test_rules_are_named_documented_and_tagged() -> None:
     rs = rules(unsafe=True)
     assert len({r.name for r in rs}) == len(rs)
     assert all(r.doc for r in rs)
-    unsafe = {r.name for r in rs if r.unsafe}
+    unsafe = {r.name for r in rs if r.unsafe} - ASSUMED
     assert {
         "cancel_sum",
         "cancel_product",
@@ -300,6 +307,7 @@ def test_rules_are_named_documented_and_tagged() -> None:
         "collect_denominators",
         "trig_sum",
         "trig_product",
+        "sort_extremum",
     } == unsafe
     assert not any(r.unsafe for r in rules(unsafe=False))
     assert rules() == rules(unsafe=False)  # the default strength is the safe one
@@ -344,7 +352,7 @@ def _no_larger_same_value_idempotent(t: eg.Term, unsafe: bool = True) -> eg.Term
     ("before", "after"),
     [
         # a negated sum is distributed, so its terms cancel against the others
-        ("y - sin(z) - (1.0/x + y)", "-(sin(z) + 1.0/x)"),
+        ("y - sin(z) - (1.0/x + y)", "-1/x - sin(z)"),
         ("-y*x - (y - 0.5) + -y + (y - 0.5)", "-(x*y + y)"),
         ("x - (y + x) + (z - (x - y))", "z - x"),
         ("2*x + 3 - (x + 3)", "x"),
@@ -384,7 +392,7 @@ def test_the_two_non_idempotent_examples() -> None:
         ("x - 2*y - z", "x - 2*y - z"),  # not x - z - 2*y: at x = z = 1e16, y = 0.5 they are 0.0 and -1.0
         ("-x - y", "-x - y"),
         ("-(-x - y)", "-(-x - y)"),
-        ("x*x/x", "x**2/x"),
+        ("x*x/x", "x*x/x"),  # x**2/x has a node more (the 2)
         ("0.5*(-x - 1.5)", "0.5*(-x - 1.5)"),
     ],
 )

@@ -25,6 +25,7 @@ from .parsing import parse, tokenize
 from .printing import dformat, dprint, to_dot, to_infix, to_repr
 from .shapes import broadcast_shapes
 from .term import Term, intern_table_size
+from .termbase import intern_table_capacity
 from .traversal import Expression, postorder, preorder, substitute, toposort, tree_children, tree_map
 
 # literal lists, and `+=` of a module's list: the forms type checkers read (tests/test_typing.py)
@@ -46,6 +47,8 @@ __all__ = [
     "Symbol",
     "symbols",
     "const",
+    "rational",
+    "exact_constant",
     "ConstArray",
     "as_dim",
     "as_shape",
@@ -73,5 +76,6 @@ __all__ = [
     "to_dot",
     "latex",
     "intern_table_size",
+    "intern_table_capacity",
 ]
 __all__ += builders.__all__

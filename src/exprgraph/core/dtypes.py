@@ -11,6 +11,7 @@ on a term are *weak*, as numpy 2 treats Python scalars: they take the term's flo
 from __future__ import annotations
 
 from ..errors import DTypeError
+from .exact import ExactName, Rational
 
 __all__ = [
     "FLOAT64",
@@ -106,13 +107,15 @@ def weak_dtype(value: object, context: str) -> str | None:
 
 
 def dtype_of_value(value: object) -> str:
-    """The dtype of a Python or numpy scalar/array value (float32 values stay float32)."""
+    """The dtype of a Python or numpy scalar/array value (float32 values stay float32; exact ones float64)."""
     if isinstance(value, bool):
         return BOOL
     if isinstance(value, int):
         return INT64
     if isinstance(value, float):
         return FLOAT64
+    if value.__class__ is Rational or value.__class__ is ExactName:
+        return FLOAT64  # an exact constant is real: float64 for dtype inference
     dtype = getattr(value, "dtype", None)
     kind = getattr(dtype, "kind", None)
     if kind == "b":

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import TermTooLargeError
 from . import stdops as _stdops  # noqa: F401 - the op table the spellings read
+from .exact import ExactName, Rational, exact_latex
 from .notation import operand_need
 from .op import PREC_ADD, PREC_ATOM, PREC_MUL, PREC_UNARY, Op, get_op
 from .printing import MAX_PRINT_NODES, check_tree_size, emit, single_text, to_dot, to_infix
@@ -191,6 +192,8 @@ def _scalar(value: Any) -> str:
 
 
 def _const(value: Any) -> str:
+    if value.__class__ in (Rational, ExactName):
+        return exact_latex(value)
     if not hasattr(value, "array"):
         return _scalar(value)
     array = value.array
@@ -209,7 +212,7 @@ def _negative(node: Term) -> bool:
     cls = value.__class__
     if cls is float or cls is np.float32:
         return math.copysign(1.0, value) < 0 and value == value
-    return cls is int and value < 0
+    return (cls is int or cls is Rational) and value < 0
 
 
 def _form(node: Term) -> Form:

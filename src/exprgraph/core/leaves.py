@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import AssumptionError, ShapeError
 from . import shapes
+from .assumptions import SymbolAttr, make_assumptions
 from .dtypes import BOOL, FLOAT32, FLOAT64, INT64, INT64_MAX, INT64_MIN, as_dtype, dtype_of_value
+from .exact import ExactName, Rational, exact_name
 from .term import REGISTRY, Term, hooks
 from .tokens import CONSTANT_NAMES, RESERVED_NAMES, check_name
 
@@ -16,6 +19,8 @@ __all__ = [
     "Symbol",
     "symbols",
     "const",
+    "rational",
+    "exact_constant",
     "ConstArray",
     "as_dim",
     "as_shape",
@@ -57,12 +62,27 @@ def const_key(value: Any) -> tuple:
         return ("b", value)
     if cls is _F32:
         return ("f32", float(value).hex())
+    if cls is Rational:
+        return ("q", value.numerator, value.denominator)  # exact: never equal to the float 0.5
+    if cls is ExactName:
+        return ("x", value.name)
     return ("a", value)
 
 
 _F32 = np.float32
 #: our dtype names -> numpy scalar types of array constants
 _ARRAY_TYPES = {FLOAT64: np.float64, FLOAT32: np.float32, INT64: np.int64, BOOL: np.bool_}
+
+
+def _exact_scalar(value: Fraction | ExactName, dtype: str) -> Any:
+    """An exact value as a constant of ``dtype``: itself for float64, else cast as numpy casts its float."""
+    if dtype == FLOAT64 and (value.__class__ is ExactName or value.denominator != 1):  # type: ignore[union-attr]
+        return value if value.__class__ is not Fraction else Rational(value)  # an exact constant stays exact
+    if dtype == INT64:
+        return _scalar(int(value), dtype)  # truncated, as numpy casts 3.5 to 3
+    if dtype == BOOL:
+        return value != 0 if value.__class__ is not ExactName else True
+    return _scalar(float(value), dtype)  # rounded once
 
 
 def _scalar(value: Any, dtype: str) -> Any:
@@ -83,9 +103,13 @@ def const(value: Any, dtype: Any = None) -> Term:
     """A constant term; Python and numpy scalars and arrays are accepted (``dtype`` casts).
 
     A float32 constant (``const(np.float32(1.5))`` or ``const(1.5, "float32")``) holds a
-    ``numpy.float32`` value; other scalars hold Python numbers.
+    ``numpy.float32`` value; other scalars hold Python numbers. A ``Fraction`` is an exact rational
+    constant (float64-typed; a whole one is an int64 constant), as is an :class:`~.exact.ExactName`.
     """
-    if value.__class__ is Term:
+    cls = value.__class__
+    if dtype is None and (cls is float or cls is int):  # the common case first
+        return Term(REGISTRY["const"], (), _scalar(value, FLOAT64 if cls is float else INT64))
+    if cls is Term:
         if value.is_const and (dtype is None or as_dtype(dtype) == value.dtype):
             return value
         raise TypeError(f"const() takes a value, not the term {value}")
@@ -97,8 +121,29 @@ def const(value: Any, dtype: Any = None) -> Term:
         return Term(REGISTRY["const"], (), ConstArray(arr))
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
         value = value.item() if value.dtype != _F32 else np.asarray(value)[()]
+    cls = value.__class__
+    if cls is not float and cls is not int and (cls is ExactName or isinstance(value, Fraction)):
+        if dtype is not None or cls is ExactName or value.denominator != 1:
+            kind = FLOAT64 if dtype is None else as_dtype(dtype)
+            return Term(REGISTRY["const"], (), _exact_scalar(value, kind))
+        value = value.numerator  # a whole rational is an int64 constant
     kind = as_dtype(dtype) if dtype is not None else dtype_of_value(value)
     return Term(REGISTRY["const"], (), _scalar(value, kind))
+
+
+def rational(numerator: int, denominator: int = 1) -> Term:
+    """The exact rational constant ``numerator/denominator`` (printed ``rational(1, 3)``; whole: an int64)."""
+    for part in (numerator, denominator):
+        if not isinstance(part, (int, np.integer)) or isinstance(part, bool):
+            raise TypeError(f"rational() takes two ints, not {part!r}: write rational(1, 3)")
+    if denominator == 0:
+        raise ZeroDivisionError("rational() needs a non-zero denominator: rational(1, 3), say")
+    return const(Fraction(int(numerator), int(denominator)))
+
+
+def exact_constant(name: str) -> Term:
+    """The exact symbolic constant ``pi`` or ``e`` (what ``parse("pi")`` reads): a float only when evaluated."""
+    return const(exact_name(name))
 
 
 def const_infer(args: tuple, attr: Any) -> tuple[str, tuple]:
@@ -143,8 +188,13 @@ def as_shape(shape: Any) -> tuple:
     return tuple(as_dim(e) for e in shape)
 
 
-def Symbol(name: str, dtype: Any = FLOAT64, shape: Any = ()) -> Term:  # noqa: N802 - reads as a type
-    """A named leaf of the given dtype and shape (``Symbol("A", shape=("m", "n"))``)."""
+def Symbol(name: str, dtype: Any = FLOAT64, shape: Any = (), **assumptions: Any) -> Term:  # noqa: N802 - a type
+    """A named leaf of the given dtype and shape (``Symbol("A", shape=("m", "n"))``).
+
+    Keywords are assumptions, part of the symbol's identity (SymPy's names: ``positive``,
+    ``nonnegative``, ``negative``, ``nonpositive``, ``nonzero``, ``real``, ``finite``, ``integer``,
+    and the bounds ``lower=``, ``upper=``): ``Symbol("x", positive=True)`` is not ``Symbol("x")``.
+    """
     check_name(name)
     dtype = as_dtype(dtype)
     if dtype == FLOAT64 and name in CONSTANT_NAMES:
@@ -152,15 +202,25 @@ def Symbol(name: str, dtype: Any = FLOAT64, shape: Any = ()) -> Term:  # noqa: N
             f"a float64 symbol cannot be named {name!r}: parsed text reads {name!r} as the constant "
             f"{CONSTANT_NAMES[name]!r}; choose another name ({name}_, say)"
         )
-    return Term(REGISTRY["symbol"], (), (name, dtype, as_shape(shape)))
+    shape = () if shape.__class__ is tuple and not shape else as_shape(shape)  # a scalar: nothing to normalise
+    if assumptions and any(v is not None for v in assumptions.values()):
+        if dtype == INT64 and assumptions.get("integer") is False:
+            raise AssumptionError(f"an int64 symbol's values are integers: drop integer=False from {name!r}")
+        if dtype == INT64 and assumptions.get("integer") is None:
+            assumptions["integer"] = True  # an int64 symbol's values are integers: one symbol for both spellings
+        return Term(REGISTRY["symbol"], (), SymbolAttr(name, dtype, shape, make_assumptions(assumptions)))
+    return Term(REGISTRY["symbol"], (), (name, dtype, shape))
 
 
-def symbols(names: str, dtype: Any = FLOAT64, shape: Any = ()) -> Any:
-    """Symbols from a space- or comma-separated string: one name gives a term, several a tuple."""
+def symbols(names: str, dtype: Any = FLOAT64, shape: Any = (), **assumptions: Any) -> Any:
+    """Symbols from a space- or comma-separated string: one name gives a term, several a tuple.
+
+    Keywords are assumptions given to every one (``symbols("x y", positive=True)``), as for :func:`Symbol`.
+    """
     parts = names.replace(",", " ").split()
     if not parts:
         raise ValueError("symbols() needs at least one name")
-    made = tuple(Symbol(p, dtype, shape) for p in parts)
+    made = tuple(Symbol(p, dtype, shape, **assumptions) for p in parts)
     return made[0] if len(made) == 1 else made
 
 

@@ -4,19 +4,22 @@ An operator-precedence (shunting-yard) parser with explicit stacks over the toke
 :mod:`.tokens`; the precedences and associativities come from the op table, shared with the
 printers (:mod:`.notation`). A flat chain of a variadic infix op is one term
 (``a*b*c`` is ``mul(a, b, c)``; ``(a*b)*c`` is ``mul(mul(a, b), c)``), as the printer writes it;
-``pi`` and ``e`` are float64 constants. Errors raise :class:`~exprgraph.errors.ParseError`
-(a ``SyntaxError`` and a ``ValueError``) with the position and a caret line.
+``pi`` and ``e`` are exact constants (:mod:`.exact`), and ``rational(1, 3)`` an exact rational.
+Errors raise :class:`~exprgraph.errors.ParseError` (a ``SyntaxError`` and a ``ValueError``) with the
+position and a caret line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from ..errors import ParseError
 from .dtypes import FLOAT32, FLOAT64, as_dtype
+from .exact import EXACT_NAMES
 from .leaves import Symbol, const
 from .notation import binds_tighter_than_sign, infix_ops
 from .op import Op, get_op, ops
@@ -118,7 +121,7 @@ class _Parser:
         if found is not None:
             return found
         if self.dtype == FLOAT64 and name in CONSTANT_NAMES:
-            return const(CONSTANT_NAMES[name])  # pi, e (int64 and bool parses read them as names)
+            return const(EXACT_NAMES[name])  # exact pi, e (int64 and bool parses read them as names)
         if self.strict:
             raise self.fail(f"unknown name {name!r}", pos)
         try:
@@ -185,6 +188,9 @@ class _Parser:
                 if value == "float32" and _op_or_none(value) is None:
                     self.operands.append(self.single_literal(pos))
                     return False
+                if value == "rational" and _op_or_none(value) is None:
+                    self.operands.append(self.rational_literal(pos))
+                    return False
                 self.open_call(value, pos)
                 return self.peek()[1] != ")" or self.empty_call()
             if value in _LITERAL_NAMES:
@@ -245,6 +251,33 @@ class _Parser:
             raise self.fail("float32(...) takes one number literal: expected ')'", self.peek()[2])
         self.i += 1
         return const(arr if arr.ndim else arr[()], FLOAT32)
+
+    def integer_literal(self) -> int:
+        """An optionally signed integer literal (inside ``rational(...)``)."""
+        kind, value, pos = self.peek()
+        sign = 1
+        if value in ("-", "+"):
+            sign = -1 if value == "-" else 1
+            self.i += 1
+            kind, value, pos = self.peek()
+        if kind != "num" or not value.isdigit():
+            raise self.fail("rational(...) takes two integer literals: rational(1, 3)", pos)
+        self.i += 1
+        return sign * int(value)
+
+    def rational_literal(self, pos: int) -> Term:
+        """``rational(-1, 3)``: an exact rational constant (after ``rational(``)."""
+        num = self.integer_literal()
+        if self.peek()[1] != ",":
+            raise self.fail("rational(...) takes two integer literals: expected ','", self.peek()[2])
+        self.i += 1
+        den = self.integer_literal()
+        if self.peek()[1] != ")":
+            raise self.fail("rational(...) takes two integer literals: expected ')'", self.peek()[2])
+        self.i += 1
+        if den == 0:
+            raise self.fail("rational(...) needs a non-zero denominator", pos)
+        return self.constant(Fraction(num, den), pos)
 
     def open_call(self, name: str, pos: int) -> None:
         op = _op_or_none(name)

@@ -17,6 +17,8 @@ from typing import Any, Literal, TextIO, overload
 import numpy as np
 
 from ..errors import TermTooLargeError
+from .assumptions import assumptions_text
+from .exact import ExactName, Rational
 from .leaves import ConstArray
 from .notation import SYNTAX, operand_need
 from .op import PREC_UNARY
@@ -30,12 +32,19 @@ MAX_PRINT_NODES = 20_000_000
 
 
 def format_const(value: Any) -> str:
-    """Text of a constant's value as the parser reads it back (float32 ones as ``float32(0.1)``)."""
+    """Text of a constant's value as the parser reads it back (float32 ones as ``float32(0.1)``).
+
+    Exact constants: a rational as ``rational(-1, 3)`` (a call, so it binds as an atom), ``pi``, ``e``.
+    """
     cls = value.__class__
     if cls is float:
         return repr(value)  # 1.0, -0.0, 1e-10, inf, nan
     if cls is bool or cls is int:
         return repr(value)
+    if cls is Rational:
+        return f"rational({value.numerator}, {value.denominator})"
+    if cls is ExactName:
+        return value.name
     if cls is np.float32:
         return f"float32({single_text(value)})"
     text = f"array({value.array.tolist()!r})"
@@ -225,11 +234,15 @@ def _repr_parts(node: Term) -> list:
         if shape:
             extra += f", shape=({', '.join(str(d) if d.__class__ is int else repr(str(d)) for d in shape)}"
             extra += ",)" if len(shape) == 1 else ")"
-        return [f"Symbol({name!r}{extra})"]
+        return [f"Symbol({name!r}{extra}{assumptions_text(node.attr)})"]
     if op.name == "const":
         attr = node.attr
         if attr.__class__ is np.float32:
             return [f"const({single_text(attr)}, 'float32')"]
+        if attr.__class__ is ExactName:
+            return [f"exact_constant({attr.name!r})"]
+        if attr.__class__ is Rational:
+            return [format_const(attr)]
         if attr.__class__ is not ConstArray or attr.array.dtype != np.float32:
             return [f"const({format_const(attr)})"]
         return [f"const(array({attr.array.tolist()!r}), 'float32')"]

@@ -129,8 +129,8 @@ def hessian(
 ) -> list[list[Term]] | SparseMatrix:
     """The matrix of second derivatives ``H[i][j] = d2f / (d wrt_i d wrt_j)`` of a scalar ``f``.
 
-    A vector or matrix variable stands for its entries in C order. Dense: row ``i`` is the gradient of ``df/dwrt_i``, checked
-    against ``max_entries`` first. ``sparse=True``: a :class:`SparseMatrix` of the structural
+    A vector or matrix variable stands for its entries in C order. Dense: row ``i`` is the gradient
+    of ``df/dwrt_i``, checked against ``max_entries`` first. ``sparse=True``: a :class:`SparseMatrix` of the structural
     non-zeros, never building the dense matrix.
 
     >>> from exprgraph import symbols

@@ -8,6 +8,8 @@
   for e-matching (:mod:`.ematch`, :mod:`.rewrite`); conditions in :mod:`.conditions`;
 - extraction by tree or DAG cost, greedy or exact by ILP (:mod:`.extract`, :mod:`.dag`);
 - explanations as chains of rule applications (:mod:`.explain`); pictures (:mod:`.dot`);
+- the default strategy of ``simplify`` (:mod:`.strategy`: the canonical pass, then saturation with the
+  trig and hyperbolic identities of :mod:`.identities`, and ``simplify(t, explain=True)``);
 - integration: ``simplify(t, method="egraph")`` (:mod:`.saturation`), the
   :class:`EqualitySaturationRewriter` graph rewriter, ``exprgraph saturate`` (:mod:`.cli`);
 - egg's math suite and egglog's micro-benchmark in :mod:`.mathsuite`.
@@ -27,14 +29,16 @@ from .egraph import EGraph
 from .enode import ENode
 from .explain import Explanation, Step, check_step, explain
 from .extract import Extracted, extract
+from .identities import identity_rules
 from .rewrite import ERule
 from .rewriter import EqualitySaturationRewriter, SaturationProfile
 from .runner import Iteration, Report, StopReason, saturate
 from .saturation import saturation_simplify  # registers simplify(t, method="egraph")
 from .scheduler import BackoffScheduler, Scheduler, SimpleScheduler
+from .strategy import strategy  # registers simplify's default strategy and its explanations
 
 __all__ = ["EGraph", "ENode", "Analysis", "Intervals", "ERule", "rule"]
 __all__ += ["conditions", "not_zero", "is_const", "is_sym", "const_or_distinct_var"]
 __all__ += ["saturate", "Report", "Iteration", "StopReason", "Scheduler", "SimpleScheduler", "BackoffScheduler"]
 __all__ += ["extract", "Extracted", "explain", "Explanation", "Step", "check_step", "to_dot"]
-__all__ += ["saturation_simplify", "EqualitySaturationRewriter", "SaturationProfile"]
+__all__ += ["saturation_simplify", "EqualitySaturationRewriter", "SaturationProfile", "strategy", "identity_rules"]

@@ -2,8 +2,9 @@
 
 Unlike the term rewriter's canonical rules, these need no orientation or guard against looping:
 the e-graph keeps every form and extraction picks the cheapest. :data:`SAFE` holds laws that keep
-every value exactly, rounding and the sign of a zero result included: commutativity, units,
-negation, doubling and squaring. :data:`UNSAFE` adds the ones that round differently
+every value exactly, rounding and the sign of a zero result included: commutativity, the unit of a product,
+negation, doubling and squaring (``a + 0 -> a`` is unsafe: ``-0.0 + 0`` is ``+0.0``, and a division
+by it gives inf where ``1/-0.0`` is -inf). :data:`UNSAFE` adds the ones that round differently
 (associativity: ``1e16 + (-1e16 + 1)`` is 0.0 where ``(1e16 + -1e16) + 1`` is 1.0; division as a
 product rounds twice) and the ones exact only
 for finite or non-zero values, as ``simplify(..., unsafe=True)`` does: distributivity (``0*(x - 2x)`` is ``-0.0``
@@ -22,7 +23,6 @@ __all__ = ["SAFE", "UNSAFE", "SAFE_TEXT", "UNSAFE_TEXT", "algebra_rules"]
 SAFE_TEXT = """
 comm_add: a + b -> b + a                      # a + b = b + a
 comm_mul: a * b -> b * a                      # a*b = b*a
-zero_add: a + 0 -> a                          # a + 0 = a
 one_mul: a * 1 -> a                           # a*1 = a
 sub_add: a - b <-> a + -b                     # subtraction is adding the negation
 neg_mul: -a <-> -1*a                          # negation is a product
@@ -33,6 +33,7 @@ pow_one: a**1 -> a                            # a**1 = a
 """
 
 UNSAFE_TEXT = """
+zero_add: a + 0 -> a                          # a + 0 = a (not the sign of a zero: -0.0 + 0 is +0.0)
 assoc_add: a + (b + c) <-> (a + b) + c        # regroup sums (rounds differently: 1e16 + (-1e16 + 1))
 assoc_mul: a * (b * c) <-> (a * b) * c        # regroup products (rounds and overflows differently)
 div_mul: a / b <-> a * b**-1 where is_float(b)  # a/b = a * b**-1 (two roundings; an int power -1 is not an int)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..core import Symbol, Term, const
+from ..core.exact_fold import fold_exact, is_exact
 from ..errors import EvaluationError
 from ..eval import evaluate
 from .enode import ENode, op_of, term_of
@@ -77,6 +78,9 @@ def fold_node(head: Any, args: tuple[Term, ...], nonfinite: bool = False) -> Ter
         term = term_of(head, args)
         if term.shape != ():
             return None
+        if term.dtype == "float64" and all(is_exact(a) for a in args):  # exact over exact stays exact
+            out = fold_exact(term)
+            return out if out is not None and out.op.name == "const" else None
         value = evaluate(term)
     except (EvaluationError, TypeError, ValueError, ArithmeticError):
         return None

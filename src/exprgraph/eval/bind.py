@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..core.dtypes import BOOL, FLOAT32, FLOAT64, INT64
+from ..core.exact import ExactName, Rational
 from ..core.term import Term
 from ..errors import EvaluationError, MissingValueError
 
@@ -27,7 +28,11 @@ NUMPY_DTYPES: dict[str, np.dtype] = {
     INT64: np.dtype(np.int64),
     BOOL: np.dtype(np.bool_),
 }
-_SCALAR_TYPES = {float: np.float64, int: np.int64, bool: np.bool_, np.float32: np.float32}
+_SCALAR_TYPES: dict[type, Any] = {float: np.float64, int: np.int64, bool: np.bool_, np.float32: np.float32}
+# exact constants (a Fraction, pi, e) become floats here, where they are evaluated or compiled:
+# float() of a Rational (a Fraction) is its correctly rounded float64
+_SCALAR_TYPES[Rational] = lambda q: np.float64(float(q))
+_SCALAR_TYPES[ExactName] = lambda n: np.float64(n.value)
 
 #: marks an absent env entry (None could be a user's value)
 MISSING = object()

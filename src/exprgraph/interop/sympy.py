@@ -10,6 +10,8 @@ made of the functions below, and ``from_sympy(to_sympy(t))`` has the values of `
 |---|---|
 | symbol (float64, float32 / int64) | ``Symbol(name, real=True)`` / ``Symbol(name, integer=True)`` |
 | float32 constant | ``Float`` of its value (SymPy has no float32; ``from_sympy`` gives float64) |
+| exact constants ``rational(1, 3)``, ``pi``, ``e`` | ``Rational(1, 3)``, ``pi``, ``E`` (read back as themselves) |
+| ``sqrt(2)``, ``2**rational(1, 3)``, ``log(3)`` (exact operands) | ``sqrt(2)``, ``2**(1/3)``, ``log(3)`` |
 | ``+ - * / ** neg`` | ``Add``, ``Mul``, ``Pow`` |
 | ``a // b``, ``a % b`` | ``floor(a/b)``, ``Mod(a, b)`` (both with Python's floor semantics) |
 | ``abs exp log sqrt sin cos tan tanh`` | ``Abs exp log sqrt sin cos tan tanh`` |
@@ -43,7 +45,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core import BOOL, INT64, Term
+from ..core import BOOL, FLOAT64, INT64, Term
+from ..core.assumptions import to_sympy_keywords
+from ..core.exact import EULER, PI, Rational
 from ..core.walk import postorder
 from ..errors import ConversionError
 from ..eval import evaluate
@@ -153,6 +157,10 @@ def _sympy_const(sp: Any, value: Any) -> Any:
         return sp.true if value else sp.false
     if cls is int:
         return sp.Integer(value)
+    if cls is Rational:
+        return sp.Rational(value.numerator, value.denominator)
+    if value is PI or value is EULER:
+        return sp.pi if value is PI else sp.E
     if cls is np.float32:
         value, cls = float(value), float  # its exact value (SymPy has no float32 type)
     if cls is float:
@@ -186,6 +194,23 @@ def _value_of(node: Term) -> Any:
 #: ops whose constant operands SymPy computes exactly (1/3 stays a Rational); other constant
 #: subterms become our values, as SymPy numbers (SymPy would evalf them, or make them complex)
 _EXACT = frozenset({"add", "sub", "mul", "truediv", "neg"})
+#: float64 ops that stay exact over exact operands (sqrt(2), 2**(1/3), log(3), exp(1)): SymPy keeps them
+#: symbolic; where it makes them complex (sqrt(-2), log(-1)) our value is nan, as evaluate gives
+_EXACT_FLOAT = frozenset({"sqrt", "pow", "log", "exp", "sin", "cos", "tan", "abs", "atan", "sinh", "cosh", "tanh"})
+
+
+#: the largest numerator and denominator of a constant exponent SymPy computes with exactly
+_MAX_EXPONENT = 1024
+
+
+def _small_exponent(e: Term) -> bool:
+    """Whether the exponent ``e`` is no constant, or an exact one small enough to power with exactly."""
+    if not e.is_const:
+        return True
+    v = e.attr
+    if v.__class__ is int or v.__class__ is Rational:
+        return abs(v.numerator) <= _MAX_EXPONENT and v.denominator <= _MAX_EXPONENT
+    return True
 
 
 class _Writer:
@@ -233,7 +258,11 @@ class _Writer:
         kinds = {self.kind[a] for a in node.args}
         if "symbolic" in kinds:
             return "symbolic"
-        return "exact" if kinds == {"exact"} and node.op.name in _EXACT else "value"
+        name = node.op.name
+        exact_op = name in _EXACT or (name in _EXACT_FLOAT and node.dtype == FLOAT64)
+        if name == "pow" and not _small_exponent(node.args[1]):
+            return "value"  # SymPy would compute (1/3)**(10**9) exactly: our value instead
+        return "exact" if kinds == {"exact"} and exact_op else "value"
 
     def convert(self, roots: list[Term]) -> list[Any]:
         order = postorder(roots)
@@ -245,9 +274,8 @@ class _Writer:
             kind = self.kind[node] = self.classify(node)
             if node.op.name == "symbol":
                 sym, dtype, _ = node.attr
-                self.done[node] = (
-                    self.sp.Symbol(sym, integer=True) if dtype == INT64 else self.sp.Symbol(sym, **self.assume)
-                )
+                facts = to_sympy_keywords(node) or ({"integer": True} if dtype == INT64 else self.assume)
+                self.done[node] = self.sp.Symbol(sym, **facts)
             elif node.op.name == "const":
                 self.done[node] = _sympy_const(self.sp, node.attr)
             elif kind != "value" and node not in self.inlined:

@@ -19,11 +19,14 @@ Imports: the core and eval.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from ..core import FLOAT64, INT64, Symbol, Term, const, get_op, parse
+from ..core.assumptions import from_sympy_keywords
+from ..core.exact import EULER, PI
 from ..errors import ConversionError
 from ._optional import require
 from .registry import Converter, register_converter
@@ -139,18 +142,19 @@ class _Reader:
             raise ConversionError(f"from_sympy: the SymPy symbol {name!r} is not an identifier; pass symbols={{...}}")
         if expr.is_extended_real is False:
             raise ConversionError(f"from_sympy: the SymPy symbol {name!r} is not real (imaginary or complex)")
-        return Symbol(name, INT64 if expr.is_integer else FLOAT64)
+        integer = bool(expr.is_integer)
+        return Symbol(name, INT64 if integer else FLOAT64, **from_sympy_keywords(expr.assumptions0, integer))
 
     def number(self, expr: Any) -> Term:
         sp = self.sp
         if expr is sp.true or expr is sp.false:
             return const(bool(expr))
-        if expr is sp.E:
-            return get_op("exp")(const(1))  # e = exp(1), which SymPy reads back as E
+        if expr is sp.E or expr is sp.pi:
+            return const(EULER if expr is sp.E else PI)  # exact constants, written back as E and pi
         if expr.is_Integer:
             return _integer(int(expr))
         if expr.is_Rational:
-            return _integer(int(expr.p)) / _integer(int(expr.q))  # exact: SymPy reads p/q back as the Rational
+            return const(Fraction(int(expr.p), int(expr.q)))  # an exact rational constant
         if (
             expr.is_Float
             and expr._prec > 53
@@ -161,7 +165,7 @@ class _Reader:
                 f"from_sympy: the Float {expr} has {expr._prec} bits, float64 53: round it first (sympy.Float(x, 15))"
             )
         # Float (rounded as Python's float() rounds: beyond float64's range, inf or 0.0), oo, -oo, nan,
-        # pi and the other (real) number symbols (rounded to the nearest float64)
+        # and the other (real) number symbols, EulerGamma, GoldenRatio... (rounded to the nearest float64)
         return const(float(expr))
 
     def add(self, expr: Any) -> Term:

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..core import Term, const, get_op, postorder
 from ..core.dtypes import INT64_MAX, INT64_MIN
+from ..core.exact import Rational
 from ..errors import TermTooLargeError
 from .gcd import atom_order
 from .monomials import ONE, Mono, mono_rank_key
@@ -60,6 +61,8 @@ def _number(t: Term) -> Coeff | None:
     v = t.attr
     if v.__class__ is int:
         return int(v)
+    if v.__class__ is Rational:  # an exact rational constant
+        return Fraction(v)
     if v.__class__ is float and math.isfinite(v):
         f = Fraction(v)
         return f.numerator if f.denominator == 1 else f

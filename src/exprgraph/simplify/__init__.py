@@ -13,12 +13,13 @@ Rewriting stack of docs/architecture.md: imports rules, match, eval, dims (integ
 
 from __future__ import annotations
 
+from .budget import SimplifyInfo
 from .canonical import CANONICAL_RULES, GuardedRule
 from .output import OUTPUT_RULES
 from .polynomial import collect, expand, factor
 from .rational import apart, cancel, together
-from .simplify import DEFAULT_MAX_STEPS, canonical, canonical_ruleset, cost, output_ruleset, rules, simplify
+from .simplify import DEFAULT_MAX_STEPS, canonical, canonical_ruleset, cost, output_ruleset, rules, simplify, size
 
 __all__ = ["simplify", "canonical", "cost", "rules", "canonical_ruleset", "output_ruleset", "DEFAULT_MAX_STEPS"]
 __all__ += ["GuardedRule", "CANONICAL_RULES", "OUTPUT_RULES"]
-__all__ += ["expand", "collect", "factor", "cancel", "together", "apart"]
+__all__ += ["expand", "collect", "factor", "cancel", "together", "apart", "SimplifyInfo", "size"]

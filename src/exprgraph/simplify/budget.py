@@ -1,4 +1,4 @@
-"""The work budget of one :func:`~exprgraph.simplify.simplify` call: rule applications and time.
+"""The work budget of one :func:`~exprgraph.simplify.simplify` call: rule applications and time; what it did.
 
 Two limits, each raising :class:`~exprgraph.errors.RewriteLimitError`: ``max_steps`` (rule
 applications, counted by the rewrite driver in each pass) and ``time_limit`` (seconds of
@@ -14,10 +14,11 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from ..errors import RewriteLimitError
 
-__all__ = ["DEFAULT_MAX_STEPS", "deadline", "check_time", "check_budget_args"]
+__all__ = ["DEFAULT_MAX_STEPS", "deadline", "check_time", "check_budget_args", "SimplifyInfo"]
 
 #: rule applications each pass of one ``simplify`` call may make before it gives up (typical terms
 #: take about one per node: a million is a term of several hundred thousand nodes)
@@ -62,3 +63,32 @@ def check_time() -> None:
             "time_limit",
             0,
         )
+
+
+@dataclass
+class SimplifyInfo:
+    """What one :func:`~exprgraph.simplify.simplify` call did (pass ``info=SimplifyInfo()`` to fill it).
+
+    ``stop_reason`` says why the bounded equality saturation of the default strategy stopped: one of
+    the e-graph runner's reasons ("saturated", "iteration limit", "node limit", "time limit", "match
+    limit"), "not run" (``method="rules"``, or no e-graph layer), or "skipped: ..." with why (the
+    input is over the strategy's size bound, or holds no function an identity is about).
+    ``chosen`` names the stage whose form came back ("input" when nothing smaller was found).
+    """
+
+    #: why the saturation stage stopped (see above)
+    stop_reason: str = "not run"
+    #: the stage whose form was returned: "input", "rules", "egraph" or a polynomial form ("expand", ...)
+    chosen: str = "input"
+    #: distinct nodes, constants included, of the input and of the result
+    size_before: int = 0
+    size_after: int = 0
+    #: e-nodes and iterations of the saturation stage (0 when it did not run)
+    egraph_nodes: int = 0
+    iterations: int = 0
+    #: float sums kept whole so that the sign of a zero reaching a division stays (see ``simplify``)
+    protected: int = 0
+    #: wall seconds of the whole call
+    seconds: float = 0.0
+    #: the stages run, in order
+    stages: list[str] = field(default_factory=list)

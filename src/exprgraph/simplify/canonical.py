@@ -36,14 +36,15 @@ from fractions import Fraction
 from typing import Any
 
 from ..core import Term, const, get_op
-from ..core.dtypes import FLOAT32
+from ..core.dtypes import FLOAT32, is_float
 from ..errors import EvaluationError
 from ..eval import evaluate
 from ..match import P, V
 from ..rules import Rule, make_rule, parse_rules
 from ..rules.rule import keeps_dtype
-from .numbers import const_like, fold_value, number
+from .numbers import const_like, exact_first, fold_value, number
 from .order import sort_key
+from .powers import ASSUMPTION_REWRITES
 from .products import (
     abs_of_product,
     cancel_product,
@@ -118,12 +119,15 @@ def fold_constants(t: Term) -> Term | None:
 # -- max/min and logic ----------------------------------------------------------------------------
 
 
-def _flat_idempotent(t: Term, fold: bool) -> Term | None:
+def _flat_idempotent(t: Term, fold: bool, ordered: bool = False) -> Term | None:
     op = t.op
     items: list[Term] = []
     for a in t.args:
         items.extend(a.args if a.op is op else (a,))
-    items = list(dict.fromkeys(items))  # max(x, x) -> x: the op is idempotent
+    if ordered:  # max(x, y, x) -> max(y, x): of equal values the last comes back, so the last copy stays
+        items = list(dict.fromkeys(reversed(items)))[::-1]
+    else:
+        items = list(dict.fromkeys(items))  # max(x, x) -> x: the op is idempotent
     if fold:
         consts = [a for a in items if number(a) is not None]
         if len(consts) > 1:
@@ -131,12 +135,20 @@ def _flat_idempotent(t: Term, fold: bool) -> Term | None:
             if c is None:
                 return None
             items = [a for a in items if number(a) is None] + [c]
-    items.sort(key=sort_key)
+    if not ordered:
+        items.sort(key=sort_key)
     return items[0] if len(items) == 1 else op(*items)
 
 
 def flatten_extremum(t: Term) -> Term | None:
-    # max(max(a, b), c) -> max(a, b, c); max(x, x) -> x; max(x, 1, 2) -> max(x, 2); sorted
+    # max(max(a, b), c) -> max(a, b, c); max(x, x) -> x; max(x, 1, 2) -> max(x, 2); sorted where no
+    # zero has a sign (integers): of equal operands maximum returns the second, max(-0.0, 0.0) is 0.0
+    # and max(0.0, -0.0) is -0.0, so float operands keep their order (safe)
+    return _flat_idempotent(t, fold=True, ordered=is_float(t.dtype))
+
+
+def sort_extremum(t: Term) -> Term | None:
+    # max(max(a, b), c) -> max(a, b, c), operands sorted (unsafe for floats: the sign of a zero result)
     return _flat_idempotent(t, fold=True)
 
 
@@ -218,7 +230,7 @@ def div_by_constant(t: Term) -> Term | None:
     # a/c -> a * (1/c) for a constant c whose reciprocal rounds (unsafe: x/3 -> 0.3333333333333333*x), but
     # not past the float range (1/5e-324 overflows: x/5e-324 is finite for x = 1e-300)
     c = number(t.args[1])
-    if not _reciprocal_rounds(t.args[1]) or c is None or abs(c) < 2.0**-1022:
+    if not _reciprocal_rounds(t.args[1]) or c is None or abs(float(c)) < 2.0**-1022:
         return None
     return _as_factor(t)
 
@@ -258,11 +270,12 @@ log_exp:  log(exp(x)) -> x   # log(exp(a)) = a (not when exp(a) overflows, a > 7
 
 
 _POWER_OF_POWER = "(x**a)**b -> x**(a*b), integers a, b, b != -1; exp(a)**2 -> exp(2*a)"
+_SORTED_EXTREMUM = "max(y, max(x, y)) -> max(x, y), sorted (max(-0.0, 0.0) is 0.0, max(0.0, -0.0) is -0.0)"
 _RECIPROCAL = "1/(a*b) -> a**-1 * b**-1 (a*b may overflow where 1/a * 1/b does not)"
 
 
 def _rules() -> list[GuardedRule]:
-    made = [GuardedRule("fold_constants", fold_constants, doc="f(c1, c2) -> c")]
+    made = [GuardedRule("fold_constants", exact_first(fold_constants), doc="f(c1, c2) -> c, exact over exact")]
     made += [GuardedRule(r.name, r, unsafe=True, doc=r.doc) for r in parse_rules(_TEXT_UNSAFE)]
     made += [GuardedRule(r.name, r, doc=r.doc) for r in parse_rules(_TEXT_SAFE)]
     for name, r, doc in _PATTERN_SAFE:
@@ -287,6 +300,7 @@ def _rules() -> list[GuardedRule]:
         GuardedRule("power_of_power", power_of_power, ops=("pow",), doc=_POWER_OF_POWER),
         GuardedRule("reciprocal_of_product", reciprocal_of_product, ops=("pow",), unsafe=True, doc=_RECIPROCAL),
         GuardedRule("abs_of_product", abs_of_product, ops=("abs",), doc="abs(-x) -> abs(x), abs(x**2) -> x**2"),
+        GuardedRule("sort_extremum", sort_extremum, ops=("maximum", "minimum"), unsafe=True, doc=_SORTED_EXTREMUM),
         GuardedRule(
             "flatten_extremum", flatten_extremum, ops=("maximum", "minimum"), doc="max(x, max(x, y)) -> max(x, y)"
         ),
@@ -298,12 +312,15 @@ def _rules() -> list[GuardedRule]:
     made += [GuardedRule(name, fn, ops=ops, doc=doc) for name, fn, ops, doc in STABLE_REWRITES]
     # trigonometric and hyperbolic identities (:mod:`.trig`): the safe ones are stable forms or exact
     made += [GuardedRule(name, fn, ops=ops, unsafe=u, doc=doc) for name, fn, ops, u, doc in TRIG_REWRITES]
+    # exp/log/power/abs laws under the symbols' assumptions (:mod:`.powers`): conditions read :mod:`.signs`
+    made += [GuardedRule(name, fn, ops=ops, unsafe=u, doc=doc) for name, fn, ops, u, doc in ASSUMPTION_REWRITES]
     return made
 
 
 #: every canonical-form rule, in precedence order (unsafe variants before the safe ones they extend)
 CANONICAL_RULES: list[GuardedRule] = _rules()
 
-#: safe rules the unsafe strength leaves out: their unsafe variants (cancel_sum, cancel_product) flatten
-#: every sum and product, where these keep a float node's association (the two would undo each other)
-SAFE_ONLY = frozenset({"collect_sum", "collect_product"})
+#: safe rules the unsafe strength leaves out: their unsafe variants (cancel_sum, cancel_product,
+#: sort_extremum) flatten and sort every sum, product, max and min, where these keep a float node's
+#: association or order (the two would undo each other)
+SAFE_ONLY = frozenset({"collect_sum", "collect_product", "flatten_extremum"})

@@ -6,11 +6,18 @@ beyond int64, ``0.1 + 0.2``, a coefficient that overflows) is not made, and the 
 were. Next to float32 terms the numbers are float32 constants (:func:`const_like`): float32 has no
 int exponents or coefficients, as numpy 2 makes Python numbers float32 there. Constants folded out
 of their evaluation order must not overflow or underflow where the unfolded form would not.
+
+Exact constants (:mod:`exprgraph.core.exact`) are numbers too: a rational constant's value is a
+``Fraction`` (:func:`number`), combined exactly with ints and other rationals, and an op over exact
+operands folds only to an exact value (:func:`exact_first`, :func:`fold_value`): ``x/3 + x/6 ->
+rational(1, 2)*x``, ``1/3 + 1/6 -> rational(1, 2)``, ``sqrt(2)*sqrt(2) -> 2.0``; ``log(3)`` stays.
+Mixed with a float, they fold to a float.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -18,6 +25,8 @@ import numpy as np
 
 from ..core import Term, const, get_op
 from ..core.dtypes import FLOAT32, FLOAT64, INT64_MAX, INT64_MIN
+from ..core.exact import Rational
+from ..core.exact_fold import EXACT_LEAVES, exact_value, fold_exact, is_exact
 from ..errors import EvaluationError
 from ..eval import evaluate
 
@@ -35,12 +44,14 @@ __all__ = [
     "base_exponent",
     "one_base",
     "const_like",
+    "exact_first",
     "INT_MIN",
     "INT_MAX",
 ]
 
 CONST = get_op("const")
-MUL, POW = get_op("mul"), get_op("pow")
+MUL, POW, DIV = get_op("mul"), get_op("pow"), get_op("truediv")
+ADD, SUB = get_op("add"), get_op("sub")
 
 INT_MIN, INT_MAX = INT64_MIN, INT64_MAX
 #: the smallest normal float: a folded product below it has lost precision (or underflowed)
@@ -49,18 +60,24 @@ TINY = 2.0**-1022
 TINY32 = 2.0**-126
 
 
-def number(t: Term) -> int | float | None:
-    """The value of a scalar int or float constant (None for anything else, bools included; float32: a float)."""
+def number(t: Term) -> int | float | Fraction | None:
+    """The value of a scalar int, float or rational constant (None for anything else, bools and pi included;
+    float32: a float; a rational: a Fraction)."""
     if t.op is CONST:
         cls = t.attr.__class__
-        if cls is int or cls is float:
+        if cls is int or cls is float or cls is Rational:
             return t.attr
         if cls is np.float32:
             return float(t.attr)
     return None
 
 
-def const_like(value: int | float, like: Term, *, exact: bool = True) -> Term | None:
+def _whole(v: Any) -> Any:
+    """A whole Fraction as an int (the coefficient 1 of ``x/2 + x/2`` is the int 1)."""
+    return int(v) if isinstance(v, Fraction) and v.denominator == 1 else v
+
+
+def const_like(value: int | float | Fraction, like: Term, *, exact: bool = True) -> Term | None:
     """The number ``value`` as a constant next to ``like``: float32 for a float32 ``like``, else
     ``const(value)`` as ever. None when float32 cannot hold it exactly (``exact``), or else when
     rounding it to float32 overflows."""
@@ -75,16 +92,20 @@ def const_like(value: int | float, like: Term, *, exact: bool = True) -> Term | 
 
 def integral(v: Any) -> bool:
     """Whether ``v`` is an integer: an int, or a float with an integer value (every float from 2**53 up)."""
-    return v.__class__ is int or (v.__class__ is float and v.is_integer())
+    cls = v.__class__
+    return cls is int or (cls is float and v.is_integer()) or (isinstance(v, Fraction) and v.denominator == 1)
 
 
-def exact_total(values: list) -> int | float | None:
-    """The exact sum of exponents: an int for integers, a float when the sum is exactly one, else None."""
+def exact_total(values: list) -> int | float | Fraction | None:
+    """The exact sum of exponents: an int for integers, a Fraction when a rational was summed with no
+    float, a float when the sum is exactly one, else None."""
     if all(integral(v) for v in values):
         return sum(int(v) for v in values)
     if not all(math.isfinite(v) for v in values):
         return None
     total = sum(Fraction(v) for v in values)
+    if all(v.__class__ is not float for v in values):
+        return _whole(total)  # x**rational(1, 3) * x**rational(1, 6) -> x**rational(1, 2)
     return float(total) if Fraction(float(total)) == total else None
 
 
@@ -97,8 +118,11 @@ def fold_value(op: Any, consts: list[Term]) -> Term | None:
     """
     if len(consts) == 1:
         return consts[0]
+    term = op(*consts)
+    if term.dtype == FLOAT64 and all(exact_value(c) is not None for c in consts):
+        return fold_exact(term)  # rational(1, 3) + rational(1, 6) -> rational(1, 2): exact, or kept apart
     try:
-        value = evaluate(op(*consts), {})
+        value = evaluate(term, {})
     except (EvaluationError, ArithmeticError, ValueError, TypeError):
         return None
     folded = const(value)
@@ -125,17 +149,29 @@ def same_dtype(result: Term, t: Term) -> Term:
 
 
 def split_coefficient(t: Term) -> tuple[Any, Term]:
-    """``c*rest`` as ``(c, rest)`` (a canonical product has its coefficient first); else ``(1, t)``."""
+    """``c*rest`` as ``(c, rest)`` (a canonical product has its coefficient first); ``x/3`` as
+    ``(Fraction(1, 3), x)`` for a float64 ``x`` and an exact divisor; else ``(1, t)``."""
     if t.op is MUL:
         c = number(t.args[0])
         if c is not None:
             rest = t.args[1:]
             return c, rest[0] if len(rest) == 1 else MUL(*rest)
+    elif t.op is DIV and t.dtype == FLOAT64:
+        q = exact_value(t.args[1])
+        if q:  # x/3 = rational(1, 3)*x and (2*x)/4 = rational(1, 2)*x, exactly (x/3 + x/6 -> rational(1, 2)*x)
+            num = t.args[0]
+            if num.op is MUL:
+                c = exact_value(num.args[0])
+                if c is not None:
+                    rest = num.args[1:]
+                    return c / q, rest[0] if len(rest) == 1 else MUL(*rest)
+            return 1 / q, num
     return 1, t
 
 
 def scaled(c: Any, rest: Term) -> Term | None:
     """``c*rest`` in canonical form (``rest`` itself for c == 1)."""
+    c = _whole(c)
     if c == 1 and (c.__class__ is int or rest.dtype == FLOAT32):
         return rest
     try:
@@ -157,6 +193,7 @@ def times(c: Any, t: Term) -> Term | None:
     Unlike :func:`scaled`, the factors of ``t`` are not spliced in: ``2 * (x*y)`` stays that, where
     ``2*x*y`` would compute ``2*x`` first (and overflow at x = 1e308, y = 1e-300).
     """
+    c = _whole(c)
     if c == 1 and (c.__class__ is int or t.dtype in (FLOAT32, FLOAT64)):
         return t  # 1.0*i would make an int i a float: kept
     if c == -1 and (c.__class__ is int or t.dtype in (FLOAT32, FLOAT64)):
@@ -224,4 +261,56 @@ def power(base: Term, e: Any) -> Term | None:
     if integral(e) and (base.dtype == FLOAT64 or e > 0):
         k = int(e)
         return POW(base, const(k)) if INT_MIN <= k <= INT_MAX else None
+    if isinstance(e, Fraction):
+        return POW(base, const(e))  # an exact exponent stays exact: x**rational(1, 3)
     return POW(base, const(float(e)))
+
+
+def exact_first(fallback: Callable[[Term], Term | None]) -> Callable[[Term], Term | None]:
+    """The constant-folding rule: exact over exact operands (:func:`~exprgraph.core.exact_fold.fold_exact`),
+    else ``fallback(t)`` (numpy's value); a float mixed with exact terms folds to a float."""
+
+    def fold_constants(t: Term) -> Term | None:
+        # f(c1, c2) -> c; exact operands give an exact value or stay: 1/3 -> rational(1, 3), log(3) stays
+        args = t.args
+        for a in args:
+            if a.op is not CONST:
+                break
+        else:  # every operand a constant (or none): exact when every one is exact
+            if not args:
+                return None
+            if t.dtype == FLOAT64 and not t.shape and all(a.attr.__class__ in EXACT_LEAVES for a in args):
+                return fold_exact(t)
+            return fallback(t)
+        for a in args:
+            if a.op is not CONST and not is_exact(a):
+                return None  # symbols, or an operand that could not be folded (an error where it is evaluated)
+        if (
+            t.dtype == FLOAT64
+            and not t.shape
+            and all(a.op is not CONST or a.attr.__class__ in EXACT_LEAVES for a in args)
+        ):
+            return fold_exact(t) or _exact_zero(t)  # sqrt(2)**2 -> 2.0; sqrt(2) + 1 stays
+        return _float_fold(t)  # sqrt(2) + 0.5 -> 1.9142135623730951: mixed with a float
+
+    return fold_constants
+
+
+def _exact_zero(t: Term) -> Term | None:
+    """``0.0`` for ``c*r + (-c)*r`` or ``c*r - c*r`` over a finite exact ``r`` (``sqrt(12) - 2*sqrt(3)``), else None."""
+    if len(t.args) != 2 or t.op not in (ADD, SUB):
+        return None
+    (ca, ra), (cb, rb) = split_coefficient(t.args[0]), split_coefficient(t.args[1])
+    if ra is not rb or (ca + cb if t.op is ADD else ca - cb) != 0:
+        return None
+    value = _float_fold(ra)  # an exact real that is finite as a float is finite: r - r is exactly 0
+    v = None if value is None else number(value)
+    return const(0.0) if v is not None and math.isfinite(v) else None
+
+
+def _float_fold(t: Term) -> Term | None:
+    """The constant of ``t``'s value (numpy semantics), or None when evaluation fails."""
+    try:
+        return const(evaluate(t, {}), dtype=t.dtype)
+    except (EvaluationError, ArithmeticError, ValueError, TypeError):
+        return None

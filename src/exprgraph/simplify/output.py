@@ -13,6 +13,8 @@ the grouped subtraction, tagged unsafe: see ``OUTPUT_RULES``):
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from ..core import Term, get_op
 from .canonical import GuardedRule, number
 from .numbers import const_like
@@ -41,7 +43,7 @@ def _negated(t: Term) -> Term | None:
     return None
 
 
-def _negative_of(c: int | float, like: Term) -> Term | None:
+def _negative_of(c: int | float | Fraction, like: Term) -> Term | None:
     """The constant ``-c`` (float32 next to a float32 ``like``), or None when it does not fit (-(-2**63))."""
     try:
         return const_like(-c, like)

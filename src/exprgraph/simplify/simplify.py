@@ -1,26 +1,35 @@
-"""``simplify(term)``: a deterministic canonical form by the rule engine, printed back readably.
+"""``simplify(term)``: one strategy, a canonical pass of the rule engine then bounded saturation.
 
-Two passes of :func:`exprgraph.rules.rewrite` (bottom-up, memoised, to a fixpoint): the
-canonical-form rules (:mod:`.canonical`), then the output-form rules (:mod:`.output`). The
-result never costs more than the input, counting distinct nodes other than scalar constants
-(:func:`cost`; a scalar constant is an immediate operand, so ``x + x -> 2*x`` costs nothing, and
-a node of n > 2 operands counts as its n - 1 binary operations):
-when canonicalising would grow the DAG (flattening a sum that other terms share, say), the input
-comes back unchanged, as SymPy's ``simplify`` returns its input when its result measures larger.
+The canonical pass is two passes of :func:`exprgraph.rules.rewrite` (bottom-up, memoised, to a
+fixpoint): the canonical-form rules (:mod:`.canonical`), then the output-form rules
+(:mod:`.output`); with ``unsafe`` also the polynomial forms (:mod:`.polynomial`, :mod:`.rational`).
+The saturation stage lives a layer above (:mod:`exprgraph.egraph.strategy`, registered in
+:data:`STRATEGY`). The result never has more distinct nodes than the input, constants included
+(:func:`size`), nor a larger :func:`cost` (distinct nodes other than scalar constants, a node of
+n > 2 operands counting as its n - 1 binary operations): else the input comes back, as SymPy's
+``simplify`` returns its input when its result measures larger. A float sum never -0.0 where its
+zero reaches a divisor stays never -0.0 (:func:`sign_sensitive`, :func:`never_minus_zero`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
-from ..core import Term, as_term, postorder
+from ..core import Symbol, Term, as_term, get_op, postorder, substitute
+from ..core.dtypes import is_float
 from ..errors import ExprgraphError, RewriteLimitError
-from ..rules import RewriteProfile, RuleSet, rewrite
-from .budget import DEFAULT_MAX_STEPS, check_budget_args, deadline
+from ..rules import RewriteProfile, Rule, RuleSet, rewrite
+from ..rules.rule import as_rule
+from .budget import DEFAULT_MAX_STEPS, SimplifyInfo, check_budget_args, deadline
 from .canonical import CANONICAL_RULES, SAFE_ONLY, GuardedRule
 from .integers import simplify_integers
+from .numbers import const_like
 from .output import OUTPUT_RULES
 from .polynomial import expand, factor
 from .rational import cancel
@@ -40,6 +49,12 @@ __all__ = [
 #: A layer above registers its own when imported (``exprgraph.egraph`` adds "egraph"; importing
 #: exprgraph imports it).
 METHODS: dict[str, Callable[..., Term]] = {}
+#: the default strategy's stages from a layer above (``exprgraph.egraph`` registers them when imported):
+#: "saturate" ``fn(term, run) -> term`` (the canonical pass, then bounded equality saturation) and
+#: "explain" ``fn(term, result, log) -> Explanation`` (the chain of rewrites of ``simplify(explain=True)``)
+STRATEGY: dict[str, Callable[..., Any]] = {}
+#: e-nodes the saturation stage of the default strategy may grow to
+DEFAULT_NODE_LIMIT = 3_000
 #: rounds of the integer hand-off (dims' forms, then the rules) before simplify settles
 _INTEGER_ROUNDS = 3
 #: the largest input (by cost) that unsafe simplify also expands, factors and cancels as polynomials
@@ -88,70 +103,137 @@ def canonical(term: Term, *, unsafe: bool = False, profile: RewriteProfile | Non
     return rewrite(as_term(term), canonical_ruleset(unsafe), profile=profile)
 
 
+def size(term: Term) -> int:
+    """Distinct nodes of ``term``, constants included: the measure ``simplify`` never lets grow."""
+    return len(postorder((term,)))
+
+
 def simplify(
     term: Term | float,
     *,
     unsafe: bool = False,
     profile: RewriteProfile | None = None,
-    method: str = "rules",
+    method: str = "auto",
     max_steps: int = DEFAULT_MAX_STEPS,
     time_limit: float | None = None,
-) -> Term:
-    """A simplified, deterministic form of ``term`` with the same value.
+    node_limit: int = DEFAULT_NODE_LIMIT,
+    cost: Callable[[Term], float] | None = None,
+    explain: bool = False,
+    info: SimplifyInfo | None = None,
+) -> Any:
+    """A simplified, deterministic form of ``term`` with the same value, never larger than ``term``.
 
-    Constants are folded, like terms collected (``x + x -> 2*x``, ``x*x -> x**2``), identities
-    removed (``x*1``, ``x + 0``, ``x**1``) and numerically stable forms chosen
-    (``log(1 + x) -> log1p(x)``); operands are sorted. The result is canonical: ``simplify``
-    returns it unchanged.
-
-    Strength: the default is the *safe* rules, the default of every rewriter in exprgraph
-    (:func:`~exprgraph.graph.rewrite_graph`'s canonicalize, the e-graph's): for every input (nan,
-    inf, huge, tiny and subnormal values included) the result computes the same IEEE operations
-    as the input, or replaces some by one rounding of their exact value, so it is never less
-    accurate (up to the sign of a zero). A float sum or product is reassociated only where that
-    holds: ``x + y - x -> y + (x - x)`` (exactly ``y``) but not ``(x + y) + z -> (x + z) + y``;
-    ``x*x*x -> x**3`` but not ``x*y*x -> x**2*y`` (which overflows at x = 1e200, y = 1e-200).
-    ``unsafe=True`` adds the rules that hold only for finite or non-zero values, and reassociates
-    freely: ``x*0 -> 0``, ``x - x -> 0``, ``(x*y)/y -> x``, ``log(exp(x)) -> x``,
-    ``exp(a)*exp(b) -> exp(a + b)``, ``-(a + b) -> -a - b``, flat sorted sums and products
-    (``rewrite_graph(..., include=("canonicalize", "unsafe"))`` in a graph).
-    Integer subterms take :mod:`exprgraph.dims`' canonical form where no larger (:mod:`.integers`):
-    ``a + b - a -> b``; with ``unsafe``, symbolic divisors too (``2*n//n -> 2``, which is 0 at n = 0).
-
-    Budget: each of the two passes (canonical, then output form) makes at most ``max_steps``
-    rule applications, and the whole call takes at most ``time_limit`` seconds (None: no limit;
-    checked at every sum and product); past either, :class:`~exprgraph.errors.RewriteLimitError`
-    is raised (the input is unchanged, and it is always an equal form). Typical terms take about
-    one step per node. Pass a :class:`~exprgraph.rules.RewriteProfile` to count rule applications.
-    ``method="egraph"`` simplifies by equality saturation instead (see :mod:`exprgraph.egraph`,
-    whose own limits apply).
+    Constants folded, like terms collected, identities removed, stable forms chosen (``log(1 + x) ->
+    log1p(x)``), operands sorted; idempotent. ``method="auto"``: the canonical pass, then bounded
+    saturation of its form with the algebra and the trig, hyperbolic, abs and min/max identities
+    (:mod:`exprgraph.egraph.strategy`); ``"rules"``: the pass alone; ``"egraph"``: saturation alone.
+    Never more distinct nodes (constants included) than ``term`` nor a larger :func:`cost`; ``cost``
+    (a function of a term) chooses among the equal forms found. The default strength is *safe*:
+    never less accurate at any input (nan and inf included), a zero's sign kept where a division
+    reads it; ``unsafe=True`` adds rules exact for finite or non-zero values only (``x - x -> 0``)
+    and the polynomial forms. Budget: ``max_steps`` rule applications per pass and ``time_limit``
+    seconds (RewriteLimitError past either); saturation stops at ``node_limit`` e-nodes or its share
+    of the time, its stop reason in ``info`` (a :class:`SimplifyInfo`). ``explain=True`` returns an
+    :class:`~exprgraph.egraph.Explanation`: the chain of rewrites to the result, each naming its rule.
 
     >>> from exprgraph import symbols
     >>> x, y = symbols("x y")
-    >>> print(simplify(x*1 + 0 + x))
-    2*x
-    >>> print(simplify((x*y)/y + x*x))
-    x*(y/y) + x**2
-    >>> print(simplify((x*y)/y + x*x, unsafe=True))
-    x + x**2
+    >>> print(simplify(x*1 + 0 + x), simplify((x*y)/y + x*x*x), simplify((x*y)/y + x*x*x, unsafe=True))
+    2*x x*(y/y) + x**3 x + x**3
     """
     term = as_term(term)
     check_budget_args(max_steps, time_limit)
-    if method != "rules":
-        if method not in METHODS:
-            raise ValueError(f"method must be 'rules' or one of {sorted(METHODS)}, not {method!r}")
+    if node_limit.__class__ is bool or not isinstance(node_limit, int) or node_limit < 0:
+        raise ValueError(f"node_limit must be an int >= 0, not {node_limit!r}")
+    if method not in ("auto", "rules") and method not in METHODS:
+        raise ValueError(f"method must be 'auto', 'rules' or one of {sorted(METHODS)}, not {method!r}")
+    if method not in ("auto", "rules"):
+        if explain:
+            raise ValueError(f"explain=True explains method='auto' or 'rules', not {method!r}")
         return METHODS[method](term, unsafe=unsafe)
-    out = _passes(term, unsafe, profile, max_steps, time_limit)
-    if unsafe:
-        out = _algebraic(term, out, profile, max_steps, time_limit)
-    if out is term or cost(out) > cost(term):
-        return term
+    log: list[LogEntry] | None = [] if explain else None
+    run = Run(unsafe, profile, max_steps, time_limit, node_limit, cost, info or SimplifyInfo(), log)
+    out = _strategy(term, method, run)
+    if explain:
+        if "explain" not in STRATEGY:
+            raise ValueError("simplify(explain=True) needs the e-graph layer: import exprgraph (or exprgraph.egraph)")
+        return STRATEGY["explain"](term, out, log or [])
     return out
 
 
-def _algebraic(
-    term: Term, best: Term, profile: RewriteProfile | None, max_steps: int, time_limit: float | None
-) -> Term:
+def _strategy(term: Term, method: str, run: Run) -> Term:
+    """The rule pass, and with ``method="auto"`` the saturation stage; never larger than ``term``."""
+    started = time.perf_counter()
+    info = run.info
+    info.size_before = size(term)
+    strategy = STRATEGY.get("saturate") if method == "auto" else None
+    core = _rules_core if strategy is None else strategy
+    with deadline(run.time_limit):
+        out = _protected(term, core, run)
+    if size(out) > size(term) or term_cost(out) > term_cost(term):
+        out = term  # never larger: the pieces were no larger each, but protection may add a zero
+    if out is term:
+        info.chosen = "input"
+    elif info.chosen == "input":
+        info.chosen = "rules"  # only the sums kept for a zero's sign changed
+    info.size_after = size(out)
+    info.seconds = time.perf_counter() - started
+    return out
+
+
+term_cost = cost
+
+#: a rewrite of the log an explanation is made from: ``(rule name, subterm before, subterm after)``
+LogEntry = tuple[str, Term, Term]
+
+
+@dataclass
+class Run:
+    """The options of one ``simplify`` call, handed to its stages."""
+
+    unsafe: bool
+    profile: RewriteProfile | None
+    max_steps: int
+    time_limit: float | None
+    node_limit: int
+    cost: Callable[[Term], float] | None
+    info: SimplifyInfo
+    log: list[LogEntry] | None
+
+
+def better(a: Term, b: Term, run: Run) -> bool:
+    """Whether ``a`` is strictly cheaper than ``b``: by ``run.cost`` if given, else by :func:`cost` (the DAG
+    size, scalar constants free: ``cos(u)**2`` is no dearer than ``cos(u)*cos(u)``)."""
+    if run.cost is not None:
+        return run.cost(a) < run.cost(b)
+    return term_cost(a) < term_cost(b)
+
+
+def no_larger(a: Term, b: Term) -> bool:
+    """Whether ``a`` has no more distinct nodes (constants included) than ``b``, nor a larger :func:`cost`."""
+    return size(a) <= size(b) and term_cost(a) <= term_cost(b)
+
+
+def rule_stage(term: Term, run: Run) -> Term:
+    """The canonical pass (and, with ``unsafe``, the polynomial forms): the cheapest no larger than ``term``."""
+    mark = None if run.log is None else len(run.log)
+    out = _passes(term, run.unsafe, run.profile, run.max_steps, run.time_limit, run.log)
+    if run.unsafe:
+        out = _algebraic(term, out, run)
+    if out is term or not no_larger(out, term) or (run.cost is not None and run.cost(out) > run.cost(term)):
+        if run.log is not None:
+            del run.log[mark:]  # the steps to a form not taken
+        return term
+    run.info.chosen = "rules" if run.info.chosen == "input" else run.info.chosen
+    return out
+
+
+def _rules_core(term: Term, run: Run) -> Term:
+    run.info.stages.append("rules")
+    return rule_stage(term, run)
+
+
+def _algebraic(term: Term, best: Term, run: Run) -> Term:
     """With ``unsafe``: the input expanded, factored and cancelled as polynomials and rational
     functions over exact coefficients (:mod:`exprgraph.poly`), each put through the passes; the
     cheapest of those and ``best`` (``(x**2 - 1)/(x + 1) -> x - 1``, ``(x + 1)**2 - x**2 -> 2*x + 1``).
@@ -164,14 +246,18 @@ def _algebraic(
         for base in bases:
             for form in (expand, factor, cancel):
                 try:
-                    candidate = _passes(form(base), True, profile, max_steps, time_limit)
+                    formed = form(base)
+                    candidate = _passes(formed, True, run.profile, run.max_steps, run.time_limit, None)
                 except (ExprgraphError, ValueError, ZeroDivisionError):
                     continue  # a budget or a limit of the polynomial algebra: that form is not tried
-                if cost(candidate) < cost(found or best) and _small_integers(candidate):
-                    found = candidate
+                if better(candidate, found or best, run) and no_larger(candidate, term) and _small_integers(candidate):
+                    found, name = candidate, form.__name__
         if found is None:
             break
+        if run.log is not None:  # the form of an equal term (the input, or the best so far)
+            run.log.append((f"{name} (unsafe)", best, found))
         best = found
+        run.info.chosen = name
         bases = [best]
     return best
 
@@ -192,26 +278,43 @@ def _small_integers(term: Term) -> bool:
     return True
 
 
-def _passes(term: Term, unsafe: bool, profile: RewriteProfile | None, max_steps: int, time_limit: float | None) -> Term:
+def _passes(
+    term: Term,
+    unsafe: bool,
+    profile: RewriteProfile | None,
+    max_steps: int,
+    time_limit: float | None,
+    log: list[LogEntry] | None,
+) -> Term:
     """The two passes; then, while that changes something, integer subterms in dims' canonical form
     (:mod:`.integers`) and the two passes again on what it gave (``abs(a - a) -> abs(0) -> 0``)."""
-    out = _two_passes(term, unsafe, profile, max_steps, time_limit)
+    out = _two_passes(term, unsafe, profile, max_steps, time_limit, log)
     for _ in range(_INTEGER_ROUNDS):
         ints = simplify_integers(out, unsafe=unsafe, cost=cost)
         if ints is out:
             break
-        out = _two_passes(ints, unsafe, profile, max_steps, time_limit)
+        if log is not None:
+            log.append(("integers (exprgraph.dims)", out, ints))
+        out = _two_passes(ints, unsafe, profile, max_steps, time_limit, log)
     return out
 
 
 def _two_passes(
-    term: Term, unsafe: bool, profile: RewriteProfile | None, max_steps: int, time_limit: float | None
+    term: Term,
+    unsafe: bool,
+    profile: RewriteProfile | None,
+    max_steps: int,
+    time_limit: float | None,
+    log: list[LogEntry] | None,
 ) -> Term:
     """The canonical pass, then the output pass, within the budget (RewriteLimitError past it)."""
+    inner_rules, outer_rules = canonical_ruleset(unsafe), output_ruleset(unsafe)
+    if log is not None:
+        inner_rules, outer_rules = _recording(inner_rules, log), _recording(outer_rules, log)
     try:
         with deadline(time_limit):
-            inner = rewrite(term, canonical_ruleset(unsafe), max_steps=max_steps, profile=profile)
-            return rewrite(inner, output_ruleset(unsafe), max_steps=max_steps, profile=profile)
+            inner = rewrite(term, inner_rules, max_steps=max_steps, profile=profile)
+            return rewrite(inner, outer_rules, max_steps=max_steps, profile=profile)
     except RewriteLimitError as e:
         if e.steps <= max_steps:
             raise  # a cycle (a bug in the rules), or the time limit: the message says which
@@ -221,3 +324,147 @@ def _two_passes(
             e.rule,
             e.steps,
         ) from None
+
+
+def _recording(ruleset: RuleSet, log: list[LogEntry]) -> RuleSet:
+    """``ruleset`` with each rule wrapped to append its rewrites to ``log`` (same order, same ops)."""
+    wrapped = []
+    for r in ruleset:
+        made = as_rule(r)
+        wrapped.append(
+            Rule.of_function(
+                _logged(made.term_applier(), made.name, log), name=made.name, ops=made.root_ops, tag=made.tag
+            )
+        )
+    return RuleSet(wrapped, name=ruleset.name)
+
+
+def _logged(apply: Callable[[Term], Any], name: str, log: list[LogEntry]) -> Callable[[Term], Any]:
+    """``apply``, appending ``(name, before, after)`` to ``log`` for each rewrite the driver will keep."""
+
+    def logged(t: Term) -> Any:
+        out = apply(t)
+        if out is None or out is t:
+            return out
+        out = as_term(out)
+        if out is not t and out.shape == t.shape:
+            log.append((name, t, out))
+        return out
+
+    return logged
+
+
+# -- the sign of a zero ---------------------------------------------------------------------------
+# A float sum with a constant operand (``c*x + 0``, ``(x + 1) - 1``) is never -0.0; its simplified
+# form (``c*x``, ``x``) is -0.0 where the input's zero was +0.0, and a division by it turns inf into
+# -inf. Such a sum, where its zero can reach a division, is simplified alone and kept never -0.0.
+
+#: ops whose value is the same for a -0.0 and a +0.0 operand: a zero's sign goes no further
+_SIGNLESS = frozenset(
+    "abs exp cos cosh log log2 log10 sigmoid softplus log_sigmoid erfc acos hypot logaddexp".split()
+    + "lt le gt ge eq ne logical_and logical_or logical_not floor ceil".split()
+)
+#: ops that are never -0.0 (cos and cosh are never 0 at all; exp underflows to +0.0)
+_NEVER_MINUS_ZERO = frozenset({"abs", "exp", "cos", "cosh", "sigmoid", "softplus", "erfc", "hypot"})
+#: ops whose operand ``i`` in the set tells the sign of a zero apart (1/-0.0 is -inf, atan2(0.0, -0.0) is pi)
+_SENSITIVE_SLOTS = {"truediv": {1}, "floordiv": {1}, "mod": {1}, "fmod": {1}, "truncdiv": {1}, "atan2": {0, 1}}
+
+
+def _zero_reaches(node: Term, i: int) -> bool:
+    """Whether operand ``i`` of ``node`` decides a value by the sign of a zero: a divisor, a power's
+    base under a negative or symbolic exponent (``(-0.0)**-1`` is -inf), atan2's operands."""
+    name = node.op.name
+    if name == "pow":
+        k = node.args[1]
+        return i == 0 and not (k.is_const and not k.shape and float(k.value) > 0)
+    return i in _SENSITIVE_SLOTS.get(name, ())
+
+
+def sign_sensitive(term: Term) -> set[Term]:
+    """The subterms of ``term`` whose zero's sign can reach a divisor (through sums, products, negations...)."""
+    reach: set[Term] = set()
+    for node in reversed(postorder((term,))):  # every user before its operands
+        if node.op.name in _SIGNLESS:
+            continue
+        live = node in reach
+        for i, a in enumerate(node.args):
+            if live or _zero_reaches(node, i):
+                reach.add(a)
+    return reach
+
+
+def never_minus_zero(t: Term) -> bool:
+    """Whether ``t`` is never -0.0: a constant other than -0.0, exp, abs, an even power, a sum with such an operand."""
+    known: dict[Term, bool] = {}
+    for node in postorder((t,)):  # operands first
+        known[node] = _never_minus_zero_node(node, known)
+    return known[t]
+
+
+def _never_minus_zero_node(t: Term, known: dict[Term, bool]) -> bool:
+    """Whether ``t`` is never -0.0, its operands' answers in ``known``."""
+    name = t.op.name
+    if name == "const":
+        return not t.shape and _positive_or_nonzero(float(t.value))
+    if name in _NEVER_MINUS_ZERO:
+        return True
+    if name == "pow":  # x**2 is +0.0 at x = -0.0
+        k = t.args[1]
+        return k.is_const and not k.shape and float(k.value) % 2 == 0
+    if name == "add":  # a + b is -0.0 only when both are
+        return any(known[a] for a in t.args)
+    if name == "sub":  # a - b is -0.0 only for a = -0.0, b = +0.0
+        b = t.args[1]
+        return known[t.args[0]] or (b.is_const and not b.shape and _positive_or_nonzero(-float(b.value)))
+    return False
+
+
+def _positive_or_nonzero(v: float) -> bool:
+    """Whether the number ``v`` is not -0.0 (+0.0, nan and every non-zero number are not)."""
+    return v != 0.0 or math.copysign(1.0, v) > 0
+
+
+def _protected(term: Term, core: Callable[[Term, Run], Term], run: Run) -> Term:
+    """``core(term)``, except that a float sum never -0.0 where its zero reaches a divisor stays never -0.0.
+
+    Each such sum whose simplified form may be -0.0 is simplified alone and written ``s + 0.0``
+    (its +0.0 is the input's zero: exact), standing for a fresh symbol while the rest is simplified.
+    Not with ``unsafe``, whose rules do not keep the sign of a zero (``-(a + b) -> -a - b``).
+    """
+    if run.unsafe:
+        return core(term, run)
+    reach = sign_sensitive(term)
+    kept: dict[Term, Term] = {}
+    for s in postorder((term,)):  # operands first: an inner sum is settled before the one using it
+        if s not in reach or s.op.name not in ("add", "sub") or not is_float(s.dtype) or not never_minus_zero(s):
+            continue
+        inner = substitute(s, kept) if kept else s
+        zero = const_like(0.0, s)
+        if zero is None:
+            continue
+        # ``u + 0.0`` with ``u`` maybe -0.0 is a form this function wrote: it stays (idempotence)
+        ours = inner.op.name == "add" and len(inner.args) == 2 and inner.args[1] is zero
+        alone = _passes(inner.args[0] if ours else inner, False, run.profile, run.max_steps, run.time_limit, None)
+        if never_minus_zero(alone) or not no_larger(alone, inner):
+            continue
+        kept[s] = Term(get_op("add"), (alone, zero))
+    if not kept:
+        return core(term, run)
+    run.info.protected = len(kept)
+    # a placeholder named after the form it stands for: a second call, which finds the same forms,
+    # sorts the rest exactly as the first did (simplify is idempotent)
+    names = {s: Symbol(_placeholder_name(kept[s]), s.dtype, s.shape) for s in kept}
+    out = core(substitute(term, names), run)
+    if run.log is not None:  # the rest's steps over the sums as written, then each sum's own steps
+        written = {v: s for s, v in names.items()}
+        run.log[:] = [(n, substitute(a, written), substitute(b, written)) for n, a, b in run.log]
+        for s in reversed(kept):  # the outermost first, while the sums inside are as written
+            steps: list[LogEntry] = []
+            alone = _passes(s, False, run.profile, run.max_steps, run.time_limit, steps)
+            run.log.extend([*steps, ("keep_signed_zero: s -> s + 0.0 (s is never -0.0)", alone, kept[s])])
+    return substitute(out, {v: kept[s] for s, v in names.items()})
+
+
+def _placeholder_name(form: Term) -> str:
+    """A symbol name for a kept sum, the same for the same form in every call (a digest of its text)."""
+    return "_signed_zero_" + hashlib.blake2s(str(form).encode(), digest_size=6).hexdigest()

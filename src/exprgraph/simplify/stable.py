@@ -17,6 +17,7 @@ with a float64 1.0 stays).
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 
 from ..core import Term, get_op
 from ..core.dtypes import is_float
@@ -53,7 +54,7 @@ def _negate(u: Term) -> Term:
     return MUL(-1, u)
 
 
-def _coefficient_exp(t: Term) -> tuple[float, Term] | None:
+def _coefficient_exp(t: Term) -> tuple[int | float | Fraction, Term] | None:
     """``(c, u)`` for ``exp(u)`` (c = 1) or ``c*exp(u)`` with a number c, else None."""
     if t.op is EXP:
         return 1, t.args[0]

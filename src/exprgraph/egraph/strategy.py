@@ -1,0 +1,150 @@
+"""The default strategy of :func:`~exprgraph.simplify.simplify`: the canonical pass, then bounded saturation.
+
+One round: the rule engine's canonical pass (:func:`~exprgraph.simplify.simplify.rule_stage`,
+with ``unsafe`` also the expanded, factored and cancelled polynomial forms), then an e-graph of that
+form saturated with the algebra and the trig and hyperbolic identities (:mod:`.identities`) within
+an iteration, node and time budget, and the cheapest equal term extracted (by DAG size, constants
+included). The e-graph's form replaces the canonical one only when strictly cheaper (by
+:func:`~exprgraph.simplify.cost`, or the user's ``cost``) and no larger than the input; then rounds
+go on from it until one changes nothing, so that ``simplify`` is idempotent. Terms without a function
+the identities are about skip the saturation (the canonical pass has done their algebra).
+
+Registered into ``simplify``'s strategy table when :mod:`exprgraph.egraph` is imported (the
+simplifier sits below the e-graph layer), with the explanation builder of ``explain=True``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core import Term, postorder, substitute
+from ..errors import ExprgraphError
+from ..simplify.simplify import STRATEGY, LogEntry, Run, better, no_larger, rule_stage, size
+from .egraph import EGraph
+from .explain import Explanation, Step, explain
+from .extract import extract
+from .identities import identity_rules
+from .runner import saturate
+from .saturation import binarize
+
+__all__ = ["strategy", "explanation", "ITER_LIMIT", "MAX_INPUT_SIZE", "ROUNDS", "IDENTITY_OPS"]
+
+#: iterations of one saturation (the identities are one or two rewrites deep from the canonical form)
+ITER_LIMIT = 4
+#: inputs with more distinct nodes skip the saturation (the canonical pass alone scales to millions)
+MAX_INPUT_SIZE = 400
+#: rounds of the strategy at most (each from the e-graph's form of the last)
+ROUNDS = 8
+#: share of the call's time limit one saturation may take, and its own bound in seconds
+TIME_SHARE, TIME_BOUND = 0.5, 0.25
+
+#: the functions the identities are about: without one, the canonical pass has done the algebra
+IDENTITY_OPS = frozenset({"sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "abs", "sign", "maximum", "minimum"})
+_RULES = {False: identity_rules(False), True: identity_rules(True)}
+
+
+def _saturated(term: Term, fast: Term, run: Run) -> Term | None:
+    """The cheapest form of the e-graph of ``fast`` (the canonical form of ``term``) if cheaper than
+    ``fast`` and no larger than ``term``, else None. The e-graph starts from ``fast`` alone, so that
+    a second call, which starts from the same form, finds what the first found: nothing new."""
+    info = run.info
+    egraph = EGraph(explanations=run.log is not None)
+    a = egraph.add(binarize(fast))
+    seconds = TIME_BOUND if run.time_limit is None else min(TIME_BOUND, TIME_SHARE * run.time_limit)
+    report = saturate(egraph, _RULES[run.unsafe], iter_limit=ITER_LIMIT, node_limit=run.node_limit, time_limit=seconds)
+    info.stop_reason = str(report.stop_reason)
+    info.egraph_nodes = egraph.total_size()
+    info.iterations += len(report.iterations)
+    found = _extracted(egraph, a)
+    best = None
+    for t in found:
+        if t.dtype == term.dtype and t.shape == term.shape and better(t, best or fast, run) and no_larger(t, term):
+            best = t
+    if best is not None and run.log is not None:
+        start = binarize(fast)
+        if start is not fast:
+            run.log.append(("binary sums and products", fast, start))
+        steps = explain(egraph, start, best)
+        previous = start
+        for step in steps:
+            run.log.append((step.name if step.forward else f"{step.name} (backwards)", previous, step.term))
+            previous = step.term
+    return best
+
+
+def _extracted(egraph: EGraph, root: int) -> list[Term]:
+    """The cheapest term of ``root``'s class by DAG size (none when extraction fails)."""
+    found = egraph_extract(egraph, root, "dag_size")
+    return [] if found is None else [found]
+
+
+def egraph_extract(egraph: EGraph, root: int, cost: Any) -> Term | None:
+    """The cheapest term of class ``root`` under ``cost``, None when extraction fails (a cycle)."""
+    try:
+        return extract(egraph, root, cost).term
+    except ValueError:
+        return None
+
+
+def strategy(term: Term, run: Run) -> Term:
+    """The default ``simplify``: rounds of the canonical pass and bounded saturation (see the module)."""
+    info = run.info
+    current = term
+    for _ in range(ROUNDS):
+        info.stages.append("rules")
+        fast = rule_stage(current, run)
+        found = None
+        if size(current) > MAX_INPUT_SIZE:
+            info.stop_reason = "skipped: input over MAX_INPUT_SIZE"
+        elif not any(t.op.name in IDENTITY_OPS for t in postorder((current, fast))):
+            info.stop_reason = "skipped: no identity applies"
+        else:
+            info.stages.append("egraph")
+            try:
+                found = _saturated(current, fast, run)
+            except ExprgraphError:
+                pass  # a limit of the e-graph: the canonical form stands
+        if found is None:
+            if not run.unsafe or fast is current:
+                return fast
+            current = fast  # the polynomial forms of that form may go further (unsafe): another round
+            continue
+        info.chosen = "egraph"
+        current = found
+    return current
+
+
+def explanation(term: Term, result: Term, log: list[LogEntry]) -> Explanation:
+    """The chain of rewrites from ``term`` to ``result`` made of ``log`` (each entry one rule's rewrite)."""
+    out = Explanation(term)
+    if result is term:
+        return out
+    current = term
+    for name, before, after in log:
+        new = after if before is current else substitute(current, {before: after})
+        if new is current:
+            continue
+        out.steps.append(Step(new, name, None, True, _position(current, before), before, after))
+        current = new
+    if current is not result:
+        raise ExprgraphError(f"simplify's explanation ends at {current}, not at its result {result}: please report")
+    return out
+
+
+def _position(term: Term, sub: Term) -> tuple[int, ...]:
+    """The operand indexes of the first occurrence of ``sub`` in ``term`` (depth first; () at the root)."""
+    stack: list[tuple[Term, tuple[int, ...]]] = [(term, ())]
+    seen: set[Term] = set()
+    while stack:
+        t, at = stack.pop()
+        if t is sub:
+            return at
+        if t in seen:
+            continue
+        seen.add(t)
+        stack.extend((a, (*at, i)) for i, a in reversed(list(enumerate(t.args))))
+    return ()
+
+
+STRATEGY["saturate"] = strategy
+STRATEGY["explain"] = explanation
