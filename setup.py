@@ -1,11 +1,12 @@
-"""Build hook: compile the C term base, the C sweeps of diff and the dimension simplifier's fast path when it can.
+"""Build hook: compile the C term base, the C sweeps of diff, the polynomial ring and dims' fast path when it can.
 
 Everything else about the package is in pyproject.toml. ``src/exprgraph/core/_cterm*.c`` (the
 interned term node, see ``exprgraph.core.termbase``) and ``src/exprgraph/diff/_csweep*.c`` (the
 reverse and forward sweeps and the dependency sets, see ``exprgraph.diff.sweep``; it reaches the
 term through the term base's capsule) are compiled by the system C compiler. The modules listed in
-``exprgraph.dims.accel.COMPILED_MODULES`` are compiled to C by mypyc (a build-time tool, in the
-build requirements) and by the system C compiler. The build falls back to pure Python, with a
+``exprgraph.accel.COMPILED_MODULES`` (poly's ring and monomials, and dims' modules that call them)
+are compiled to C by mypyc (a build-time tool, in the build requirements), as one group, and by
+the system C compiler. The build falls back to pure Python, with a
 note on stderr, when ``EXPRGRAPH_PURE_PYTHON`` is set, when mypyc cannot be imported, or when the
 C compiler fails (the extensions are optional); the pure modules behave the same, only slower.
 The C extensions (the term base, the sweeps, the vm's machine in ``src/exprgraph/compile/_cvm*.c``)
@@ -15,39 +16,57 @@ on its own (``exprgraph.twins`` lists every pair).
 
 from __future__ import annotations
 
+import ast
 import ctypes.util
 import os
-import re
 import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
 
 HERE = Path(__file__).parent
-PACKAGE_DIR = Path("src", "exprgraph", "dims")
+PACKAGE_DIR = Path("src", "exprgraph")
+#: the names EXPRGRAPH_BUILD_ONLY accepts for the mypyc group (besides "core" and "diff")
+MYPYC_PARTS = {"mypyc", "dims", "poly"}
 
 
-def _compiled_modules() -> list[str]:
-    """The module names listed in accel.py (read as text: the package is not importable yet)."""
-    text = (HERE / PACKAGE_DIR / "accel.py").read_text()
-    listing = re.search(r"COMPILED_MODULES = \(([^)]*)\)", text)
-    if listing is None:
-        raise RuntimeError("accel.py has no COMPILED_MODULES tuple")
-    return re.findall(r'"(\w+)"', listing.group(1))
+def _accel_literals() -> tuple[dict[str, tuple[str, ...]], str]:
+    """``COMPILED_MODULES`` and ``GROUP`` of exprgraph/accel.py, read as literals (nothing is importable yet)."""
+    found: dict[str, object] = {}
+    for node in ast.parse((HERE / PACKAGE_DIR / "accel.py").read_text()).body:
+        target: ast.expr
+        if isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign):
+            target, value = node.targets[0], node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id in ("COMPILED_MODULES", "GROUP"):
+            found[target.id] = ast.literal_eval(value)
+    if set(found) != {"COMPILED_MODULES", "GROUP"}:
+        raise RuntimeError("exprgraph/accel.py has no COMPILED_MODULES table or GROUP name")
+    return found["COMPILED_MODULES"], found["GROUP"]  # type: ignore[return-value]
+
+
+def _compiled_sources() -> list[str]:
+    """The source files mypyc compiles, package by package in the table's order."""
+    table, _ = _accel_literals()
+    return [str(PACKAGE_DIR / package / f"{name}.py") for package, names in table.items() for name in names]
 
 
 def _ext_modules() -> list:
     if os.environ.get("EXPRGRAPH_PURE_PYTHON"):
         print("exprgraph: EXPRGRAPH_PURE_PYTHON is set, building pure Python", file=sys.stderr)
         return []
-    only = os.environ.get("EXPRGRAPH_BUILD_ONLY")  # a developer's quick rebuild: "core", "diff", "dims"
+    # a developer's quick rebuild: "core", "diff", "compile" (the vm), "dims" or "poly" (the mypyc group)
+    only = os.environ.get("EXPRGRAPH_BUILD_ONLY")
     parts = {"core": _term_extension, "diff": _sweep_extension, "compile": _vm_extension}
     if only:
         wanted = set(only.split(","))
         return [make() for name, make in parts.items() if name in wanted] + (
-            _dims_extensions() if "dims" in wanted else []
+            _mypyc_extensions() if wanted & MYPYC_PARTS else []
         )
-    return [*(make() for make in parts.values()), *_dims_extensions()]
+    return [*(make() for make in parts.values()), *_mypyc_extensions()]
 
 
 def _c_extension(package: str, stem: str, headers: list[Path]) -> Extension:
@@ -89,7 +108,7 @@ def _vm_extension() -> Extension:
     return ext
 
 
-def _dims_extensions() -> list:
+def _mypyc_extensions() -> list:
     try:
         from mypyc.build import mypycify
     except ImportError:
@@ -103,12 +122,12 @@ def _dims_extensions() -> list:
         "--follow-imports=silent",
         "--no-warn-unused-ignores",
         "--ignore-missing-imports",
-        *(str(PACKAGE_DIR / f"{name}.py") for name in _compiled_modules()),
+        *_compiled_sources(),
     ]
     old = Path.cwd()
     os.chdir(HERE)  # mypyc names modules by their paths from here
     try:
-        extensions = mypycify(args, opt_level="3", group_name="exprgraph_dims")
+        extensions = mypycify(args, opt_level="3", group_name=_accel_literals()[1])
     except (Exception, SystemExit) as exc:  # a type error (mypyc exits) or a mypyc fault: pure still works
         print(f"exprgraph: mypyc failed ({exc}), building pure Python", file=sys.stderr)
         return []

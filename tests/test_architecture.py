@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from exprgraph.dims import accel
+from exprgraph import accel
 from exprgraph.dims.stages import STAGES, stage_of
 from exprgraph.twins import TWINS
 
@@ -28,14 +28,15 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 ROOT = "exprgraph"
 TESTS = Path(__file__).resolve().parent
 
-#: the base every package may use: error classes, progress reports, the console helpers, the twins table
-BASE = {"errors", "progress", "console", "twins"}
+#: the base every package may use: error classes, progress reports, the console helpers, the twins table,
+#: the choice between compiled modules and their sources
+BASE = {"errors", "progress", "console", "twins", "accel"}
 #: each package and the packages it builds on directly (besides the base); it may import their closure
 MAY_USE: dict[str, set[str]] = {
     "core": set(),
-    # integers and polynomials: one integer algebra and one polynomial module directly above core
-    "dims": {"core"},
+    # integers and polynomials: one polynomial module directly above core, the integer algebra on its ring
     "poly": {"core"},
+    "dims": {"core", "poly"},
     # rewriting: patterns, rules, the simplifier (integer subterms go to dims), graphs, e-graphs
     "match": {"core"},
     "rules": {"match"},
@@ -273,15 +274,30 @@ def test_every_c_file_is_a_declared_twin() -> None:
     assert on_disk == _fast_files(), "list each C source in exprgraph.twins.TWINS (and remove the gone ones)"
 
 
+def _mypyc_twin_modules() -> set[str]:
+    """The modules the mypyc twins name: a ``...COMPILED_MODULES`` entry stands for the modules it lists."""
+    found = set()
+    for twin in TWINS:
+        if twin.kind != "mypyc":
+            continue
+        for name in twin.fast:
+            if name.endswith(".COMPILED_MODULES"):
+                owner = importlib.import_module(name.rpartition(".")[0])
+                package = owner.__name__.rpartition(".")[0]
+                found |= {f"{package}.{m}" for m in owner.COMPILED_MODULES}
+            else:
+                found.add(name)
+    return found
+
+
 def test_every_compiled_module_is_a_declared_twin() -> None:
-    names = {n for twin in TWINS if twin.kind == "mypyc" for n in twin.fast}
-    assert names == {"exprgraph.dims.accel.COMPILED_MODULES"}
+    listed = {f"{ROOT}.{package}.{name}" for package, names in accel.COMPILED_MODULES.items() for name in names}
+    assert _mypyc_twin_modules() == listed, "name each module of exprgraph.accel.COMPILED_MODULES in a mypyc twin"
     extensions = {f.split("/")[0] + "." + Path(f).stem for f in _fast_files() if f.endswith(".c")}
-    compiled = {f"{m}" for m in accel.COMPILED_MODULES}
     for built in (SRC / ROOT).rglob("*.so"):
         package = built.parent.name
         stem = built.name.split(".")[0]
-        assert f"{package}.{stem}" in extensions or (package == "dims" and stem in compiled), built
+        assert f"{package}.{stem}" in extensions or stem in accel.COMPILED_MODULES.get(package, ()), built
 
 
 def test_every_shortcut_names_code_that_exists() -> None:
@@ -370,10 +386,72 @@ def test_the_stage_check_sees_function_level_imports() -> None:
     assert stage_of("queries") > stage_of("normal")
 
 
+# -- one ring (exprgraph.poly.ring), which dims uses -------------------------------------------------
+
+POLY_RING = (f"{ROOT}.poly.ring", f"{ROOT}.poly.monomials")
+#: what dims' ring module adds over poly's ring: its budget (a subclass), its integer product, and
+#: three functions that call the ring's own with dims' bound on constant powers
+DIMS_RING_EXTRAS = {"Budget", "times", "int_power", "split_factors", "p_product"}
+DIMS_RING_WRAPPERS = {"int_power", "split_factors", "p_product"}
+
+
+def _defined(module: str) -> dict[str, ast.AST]:
+    """The functions and classes defined at the top of ``module``."""
+    tree = ast.parse(MODULES[module].read_text())
+    return {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+
+
 def test_the_polynomial_ring_of_dims_stands_alone() -> None:
-    """dims' ring and monomials import no dims module but each other: the ring can come from elsewhere
-    by changing import lines only."""
+    """dims' ring and monomials import no dims module but each other (and poly's ring)."""
     ring = {f"{DIMS}.ring", f"{DIMS}.monomials"}
     for module in ring:
         inside = {t for t in GRAPH[module] if package_of(t) == "dims"}
         assert inside <= ring, f"{module} imports {sorted(inside - ring)}"
+
+
+def test_there_is_one_ring() -> None:
+    """No module outside poly's ring defines a function of the ring again; dims' ring holds only its extras."""
+    ring_names = {name for module in POLY_RING for name in _defined(module)}
+    problems = []
+    for module in MODULES:
+        if module in POLY_RING or package_of(module) not in ("dims", "poly"):
+            continue
+        for name in sorted(set(_defined(module)) & ring_names):
+            if not (module == f"{DIMS}.ring" and name in DIMS_RING_EXTRAS):
+                problems.append(
+                    f"{MODULES[module].relative_to(SRC)} defines {name}, a function of exprgraph.poly's ring"
+                )
+    _check("a second ring", "dims", problems)
+    assert set(_defined(f"{DIMS}.ring")) == DIMS_RING_EXTRAS, "dims' ring adds only its limits over poly's ring"
+    assert not _defined(f"{DIMS}.monomials"), "dims' monomials are poly's"
+
+
+def test_dims_ring_wrappers_call_the_ring() -> None:
+    """Each wrapper of dims' ring calls poly's function of its name (it adds a limit, not an algorithm)."""
+    defined = _defined(f"{DIMS}.ring")
+    for name in DIMS_RING_WRAPPERS:
+        calls = {
+            node.func.attr
+            for node in ast.walk(defined[name])
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "ring"
+        }
+        assert calls == {name}, f"dims.ring.{name} calls ring.{sorted(calls)}"
+
+
+def test_dims_ring_operations_are_poly_ring_objects() -> None:
+    """The ring operations dims imports are the very functions of exprgraph.poly (not copies)."""
+    dims_ring = importlib.import_module(f"{DIMS}.ring")
+    dims_monomials = importlib.import_module(f"{DIMS}.monomials")
+    poly_ring = importlib.import_module(f"{ROOT}.poly.ring")
+    poly_monomials = importlib.import_module(f"{ROOT}.poly.monomials")
+    poly_division = importlib.import_module(f"{ROOT}.poly.division")
+    assert dims_ring.Poly is dict  # dims types its polynomials as plain dicts: the ring's, unchecked
+    for name in set(dims_ring.__all__) - DIMS_RING_EXTRAS - {"Poly", "MAX_WORK", "MAX_POWER_BITS"}:
+        source = poly_division if name == "p_exact_div" else poly_ring
+        assert getattr(dims_ring, name) is getattr(source, name), name
+    for name in dims_monomials.__all__:
+        assert getattr(dims_monomials, name) is getattr(poly_monomials, name.lstrip("_"))
+    assert issubclass(dims_ring.Budget, poly_ring.Budget)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 __all__ = ["Twin", "TWINS", "PURE_ENV"]
 
-#: the environment variable that runs every compiled twin's Python side (C term base, C sweeps, mypyc dims)
+#: the environment variable that runs every compiled twin's Python side (C term base, C sweeps, mypyc poly and dims)
 PURE_ENV = "EXPRGRAPH_PURE_PYTHON"
 
 
@@ -99,9 +99,20 @@ TWINS: tuple[Twin, ...] = (
     ),
     Twin(
         "mypyc",
+        ("exprgraph.poly.ring", "exprgraph.poly.monomials"),
+        "the same modules' Python source (poly/ring.py, poly/monomials.py), loaded a second time",
+        f"{PURE_ENV}=1 (for the whole group: exprgraph.accel)",
+        (
+            "tests/poly/test_ring_twin.py::test_the_compiled_ring_gives_what_its_source_gives",
+            "tests/poly/test_ring_twin.py::test_the_compiled_monomials_give_what_their_source_gives",
+            "tests/poly/test_ring_twin.py::test_budgets_stop_at_the_same_place",
+        ),
+    ),
+    Twin(
+        "mypyc",
         ("exprgraph.dims.accel.COMPILED_MODULES",),
         "the same modules' Python source",
-        f"{PURE_ENV}=1",
+        f"{PURE_ENV}=1 (for the whole group: exprgraph.accel)",
         ("tests/dims/test_accel.py::test_pure_and_current_builds_give_the_same_answers",),
         "2026-11-22 session 3 (dims cold text in/out: compiled 13.3 µs vs pure 24.8 µs)",
     ),

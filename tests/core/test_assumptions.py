@@ -129,7 +129,7 @@ def test_term_repr_keeps_assumptions() -> None:
     """The repr form builds the same symbol again, assumptions included."""
     x = Symbol("x", positive=True)
     assert repr(x) == "Symbol('x', positive=True)"
-    assert eval(repr(x), {"Symbol": Symbol}) is x  # noqa: S307 - our own repr, in a test
+    assert eval(repr(x), {"Symbol": Symbol}) is x  # our own repr, in a test
 
 
 @pytest.mark.parametrize(

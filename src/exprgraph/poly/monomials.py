@@ -40,6 +40,10 @@ def _by_id(item: tuple[Term, int]) -> int:
     return id(item[0])
 
 
+#: the sort key as a module constant (the compiled build keeps it in a C static, not a module lookup)
+_BY_ID: Final = _by_id
+
+
 def check_degree(p: int) -> int:
     """``p``, refused (TermTooLargeError) when it passes :data:`MAX_DEGREE`."""
     if p > MAX_DEGREE:
@@ -62,7 +66,7 @@ def mono_mul(m1: Mono, m2: Mono) -> Mono:
     powers = dict(m1)
     for a, q in m2:
         powers[a] = check_degree(powers.get(a, 0) + q)
-    return tuple(sorted(powers.items(), key=_by_id))
+    return tuple(sorted(powers.items(), key=_BY_ID))
 
 
 def mono_of_powers(powers: dict[Term, int]) -> Mono:
@@ -74,7 +78,7 @@ def mono_of_powers(powers: dict[Term, int]) -> Mono:
         (a, p), (b, q) = powers.items()
         if p and q:
             return ((a, p), (b, q)) if id(a) < id(b) else ((b, q), (a, p))
-    return tuple(sorted([(a, p) for a, p in powers.items() if p], key=_by_id))
+    return tuple(sorted([(a, p) for a, p in powers.items() if p], key=_BY_ID))
 
 
 def mono_pow(m: Mono, e: int) -> Mono:
@@ -126,7 +130,7 @@ def mono_lcm(m1: Mono, m2: Mono) -> Mono:
     powers = dict(m1)
     for a, q in m2:
         powers[a] = max(powers.get(a, 0), q)
-    return tuple(sorted(powers.items(), key=_by_id))
+    return tuple(sorted(powers.items(), key=_BY_ID))
 
 
 def mono_rank_key(m: Mono, rank: dict[Term, int], graded: bool = False) -> tuple[int, list[tuple[int, int]]]:
