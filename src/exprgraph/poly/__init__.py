@@ -15,6 +15,7 @@ Integers stack of docs/architecture.md, directly above core: imports core and er
 
 from __future__ import annotations
 
+from .. import accel as _accel  # noqa: F401 - first: picks the compiled ring or its source for the group
 from .dense import Dense
 from .division import from_univariate, order_key, p_divides, p_divmod, p_exact_div, p_leading, to_univariate
 from .factor import p_factor, p_sqf
