@@ -32,7 +32,8 @@ add, mul, sub, truediv = (get_op(n) for n in ("add", "mul", "sub", "truediv"))
 
 def test_canonicalize_examples():
     assert rewrite_graph(x * 1 + 0) is x
-    assert rewrite_graph(x + x) is 2 * x
+    assert rewrite_graph(2 * x + 3 * x) is 5 * x
+    assert rewrite_graph(x + x) is x + x  # 2*x is a node larger (a constant): never larger
     assert str(rewrite_graph(x * x * x)) == "x**3"
     assert str(rewrite_graph((x + 2) + 3)) == "x + 5"
     assert str(rewrite_graph((y * x) / y)) == "x*(y/y)"  # safe: y may be 0
@@ -59,7 +60,8 @@ def test_stabilize_and_specialize():
     assert rewrite_graph(exp(x) / (1 + exp(x)), include=("canonicalize", "stabilize")) is get_op("sigmoid")(x)
     tanh_form = (exp(x) - exp(-x)) / (exp(x) + exp(-x))
     assert rewrite_graph(tanh_form, include=("canonicalize", "stabilize")) is get_op("tanh")(x)
-    assert rewrite_graph(sqrt(x * x), include=("fast_run",)) is abs(x)
+    # sqrt(x*x) is inf where x*x overflows (x = 1e200): abs(x) is not its safe form
+    assert rewrite_graph(sqrt(x * x), include=("fast_run",)) is sqrt(x * x)
     assert rewrite_graph(x**2, include=("specialize",)) is x * x
     assert str(rewrite_graph(x / 4, include=("specialize",))) == "x*0.25"
     assert str(rewrite_graph(x / 3, include=("specialize",))) == "x/3"
@@ -227,7 +229,7 @@ def test_cli_rewrite(capsys):
     assert cli_main(["rewrite", "x*1 + 0", "(x*y)/y", "--include", "canonicalize", "--include", "unsafe"]) == 0
     assert capsys.readouterr().out.split("\n")[:2] == ["x", "x"]
     assert cli_main(["rewrite", "(a+b)*(a+b) + (a+b)", "--graph"]) == 0
-    assert capsys.readouterr().out.strip() == "FunctionGraph(add(*1 -> add(a, b), pow(*1, 2)))"
+    assert capsys.readouterr().out.strip() == "FunctionGraph(add(mul(*1 -> add(a, b), *1), *1))"  # shared, no larger
     assert cli_main(["rewrite", "1/(1+exp(-x))", "--include", "fast_run", "--profile"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("sigmoid(x)\n") and "stabilize" in out
