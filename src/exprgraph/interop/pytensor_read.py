@@ -174,7 +174,10 @@ class _Reader:
             ends = (self.constant(node.inputs[0], op), self.constant(node.inputs[2], op))
             out = arange(ends[0], self.full(node.inputs[1]), ends[1]), ()
         elif kind in ("ArgSortOp", "SortOp"):  # pt.argsort, pt.sort: the top-k of all entries, smallest first
-            axis = None if _is_none(node.inputs[1]) else self.constant(node.inputs[1], op)
+            if len(node.inputs) > 1:  # PyTensor 3.0: the axis is an input (None: flattened)
+                axis = None if _is_none(node.inputs[1]) else self.constant(node.inputs[1], op)
+            else:  # PyTensor 3.3: a property of the op (a flattening reshape comes before it)
+                axis = op.axis
             out = read_sort(self.full(node.inputs[0]), axis, kind == "ArgSortOp", op), ()
         elif kind in ("Softmax", "LogSoftmax"):
             out = _softmax(self.full(node.inputs[0]), op.axis, kind == "LogSoftmax"), ()
