@@ -27,12 +27,12 @@ from typing import Any
 import numpy as np
 
 from . import crender
-from .backends import Backend, get_backend, register_backend
+from .backends import Backend, register_backend
 from .c_emit import FOLD_WIDTH, PART_SIZE, CSource, emit_c
 from .c_loops import emit_loops
 from .cbuild import Library, build_library
 from .function import Built
-from .lower import Program, chain_folds, unfoldable
+from .lower import Program, chain_folds
 from .native import NativeRunner
 from .structure import find_structure
 from .vectors import scalar_program
@@ -131,8 +131,6 @@ def build_c(program: Program, *, timeout: float | None = None, loops: int = 0) -
 
 def _build(program: Program, build_timeout: float | None, loops: int = 0) -> Built:
     """The C backend's function: built by the system C compiler (within ``build_timeout``), loaded with ctypes."""
-    if unfoldable(program):  # an output without symbols that raises when evaluated: raised at the call
-        return get_backend("numpy").build(program, build_timeout, loops=loops)
     vector = None if program.pointwise else scalar_program(program)
     runner = build_c(program if vector is None else vector.scalar, timeout=build_timeout, loops=loops)
     run = runner.run if vector is None else vector.wrap(runner.run, runner.packed)

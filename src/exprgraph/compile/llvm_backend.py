@@ -17,10 +17,10 @@ import numpy as np
 
 from ..errors import CompileError
 from . import llvm_emit
-from .backends import Backend, get_backend, register_backend
+from .backends import Backend, register_backend
 from .function import Built
 from .llvm_loops import LLVMSource, emit_llvm
-from .lower import Program, chain_folds, unfoldable
+from .lower import Program, chain_folds
 from .native import NativeRunner
 from .structure import find_structure
 from .vectors import scalar_program
@@ -127,8 +127,6 @@ def build_llvm(program: Program, loops: int = 0) -> LLVMRunner:
 
 def _build(program: Program, build_timeout: float | None, loops: int = 0) -> Built:
     """The LLVM backend's function: compiled in process by llvmlite (``build_timeout`` bounds no compiler process)."""
-    if unfoldable(program):  # an output without symbols that raises when evaluated: raised at the call
-        return get_backend("numpy").build(program, build_timeout, loops=loops)
     vector = None if program.pointwise else scalar_program(program)
     runner = build_llvm(program if vector is None else vector.scalar, loops)
     run = runner.run if vector is None else vector.wrap(runner.run, runner.packed)

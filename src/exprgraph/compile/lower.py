@@ -159,8 +159,8 @@ def _fold(order: list[Term], outputs: tuple[Term, ...], symbolic: set[Term]) -> 
 def unfoldable(program: Program) -> bool:
     """Whether an output without symbols could not be folded (``(-3)**-3``): evaluating it raises an error.
 
-    The native backends hand such a program to the numpy backend, which raises the folding's error
-    at the call, where it belongs.
+    ``compile`` hands such a program to the numpy backend whatever the backend asked for, which
+    raises the folding's error at the call, where it belongs.
     """
     return any(not t.free_symbols and t not in program.values for t in program.outputs)
 

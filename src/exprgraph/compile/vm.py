@@ -20,7 +20,7 @@ from typing import Any
 from ..core.termbase import PURE_ENV
 from .backends import Backend, get_backend, register_backend
 from .function import Built
-from .lower import Program, unfoldable
+from .lower import Program
 from .native import NativeRunner
 from .structure import find_structure
 from .vm_encode import Encoded, encode
@@ -32,7 +32,7 @@ except ImportError:  # not built: the numpy backend runs instead
 if os.environ.get(PURE_ENV):
     _native = None
 
-__all__ = ["VMRunner", "build_vm", "block_for", "unfoldable", "BLOCK", "MIN_BLOCK", "REGISTER_BYTES"]
+__all__ = ["VMRunner", "build_vm", "block_for", "BLOCK", "MIN_BLOCK", "REGISTER_BYTES"]
 
 #: most lanes per register (points evaluated per instruction)
 BLOCK = 128
@@ -89,12 +89,8 @@ def build_vm(program: Program, *, loops: int = 0, block: int | None = None) -> V
 
 
 def _build(program: Program, build_timeout: float | None, loops: int = 0) -> Built:
-    """The vm backend's function: encoded and run by the machine (the numpy backend when it is not built).
-
-    A program with an output that failed to fold goes to the numpy backend too, which raises the
-    folding's error at the call, where it belongs.
-    """
-    if _native is None or unfoldable(program):
+    """The vm backend's function: encoded and run by the machine (the numpy backend when it is not built)."""
+    if _native is None:
         encode(program)  # the same refusals, at compile time
         return get_backend("numpy").build(program, build_timeout, loops=loops)
     runner = build_vm(program, loops=loops)

@@ -23,7 +23,7 @@ from . import vm
 from .backends import Backend, get_backend, register_backend
 from .c_backend import CRunner, build_c
 from .function import Built
-from .lower import Program, unfoldable
+from .lower import Program
 
 __all__ = ["Switch"]
 
@@ -73,8 +73,6 @@ class Switch:
 
 def _build(program: Program, build_timeout: float | None, loops: int = 0) -> Built:
     """The auto backend's function: the vm at once, the C library when its build finishes."""
-    if unfoldable(program):  # an output that failed to fold: numpy raises its error at the call
-        return get_backend("numpy").build(program, build_timeout, loops=loops)
     if vm._native is None:
         return get_backend("c").build(program, build_timeout, loops=loops)
     try:

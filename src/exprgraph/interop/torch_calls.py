@@ -149,24 +149,23 @@ def rounding(name: str, v: Any, x: Any) -> Term:
 # -- the reading of each call, by class name (arguments read: terms, ratios or booleans) ------------------
 
 
-def _add(r: Any, args: list[Any], x: Any) -> Any:
-    for a in args:
-        if type(a) is not Term:  # a ratio among them
-            out = args[0]
-            for b in args[1:]:
-                out = _plus(out, b)
-            return out
-    return Term(_ADD, (args[0], args[1])) if len(args) == 2 else _chain(_ADD, args)  # a + b + ...
+def _associative(op: Any, combine: Callable[[Any, Any], Any]) -> Callable[[Any, list[Any], Any], Any]:
+    """The reader of a sum or product: terms chained under ``op``; with a ratio among them, folded by ``combine``."""
+
+    def read(r: Any, args: list[Any], x: Any) -> Any:
+        for a in args:
+            if type(a) is not Term:  # a ratio among them
+                out = args[0]
+                for b in args[1:]:
+                    out = combine(out, b)
+                return out
+        return Term(op, (args[0], args[1])) if len(args) == 2 else _chain(op, args)  # a . b . ...
+
+    return read
 
 
-def _mul(r: Any, args: list[Any], x: Any) -> Any:
-    for a in args:
-        if type(a) is not Term:  # a ratio among them
-            out = args[0]
-            for b in args[1:]:
-                out = _times(out, b)
-            return out
-    return Term(_MUL, (args[0], args[1])) if len(args) == 2 else _chain(_MUL, args)  # a * b * ...
+_add = _associative(_ADD, _plus)  # a + b + ...
+_mul = _associative(_MUL, _times)  # a * b * ...
 
 
 def _pow(r: Any, args: list[Any], x: Any) -> Any:
