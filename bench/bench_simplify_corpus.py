@@ -104,9 +104,7 @@ def _sympy_reader() -> tuple[Any, Callable[[Problem], Any]]:
     from sympy.parsing.sympy_parser import parse_expr
 
     def read(problem: Problem) -> Any:
-        kinds: dict[str, dict[str, bool]] = defaultdict(dict)
-        for name, kind in problem.assumptions:
-            kinds[name][kind] = True
+        kinds = _assumed(problem)
         names = {s.name for s in postorder((parse(problem.text),)) if s.is_symbol}
         local = {n: sympy.Symbol(n, **kinds.get(n, {})) for n in names}
         local.update(max=sympy.Max, min=sympy.Min, abs=sympy.Abs, sign=sympy.sign)
@@ -117,10 +115,15 @@ def _sympy_reader() -> tuple[Any, Callable[[Problem], Any]]:
 
 def _declared(problem: Problem) -> dict[str, Term]:
     """The problem's symbols with its assumptions, as SymPy's side declares them (``x`` positive...)."""
+    return {name: Symbol(name, **kw) for name, kw in _assumed(problem).items()}
+
+
+def _assumed(problem: Problem) -> dict[str, dict[str, bool]]:
+    """The problem's assumptions as keywords per symbol (``{"x": {"positive": True}}``), for both sides."""
     kinds: dict[str, dict[str, bool]] = defaultdict(dict)
     for name, kind in problem.assumptions:
         kinds[name][kind] = True
-    return {name: Symbol(name, **kw) for name, kw in kinds.items()}
+    return kinds
 
 
 def run_problem(problem: Problem, sympy: Any, read: Callable[[Problem], Any], rng: np.random.Generator) -> Outcome:
