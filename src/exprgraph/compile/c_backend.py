@@ -36,6 +36,8 @@ from .lower import Program, chain_folds
 from .native import NativeRunner
 from .structure import find_structure
 from .vectors import scalar_program
+from .vloop import plan_loops
+from .vloop_c import build_vector_loops
 
 __all__ = ["build_c", "CRunner", "c_source", "c_literal", "O3_LIMIT"]
 
@@ -130,7 +132,16 @@ def build_c(program: Program, *, timeout: float | None = None, loops: int = 0) -
 
 
 def _build(program: Program, build_timeout: float | None, loops: int = 0) -> Built:
-    """The C backend's function: built by the system C compiler (within ``build_timeout``), loaded with ctypes."""
+    """The C backend's function: built by the system C compiler (within ``build_timeout``), loaded with ctypes.
+
+    A vector program of constant shapes is built as loops over its vector nodes (:mod:`.vloop`);
+    one with an op those loops do not read is scalarised (:mod:`.vectors`).
+    """
+    plan = None if program.pointwise else plan_loops(program)
+    if plan is not None:
+        direct, source = build_vector_loops(plan, timeout=build_timeout)
+        info = {"grouped": False, "classes": [], "vector_loops": source.statements}
+        return Built(direct.run, source.text, direct.packed, direct.owner, info)
     vector = None if program.pointwise else scalar_program(program)
     runner = build_c(program if vector is None else vector.scalar, timeout=build_timeout, loops=loops)
     run = runner.run if vector is None else vector.wrap(runner.run, runner.packed)

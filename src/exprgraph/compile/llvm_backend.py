@@ -24,8 +24,12 @@ from .lower import Program, chain_folds
 from .native import NativeRunner
 from .structure import find_structure
 from .vectors import scalar_program
+from .vloop import plan_loops
+from .vloop_ir import LoopPlan
+from .vloop_llvm import emit_vector_ir
+from .vloop_run import VectorLoopRunner
 
-__all__ = ["build_llvm", "LLVMRunner", "llvm_available"]
+__all__ = ["build_llvm", "build_vector_llvm", "LLVMRunner", "llvm_available"]
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
@@ -104,10 +108,15 @@ def build_llvm(program: Program, loops: int = 0) -> LLVMRunner:
     """
     if not program.pointwise:
         raise CompileError("the LLVM backend compiles elementwise terms of scalar shape (use backend='numpy')")
-    llvm = _binding()
     structure = find_structure(chain_folds(program, llvm_emit.PART), loops) if loops else None
     source = emit_llvm(program, structure if structure is not None and structure.classes else None)
-    ir = source.ir
+    engine = _compile_ir(source.ir)
+    return LLVMRunner(program, source, engine, structure.report() if structure is not None else None)
+
+
+def _compile_ir(ir: str) -> Any:
+    """An execution engine holding the machine code of the IR module ``ir`` (verified, optimised)."""
+    llvm = _binding()
     try:
         module = llvm.parse_assembly(ir)
         module.verify()
@@ -122,11 +131,33 @@ def build_llvm(program: Program, loops: int = 0) -> LLVMRunner:
         builder.getModulePassManager().run(module, builder)
         engine = llvm.create_mcjit_compiler(module, machine)
         engine.finalize_object()
-    return LLVMRunner(program, source, engine, structure.report() if structure is not None else None)
+    return engine
+
+
+def build_vector_llvm(plan: LoopPlan) -> tuple[VectorLoopRunner, str]:
+    """The loops of a vector program (:mod:`.vloop`) compiled in process; the runner and the IR."""
+    ir, has_packed = emit_vector_ir(plan)
+    engine = _compile_ir(ir)
+    i32, i64, ptr = ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p
+    run = ctypes.CFUNCTYPE(i32, i64, ptr, ptr, ptr, ptr, ptr, ptr)(engine.get_function_address("eg_vrun"))
+    packed = None
+    if has_packed:
+        packed = ctypes.CFUNCTYPE(i32, i64, ptr, ptr, ptr, ptr)(engine.get_function_address("eg_vpacked"))
+    constants = bytes(plan.constants)
+    return VectorLoopRunner(plan.program, run, packed, plan.work_bytes, constants, engine), ir
 
 
 def _build(program: Program, build_timeout: float | None, loops: int = 0) -> Built:
-    """The LLVM backend's function: compiled in process by llvmlite (``build_timeout`` bounds no compiler process)."""
+    """The LLVM backend's function: compiled in process by llvmlite (``build_timeout`` bounds no compiler process).
+
+    A vector program of constant shapes is compiled as loops over its vector nodes (:mod:`.vloop`);
+    one with an op those loops do not read is scalarised (:mod:`.vectors`).
+    """
+    plan = None if program.pointwise else plan_loops(program)
+    if plan is not None:
+        direct, ir = build_vector_llvm(plan)
+        info = {"grouped": False, "classes": [], "vector_loops": len(plan.loops)}
+        return Built(direct.run, ir, direct.packed, direct.owner, info)
     vector = None if program.pointwise else scalar_program(program)
     runner = build_llvm(program if vector is None else vector.scalar, loops)
     run = runner.run if vector is None else vector.wrap(runner.run, runner.packed)

@@ -28,7 +28,7 @@ from ..eval.limits import check_elements, limit_in_force
 from .function import bind_inputs
 from .lower import Program
 
-__all__ = ["NativeRunner", "NEGATIVE_POWER"]
+__all__ = ["NativeRunner", "NEGATIVE_POWER", "narrow"]
 
 NEGATIVE_POWER = (
     "integer ** negative integer is undefined in int64: make the base or the exponent a float (e.g. x**-1.0)"
@@ -104,7 +104,7 @@ class NativeRunner:
         by_term = {}
         for t, r, idx in zip(self.loop_outputs, results, self._free_index, strict=True):
             own = np.broadcast_shapes(*(shapes[k] for k in idx))
-            by_term[t] = _narrow(r, own)
+            by_term[t] = narrow(r, own)
         return tuple(by_term[t] if t in by_term else self._constants[t] for t in program.outputs)
 
     # -- packed ------------------------------------------------------------------------------------
@@ -128,7 +128,7 @@ class NativeRunner:
         return out
 
 
-def _narrow(full: np.ndarray, shape: tuple[int, ...]) -> Any:
+def narrow(full: np.ndarray, shape: tuple[int, ...]) -> Any:
     """The entries of ``full`` (computed over the broadcast shape) for an output of ``shape``."""
     if full.shape == shape:
         return full[()] if not full.ndim else full

@@ -27,7 +27,7 @@ from ..eval.bind import NUMPY_DTYPES
 from ..eval.limits import check_elements, limit_in_force
 from .function import bind_inputs, packed_arrays, packed_by_columns
 from .lower import Program, lower
-from .native import _narrow
+from .native import narrow
 from .structure import LoopClass, Structure
 
 __all__ = ["NumpyLoops"]
@@ -233,4 +233,4 @@ class NumpyLoops:
         full = np.asarray(self._value(t, known, matrix, shape))
         full = np.broadcast_to(full, shape).astype(NUMPY_DTYPES[t.dtype], copy=True)
         own = np.broadcast_shapes(*(shapes[k] for k in self._free[t]))
-        return _narrow(full, own)
+        return narrow(full, own)

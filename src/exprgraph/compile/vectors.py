@@ -1,6 +1,8 @@
-"""Vector programs for the scalar backends (C, LLVM): scalarised before lowering, reshaped around the call.
+"""Vector programs for the scalar backends (C, LLVM) that their vector loops do not read: scalarised.
 
-A program with vector or matrix terms of constant shape is read entry by entry
+The C and LLVM backends build a vector program of constant shapes as loops over its vector nodes
+(:mod:`.vloop`); what those loops do not read (an einsum of three operands, a contraction of
+integers...) comes here. A program with vector or matrix terms of constant shape is read entry by entry
 (:func:`exprgraph.core.scalarise.scalarise`): each vector input becomes one scalar input per entry
 (C order) and each vector output one scalar output per entry. The scalar program goes through the
 backend's usual path, so the loops over repeated structure (:mod:`.structure`) find the entries

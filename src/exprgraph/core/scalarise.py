@@ -37,7 +37,7 @@ from .ops_einsum import parse_spec, spec_text
 from .term import Term
 from .traversal import toposort
 
-__all__ = ["scalarise", "entry_symbols", "is_scalar_program"]
+__all__ = ["scalarise", "entry_symbols", "is_scalar_program", "contraction_subscripts"]
 
 #: ops that move entries without computing: their numpy evaluation runs on object arrays as it is
 _MOVING = frozenset({"slice_axis", "take", "concat", "reshape", "broadcast_to", "transpose"})
@@ -203,7 +203,7 @@ def _fold(fold: Any, items: list[Term], node: Term) -> Term:
 
 def _contract(node: Term, args: list[np.ndarray]) -> np.ndarray:
     # out[o] = sum over the summed indices s of prod_j A_j[o, s] (dot and matmul as their einsum)
-    subs, out_sub = _subscripts(node)
+    subs, out_sub = contraction_subscripts(node)
     sizes: dict[str, int] = {}
     for sub, a in zip(subs, args, strict=True):
         sizes.update(zip(sub, a.shape, strict=True))
@@ -234,7 +234,7 @@ def _as_dtype(t: Term, dtype: str) -> Term:
     return t
 
 
-def _subscripts(node: Term) -> tuple[tuple[str, ...], str]:
+def contraction_subscripts(node: Term) -> tuple[tuple[str, ...], str]:
     """The einsum subscripts of a contraction (``dot``/``matmul`` of at most two axes included)."""
     name = node.op.name
     if name == "einsum":
