@@ -186,9 +186,12 @@ def square_split(n: int) -> tuple[int, int]:
 
 
 def exact_latex(value: Rational | ExactName) -> str:
-    """LaTeX of an exact value: ``\\frac{1}{3}``, ``-\\frac{1}{3}``, ``\\pi``, ``e``."""
+    """LaTeX of an exact value: ``\\frac{1}{3}``, ``-\\frac{1}{3}``, ``\\pi``, ``\\mathrm{e}``.
+
+    Euler's number is upright (ISO 80000-2), so it never reads as a symbol named ``e`` (italic ``e``).
+    """
     if isinstance(value, ExactName):
-        return "\\pi" if value is PI else value.name
+        return "\\pi" if value is PI else "\\mathrm{e}"
     q = Fraction(value)
     sign = "-" if q < 0 else ""
     return f"{sign}\\frac{{{abs(q.numerator)}}}{{{q.denominator}}}"

@@ -6,8 +6,11 @@ real numbers that stay terms. :func:`fold_exact` folds a float64 op over exact o
 constant only when the value is exact: rational arithmetic, integer powers of rationals, roots of
 perfect powers (``sqrt(4) -> 2.0``, ``sqrt(rational(1, 4)) -> rational(1, 2)``), square factors taken
 out of a root (``sqrt(8) -> 2*sqrt(2)``), ``sqrt(c)**2 -> c`` and the values of the elementary
-functions at 0 and 1 (``log(1) -> 0.0``, ``exp(0) -> 1.0``). A whole result of a float64 op is the
-float64 constant of that value (the op's dtype is kept); any other stays as it is.
+functions at 0 and 1 (``log(1) -> 0.0``, ``exp(0) -> 1.0``). Sums, products, quotients and integer
+powers of square roots of rationals are written in the radical normal form of
+:mod:`.exact_radicals` where that is no larger (``1/(1 + sqrt(2))`` is ``sqrt(2) - 1``,
+``sqrt(2)*sqrt(6)`` is ``2*sqrt(3)``). A whole result of a float64 op is the float64 constant of
+that value (the op's dtype is kept); any other stays as it is.
 
 Ops of int64 or bool dtype are never folded here: their operands are ints folded with numpy's
 wrapping semantics (see :mod:`exprgraph.simplify.numbers`). :func:`float_constants` is the
@@ -30,6 +33,7 @@ from fractions import Fraction
 
 from .dtypes import FLOAT64
 from .exact import EULER, MAX_BITS, ExactName, Rational, integer_root, rational_power, square_split
+from .exact_radicals import fold_radicals
 from .leaves import const
 from .op import get_op
 from .term import Term
@@ -219,7 +223,7 @@ def fold_exact(t: Term) -> Term | None:
         return _fold_values(t, vals)  # type: ignore[arg-type]
     if not all(is_exact(a) for a in t.args):
         return None
-    return _fold_symbolic(t)
+    return _fold_symbolic(t) or fold_radicals(t)
 
 
 def float_constants(terms: Iterable[Term]) -> list[Term]:

@@ -13,7 +13,7 @@ from .assumptions import SymbolAttr, make_assumptions
 from .dtypes import BOOL, FLOAT32, FLOAT64, INT64, INT64_MAX, INT64_MIN, as_dtype, dtype_of_value
 from .exact import ExactName, Rational, exact_name
 from .term import REGISTRY, Term, hooks
-from .tokens import CONSTANT_NAMES, RESERVED_NAMES, check_name
+from .tokens import RESERVED_NAMES, check_name
 
 __all__ = [
     "Symbol",
@@ -197,11 +197,6 @@ def Symbol(name: str, dtype: Any = FLOAT64, shape: Any = (), **assumptions: Any)
     """
     check_name(name)
     dtype = as_dtype(dtype)
-    if dtype == FLOAT64 and name in CONSTANT_NAMES:
-        raise ValueError(
-            f"a float64 symbol cannot be named {name!r}: parsed text reads {name!r} as the constant "
-            f"{CONSTANT_NAMES[name]!r}; choose another name ({name}_, say)"
-        )
     shape = () if shape.__class__ is tuple and not shape else as_shape(shape)  # a scalar: nothing to normalise
     if assumptions and any(v is not None for v in assumptions.values()):
         if dtype == INT64 and assumptions.get("integer") is False:

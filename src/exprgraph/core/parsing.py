@@ -4,7 +4,8 @@ An operator-precedence (shunting-yard) parser with explicit stacks over the toke
 :mod:`.tokens`; the precedences and associativities come from the op table, shared with the
 printers (:mod:`.notation`). A flat chain of a variadic infix op is one term
 (``a*b*c`` is ``mul(a, b, c)``; ``(a*b)*c`` is ``mul(mul(a, b), c)``), as the printer writes it;
-``pi`` and ``e`` are exact constants (:mod:`.exact`), and ``rational(1, 3)`` an exact rational.
+``pi`` and ``e`` are exact constants (:mod:`.exact`), and ``rational(1, 3)`` an exact rational; a
+quoted name (`` `e` ``, :func:`~.tokens.name_text`) is the symbol of that name whatever the bare name reads as.
 Errors raise :class:`~exprgraph.errors.ParseError` (a ``SyntaxError`` and a ``ValueError``) with the
 position and a caret line.
 """
@@ -24,7 +25,7 @@ from .leaves import Symbol, const
 from .notation import binds_tighter_than_sign, infix_ops
 from .op import Op, get_op, ops
 from .term import Term, hooks
-from .tokens import CONSTANT_NAMES, scan, tokenize
+from .tokens import CONSTANT_NAMES, QUOTE, quoted_name, scan, tokenize
 
 __all__ = ["parse", "tokenize", "scan"]
 
@@ -116,6 +117,21 @@ class _Parser:
         except OverflowError as exc:
             raise self.fail(str(exc), pos) from None
 
+    def quoted_symbol(self, token: str, pos: int) -> Term:
+        """The symbol of a quoted name token (`` `e` ``): never a constant, whatever the bare name reads as."""
+        name = quoted_name(token)
+        if name is None:
+            raise self.fail(f"a quoted name needs its closing {QUOTE}: write {QUOTE}name{QUOTE}", pos)
+        found = self.symbols.get(name)
+        if found is not None:
+            return found
+        if self.strict:
+            raise self.fail(f"unknown name {name!r}", pos)
+        try:
+            return Symbol(name, self.dtype)
+        except ValueError as exc:
+            raise self.fail(f"bad quoted name: {exc}", pos) from None
+
     def symbol(self, name: str, pos: int) -> Term:
         found = self.symbols.get(name)
         if found is not None:
@@ -197,6 +213,11 @@ class _Parser:
                 self.operands.append(const(_LITERAL_NAMES[value]))
             else:
                 self.operands.append(self.symbol(value, pos))
+            if self.peek()[1] == "[":
+                return self.open_index(pos)
+            return False
+        if kind == "qname":
+            self.operands.append(self.quoted_symbol(value, pos))
             if self.peek()[1] == "[":
                 return self.open_index(pos)
             return False

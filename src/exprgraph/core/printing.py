@@ -3,8 +3,9 @@
 Every printer is iterative (an explicit stack of text pieces), so million-node chains print at
 the default recursion limit in linear time. The parenthesisation reads the precedence table
 (:mod:`.notation`: the op table's precedences and associativities), which the parser shares, so
-``parse(str(t)) is t``; the LaTeX printer (:mod:`.latex`) applies the same rule with its own
-spellings, through the same emitter (:func:`emit`).
+``parse(str(t)) is t`` (a symbol's name is spelled by :func:`~.tokens.name_text`, the parser's
+table: quoted, `` `e` ``, where the bare name reads as something else); the LaTeX printer
+(:mod:`.latex`) applies the same rule with its own spellings, through the same emitter (:func:`emit`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from .leaves import ConstArray
 from .notation import SYNTAX, operand_need
 from .op import PREC_UNARY
 from .term import Term, hooks
+from .tokens import name_text
 from .walk import postorder
 
 __all__ = ["to_infix", "to_repr", "dprint", "dformat", "to_dot", "format_const", "MAX_PRINT_NODES"]
@@ -114,7 +116,7 @@ def _infix_parts(node: Term) -> list:
     args = node.args
     notation = op.notation
     if notation == "leaf":
-        return [node.attr[0] if op.name == "symbol" else format_const(node.attr)]
+        return [name_text(node.attr[0]) if op.name == "symbol" else format_const(node.attr)]
     if notation == "infix" and op.chains and len(args) >= 2:
         return _chain_parts(node)
     if notation == "infix" and len(args) == 2:

@@ -26,6 +26,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..errors import ParseError, SettingError, SizeLimitError
@@ -37,7 +38,11 @@ __all__ = [
     "NAME",
     "RESERVED_NAMES",
     "CONSTANT_NAMES",
+    "QUOTED_NAME",
+    "QUOTE",
     "check_name",
+    "name_text",
+    "quoted_name",
     "scan",
     "tokenize",
     "DEFAULT_MAX_TEXT",
@@ -58,9 +63,35 @@ _NAME = re.compile(NAME)
 #: names the parser reads as something else, so no symbol may take them
 RESERVED_NAMES = frozenset({"inf", "nan", "True", "False", "None", *keyword.kwlist})
 
-#: names the parser reads as float64 constants, so no float64 symbol may take them (an int64 or
-#: bool symbol may: a dimension called ``e`` is read back by ``parse(text, dtype="int64")``)
+#: names the parser reads as float64 constants: a symbol of such a name is printed quoted (`` `e` ``),
+#: and an int64 or bool parse still reads the bare name as a symbol
 CONSTANT_NAMES = {"pi": math.pi, "e": math.e}
+
+#: the quote of a quoted name: `` `e` `` is the symbol named ``e`` wherever the bare ``e`` is Euler's number
+QUOTE = "`"
+#: a quoted name token: a backquote, any characters but a backquote or a line break, the closing backquote
+#: (missing at the end of the text: the parser then says what is wrong, with the position)
+QUOTED_NAME = r"`[^`\n]*`?"
+
+
+@lru_cache(maxsize=65536)
+def name_text(name: str) -> str:
+    """A symbol's name as the expression language spells it: bare, or quoted where the bare name reads otherwise.
+
+    The one table of the printer and the parser: a name the parser reads as a constant
+    (:data:`CONSTANT_NAMES`), as a literal or keyword (:data:`RESERVED_NAMES`), or not as one name
+    token is written `` `name` ``, which the parser reads as the symbol of that name only.
+    """
+    if name in CONSTANT_NAMES or name in RESERVED_NAMES or _NAME.fullmatch(name) is None:
+        return f"{QUOTE}{name}{QUOTE}"
+    return name
+
+
+def quoted_name(token: str) -> str | None:
+    """The name inside a quoted name token (`` `e` `` gives ``e``), or None when the closing quote is missing."""
+    if len(token) < 2 or not token.endswith(QUOTE):
+        return None
+    return token[1:-1]
 
 
 def check_name(name: Any) -> str:
@@ -155,6 +186,7 @@ class Lexicon:
 EXPRESSION = Lexicon(
     ("**", "//", "<=", ">=", "==", "!=", *"-+*/%@<>(),=[]"),
     words=frozenset({"and", "or", "not"}),
+    kinds=(("num", NUMBER), ("name", NAME), ("qname", QUOTED_NAME)),
 )
 
 

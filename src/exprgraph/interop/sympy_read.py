@@ -27,6 +27,7 @@ import numpy as np
 from ..core import FLOAT64, INT64, Symbol, Term, const, get_op, parse
 from ..core.assumptions import from_sympy_keywords
 from ..core.exact import EULER, PI
+from ..core.tokens import check_name
 from ..errors import ConversionError
 from ._optional import require
 from .registry import Converter, register_converter
@@ -138,8 +139,13 @@ class _Reader:
         name = expr.name
         if name in self.symbols:
             return self.symbols[name]
-        if not name.isidentifier():
-            raise ConversionError(f"from_sympy: the SymPy symbol {name!r} is not an identifier; pass symbols={{...}}")
+        try:
+            check_name(name)  # any other name (e and pi too) is an exprgraph symbol's, printed quoted if need be
+        except ValueError as exc:
+            raise ConversionError(
+                f"from_sympy: the SymPy symbol {name!r} is not an identifier exprgraph symbols may take ({exc}); "
+                f"pass symbols={{{name!r}: Symbol('another_name')}}"
+            ) from None
         if expr.is_extended_real is False:
             raise ConversionError(f"from_sympy: the SymPy symbol {name!r} is not real (imaginary or complex)")
         integer = bool(expr.is_integer)

@@ -1,73 +1,81 @@
-"""Radicals of exact integers: simple denesting, ``sqrt(a + b*sqrt(c)) -> sqrt(p) + sqrt(q)``.
+"""Radicals: simple denesting over the rationals, and exact factors of a product merged.
 
-``sqrt(a + b*sqrt(c))`` with integers ``a > 0``, ``b``, ``c > 0`` denests when ``a**2 - b**2*c`` is
-a perfect square ``d**2``: it is ``sqrt((a + d)/2) + sign(b)*sqrt((a - d)/2)`` (square both sides:
-``a + 2*sign(b)*sqrt((a**2 - d**2)/4) = a + b*sqrt(c)``; ``a >= |b|*sqrt(c)`` makes both sides
-real and ``a + d >= a - d`` makes the right side nonnegative). Only integer halves are taken, and a
-half that is itself a square becomes its root (``sqrt(3 + 2*sqrt(2)) -> sqrt(2) + 1``). Exact
-constants are exact values, so the rule is safe: both sides are the same number until evaluated.
-Rationalised denominators (``1/(1 + sqrt(2))``) are not done here: constant folding turns such a
-term into a float before a rule sees it.
+``sqrt(a + b*sqrt(c))`` with rationals ``a > 0``, ``b != 0`` and ``c > 0`` denests when
+``a**2 - b**2*c`` is the square ``d**2`` of a rational: it is ``sqrt((a + d)/2) + sign(b)*sqrt((a - d)/2)``
+(square both sides: ``a + 2*sign(b)*sqrt((a**2 - d**2)/4) = a + b*sqrt(c)``; ``d**2 >= 0`` gives
+``a >= |b|*sqrt(c)``, so both sides are real, and ``a + d >= a - d >= 0`` makes the right side
+nonnegative). The halves may be fractions (``sqrt(3/2 + sqrt(2)) = 1 + sqrt(1/2)``); each root is
+written in the radical normal form of :mod:`exprgraph.core.exact_radicals`, and the result is taken
+only when it is no larger. Exact constants are exact values, so the rule is safe.
+
+Sums, products, quotients and integer powers of exact radicals are the constant folding's
+(:func:`~exprgraph.core.exact_fold.fold_exact`: ``1/(1 + sqrt(2)) -> sqrt(2) - 1``,
+``(sqrt(2) + 1)*(sqrt(2) - 1) -> 1``, ``sqrt(2)*sqrt(6) -> 2*sqrt(3)``); the exact factors of a
+product with symbols are merged here (``x*sqrt(2)*sqrt(6) -> 2*sqrt(3)*x``), an unsafe rule (it
+reassociates a float product, which may overflow where the merged one does not, or back).
 """
 
 from __future__ import annotations
 
-import math
+from fractions import Fraction
 
-from ..core import Term, const, get_op
+from ..core import Term, get_op
+from ..core.dtypes import FLOAT64
+from ..core.exact import rational_root
+from ..core.exact_fold import is_exact
+from ..core.exact_radicals import Radical, no_larger, radical_term, radical_value, sqrt_of_rational
 from .logs import Family
 
-__all__ = ["RADICAL_REWRITES", "denest_sqrt"]
+__all__ = ["RADICAL_REWRITES", "denest_sqrt", "merge_exact_factors"]
 
-ADD, MUL, SQRT, NEG = get_op("add"), get_op("mul"), get_op("sqrt"), get_op("neg")
-CONST = get_op("const")
-
-
-def _int(t: Term) -> int | None:
-    """The value of an int64 constant (None for anything else)."""
-    return t.attr if t.op is CONST and t.attr.__class__ is int else None
+MUL, CONST = get_op("mul"), get_op("const")
 
 
-def _surd(t: Term) -> tuple[int, int] | None:
-    """``b*sqrt(c)`` (or ``sqrt(c)``, ``-sqrt(c)``) as ``(b, c)`` for int constants; else None."""
-    if t.op is SQRT and _int(t.args[0]) is not None:
-        return 1, t.args[0].attr
-    if t.op is NEG and t.args[0].op is SQRT:
-        inner = _surd(t.args[0])
-        return None if inner is None else (-inner[0], inner[1])
-    if t.op is MUL and len(t.args) == 2:
-        for k, s in (t.args, tuple(reversed(t.args))):
-            b = _int(k)
-            if b is not None and s.op is SQRT and _int(s.args[0]) is not None:
-                return b, s.args[0].attr
-    return None
-
-
-def _root(n: int) -> Term:
-    """``sqrt(n)`` of a nonnegative int, as an int constant when ``n`` is a square."""
-    r = math.isqrt(n)
-    return const(r) if r * r == n else SQRT(const(n))
+def _denested(v: Radical) -> Radical | None:
+    """``sqrt(v)`` for ``v = a + b*sqrt(c)`` (rationals, one radical) when ``a**2 - b**2*c`` is a rational square."""
+    if len(v) != 2 or 1 not in v:
+        return None
+    a = v[1]
+    (c,) = (m for m in v if m != 1)
+    b = v[c]
+    d = rational_root(a * a - b * b * c, 2) if a > 0 and a * a >= b * b * c else None
+    if d is None:
+        return None
+    p, q = sqrt_of_rational((a + d) / 2), sqrt_of_rational((a - d) / 2)
+    if p is None or q is None:
+        return None
+    out = dict(p)
+    for m, k in q.items():
+        out[m] = out.get(m, Fraction(0)) + (k if b > 0 else -k)
+    return Radical(out)
 
 
 def denest_sqrt(t: Term) -> Term | None:
-    # sqrt(a + b*sqrt(c)) -> sqrt((a + d)/2) + sign(b)*sqrt((a - d)/2) where d**2 = a**2 - b**2*c (ints, a > 0)
-    (s,) = t.args
-    if s.op is not ADD or len(s.args) != 2 or t.shape != ():
+    # sqrt(a + b*sqrt(c)) -> sqrt((a + d)/2) + sign(b)*sqrt((a - d)/2) where d**2 = a**2 - b**2*c (rationals, a > 0)
+    if t.shape != () or t.dtype != FLOAT64:
         return None
-    for x, y in (s.args, tuple(reversed(s.args))):
-        a, surd = _int(x), _surd(y)
-        if a is None or surd is None:
-            continue
-        b, c = surd
-        square = a * a - b * b * c
-        if a <= 0 or c <= 0 or b == 0 or square < 0 or abs(a) > 2**31 or abs(b) > 2**31 or c > 2**31:
-            continue
-        d = math.isqrt(square)
-        if d * d != square or (a + d) % 2:
-            continue
-        p, q = _root((a + d) // 2), _root((a - d) // 2)
-        return ADD(p, q) if b > 0 else ADD(p, NEG(q))
-    return None
+    v = radical_value(t.args[0])
+    root = None if v is None else _denested(v)
+    out = None if root is None else radical_term(root)
+    return out if out is not None and out is not t and no_larger(out, t) else None
+
+
+def merge_exact_factors(t: Term) -> Term | None:
+    # c1*c2*x -> c*x for exact radicals c1, c2 with c = c1*c2 in radical normal form (sqrt(2)*sqrt(6)*x -> 2*sqrt(3)*x)
+    # (unsafe: reassociates a float product, which may overflow or lose bits where the merged one does not)
+    if t.shape != () or t.dtype != FLOAT64:
+        return None
+    exact = [a for a in t.args if a.dtype == FLOAT64 and not a.shape and is_exact(a)]
+    if len(exact) < 2 or len(exact) == len(t.args):
+        return None  # one exact factor, or no symbol: the constant folding's
+    v = radical_value(MUL(*exact))
+    merged = None if v is None else radical_term(v)
+    if merged is None:
+        return None
+    others = [a for a in t.args if a not in exact]
+    head = list(merged.args) if merged.op is MUL and merged.args[0].op is CONST else [merged]
+    out = MUL(*head, *others)
+    return out if out.size < t.size and no_larger(out, t) else None
 
 
 #: ``(name, handler, root ops, unsafe, algebra)`` of each rule
@@ -77,6 +85,13 @@ RADICAL_REWRITES: Family = [
         denest_sqrt,
         ("sqrt",),
         False,
-        "sqrt(a + b*sqrt(c)) -> sqrt(p) + sqrt(q) (ints, a**2 - b**2*c square)",
+        "sqrt(a + b*sqrt(c)) -> sqrt(p) + sqrt(q) (rationals, a**2 - b**2*c a square, no larger)",
+    ),
+    (
+        "merge_exact_factors",
+        merge_exact_factors,
+        ("mul",),
+        True,
+        "sqrt(2)*sqrt(6)*x -> 2*sqrt(3)*x (exact factors merged; reassociates: unsafe)",
     ),
 ]
