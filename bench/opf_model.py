@@ -69,8 +69,9 @@ class Algebra:
 def _branch_flows(case: Case, lay: Layout, x: Sequence[Any], alg: Algebra, l: int) -> list[Any]:  # noqa: E741
     """The four flow equations of branch ``l`` (each ``= 0``)."""
     f, t = int(case.br_from[l]), int(case.br_to[l])
-    g, b, tr, ti = case.br_g[l], case.br_b[l], case.br_tr[l], case.br_ti[l]
-    b_sh = case.br_charging[l] / 2.0
+    # Python floats, as a user's model holds them (a numpy scalar times a term goes through numpy's ufunc protocol)
+    g, b, tr, ti = float(case.br_g[l]), float(case.br_b[l]), float(case.br_tr[l]), float(case.br_ti[l])
+    b_sh = float(case.br_charging[l]) / 2.0
     ttm = tr * tr + ti * ti
     vf, vt, af, at = x[lay.vm[f]], x[lay.vm[t]], x[lay.va[f]], x[lay.va[t]]
     vv = vf * vt
@@ -102,8 +103,9 @@ def _balance(case: Case, lay: Layout, x: Sequence[Any], alg: Algebra) -> tuple[l
     rhs: list[float] = []
     for i in range(nb):
         vm2 = x[lay.vm[i]] ** 2
-        p = out_p[i] + ([case.bus_gs[i] * vm2] if case.bus_gs[i] else [])
-        q = out_q[i] + ([-case.bus_bs[i] * vm2] if case.bus_bs[i] else [])
+        gs, bs = float(case.bus_gs[i]), float(case.bus_bs[i])
+        p = out_p[i] + ([gs * vm2] if gs else [])
+        q = out_q[i] + ([-bs * vm2] if bs else [])
         for terms, load in ((p, case.bus_pd[i]), (q, case.bus_qd[i])):
             if terms:
                 exprs.append(alg.total(terms))
@@ -138,7 +140,7 @@ def opf_expressions(
                 ubg.append(float(case.rate_a[l] ** 2))
     costs = []
     for k in range(case.sizes[1]):
-        c2, c1, _ = case.cost[k]
+        c2, c1 = float(case.cost[k][0]), float(case.cost[k][1])
         pg = x[lay.pg[k]]
         costs += ([c2 * pg**2] if c2 else []) + ([c1 * pg] if c1 else [])
     constant = float(case.cost[:, 2].sum()) if case.sizes[1] else 0.0

@@ -9,8 +9,11 @@ import pytest
 from opt_checks import fd_check
 
 import exprgraph as eg
+from exprgraph.compile import vm
 from exprgraph.errors import NonFiniteError, ProblemError
 from exprgraph.optimize import Problem, Result, solve
+
+needs_vm = pytest.mark.skipif(vm._native is None, reason="needs the vm extension")
 
 
 def rosenbrock_on_disc() -> tuple[Problem, list[eg.Term]]:
@@ -84,7 +87,7 @@ def test_nan_at_the_start_names_the_constraint() -> None:
         solve(p2, "scipy", backend="numpy")
 
 
-@pytest.mark.parametrize("backend", ["numpy", "c"])
+@pytest.mark.parametrize("backend", ["numpy", "c", pytest.param("vm", marks=needs_vm)])
 def test_callbacks_match_finite_differences(backend: str) -> None:
     p, _ = rosenbrock_on_disc()
     p.constraint(eg.sin(p.x[0]) * eg.exp(p.x[1]) - p.x[0] * p.x[1] ** 3, lb=-5.0, ub=5.0, name="wiggle")
@@ -96,12 +99,19 @@ def test_callbacks_match_finite_differences(backend: str) -> None:
     assert nlp.calls["hessian"] == 3 and nlp.cpu["jacobian"] >= 0.0
 
 
-def test_no_compiler_falls_back_to_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_compiler_keeps_the_vm_or_falls_back_to_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CC", "no-such-compiler-for-exprgraph")
     p = Problem()
     x = p.variable("x_fallback_only", start=3.0)
     p.minimize((x - 1.25) ** 4 + x * x * 0.375)
-    assert p.compile().backend == "numpy"
+    nlp = p.compile()
+    if vm._native is None:  # no vm extension: the C build fails at once, numpy runs
+        assert nlp.backend == "numpy"
+        return
+    assert nlp.backend == "auto" and nlp.wait(120)
+    assert nlp.active() == {"objective": "vm", "gradient": "vm", "hessian": "vm"}
+    assert all(b["error"] for b in nlp.background_builds().values())
+    assert nlp.gradient([1.0])[0] == pytest.approx(4 * (1.0 - 1.25) ** 3 + 0.75)
 
 
 def check_disc_solution(res: Result, x: eg.Term, y: eg.Term) -> None:
@@ -178,9 +188,17 @@ def test_feasibility_problem_and_no_constraints() -> None:
     assert res.success and res.x[0] == pytest.approx(1.0, abs=1e-5) and len(res.g) == 0
 
 
-def test_a_c_build_past_its_time_limit_falls_back_to_numpy() -> None:
+def test_a_c_build_past_its_time_limit_keeps_the_vm_or_falls_back_to_numpy() -> None:
     p = Problem()
     x = p.variable("x_timeout_only", start=3.0)
     p.minimize(eg.exp(x * 0.8125) + (x - 2.0625) ** 4)
     nlp = p.compile("auto", build_timeout=0.001)
-    assert nlp.backend == "numpy" and nlp.gradient([1.0]).shape == (1,)
+    assert nlp.backend == ("numpy" if vm._native is None else "auto") and nlp.gradient([1.0]).shape == (1,)
+    if vm._native is not None:
+        assert nlp.wait(120) and nlp.active()["gradient"] == "vm"
+
+
+def test_unknown_backend_is_named() -> None:
+    p, _ = rosenbrock_on_disc()
+    with pytest.raises(ProblemError, match="unknown backend 'cuda'"):
+        p.compile("cuda")

@@ -56,10 +56,20 @@ class NativeRunner:
         self._step_t = ctypes.c_int64 * max(n_in, 1)
         self._out_t = ctypes.c_void_p * max(len(loop_outputs), 1)
         self._out_dtypes = [NUMPY_DTYPES[t.dtype] for t in loop_outputs]
-        positions = {s: k for k, s in enumerate(program.inputs)}
-        slot = {position: k for k, position in enumerate(input_index)}  # a dict: list.index was quadratic
-        self._free_index = [[slot[positions[s]] for s in t.free_symbols] for t in loop_outputs]
-        self._constants = {t: program.values[t] for t in program.outputs if not t.free_symbols}
+        # which inputs each output reads, and the constant outputs: found on the first array call
+        # (a packed call never needs them; finding them costs 0.7 s at 10^5 outputs)
+        self._tables: tuple[list[list[int]], dict[Term, Any]] | None = None
+
+    def _output_tables(self) -> tuple[list[list[int]], dict[Term, Any]]:
+        """Per loop output the slots of the inputs it reads, and the values of the constant outputs."""
+        if self._tables is None:
+            program = self.program
+            positions = {s: k for k, s in enumerate(program.inputs)}
+            slot = {position: k for k, position in enumerate(self.input_index)}  # a dict: list.index was quadratic
+            free_index = [[slot[positions[s]] for s in t.free_symbols] for t in self.loop_outputs]
+            constants = {t: program.values[t] for t in program.outputs if not t.free_symbols}
+            self._tables = (free_index, constants)
+        return self._tables
 
     # -- arrays, broadcast like numpy ------------------------------------------------------------
 
@@ -101,11 +111,12 @@ class NativeRunner:
             outs[j] = r.ctypes.data
         if self._native_run(size, ptrs, steps, outs):
             raise EvaluationError(NEGATIVE_POWER)
+        free_index, constants = self._output_tables()
         by_term = {}
-        for t, r, idx in zip(self.loop_outputs, results, self._free_index, strict=True):
+        for t, r, idx in zip(self.loop_outputs, results, free_index, strict=True):
             own = np.broadcast_shapes(*(shapes[k] for k in idx))
             by_term[t] = narrow(r, own)
-        return tuple(by_term[t] if t in by_term else self._constants[t] for t in program.outputs)
+        return tuple(by_term[t] if t in by_term else constants[t] for t in program.outputs)
 
     # -- packed ------------------------------------------------------------------------------------
 

@@ -7,13 +7,21 @@ the vm before; the swap happens between calls, never during one. If the build fa
 compiler, a timeout), the vm keeps running and :attr:`Switch.error` says why. A program the vm
 refuses (float32 values) is built by the C backend at once, as ``backend="c"`` does.
 
-``f.library`` is the :class:`Switch`: ``f.library.active`` names the code in use, and
-``f.library.wait(timeout)`` blocks until the build has finished (or failed).
+The vm runs the program straight-line (no search for classes of repeated structure): the vm is
+what runs *at once*, and on one point its straight-line code is both quicker to encode and
+quicker to run than its loops (AC-OPF case1354pegase: 1.5x and 1.2-1.4x, bench/bench_opf.py);
+the C build in the background finds the loops. Background builds run one at a time (a lock), so
+several functions compiled together leave the other core to the caller.
+
+``f.library`` is the :class:`Switch`: ``f.library.active`` names the code in use,
+``f.library.wait(timeout)`` blocks until the build has finished (or failed), and
+``f.library.build_seconds`` / ``f.library.build_cpu`` say how long it took.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -27,6 +35,9 @@ from .lower import Program
 
 __all__ = ["Switch"]
 
+#: one background build at a time (their compilers and code generators share the machine with the caller)
+_ONE_BUILD = threading.Lock()
+
 
 class Switch:
     """The vm runner now, the C runner when its background build is done."""
@@ -37,6 +48,11 @@ class Switch:
         self.c: CRunner | None = None
         #: why the build failed (the vm keeps running), or None
         self.error: BaseException | None = None
+        #: ``time.perf_counter()`` when the switch was made, and when the library was loaded (or the build failed)
+        self.started = time.perf_counter()
+        self.finished: float | None = None
+        #: CPU seconds of the build thread (code generation, waiting on the lock excluded; the compiler is a child)
+        self.build_cpu = 0.0
         self._done = threading.Event()
         self._thread = threading.Thread(
             target=self._build, args=(program, timeout, loops), name="exprgraph-auto-build", daemon=True
@@ -44,12 +60,21 @@ class Switch:
         self._thread.start()
 
     def _build(self, program: Program, timeout: float | None, loops: int) -> None:
-        try:
-            self.c = build_c(program, timeout=timeout, loops=loops)
-        except (CompileError, OSError) as exc:  # no compiler, a failed or timed-out build: stay on the vm
-            self.error = exc
-        finally:
-            self._done.set()
+        with _ONE_BUILD:
+            start = time.thread_time()
+            try:
+                self.c = build_c(program, timeout=timeout, loops=loops)
+            except (CompileError, OSError) as exc:  # no compiler, a failed or timed-out build: stay on the vm
+                self.error = exc
+            finally:
+                self.build_cpu = time.thread_time() - start
+                self.finished = time.perf_counter()
+                self._done.set()
+
+    @property
+    def build_seconds(self) -> float | None:
+        """Wall seconds from the switch's creation to the library loaded (or the build failed); None while running."""
+        return None if self.finished is None else self.finished - self.started
 
     @property
     def active(self) -> str:
@@ -76,7 +101,7 @@ def _build(program: Program, build_timeout: float | None, loops: int = 0) -> Bui
     if vm._native is None:
         return get_backend("c").build(program, build_timeout, loops=loops)
     try:
-        runner = vm.build_vm(program, loops=loops)
+        runner = vm.build_vm(program)  # straight-line: ready soonest (the C build finds the loops)
     except VMUnsupportedError:
         return get_backend("c").build(program, build_timeout, loops=loops)
     switch = Switch(program, runner, build_timeout, loops)

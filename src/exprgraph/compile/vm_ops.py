@@ -1,4 +1,5 @@
-"""The vm backend's instruction set: opcode numbers (mirroring ``_cvm.h``) and each op's instructions.
+"""The vm backend's instruction set: opcode numbers (mirroring ``_cvm.h``), each op's instructions, and
+the encoded program (:class:`Encoded`) with the check of what the machine can run (:func:`check_supported`).
 
 An instruction is :data:`WORDS` int32 words: opcode, destination register, then up to three
 operand registers. Two register files: doubles (float64 values, kind :data:`KD`) and int64 (int64
@@ -8,7 +9,18 @@ enum in ``_cvm.h`` (a test reads the header and compares).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..core import Term
+from ..core.dtypes import BOOL, FLOAT64, INT64
+from ..errors import CompileError, VMUnsupportedError
+from .lower import Program
+
 __all__ = ["OPCODES", "OPCODE", "WORDS", "CLASS_FIELDS", "KD", "KI", "BINARY", "UNARY", "RELATIONAL", "KIND_SHIFT"]
+__all__ += ["DTYPE_KIND", "DTYPE_STORE", "Encoded", "check_supported"]
 
 #: words per instruction
 WORDS = 5
@@ -18,6 +30,10 @@ CLASS_FIELDS = 11
 KIND_SHIFT = 30
 #: the register files: doubles, and int64 (int64 and bool values)
 KD, KI = 0, 1
+#: the register file of each dtype the machine holds
+DTYPE_KIND = {FLOAT64: KD, INT64: KI, BOOL: KI}
+#: how each dtype is stored in memory by the run entry point: double, int64, bool byte
+DTYPE_STORE = {FLOAT64: 0, INT64: 1, BOOL: 2}
 
 #: the opcodes, in the order of ``enum vm_opcode``
 OPCODES: tuple[str, ...] = (
@@ -91,3 +107,72 @@ UNARY: dict[str, tuple[str | None, str | None]] = {
     "sign": ("SIGN_D", "SIGN_I"),
     "logical_not": ("NOT_D", "NOT_I"),
 }
+
+
+@dataclass
+class Encoded:
+    """A program as the machine's arrays (see :class:`exprgraph.compile._cvm.Machine`)."""
+
+    code: np.ndarray
+    main_len: int
+    ints: np.ndarray
+    doubles: np.ndarray
+    nd: int
+    ni: int
+    const_d_reg: np.ndarray
+    const_d_val: np.ndarray
+    const_i_reg: np.ndarray
+    const_i_val: np.ndarray
+    in_store: np.ndarray
+    in_reg: np.ndarray
+    in_col: np.ndarray
+    n_cols: int
+    n_out: int
+    n_pk: int
+    #: the outputs the run entry point writes (distinct, with symbols), in order
+    loop_outputs: list[Term] = field(default_factory=list)
+    #: the classes encoded as loops
+    loops: int = 0
+
+    def machine_args(self, block: int) -> dict[str, Any]:
+        """The keyword arguments of ``_cvm.Machine`` for registers of ``block`` lanes."""
+        names: tuple[str, ...] = ("code", "main_len", "ints", "doubles", "nd", "ni", "const_d_reg", "const_d_val")
+        names += (
+            "const_i_reg",
+            "const_i_val",
+            "in_store",
+            "in_reg",
+            "in_col",
+            "n_cols",
+            "n_out",
+            "n_pk",
+        )
+        return {"block": block, **{n: getattr(self, n) for n in names}}
+
+    @property
+    def instructions(self) -> int:
+        """Instructions, the class bodies included."""
+        return len(self.code) // WORDS
+
+
+def check_supported(program: Program) -> None:
+    """Refuse, naming the op, a program the machine cannot run (tensors, float32, ops it lacks)."""
+    if not program.pointwise:
+        raise CompileError("the vm backend runs elementwise terms of scalar shape (use backend='numpy' for tensors)")
+    for t in program.inputs:
+        if t.dtype not in DTYPE_KIND:
+            raise VMUnsupportedError(f"the vm backend has no {t.dtype} registers (input {t.name!r})", op="symbol")
+    for node in program.steps:  # (their operands are steps, inputs or constants: each checked here)
+        name = node.op.name
+        if node.dtype not in DTYPE_KIND:
+            raise VMUnsupportedError(
+                f"op {name!r} on {node.dtype} values: the vm backend computes float64, int64 and bool only; "
+                "use backend='c' or cast to float64",
+                op=name,
+            )
+        if name == "pow" or name == "where" or name in BINARY or name in RELATIONAL or name in UNARY:
+            continue
+        raise VMUnsupportedError(f"op {name!r} has no vm instruction; use backend='c' or 'numpy'", op=name)
+    for t, value in program.values.items():
+        if t.dtype not in DTYPE_KIND or np.ndim(value):
+            raise VMUnsupportedError(f"a constant of dtype {t.dtype} cannot sit in a vm register", op="const")

@@ -5,34 +5,43 @@ Jacobians (their non-zeros only), the Hessian of the Lagrangian
 ``obj_factor * f + sum_i lam_i g_i`` as per-term blocks (:func:`exprgraph.diff.blocks.block_hessian`:
 the objective split at its top-level sums, each constraint its own block) assembled by a
 scatter-add. Each is compiled once with :func:`exprgraph.compile.compile` into a packed function
-of the variables (the C backend; with ``backend="auto"``, numpy when there is no C compiler or
-the C build runs past ``build_timeout``). Every call is
-timed (process CPU) and counted, and its values checked: a nan or an infinity is recorded with the
-constraint, variable or block it belongs to, for :class:`~exprgraph.errors.NonFiniteError`.
+of the variables. Backends: ``"auto"`` (the default) runs the callbacks on the vm at once and on
+the C library as soon as its background build finishes (numpy when neither the vm extension nor
+a C compiler is there); ``"vm"`` runs on the vm only, straight-line (on one point it is quicker to
+encode and to run than with loops); ``"c"``, ``"llvm"``, ``"numpy"`` as :func:`~exprgraph.compile.compile`.
+
+Every call is timed (CPU of the calling thread: a background build does not count) and counted,
+per callback and per backend that served it (:attr:`CompiledNLP.served`, and the call and IPOPT
+iteration at which each callback switched from the vm to the library, :attr:`CompiledNLP.switched`),
+and its values checked: a nan or an infinity is recorded with the constraint, variable or block it
+belongs to, for :class:`~exprgraph.errors.NonFiniteError`.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..compile import CompiledFunction
 from ..compile import compile as compile_terms
+from ..compile.vm_auto import Switch
 from ..core import Term, const
 from ..diff.blocks import BlockHessian, block_hessian
 from ..diff.sparse import SparseMatrix, sparse_jacobian
-from ..errors import BuildTimeoutError, CompilerNotFoundError, NonFiniteError
+from ..errors import BuildTimeoutError, CompilerNotFoundError, NonFiniteError, ProblemError
 
 if TYPE_CHECKING:
     from .problem import Problem
 
-__all__ = ["CompiledNLP", "cpu_with_children", "CALLBACKS"]
+__all__ = ["CompiledNLP", "cpu_with_children", "CALLBACKS", "BACKENDS"]
 
 #: the callbacks, in the order their timings are reported
 CALLBACKS = ("objective", "gradient", "constraints", "jacobian", "hessian")
+#: the callbacks' backends a :class:`CompiledNLP` takes
+BACKENDS = ("auto", "vm", "c", "llvm", "numpy")
 
 
 def cpu_with_children() -> float:
@@ -58,9 +67,10 @@ class CompiledNLP:
     """A problem's callbacks in the form IPOPT takes them (cyipopt's problem protocol), compiled once.
 
     ``build`` holds the CPU seconds of each phase (``derivatives``, ``compile``) and ``backend``
-    the backend used; ``cpu`` and ``calls`` the CPU seconds and calls of each callback so far
-    (the whole callback: the compiled call, the check, the scatter into the gradient or the
-    Hessian's assembly).
+    the backend used ("auto": the vm, then the C library); ``cpu`` and ``calls`` the CPU seconds
+    and calls of each callback so far (the whole callback: the compiled call, the check, the
+    scatter into the gradient or the Hessian's assembly); ``served`` the calls and ``cpu_on`` the
+    CPU seconds by the code that ran them (``"vm"``, ``"c"``, ...).
     """
 
     def __init__(self, problem: Problem, backend: str = "auto", *, build_timeout: float | None = None) -> None:
@@ -69,17 +79,30 @@ class CompiledNLP:
         self.names = problem.constraint_names
         self.n, self.m = len(self.variables), len(problem.g)
         self.lbx, self.ubx, self.x0, self.lbg, self.ubg = problem.bounds()
+        if backend not in BACKENDS:
+            raise ProblemError(f"unknown backend {backend!r} for the callbacks: one of {', '.join(BACKENDS)}")
         self.build: dict[str, float] = {}
         self.cpu: dict[str, float] = dict.fromkeys(CALLBACKS, 0.0)
         self.calls: dict[str, int] = dict.fromkeys(CALLBACKS, 0)
+        #: calls of each callback by the code that served them ("vm", "c", ...)
+        self.served: dict[str, dict[str, int]] = {name: {} for name in CALLBACKS}
+        #: CPU seconds of the callbacks by the code that served them
+        self.cpu_on: dict[str, float] = {}
+        #: per callback that moved from the vm to the C library: (its call number, the solver's iteration)
+        self.switched: dict[str, tuple[int, int]] = {}
+        #: the solver's current iteration (the IPOPT backend keeps it up to date)
+        self.iteration = 0
+        self._where = ""
         #: (callback, index) of the last non-finite value met, or None
         self.nonfinite: tuple[str, int] | None = None
         start = time.process_time()
         self._derivatives(problem)
         self.build["derivatives"] = time.process_time() - start
-        start = cpu_with_children()
+        # under "auto" the C builds run beside, in threads of their own: count this thread only
+        clock = time.thread_time if backend == "auto" else cpu_with_children
+        start = clock()
         self.backend = self._compile_all(backend, build_timeout)
-        self.build["compile"] = cpu_with_children() - start
+        self.build["compile"] = clock() - start
 
     def __repr__(self) -> str:
         return (
@@ -98,68 +121,114 @@ class CompiledNLP:
         self._grad_cols = np.asarray(self.grad.cols, dtype=np.int64)
 
     def _compile_all(self, backend: str, build_timeout: float | None) -> str:
-        chosen = "c" if backend == "auto" else backend
         try:
-            self._fns = self._compile_with(chosen, build_timeout)
-        except (CompilerNotFoundError, BuildTimeoutError):  # "auto": numpy without a compiler or in time
+            self._fns = self._compile_with(backend, build_timeout)
+        except (CompilerNotFoundError, BuildTimeoutError):  # "auto" without the vm: numpy without a C build
             if backend != "auto":
                 raise
-            chosen = "numpy"
-            self._fns = self._compile_with(chosen, build_timeout)
-        return chosen
+            backend = "numpy"
+            self._fns = self._compile_with(backend, build_timeout)
+        return backend
 
-    def _compile_with(self, backend: str, build_timeout: float | None) -> dict[str, Callable[..., Any] | None]:
-        timeout = build_timeout if backend == "c" else None
+    def _compile_with(self, backend: str, build_timeout: float | None) -> dict[str, CompiledFunction | None]:
+        timeout = build_timeout if backend in ("c", "auto") else None
+        loops = backend != "vm"  # the vm alone runs straight-line: see the module's description
+        # the costliest call first: under "auto" the background builds run in this order, one at a time
         outputs = {
-            "objective": [self.f],
-            "gradient": self.grad.values,
-            "constraints": self.problem.g,
-            "jacobian": self.jac.values,
             "hessian": self.hess.values,
+            "jacobian": self.jac.values,
+            "constraints": self.problem.g,
+            "gradient": self.grad.values,
+            "objective": [self.f],
         }
-        return {
-            name: compile_terms(list(terms), self.variables, backend, packed=True, build_timeout=timeout)
+        fns = {
+            name: compile_terms(list(terms), self.variables, backend, packed=True, build_timeout=timeout, loops=loops)
             if terms
             else None
             for name, terms in outputs.items()
         }
+        return {name: fns[name] for name in CALLBACKS}
 
     # -- running -------------------------------------------------------------------------
+    def active(self) -> dict[str, str]:
+        """The code serving each compiled callback now: ``"vm"`` or ``"c"`` under "auto", else the backend."""
+        return {name: self._code(fn) for name, fn in self._fns.items() if fn is not None}
+
+    def _code(self, fn: Any) -> str:
+        library = fn.library
+        return library.active if isinstance(library, Switch) else self.backend
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Under "auto", block until every background C build has finished (True) or ``timeout`` seconds passed."""
+        switches = [fn.library for fn in self._fns.values() if fn is not None and isinstance(fn.library, Switch)]
+        deadline = None if timeout is None else time.perf_counter() + timeout
+        for switch in switches:
+            left = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            if not switch.wait(left):
+                return False
+        return True
+
+    def background_builds(self) -> dict[str, dict[str, Any]]:
+        """Under "auto", each callback's C build: ``done``, ``seconds`` (wall, to the library), ``cpu``, ``error``."""
+        out: dict[str, dict[str, Any]] = {}
+        for name, fn in self._fns.items():
+            switch = None if fn is None else fn.library
+            if isinstance(switch, Switch):
+                error = None if switch.error is None else str(switch.error)
+                done = switch.finished is not None
+                out[name] = {"done": done, "seconds": switch.build_seconds, "cpu": switch.build_cpu, "error": error}
+        return out
+
     def _run(self, name: str, x: Any, size: int) -> np.ndarray:
         fn = self._fns[name]
-        out = np.zeros(size) if fn is None else fn(np.asarray(x, dtype=np.float64))
+        if fn is None:
+            out, where = np.zeros(size), "none"
+        else:
+            where = self._code(fn)
+            out = fn(np.asarray(x, dtype=np.float64))
+        served = self.served[name]
+        if where not in served and served and where != self.backend:  # the library has replaced the vm
+            self.switched[name] = (self.calls[name], self.iteration)
+        served[where] = served.get(where, 0) + 1
+        self._where = where
         self.calls[name] += 1
         if not np.isfinite(out).all():
             self.nonfinite = (name, int(np.flatnonzero(~np.isfinite(out))[0]))
         return out
 
+    def _account(self, name: str, start: float) -> None:
+        """Add the CPU seconds since ``start`` to callback ``name`` and to the code that served it."""
+        spent = time.thread_time() - start
+        self.cpu[name] += spent
+        self.cpu_on[self._where] = self.cpu_on.get(self._where, 0.0) + spent
+
     def objective(self, x: Any) -> float:
         """The objective's value at ``x``."""
-        start = time.process_time()
+        start = time.thread_time()
         value = float(self._run("objective", x, 1)[0])
-        self.cpu["objective"] += time.process_time() - start
+        self._account("objective", start)
         return value
 
     def gradient(self, x: Any) -> np.ndarray:
         """The objective's gradient at ``x`` (dense, one entry per variable)."""
-        start = time.process_time()
+        start = time.thread_time()
         out = np.zeros(self.n)
         out[self._grad_cols] = self._run("gradient", x, len(self.grad.values))
-        self.cpu["gradient"] += time.process_time() - start
+        self._account("gradient", start)
         return out
 
     def constraints(self, x: Any) -> np.ndarray:
         """The constraints' values at ``x``."""
-        start = time.process_time()
+        start = time.thread_time()
         out = self._run("constraints", x, self.m)
-        self.cpu["constraints"] += time.process_time() - start
+        self._account("constraints", start)
         return out
 
     def jacobian(self, x: Any) -> np.ndarray:
         """The Jacobian's non-zeros at ``x``, in the order of :meth:`jacobianstructure`."""
-        start = time.process_time()
+        start = time.thread_time()
         out = self._run("jacobian", x, len(self.jac.values))
-        self.cpu["jacobian"] += time.process_time() - start
+        self._account("jacobian", start)
         return out
 
     def jacobianstructure(self) -> tuple[np.ndarray, np.ndarray]:
@@ -168,13 +237,13 @@ class CompiledNLP:
 
     def hessian(self, x: Any, lagrange: Any, obj_factor: float) -> np.ndarray:
         """The lower triangle of the Lagrangian's Hessian at ``x`` (order of :meth:`hessianstructure`)."""
-        start = time.process_time()
+        start = time.thread_time()
         blocks = self._run("hessian", x, len(self.hess.values))
         weights = np.empty(self.hess.n_terms)
         weights[: self.n_objective_terms] = obj_factor
         weights[self.n_objective_terms :] = np.asarray(lagrange, dtype=np.float64).reshape(-1)
         out = self.hess.assemble(blocks, weights)
-        self.cpu["hessian"] += time.process_time() - start
+        self._account("hessian", start)
         return out
 
     def hessianstructure(self) -> tuple[np.ndarray, np.ndarray]:

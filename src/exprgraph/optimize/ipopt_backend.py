@@ -82,6 +82,7 @@ class _Adapter:
         inf_du, mu, d_norm, regularization_size, alpha_du, alpha_pr, ls_trials); never asks to stop."""
         it, f, inf_pr, inf_du, mu, alpha_pr = int(info[1]), *(float(info[k]) for k in (2, 3, 4, 5, 9))
         self.log.append(Iteration(it, f, inf_pr, inf_du, mu, alpha_pr))
+        self.nlp.iteration = it + 1  # the callbacks that follow belong to the next iteration
         self.report.update(it, note=f"f {f:.8g}, inf_pr {inf_pr:.1e}, inf_du {inf_du:.1e}")
         return True
 
@@ -94,6 +95,7 @@ def solve_ipopt(
     before = dict(nlp.cpu)
     calls_before = dict(nlp.calls)
     start = time.process_time()
+    nlp.iteration = 0
     with Progress("IPOPT", enabled=progress) as report:
         adapter = _Adapter(nlp, report)
         problem = cyipopt.Problem(
