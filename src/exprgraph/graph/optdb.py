@@ -14,9 +14,11 @@ position name             what                                          tags
 
 **canonicalize** applies :func:`exprgraph.simplify.simplify` (constant folding, identities,
 neg/sub/div normalisation, flattening, sorting, like-term collection, its output form) region
-by region (:class:`~exprgraph.graph.regions.RegionNodeRewriter`), so the rule set is written
+by region (:class:`~exprgraph.graph.region_rewrite.RegionNodeRewriter`), so the rule set is written
 once and the graph never grows; a merge is its cleanup (equal terms are one already, and a
-commutative merge would only fight the simplifier's operand order). The variant that also uses
+commutative merge would only fight the simplifier's operand order). A region root another region
+divides by keeps the sign of its zero, as simplify keeps it inside a term (``keep_signed_zero``, see
+:mod:`~exprgraph.graph.region_rewrite`). The variant that also uses
 simplify's *unsafe* rules (``x*0 -> 0``, ``x - x -> 0``, ``(x*y)/y -> x``: exact only for finite
 or non-zero values) carries only the tag ``unsafe``: ``include=("canonicalize", "unsafe")``.
 
@@ -29,8 +31,20 @@ sqrt(x)`` is tagged unsafe: it differs at -0.0 and -inf).
 
 The phases do not undo each other: stabilize matches canonicalize's output form, makes ops
 canonicalize leaves alone and keeps its results in canonical order (the canonicalizer is part
-of its equilibrium); specialize runs last, and canonicalize maps its forms back to the canonical
-ones, so running the whole pipeline again gives the same graph.
+of its equilibrium); specialize runs last.
+
+**A second run changes nothing.** Canonicalize alone is a fixpoint, but a phase after it can
+make canonicalize's next run differ: the region normaliser declines a canonical form larger than
+its input (``(2.0/2.0 + (x + x))/2.0`` stays, ``0.5*(2*x + 1.0)`` is one node larger), and once
+specialize has written ``/2.0`` as ``*0.5`` the same form is no larger and is taken; a region
+normalised whole is left as it was when declined, so a changed neighbour can flip the operand
+order of its parts. So :func:`rewrite_graph` runs the queried sequence again while a phase after
+``canonicalize`` changed the graph, until a round leaves the outputs as they were (or nothing after
+canonicalize changed them: its output is then canonicalize's fixpoint), at most
+:data:`MAX_ROUNDS` rounds (the profile's ``stop_reason`` is ``"fixpoint"``, else
+``"max_rounds"``). Each round keeps values and grows the graph no more than one run does
+(canonicalize and specialize never grow it; stabilize may keep a shared node for another reader);
+the region caches stay on the graph, so a round over regions already seen is cheap.
 """
 
 from __future__ import annotations
@@ -62,7 +76,11 @@ __all__ = [
     "stabilize_db",
     "specialize_db",
     "make_optdb",
+    "MAX_ROUNDS",
 ]
+
+#: at most this many runs of the queried sequence in one :func:`rewrite_graph` call
+MAX_ROUNDS = 6
 
 
 def _normaliser(unsafe: bool) -> Any:
@@ -129,7 +147,9 @@ def _canonicalize_db() -> EquilibriumDB:
     """
     canon = EquilibriumDB("canonicalize")
     unsafe_regions = RegionNodeRewriter(_normaliser(True), "simplify_regions_unsafe")
-    safe_regions = RegionNodeRewriter(_normaliser(False), "simplify_regions", superseded_by=unsafe_regions)
+    safe_regions = RegionNodeRewriter(
+        _normaliser(False), "simplify_regions", superseded_by=unsafe_regions, keep_signed_zero=True
+    )
     canon.register("simplify_regions_unsafe", unsafe_regions, "unsafe", use_db_name_as_tag=False)
     canon.register("simplify_regions", safe_regions, "fast_run", "fast_compile")
     canon.register(
@@ -172,7 +192,8 @@ def _stabilize_db() -> EquilibriumDB:
     for name, text in stable:
         _register_rule(stab, _rule_rewriter(name, text, allow_multiple_clients=True, tag="stabilize"))
     # stable forms are put back in canonical order, so canonicalize has nothing to redo on them
-    stab.register("simplify_regions", RegionNodeRewriter(_normaliser(False), "simplify_regions"), "fast_run")
+    regions = RegionNodeRewriter(_normaliser(False), "simplify_regions", keep_signed_zero=True)
+    stab.register("simplify_regions", regions, "fast_run")
     return stab
 
 
@@ -216,6 +237,29 @@ register_stabilize = _registrar(stabilize_db, ("fast_run",))
 register_specialize = _registrar(specialize_db, ("fast_run",))
 
 
+def _changed_after_canonicalize(seq: Any) -> bool:
+    """Whether a phase after ``canonicalize`` in one run of the sequence changed the graph."""
+    children = getattr(seq, "children", ())
+    after = False
+    for _, p in children:
+        if after and p.changed:
+            return True
+        after = after or p.name == "canonicalize"
+    return False
+
+
+def _run_to_fixpoint(rewriter: GraphRewriter, fg: FunctionGraph, prof: SequenceProfile) -> str:
+    """Run ``rewriter`` on ``fg`` until a run changes nothing canonicalize would redo (see the module docstring)."""
+    for i in range(MAX_ROUNDS):
+        before = fg.outputs
+        seq = rewriter.rewrite(fg)
+        prof.children.append((i, seq))
+        # a round that moved no output, or left canonicalize's fixpoint as it was, is a fixpoint
+        if fg.outputs == before or not _changed_after_canonicalize(seq):
+            return "fixpoint"
+    return "max_rounds"
+
+
 def rewrite_graph(
     graph: Term | Iterable[Term] | FunctionGraph,
     include: Iterable[str] = ("canonicalize",),
@@ -231,8 +275,10 @@ def rewrite_graph(
 
     ``include``/``exclude``/``require`` query ``db`` (default :data:`optdb`); ``custom_rewrite``
     runs afterwards. Returns a term for a term, a list for a list, the graph for a graph; with
-    ``return_profile=True`` a pair ``(result, profile)``. ``clone`` is accepted for PyTensor
-    compatibility and ignored: terms are immutable, so there is nothing to clone.
+    ``return_profile=True`` a pair ``(result, profile)``: one child per run of the sequence (it runs
+    again while a phase after canonicalize changed the graph, so that a second call changes nothing;
+    ``stop_reason`` says whether that fixpoint was reached), then ``custom_rewrite``'s. ``clone`` is
+    accepted for PyTensor compatibility and ignored: terms are immutable, so there is nothing to clone.
 
     Strength: the default query (``include=("canonicalize",)``) uses the *safe* rules, the default
     strength of every rewriter in exprgraph, as :func:`~exprgraph.simplify.simplify` does; include
@@ -248,12 +294,12 @@ def rewrite_graph(
         fg = FunctionGraph(outputs=[graph] if single else list(graph))
     query = RewriteDatabaseQuery(include=tuple(include), require=tuple(require), exclude=tuple(exclude))
     rewriter = (db if db is not None else optdb).query(query)
+    if custom_rewrite is not None and not isinstance(custom_rewrite, GraphRewriter):
+        raise TypeError(f"custom_rewrite must be a graph rewriter, not {custom_rewrite!r}")
     prof = SequenceProfile("rewrite_graph", "rewrite_graph", nodes_before=fg.node_count)
-    prof.children.append((0, rewriter.rewrite(fg)))
+    prof.stop_reason = _run_to_fixpoint(rewriter, fg, prof)
     if custom_rewrite is not None:
-        if not isinstance(custom_rewrite, GraphRewriter):
-            raise TypeError(f"custom_rewrite must be a graph rewriter, not {custom_rewrite!r}")
-        prof.children.append((1, custom_rewrite.rewrite(fg)))
+        prof.children.append((len(prof.children), custom_rewrite.rewrite(fg)))
     prof.nodes_after = fg.node_count
     prof.time = sum(p.time for _, p in prof.children)
     result: Any = fg if given else (fg.outputs[0] if single else fg.outputs)
