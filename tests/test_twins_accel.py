@@ -75,10 +75,12 @@ def test_the_table_is_a_literal_setup_can_read():
 
 def test_the_build_is_compiled_all_or_nothing():
     poly, dims = accel.compiled_modules("poly"), accel.compiled_modules("dims")
+    interop = accel.compiled_modules("interop")  # the reader of torch's expressions
     if accel.PURE:
-        assert poly == dims == ()
+        assert poly == dims == interop == ()
     else:
         assert poly == accel.COMPILED_MODULES["poly"] and dims == accel.COMPILED_MODULES["dims"]
+        assert interop == accel.COMPILED_MODULES["interop"]
 
 
 def test_the_pure_switch_reaches_poly_in_a_fresh_process():

@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 #: the modules the build compiles with mypyc, by package of exprgraph (setup.py reads this table);
-#: poly's ring comes first: dims' modules call it
+#: poly's ring comes first: dims' modules call it; interop's reader of torch's expressions calls dims
 COMPILED_MODULES: dict[str, tuple[str, ...]] = {
     "poly": ("monomials", "ring"),
     "dims": (
@@ -74,6 +74,7 @@ COMPILED_MODULES: dict[str, tuple[str, ...]] = {
         "grammar",
         "unparse",
     ),
+    "interop": ("torch_calls", "torch_read"),
 }
 
 #: the name of the one mypyc group (its shared library is ``<GROUP>__mypyc`` beside the package)

@@ -117,6 +117,17 @@ TWINS: tuple[Twin, ...] = (
         "2026-11-22 session 3 (dims cold text in/out: compiled 13.3 µs vs pure 24.8 µs)",
     ),
     Twin(
+        "mypyc",
+        ("exprgraph.interop.torch_read", "exprgraph.interop.torch_calls"),
+        "the same modules' Python source (interop/torch_read.py, interop/torch_calls.py), loaded a second time",
+        f"{PURE_ENV}=1 (for the whole group: exprgraph.accel)",
+        (
+            "tests/interop/test_torch_twin.py::test_the_compiled_reader_reads_what_its_source_reads",
+            "tests/interop/test_torch_twin.py::test_replacements_are_followed_alike",
+        ),
+        "2026-11-29 torch replay, reading alone: compiled 0.39 ms vs pure 0.51 ms (resnet), 2.1 vs 3.1 ms (swin)",
+    ),
+    Twin(
         "shortcut",
         ("exprgraph.dims.polyparse.read_polynomial",),
         "exprgraph.dims.parse.parse_expression, then the walk of exprgraph.dims.regions",
@@ -137,6 +148,17 @@ TWINS: tuple[Twin, ...] = (
             "tests/dims/test_quick_path.py::test_quick_path_gives_the_walks_polynomial",
         ),
         "2026-11-29 bench_dims_shortcuts: 0.78x (simplify), 0.86x (queries) of the walk, median of 6 runs, compiled",
+    ),
+    Twin(
+        "shortcut",
+        ("exprgraph.dims.prove.open_at_points",),
+        "exprgraph.dims.prove.deduce (the proof search) run on every relation the ranges leave open",
+        "exprgraph.dims.prove.SAMPLE_POINTS = False (open_at_points says False: the search always runs)",
+        (
+            "tests/dims/test_queries_points.py::test_sampled_points_change_no_answer",
+            "tests/dims/test_queries_points.py::test_open_at_points_is_open_at_points_of_the_ranges",
+        ),
+        "2026-11-29 torch replay: the proof search skipped for 124 of 203 open relations (six models)",
     ),
     Twin(
         "shortcut",

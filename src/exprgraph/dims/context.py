@@ -22,10 +22,10 @@ from .normal import atom_text, defer_key, inner_term
 from .parse import clear_parse_cache
 from .ranges import INF, UNBOUNDED, Range, r_mul, r_pow
 from .ring import Budget, Poly, p_add_into, p_atom, times
-from .terms import SYMBOL, TERM, clear_memos, make_term
+from .terms import FLOORDIV, MAX, MIN, MOD, SYMBOL, TERM, clear_memos, make_term
 from .unparse import clear_unparse_cache
 
-__all__ = ["Context", "context", "CACHE_LIMIT", "CLEAR_HOOKS", "clear_caches"]
+__all__ = ["Context", "context", "range_point", "CACHE_LIMIT", "CLEAR_HOOKS", "clear_caches"]
 
 CACHE_LIMIT: Final = 200_000
 
@@ -221,6 +221,45 @@ class Context:
             r = r_mul(r, r_pow(self.atom_range(a), e))
         return r
 
+    def value_at(
+        self, p: Poly, shift: int, far: Term | None, far_shift: int, limit: int, names: list[Term] | None
+    ) -> int | None:
+        """The value of ``p`` with every name at ``range_point(its range, shift)`` (the name ``far`` at
+        ``far_shift``): a point of the ranges. None when an atom has no known value (an opaque call, a float
+        term), a divisor is 0 or more than ``limit`` atoms are met. Atoms are evaluated from the polynomials of
+        their arguments (``atom_args``) or of their sums (``sums``), children first, without recursion; the
+        names met are appended to ``names`` when it is given."""
+        memo: dict[Term, int] = {}
+        stack: list[Term] = [a for m in p for a, _ in m]
+        steps = 0
+        while stack:
+            a = stack[-1]
+            if a in memo:
+                stack.pop()
+                continue
+            if a.op is SYMBOL:
+                memo[a] = range_point(self.atom_range(a), far_shift if a is far else shift)
+                if names is not None:
+                    names.append(a)
+                stack.pop()
+                continue
+            steps += 1
+            whole = self.sums.get(a)
+            parts: tuple[Poly, ...] | None = (whole,) if whole is not None else self.atom_args.get(a)
+            if not parts or steps > limit:
+                return None  # no arguments to evaluate it from, or too many atoms
+            missing = [b for q in parts for m in q for b, _ in m if b not in memo]
+            if missing:
+                stack.extend(missing)
+                continue
+            stack.pop()
+            values = [_poly_value(q, memo) for q in parts]
+            v = values[0] if whole is not None else _atom_value(a, values)
+            if v is None:
+                return None
+            memo[a] = v
+        return _poly_value(p, memo)
+
     def single_atom(self, p: Poly) -> tuple[Term | None, int]:
         """``(atom, constant)`` when ``p`` is ``atom + constant`` with coefficient 1, else ``(None, 0)``."""
         if len(p) > 2:
@@ -235,6 +274,41 @@ class Context:
             else:
                 return None, 0
         return atom, c
+
+
+def range_point(r: Range, shift: int) -> int:
+    """A value of a range: its lower end plus ``shift`` (its upper end minus it), kept within the range."""
+    lo, hi = r
+    if type(lo) is int:
+        v = lo + shift
+        return v if type(hi) is not int or v <= hi else int(hi)
+    if type(hi) is int:
+        return hi - shift
+    return shift
+
+
+def _atom_value(a: Term, values: list[int]) -> int | None:
+    """The value of the atom ``a`` from the values of its arguments (None for an op not evaluated here)."""
+    op = a.op
+    if op is FLOORDIV or op is MOD:
+        if len(values) != 2 or values[1] == 0:
+            return None
+        return values[0] // values[1] if op is FLOORDIV else values[0] % values[1]  # floor semantics, as dims'
+    if (op is MAX or op is MIN) and values:
+        return max(values) if op is MAX else min(values)
+    return None
+
+
+def _poly_value(p: Poly, memo: dict[Term, int]) -> int:
+    """The value of ``p`` given the value of each of its atoms."""
+    total = 0
+    m: Mono
+    for m, c in p.items():
+        v = c
+        for a, e in m:
+            v *= memo[a] ** e
+        total += v
+    return total
 
 
 _contexts: Final = {False: Context(False), True: Context(True)}

@@ -32,6 +32,7 @@ __all__ = [
     "deduce",
     "has_product",
     "lower_of",
+    "open_at_points",
     "may_deduce",
     "prove",
     "settle_maxmin",
@@ -50,6 +51,18 @@ ATOM_TRIES: Final = 24
 #: largest polynomial, and largest degree of a term, the shifted range expands
 MAX_SHIFTED: Final = 8
 MAX_SHIFTED_DEGREE: Final = 3
+#: the points a relation is evaluated at before a proof is searched for: every name at its lower end plus each
+#: shift (its upper end minus the shift when it has no lower end), kept within its range
+SAMPLE_SHIFTS: Final = (0, 1)
+#: then each of the first few names met alone at its lower end plus FAR_SHIFT (the others at their lower ends)
+MAX_FAR_NAMES: Final = 4
+FAR_SHIFT: Final = 1 << 16
+#: the switch of the sampled points (a twin of exprgraph.twins): False makes open_at_points say False, so every
+#: undecided relation goes to the proof search
+SAMPLE_POINTS = True
+#: most atoms evaluated at one point (a larger polynomial is not sampled)
+MAX_SAMPLED: Final = 64
+_RELATION_OPS: Final = ("lt", "le", "gt", "ge", "eq", "ne")
 
 
 # -- the facts an atom brings --------------------------------------------------------------------------
@@ -401,3 +414,42 @@ def may_deduce(p: Poly) -> bool:
             if op is MAX or op is MIN or op is FLOORDIV or op is MOD or (op is SYMBOL and (e > 1 or len(m) > 1)):
                 return True
     return False
+
+
+# -- points of the ranges: a relation true at one and false at another is undecided -------------------------
+
+
+def open_at_points(op: str, d: Poly, ctx: Context) -> bool:
+    """Whether the values of ``d`` at a few points of the ranges show that no proof :func:`deduce` searches for
+    exists (so it would answer None): ``d OP 0`` (op: lt, le, gt, ge) true at one point and false at another;
+    for eq and ne, ``d`` nonzero at one point, ``<= 0`` at one and ``>= 0`` at one (no sign holds everywhere).
+    Sound only without facts relating the names (the points must be values the environment allows); False when
+    an atom cannot be evaluated. Points: every name at its lower end plus 0, then 1, then one name at a time
+    far from its end (see :meth:`.Context.value_at`)."""
+    if not SAMPLE_POINTS:
+        return False
+    names: list[Term] = []
+    values: list[int] = []
+    points: list[tuple[int, Term | None]] = [(shift, None) for shift in SAMPLE_SHIFTS]
+    i = 0
+    while i < len(points):
+        shift, far = points[i]
+        v = ctx.value_at(d, shift, far, FAR_SHIFT, MAX_SAMPLED, names if i == 0 else None)
+        if v is None:
+            return False
+        values.append(v)
+        if _shows_open(op, values):
+            return True
+        if i == 0:
+            points.extend((0, name) for name in names[:MAX_FAR_NAMES])
+        i += 1
+    return False
+
+
+def _shows_open(op: str, values: list[int]) -> bool:
+    """Whether values of ``d`` show that no proof of ``d OP 0``, of its negation or (eq, ne) of a sign exists."""
+    if op == "eq" or op == "ne":
+        return any(v != 0 for v in values) and any(v <= 0 for v in values) and any(v >= 0 for v in values)
+    i = _RELATION_OPS.index(op)
+    seen = {(v < 0, v <= 0, v > 0, v >= 0)[i] for v in values}  # v OP 0
+    return len(seen) == 2

@@ -32,7 +32,7 @@ from .facts import Facts, add_fact, fold_back
 from .normal import top_term
 from .parse import parse_expression
 from .polyparse import read_polynomial
-from .prove import Hyp, deduce, may_deduce, settle_maxmin, tighter_range
+from .prove import Hyp, deduce, may_deduce, open_at_points, settle_maxmin, tighter_range
 from .ranges import INF, Range
 from .regions import to_poly
 from .relations import (
@@ -95,8 +95,8 @@ class DimEnv:
         self._memo: dict[tuple, Any] = {}
         self._facts: Facts | None = None
         for name, r in (ranges or {}).items():
-            if type(r) is tuple and len(r) == 2 and type(r[0]) is int and type(r[1]) is int:
-                self._set_bounds(name, (r[0], r[1]))  # the common case, quickly
+            if type(r) is tuple and len(r) == 2 and type(r[0]) is int and (type(r[1]) is int or r[1] is None):
+                self._set_bounds(name, (r[0], INF if r[1] is None else r[1]))  # the common cases, quickly
             else:
                 self.set_range(name, r)
         if constraints:
@@ -253,6 +253,8 @@ class DimEnv:
         hyps = self._hyps()
         if not hyps and not may_deduce(d):
             return None  # no fact, no atom with identities, no product: nothing to add to the ranges
+        if facts is None and trace is None and open_at_points(op, d, self.context):
+            return None  # true at one point of the ranges and false at another: no proof to search for
         return deduce(op, d, hyps, self.context, trace, self._atom_facts())
 
     def _never_zero(self, d: Poly, facts: Facts) -> bool:

@@ -29,7 +29,7 @@ from typing import Any
 from ..core.term import Term
 from ..core.walk import postorder_until
 from ..dims import DimEnv, dim_const, parse_expression
-from ..dims.terms import SYMBOL
+from ..dims.terms import CONST, SYMBOL
 from ..errors import ConversionError
 from .torch_read import BOOL_NAMES, FALSE, INF_NAMES, INT64_RANGE, REL_OPS, TRUE, Reader, is_bool, read_torch_expr
 
@@ -119,6 +119,12 @@ class TorchDims:
     """
 
     def __init__(self, var_to_range: Mapping[Any, Any] | None = None, replacements: Mapping[Any, Any] | None = None):
+        self._set_ranges(var_to_range)
+        repl = {k if isinstance(k, str) else k.name: v for k, v in (replacements or {}).items()}
+        self._reader = Reader(repl)
+
+    def _set_ranges(self, var_to_range: Mapping[Any, Any] | None) -> None:
+        """The ranges given, and the DimEnv over them (the names met get their defaults when it is first used)."""
         ranges: dict[str, tuple[int | None, int | None]] = {}
         for key, r in (var_to_range or {}).items():
             bounds = None if r is None else _range_of(r)
@@ -129,14 +135,13 @@ class TorchDims:
             self._env = DimEnv(ranges, default=(None, None))
         except ValueError as err:  # a name that is no identifier, an empty range
             raise ConversionError(f"torch ranges: {err}") from None
-        repl = {k if isinstance(k, str) else k.name: v for k, v in (replacements or {}).items()}
-        self._reader = Reader(repl)
         self._defaults_seen = 0
 
     def with_ranges(self, var_to_range: Mapping[Any, Any] | None) -> TorchDims:
         """A :class:`TorchDims` over other ranges (a kernel's loop variables, a size-oblivious question) with the
         same replacements, sharing the expressions read so far (a term does not depend on the ranges)."""
-        other = TorchDims(var_to_range)
+        other = TorchDims.__new__(TorchDims)
+        other._set_ranges(var_to_range)
         other._reader = self._reader
         return other
 
@@ -161,13 +166,10 @@ class TorchDims:
         """The term of a dimension expression written as text (``FloorDiv(s0, 2)``; parsed, never evaluated)."""
         return parse_expression(text)
 
-    def _try(self, expr: Any) -> Term | None:
-        return self._reader.try_read(expr)
-
     def evaluate(self, expr: Any) -> bool | None:
         """True / False when the relation (or And/Or/Not of relations) holds for every value / for none, else None."""
-        t = self._try(expr)
-        if t is None or not is_bool(t):
+        t = self._reader.try_read(expr)
+        if t is None or t.dtype != "bool":
             return None
         return self._truth(t)
 
@@ -208,13 +210,17 @@ class TorchDims:
     def bound(self, expr: Any) -> tuple[int | float, int | float]:
         """``(lo, hi)`` holding every value of an integer expression (``-inf``/``inf`` when open or unreadable);
         for a relation, ``(False, True)`` unless its truth is known."""
-        t = self._try(expr)
+        t = self._reader.try_read(expr)
         if t is None:
             return (-math.inf, math.inf)
-        if is_bool(t):
+        if t.dtype == "bool":
             v = self._truth(t)
             return (False, True) if v is None else (v, v)
-        if t.is_const:
+        return self._int_bound(t)
+
+    def _int_bound(self, t: Term) -> tuple[int | float, int | float]:
+        """:meth:`bound` of an integer term."""
+        if t.op is CONST:
             return (t.attr, t.attr)  # a number (torch asks for many)
         env = self.env
         if t.op is SYMBOL and getattr(env, "_facts", None) is None:
@@ -223,14 +229,14 @@ class TorchDims:
 
     def static_value(self, expr: Any) -> int | bool | None:
         """The value of ``expr`` when the ranges fix it (an int, or a bool for a relation), else None."""
-        t = self._try(expr)
+        t = self._reader.try_read(expr)
         if t is None:
             return None
-        if is_bool(t):
+        if t.dtype == "bool":
             return self._truth(t)
-        if t.is_const:
+        if t.op is CONST:
             return int(t.attr)
-        lo, hi = self.bound(t)
+        lo, hi = self._int_bound(t)
         return int(lo) if lo == hi else None
 
     def simplify(self, expr: Any) -> Term:

@@ -149,23 +149,23 @@ def rounding(name: str, v: Any, x: Any) -> Term:
 # -- the reading of each call, by class name (arguments read: terms, ratios or booleans) ------------------
 
 
-def _associative(op: Any, combine: Callable[[Any, Any], Any]) -> Callable[[Any, list[Any], Any], Any]:
-    """The reader of a sum or product: terms chained under ``op``; with a ratio among them, folded by ``combine``."""
-
-    def read(r: Any, args: list[Any], x: Any) -> Any:
-        for a in args:
-            if type(a) is not Term:  # a ratio among them
-                out = args[0]
-                for b in args[1:]:
-                    out = combine(out, b)
-                return out
-        return Term(op, (args[0], args[1])) if len(args) == 2 else _chain(op, args)  # a . b . ...
-
-    return read
+def _associative(op: Any, args: list[Any], combine: Callable[[Any, Any], Any]) -> Any:
+    """A sum or product: terms chained under ``op``; with a ratio among them, folded by ``combine``."""
+    for a in args:
+        if type(a) is not Term:  # a ratio among them
+            out = args[0]
+            for b in args[1:]:
+                out = combine(out, b)
+            return out
+    return Term(op, (args[0], args[1])) if len(args) == 2 else _chain(op, args)  # a . b . ...
 
 
-_add = _associative(_ADD, _plus)  # a + b + ...
-_mul = _associative(_MUL, _times)  # a * b * ...
+def _add(r: Any, args: list[Any], x: Any) -> Any:
+    return _associative(_ADD, args, _plus)  # a + b + ...
+
+
+def _mul(r: Any, args: list[Any], x: Any) -> Any:
+    return _associative(_MUL, args, _times)  # a * b * ...
 
 
 def _pow(r: Any, args: list[Any], x: Any) -> Any:

@@ -64,6 +64,8 @@ MAX_NODES: Final = 1_000_000
 _HOW: Final[dict[type, Any]] = {int: None, bool: None, float: None}
 #: what _HOW gives for a class not met yet
 _UNSEEN: Final = object()
+#: the classes whose ``args`` is sympy's own (``Basic.args``, which gives the slot ``_args``): read from the slot
+_RAW_ARGS: Final[set[type]] = set()
 
 
 def _learn_class(x: Any) -> Any:
@@ -73,8 +75,23 @@ def _learn_class(x: Any) -> Any:
     cls = type(x)
     leaf = bool(getattr(cls, "is_Atom", False) or getattr(cls, "is_Symbol", False)) or not hasattr(x, "args")
     how = None if leaf else CALLS.get(cls.__name__, other)
+    if not leaf and _basic_args(cls) and type(getattr(x, "_args", None)) is tuple:
+        _RAW_ARGS.add(cls)
     _HOW[cls] = how
     return how
+
+
+def _basic_args(cls: type) -> bool:
+    """Whether the ``args`` of ``cls`` is the one sympy's ``Basic`` defines (no class on the way overrides it)."""
+    for c in cls.__mro__:
+        if "args" in c.__dict__:
+            return c.__name__ == "Basic" and c.__module__ == "sympy.core.basic"
+    return False
+
+
+def _args(node: Any) -> Any:
+    """The arguments of a node (sympy's slot when its ``args`` is ``Basic``'s: the property costs a call)."""
+    return node._args if type(node) in _RAW_ARGS else node.args
 
 
 class Reader:
@@ -154,6 +171,11 @@ class Reader:
 
     def _read_leaf(self, root: Any) -> Term | None:
         """:meth:`try_read` of a leaf (no replacements)."""
+        if getattr(root, "is_Symbol", False) is True and root.is_integer is not True:
+            # a float or a bool name (torch asks about many): no term, and no error raised (raising costs)
+            err = ConversionError(f"torch expression: the symbol {root.name!r} is not an integer (a float or a bool)")
+            self.failed[id(root)] = (root, err)
+            return None
         try:
             value = self.node(root)
         except ConversionError as err:
@@ -167,7 +189,7 @@ class Reader:
         case: a question about expressions met already), else by the walk (:meth:`_read_tree`)."""
         done = self.done
         vals = []
-        for a in root.args:
+        for a in _args(root):
             h = done.get(id(a))
             if h is not None and h[0] is a:
                 vals.append(h[1])
@@ -210,7 +232,7 @@ class Reader:
             if how is None:  # a leaf
                 done[key] = (node, self.node(node))
                 continue
-            args = node.args
+            args = node._args if cls in _RAW_ARGS else node.args
             vals = []
             for a in args:
                 h = done.get(id(a))
@@ -271,7 +293,8 @@ class Reader:
         if name == "Symbol" or getattr(x, "is_Symbol", False):
             return self.symbol(x)
         if name in _INT_NAMES or getattr(x, "is_Integer", False):
-            return _const(int(x))
+            p = getattr(x, "p", None)  # sympy's Integer keeps its value as a Python int (int() costs a call)
+            return _const(p if type(p) is int else int(x))
         if name in BOOL_NAMES:
             return BOOL_NAMES[name]
         if name == "Rational" or getattr(x, "is_Rational", False):
@@ -279,7 +302,7 @@ class Reader:
         if name in INF_NAMES:
             raise ConversionError(f"torch expression: {name} (infinity) is not a dimension")
         done = self.done
-        args = [done[id(a)][1] for a in x.args]
+        args = [done[id(a)][1] for a in _args(x)]
         return self.call(name, args, x)
 
     def symbol(self, x: Any) -> Term:

@@ -1,0 +1,160 @@
+"""The compiled reader of torch's expressions and its Python twin: the same terms, the same refusals.
+
+The build compiles :mod:`exprgraph.interop.torch_read` and :mod:`exprgraph.interop.torch_calls` with mypyc
+(``exprgraph.accel.COMPILED_MODULES``). Here their sources are loaded a second time, as pure Python modules under
+another name (``exprgraph._torch_twin``), and both read the same random sympy expressions (torch's function names,
+relations, logic, ratios, float names): in a compiled build this compares the compiled code with its source; run
+pure, it compares the source with itself (and still checks the loader).
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+sp = pytest.importorskip("sympy")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from exprgraph import accel  # noqa: E402
+from exprgraph.errors import ConversionError  # noqa: E402
+from exprgraph.interop import torch_calls as fast_calls  # noqa: E402
+from exprgraph.interop import torch_read as fast_read  # noqa: E402
+
+TWIN_PACKAGE = "exprgraph._torch_twin"
+INTEROP_DIR = Path(accel.__file__).parent / "interop"
+
+
+def _load_twin() -> tuple[ModuleType, ModuleType]:
+    """The pure Python reader and its calls, loaded from their sources under TWIN_PACKAGE."""
+    if f"{TWIN_PACKAGE}.torch_read" not in sys.modules:
+        package = ModuleType(TWIN_PACKAGE)
+        package.__path__ = []  # a namespace of its own: the finder below serves its modules
+        sys.modules[TWIN_PACKAGE] = package
+        names = accel.COMPILED_MODULES["interop"]
+        sources = {f"{TWIN_PACKAGE}.{name}": INTEROP_DIR / f"{name}.py" for name in names}
+        sys.meta_path.insert(0, accel._SourceFinder(sources))
+    return importlib.import_module(f"{TWIN_PACKAGE}.torch_read"), importlib.import_module(f"{TWIN_PACKAGE}.torch_calls")
+
+
+TWIN_READ, TWIN_CALLS = _load_twin()
+
+S = [sp.Symbol(n, integer=True, positive=True) for n in ("s0", "s1")] + [
+    sp.Symbol("p0", integer=True, nonnegative=True)
+]
+ZF = sp.Symbol("zf0", real=True)
+B = sp.Symbol("b0", integer=True)
+FUNCTIONS = {
+    name: type(name, (sp.Function,), {"is_integer": True})
+    for name in ("FloorDiv", "CleanDiv", "PythonMod", "ModularIndexing", "CeilDiv", "Identity", "Unknown")
+}
+FLOATS = {name: type(name, (sp.Function,), {"is_integer": False}) for name in ("IntTrueDiv", "FloorToInt", "CeilToInt")}
+RELATIONS = (sp.Eq, sp.Ne, sp.Lt, sp.Le, sp.Gt, sp.Ge)
+
+
+def _leaf(rng: random.Random) -> Any:
+    pick = rng.random()
+    if pick < 0.05:
+        return ZF  # a float name: refused
+    if pick < 0.1:
+        return sp.Rational(rng.randint(-5, 5), rng.randint(2, 4))
+    if pick < 0.65:
+        return rng.choice([*S, B])
+    return sp.Integer(rng.randint(-3, 9))
+
+
+def _expr(rng: random.Random, depth: int) -> Any:
+    """A random sympy expression as torch builds them (its functions carry torch's names)."""
+    if depth == 0 or rng.random() < 0.2:
+        return _leaf(rng)
+    a, b = _expr(rng, depth - 1), _expr(rng, depth - 1)
+    kind = rng.randrange(11)
+    if kind in (5, 6) and (a.is_number or b.is_number):  # sympy compares numbers in Max/Min when it builds them
+        kind = 0
+    f = FUNCTIONS
+    calls = [
+        lambda: sp.Add(a, b),
+        lambda: sp.Mul(a, b),
+        lambda: f["FloorDiv"](a, rng.randint(1, 8)),
+        lambda: f["ModularIndexing"](a, rng.randint(1, 4), rng.randint(1, 8)),
+        lambda: f["PythonMod"](a, b),
+        lambda: sp.Max(a, b),
+        lambda: sp.Min(a, b),
+        lambda: sp.Pow(a, rng.randint(-1, 3)),
+        lambda: FLOATS[rng.choice(["FloorToInt", "CeilToInt"])](FLOATS["IntTrueDiv"](a, b)),
+        lambda: f[rng.choice(["CleanDiv", "CeilDiv", "Unknown"])](a, b),
+        lambda: f["Identity"](a),
+    ]
+    return calls[kind]()
+
+
+def _question(rng: random.Random) -> Any:
+    while True:
+        try:
+            e = _expr(rng, 3)
+            pick = rng.random()
+            if pick < 0.5:
+                return rng.choice(RELATIONS)(e, _expr(rng, 2))
+            if pick < 0.6:
+                return sp.And(sp.Ge(e, 0), sp.Not(sp.Eq(_expr(rng, 2), 1)))
+            return e
+        except TypeError:  # sympy refuses to compare what it built (1/0 is zoo): draw again
+            continue
+
+
+def _outcome(read: Any) -> Any:
+    try:
+        return read()
+    except ConversionError as err:
+        return ("error", str(err))
+
+
+def test_the_twin_is_pure_python_from_the_same_files() -> None:
+    assert not accel.is_compiled(TWIN_READ) and not accel.is_compiled(TWIN_CALLS)
+    assert Path(TWIN_READ.__file__) == INTEROP_DIR / "torch_read.py"
+    assert TWIN_READ.MAX_NODES == fast_read.MAX_NODES and TWIN_CALLS.INT64_RANGE == fast_calls.INT64_RANGE
+    if accel.compiled_modules("interop"):
+        assert accel.is_compiled(fast_read) and accel.is_compiled(fast_calls)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32))
+def test_the_compiled_reader_reads_what_its_source_reads(seed: int) -> None:
+    rng = random.Random(seed)
+    questions = [_question(rng) for _ in range(6)]
+    fast, twin = fast_read.Reader(), TWIN_READ.Reader()
+    for q in questions:  # one reader each for all (what was read before is used), and a fresh one each
+        assert fast.try_read(q) is twin.try_read(q)
+        assert _outcome(lambda q=q: fast.read(q)) == _outcome(lambda q=q: twin.read(q))
+        assert _outcome(lambda q=q: fast_read.Reader().read(q)) == _outcome(lambda q=q: TWIN_READ.Reader().read(q))
+    assert fast.symbols == twin.symbols
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32))
+def test_replacements_are_followed_alike(seed: int) -> None:
+    rng = random.Random(seed)
+    s0, s1 = S[0], S[1]
+    replacements = {"s0": 2 * s1 + 1, "b0": rng.choice([s1, sp.Integer(4)])}
+    for _ in range(4):
+        q = _question(rng)
+        fast, twin = fast_read.Reader(replacements), TWIN_READ.Reader(replacements)
+        assert _outcome(lambda q=q, r=fast: r.read(q)) == _outcome(lambda q=q, r=twin: r.read(q))
+    cycle = {"s0": s1 + 1, "s1": s0 - 1}
+    expected = _outcome(lambda: TWIN_READ.Reader(cycle).read(s0 + 2))
+    assert expected[0] == "error" and _outcome(lambda: fast_read.Reader(cycle).read(s0 + 2)) == expected
+
+
+def test_json_trees_fold_alike() -> None:
+    tree = ["Add", ["Mul", 2, "s0"], ["FloorDiv", "s1", 4], ["Rational", 1, 2], ["int_oo"]]
+    seen: list[list[Any]] = [[], []]
+    for i, fold in enumerate((fast_read.fold_tree, TWIN_READ.fold_tree)):
+        out = fold(tree, lambda x, i=i: seen[i].append(x) or str(x), lambda name, args: f"{name}({', '.join(args)})")
+        seen[i].append(out)
+    assert seen[0] == seen[1]
