@@ -13,9 +13,11 @@ from exprgraph.diff import grad
 from exprgraph.rules import RewriteProfile
 from exprgraph.simplify import canonical, cost, rules, simplify
 from exprgraph.simplify.powers import ASSUMPTION_REWRITES
+from exprgraph.simplify.strategy_lifts import LIFTS
 
-#: the rules about symbols with assumptions (exprgraph.simplify.powers), which random terms never have
-ASSUMED = {name for name, *_ in ASSUMPTION_REWRITES}
+#: the rules about symbols with assumptions (exprgraph.simplify.powers, and the unsafe rules lifted
+#: under a proven condition, exprgraph.simplify.strategy_lifts), which random terms never have
+ASSUMED = {name for name, *_ in ASSUMPTION_REWRITES} | {lift.name for lift in LIFTS}
 
 x, y, z = X, Y, Z
 

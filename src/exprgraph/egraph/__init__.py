@@ -9,7 +9,8 @@
 - extraction by tree or DAG cost, greedy or exact by ILP (:mod:`.extract`, :mod:`.dag`);
 - explanations as chains of rule applications (:mod:`.explain`); pictures (:mod:`.dot`);
 - the default strategy of ``simplify`` (:mod:`.strategy`: the canonical pass, then saturation with the
-  trig and hyperbolic identities of :mod:`.identities`, and ``simplify(t, explain=True)``);
+  trig and hyperbolic identities of :mod:`.identities`, and ``simplify(t, explain=True)``), gated by
+  :func:`active_rules` (:mod:`.relevance`: which rules can ever match a term's e-graph);
 - integration: ``simplify(t, method="egraph")`` (:mod:`.saturation`), the
   :class:`EqualitySaturationRewriter` graph rewriter, ``exprgraph saturate`` (:mod:`.cli`);
 - egg's math suite and egglog's micro-benchmark in :mod:`.mathsuite`.
@@ -30,6 +31,7 @@ from .enode import ENode
 from .explain import Explanation, Step, check_step, explain
 from .extract import Extracted, extract
 from .identities import identity_rules
+from .relevance import active_rules
 from .rewrite import ERule
 from .rewriter import EqualitySaturationRewriter, SaturationProfile
 from .runner import Iteration, Report, StopReason, saturate
@@ -42,3 +44,4 @@ __all__ += ["conditions", "not_zero", "is_const", "is_sym", "const_or_distinct_v
 __all__ += ["saturate", "Report", "Iteration", "StopReason", "Scheduler", "SimpleScheduler", "BackoffScheduler"]
 __all__ += ["extract", "Extracted", "explain", "Explanation", "Step", "check_step", "to_dot"]
 __all__ += ["saturation_simplify", "EqualitySaturationRewriter", "SaturationProfile", "strategy", "identity_rules"]
+__all__ += ["active_rules"]

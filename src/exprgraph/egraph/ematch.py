@@ -249,8 +249,10 @@ class EPattern:
         may still hold (see :mod:`.budget`).
         """
         index, _leaves = egraph._index()
-        leaf_classes = self._leaf_classes(egraph)
         out: list[tuple] = []
+        if self.root_kind == "op" and any(h not in index for h in self.heads):
+            return out  # an op the pattern needs has no e-node: no match (cheap rejection before any work)
+        leaf_classes = self._leaf_classes(egraph)
         if leaf_classes is None:
             return out
         cap = -1 if limit is None else limit

@@ -13,10 +13,11 @@ not; ``inf - inf`` is nan where the identity is a number).
 from __future__ import annotations
 
 from ..rules import Rule, parse_rules
+from ..simplify.strategy_lifts import CONDITION_FUNCTIONS
 from .algebra import SAFE_TEXT, UNSAFE_TEXT
 from .conditions import FUNCTIONS
 
-__all__ = ["TRIG_SAFE_TEXT", "TRIG_UNSAFE_TEXT", "identity_rules"]
+__all__ = ["TRIG_SAFE_TEXT", "TRIG_UNSAFE_TEXT", "LIFTED_TEXT", "MIRRORED", "identity_rules"]
 
 TRIG_SAFE_TEXT = """
 sin_odd:      sin(-a) -> -sin(a)                    # sin(-u) = -sin(u) (bit for bit)
@@ -69,7 +70,30 @@ max_of_min:   maximum(a, minimum(a, b)) -> a        # absorption (nan at b = nan
 """
 
 
-def identity_rules(unsafe: bool = False) -> list[Rule]:
-    """The e-graph algebra (:mod:`.algebra`) and the identities above, the unsafe ones with ``unsafe``."""
+#: the safe identities the canonical pass applies itself (the relations and products of
+#: :mod:`exprgraph.simplify.trig`, on whole sums and products in either order); the safe algebra only
+#: commutes and respells, so at the safe strength a saturation is worth running for the others
+MIRRORED = frozenset(
+    "sin_odd tan_odd sinh_odd tanh_odd cos_even cosh_even one_minus_sin2 one_minus_cos2 sin_conj one_plus_tan2"
+    " one_minus_tanh2 cosh2_minus_one tan_quotient tan_times_cos tanh_times_cosh sinh_double cosh_double"
+    " cosh_exp sinh_exp".split()
+)
+
+# unsafe rules of the tables above lifted into the safe strength where their condition is proven
+# (:mod:`exprgraph.simplify.strategy_lifts` decides, from the symbols' assumptions); a condition sees
+# a class through its representative, so it is proven for a class holding a symbol or a constant
+LIFTED_TEXT = """
+sub_self_finite:   a - a -> 0 where finite(a)                       # lifts sub_self: a - a = 0 for finite a
+div_self_finite:   a / a -> 1 where finite_nonzero(a)               # lifts div_self: a/a = 1 for finite a != 0
+pythagoras_finite: sin(a)**2 + cos(a)**2 -> 1 where finite(a)       # lifts pythagoras: nan only at u = +-inf
+exp_log_nonneg:    exp(log(a)) -> a where nonnegative(a)            # lifts exp_log: nan only for a < 0 (or nan)
+"""
+
+
+def identity_rules(unsafe: bool = False, lifted: bool = False) -> list[Rule]:
+    """The e-graph algebra (:mod:`.algebra`) and the identities above, the unsafe ones with ``unsafe``;
+    with ``lifted`` (and not ``unsafe``, which has them unconditionally) the lifted ones of LIFTED_TEXT."""
     text = SAFE_TEXT + TRIG_SAFE_TEXT + ((UNSAFE_TEXT + TRIG_UNSAFE_TEXT) if unsafe else "")
-    return parse_rules(text, functions=FUNCTIONS)
+    if lifted and not unsafe:
+        text += LIFTED_TEXT
+    return parse_rules(text, functions={**FUNCTIONS, **CONDITION_FUNCTIONS})

@@ -7,7 +7,12 @@ an iteration, node and time budget, and the cheapest equal term extracted (by DA
 included). The e-graph's form replaces the canonical one only when strictly cheaper (by
 :func:`~exprgraph.simplify.cost`, or the user's ``cost``) and no larger than the input; then rounds
 go on from it until one changes nothing, so that ``simplify`` is idempotent. Terms without a function
-the identities are about skip the saturation (the canonical pass has done their algebra).
+the identities are about skip the saturation (the canonical pass has done their algebra); so do, at
+the safe strength, terms no identity can reach (:mod:`.relevance`: a reachability check over op
+names, which also leaves out of the saturation every rule that cannot match), and a saturation where
+only the safe algebra acted ends without an extraction. Where a symbol carries assumptions, the safe
+strength also saturates with the unsafe identities lifted under a proven condition
+(``identities.LIFTED_TEXT``, decided by :mod:`exprgraph.simplify.strategy_lifts`).
 
 Registered into ``simplify``'s strategy table when :mod:`exprgraph.egraph` is imported (the
 simplifier sits below the e-graph layer), with the explanation builder of ``explain=True``.
@@ -17,20 +22,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import Term, postorder, substitute
+from ..core import Term, substitute
 from ..errors import ExprgraphError
+from ..rules import Rule
 from ..simplify.simplify import STRATEGY, LogEntry, Run, better, no_larger, rule_stage, size
+from ..simplify.strategy_lifts import has_assumptions
+from .algebra import algebra_rules
 from .egraph import EGraph
 from .explain import Explanation, Step, explain
 from .extract import extract
-from .identities import identity_rules
+from .identities import MIRRORED, identity_rules
+from .relevance import active_rules, term_ops
 from .runner import saturate
 from .saturation import binarize
 
-__all__ = ["strategy", "explanation", "ITER_LIMIT", "MAX_INPUT_SIZE", "ROUNDS", "IDENTITY_OPS"]
+__all__ = ["strategy", "explanation", "rules_for", "ITER_LIMIT", "MAX_INPUT_SIZE", "ROUNDS", "IDENTITY_OPS"]
 
-#: iterations of one saturation (the identities are one or two rewrites deep from the canonical form)
-ITER_LIMIT = 4
+#: iterations of one saturation, by strength: the safe identities are one respelling by the safe algebra
+#: away from the canonical form (on the corpus 2 finds every form 4 did); the unsafe algebra regroups,
+#: which takes more (``y - sin(z) - (1/x + y)`` needs 4 to reach ``-1/x - sin(z)``)
+ITER_LIMIT = {False: 2, True: 4}
 #: inputs with more distinct nodes skip the saturation (the canonical pass alone scales to millions)
 MAX_INPUT_SIZE = 400
 #: rounds of the strategy at most (each from the e-graph's form of the last)
@@ -40,10 +51,29 @@ TIME_SHARE, TIME_BOUND = 0.5, 0.25
 
 #: the functions the identities are about: without one, the canonical pass has done the algebra
 IDENTITY_OPS = frozenset({"sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "abs", "sign", "maximum", "minimum"})
-_RULES = {False: identity_rules(False), True: identity_rules(True)}
+#: the identity rules by (unsafe, lifted): the lifted ones only where a symbol carries assumptions
+_RULES = {(u, lift): tuple(identity_rules(u, lift)) for u in (False, True) for lift in (False, True)}
+#: the safe algebra's rule names: a saturation where none but these act is the canonical pass's algebra
+_ALGEBRA = {False: frozenset(r.name for r in algebra_rules(False))}
 
 
-def _saturated(term: Term, fast: Term, run: Run) -> Term | None:
+def rules_for(form: Term, unsafe: bool) -> tuple[Rule, ...]:
+    """The rules that can act in an e-graph of ``form`` (:mod:`.relevance`), none for a form without a
+    function the identities are about. At the safe strength also none when no identity can act but
+    those the canonical pass applies itself (``identities.MIRRORED``): the safe algebra only respells
+    (commutes, writes ``a - b`` as ``a + -b``), as the canonical pass does; the unsafe algebra
+    regroups, which may share more (``x + (y + z)`` with ``x - (y + z)``)."""
+    ops = term_ops((form,))
+    if not ops & IDENTITY_OPS:
+        return ()
+    lifted = not unsafe and has_assumptions(form.free_symbols)
+    active = active_rules(_RULES[unsafe, lifted], ops)
+    if unsafe:
+        return active
+    return active if any(r.name not in _ALGEBRA[False] and r.name not in MIRRORED for r in active) else ()
+
+
+def _saturated(term: Term, fast: Term, run: Run, rules: tuple[Rule, ...]) -> Term | None:
     """The cheapest form of the e-graph of ``fast`` (the canonical form of ``term``) if cheaper than
     ``fast`` and no larger than ``term``, else None. The e-graph starts from ``fast`` alone, so that
     a second call, which starts from the same form, finds what the first found: nothing new."""
@@ -51,10 +81,13 @@ def _saturated(term: Term, fast: Term, run: Run) -> Term | None:
     egraph = EGraph(explanations=run.log is not None)
     a = egraph.add(binarize(fast))
     seconds = TIME_BOUND if run.time_limit is None else min(TIME_BOUND, TIME_SHARE * run.time_limit)
-    report = saturate(egraph, _RULES[run.unsafe], iter_limit=ITER_LIMIT, node_limit=run.node_limit, time_limit=seconds)
+    report = saturate(egraph, rules, iter_limit=ITER_LIMIT[run.unsafe], node_limit=run.node_limit, time_limit=seconds)
     info.stop_reason = str(report.stop_reason)
     info.egraph_nodes = egraph.total_size()
     info.iterations += len(report.iterations)
+    algebra = _ALGEBRA[False]
+    if not run.unsafe and not any(name not in algebra for it in report.iterations for name in it.applied):
+        return None  # only the safe algebra acted: its forms are the canonical pass's own (see rules_for)
     found = _extracted(egraph, a)
     best = None
     for t in found:
@@ -94,14 +127,15 @@ def strategy(term: Term, run: Run) -> Term:
         info.stages.append("rules")
         fast = rule_stage(current, run)
         found = None
+        rules = () if size(current) > MAX_INPUT_SIZE else rules_for(fast, run.unsafe)
         if size(current) > MAX_INPUT_SIZE:
             info.stop_reason = "skipped: input over MAX_INPUT_SIZE"
-        elif not any(t.op.name in IDENTITY_OPS for t in postorder((current, fast))):
+        elif not rules:
             info.stop_reason = "skipped: no identity applies"
         else:
             info.stages.append("egraph")
             try:
-                found = _saturated(current, fast, run)
+                found = _saturated(current, fast, run, rules)
             except ExprgraphError:
                 pass  # a limit of the e-graph: the canonical form stands
         if found is None:

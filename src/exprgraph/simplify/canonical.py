@@ -56,6 +56,7 @@ from .products import (
     reciprocal_of_product,
 )
 from .stable import STABLE_REWRITES
+from .strategy_lifts import LIFTS
 from .sums import cancel_sum, collect_sum, distribute_negation
 from .trig import TRIG_REWRITES
 
@@ -314,6 +315,8 @@ def _rules() -> list[GuardedRule]:
     made += [GuardedRule(name, fn, ops=ops, unsafe=u, doc=doc) for name, fn, ops, u, doc in TRIG_REWRITES]
     # exp/log/power/abs laws under the symbols' assumptions (:mod:`.powers`): conditions read :mod:`.signs`
     made += [GuardedRule(name, fn, ops=ops, unsafe=u, doc=doc) for name, fn, ops, u, doc in ASSUMPTION_REWRITES]
+    # unsafe rules lifted where their condition is proven from the assumptions (:mod:`.strategy_lifts`)
+    made += [GuardedRule(lift.name, lift, ops=lift.ops, doc=f"{lift.doc} (lifts {lift.lifts})") for lift in LIFTS]
     return made
 
 

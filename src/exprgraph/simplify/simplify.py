@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -63,15 +64,24 @@ _ALGEBRA_MAX_COST = 400
 _ALGEBRA_ROUNDS = 4
 
 
+#: each term's cost, worked out once (terms are immutable and interned, so it never changes)
+_COSTS: weakref.WeakKeyDictionary[Term, int] = weakref.WeakKeyDictionary()
+
+
 def cost(term: Term) -> int:
     """Distinct nodes of ``term`` other than scalar constants (operations, symbols, array constants).
 
     A node of n > 2 operands counts n - 1, the binary operations it stands for, so a flat
-    ``x + y + x`` (as parsed) costs what ``(x + y) + x`` does.
+    ``x + y + x`` (as parsed) costs what ``(x + y) + x`` does. Cached per term.
     """
-    return sum(
-        len(t.args) - 1 if len(t.args) > 2 else 1 for t in postorder(term) if not (t.op.name == "const" and not t.shape)
-    )
+    found = _COSTS.get(term)
+    if found is None:
+        found = _COSTS[term] = sum(
+            len(t.args) - 1 if len(t.args) > 2 else 1
+            for t in postorder(term)
+            if not (t.op.name == "const" and not t.shape)
+        )
+    return found
 
 
 def _used(rule: GuardedRule, unsafe: bool) -> bool:
