@@ -34,7 +34,7 @@ from ..core import Symbol, Term, get_op, substitute
 from ..core.dtypes import is_float
 from ..core.walk import postorder_until
 from ..simplify.order import digest
-from ..simplify.simplify import _SIGNLESS, _zero_reaches, never_minus_zero, sign_sensitive
+from ..simplify.simplify import SIGNLESS_OPS, never_minus_zero, sign_sensitive, zero_reaches
 from .features import Feature
 from .fgraph import OUTPUT
 from .interface import NodeRewriter
@@ -249,9 +249,9 @@ def _zero_read_by_division(fgraph: FunctionGraph, node: Term) -> bool:
         for c, i in clients.get(stack.pop()) or ():
             if c is OUTPUT:
                 continue
-            if _zero_reaches(c, i):  # a divisor, a power's base under a negative exponent, atan2
+            if zero_reaches(c, i):  # a divisor, a power's base under a negative exponent, atan2
                 return True
-            if c in seen or c.op.name in _SIGNLESS:  # abs, exp, comparisons...: the sign goes no further
+            if c in seen or c.op.name in SIGNLESS_OPS:  # abs, exp, comparisons...: the sign goes no further
                 continue
             if len(seen) >= READER_BUDGET:
                 return True

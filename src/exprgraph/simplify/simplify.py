@@ -22,9 +22,12 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..core import Symbol, Term, as_term, get_op, postorder, substitute
+import numpy as np
+
+from ..core import Symbol, Term, as_term, const, get_op, postorder, substitute
 from ..core.dtypes import is_float
 from ..errors import ExprgraphError, RewriteLimitError
+from ..eval import evaluate
 from ..rules import RewriteProfile, Rule, RuleSet, rewrite
 from ..rules.rule import as_rule
 from .budget import DEFAULT_MAX_STEPS, SimplifyInfo, check_budget_args, deadline
@@ -43,6 +46,10 @@ __all__ = [
     "output_ruleset",
     "cost",
     "METHODS",
+    "SIGNLESS_OPS",
+    "never_minus_zero",
+    "sign_sensitive",
+    "zero_reaches",
     "DEFAULT_MAX_STEPS",
 ]
 
@@ -370,7 +377,7 @@ def _logged(apply: Callable[[Term], Any], name: str, log: list[LogEntry]) -> Cal
 # -inf. Such a sum, where its zero can reach a division, is simplified alone and kept never -0.0.
 
 #: ops whose value is the same for a -0.0 and a +0.0 operand: a zero's sign goes no further
-_SIGNLESS = frozenset(
+SIGNLESS_OPS = frozenset(
     "abs exp cos cosh log log2 log10 sigmoid softplus log_sigmoid erfc acos hypot logaddexp".split()
     + "lt le gt ge eq ne logical_and logical_or logical_not floor ceil".split()
 )
@@ -380,7 +387,7 @@ _NEVER_MINUS_ZERO = frozenset({"abs", "exp", "cos", "cosh", "sigmoid", "softplus
 _SENSITIVE_SLOTS = {"truediv": {1}, "floordiv": {1}, "mod": {1}, "fmod": {1}, "truncdiv": {1}, "atan2": {0, 1}}
 
 
-def _zero_reaches(node: Term, i: int) -> bool:
+def zero_reaches(node: Term, i: int) -> bool:
     """Whether operand ``i`` of ``node`` decides a value by the sign of a zero: a divisor, a power's
     base under a negative or symbolic exponent (``(-0.0)**-1`` is -inf), atan2's operands."""
     name = node.op.name
@@ -394,25 +401,52 @@ def sign_sensitive(term: Term) -> set[Term]:
     """The subterms of ``term`` whose zero's sign can reach a divisor (through sums, products, negations...)."""
     reach: set[Term] = set()
     for node in reversed(postorder((term,))):  # every user before its operands
-        if node.op.name in _SIGNLESS:
+        if node.op.name in SIGNLESS_OPS:
             continue
         live = node in reach
         for i, a in enumerate(node.args):
-            if live or _zero_reaches(node, i):
+            if live or zero_reaches(node, i):
                 reach.add(a)
     return reach
 
 
 def never_minus_zero(t: Term) -> bool:
-    """Whether ``t`` is never -0.0: a constant other than -0.0, exp, abs, an even power, a sum with such an operand."""
+    """Whether ``t`` is never -0.0: a constant other than -0.0, exp, abs, an even power, a sum with such an operand.
+
+    A subterm of constants alone (``0.0/0.5``, ``0.5*0.0``) answers for its value: ``0.0/0.5 + y`` is +0.0
+    at y = -0.0, as ``0.0 + y`` is.
+    """
     known: dict[Term, bool] = {}
+    values: dict[Term, Any] = {}  # the scalar subterms of constants alone, and their values
     for node in postorder((t,)):  # operands first
-        known[node] = _never_minus_zero_node(node, known)
+        value = _constant_value(node, values)
+        if value is None:
+            known[node] = _never_minus_zero_node(node, known, values)
+        else:
+            values[node] = value
+            known[node] = _positive_or_nonzero(float(value))
     return known[t]
 
 
-def _never_minus_zero_node(t: Term, known: dict[Term, bool]) -> bool:
-    """Whether ``t`` is never -0.0, its operands' answers in ``known``."""
+def _constant_value(node: Term, values: dict[Term, Any]) -> Any:
+    """The value of a scalar ``node`` whose operands are constants alone (their values in ``values``), else None."""
+    if node.shape:
+        return None
+    if node.op.name == "const":
+        return node.value
+    if not node.args or any(a not in values for a in node.args):
+        return None
+    folded = Term(node.op, tuple(a if a.is_const else const(values[a], a.dtype) for a in node.args), node.attr)
+    try:
+        with np.errstate(all="ignore"):
+            value = np.asarray(evaluate(folded))
+    except (ExprgraphError, ArithmeticError, TypeError, ValueError):
+        return None
+    return value[()] if value.shape == () else None
+
+
+def _never_minus_zero_node(t: Term, known: dict[Term, bool], values: dict[Term, Any]) -> bool:
+    """Whether ``t`` is never -0.0, its operands' answers in ``known`` (the values of constant ones in ``values``)."""
     name = t.op.name
     if name == "const":
         return not t.shape and _positive_or_nonzero(float(t.value))
@@ -424,8 +458,8 @@ def _never_minus_zero_node(t: Term, known: dict[Term, bool]) -> bool:
     if name == "add":  # a + b is -0.0 only when both are
         return any(known[a] for a in t.args)
     if name == "sub":  # a - b is -0.0 only for a = -0.0, b = +0.0
-        b = t.args[1]
-        return known[t.args[0]] or (b.is_const and not b.shape and _positive_or_nonzero(-float(b.value)))
+        b = values.get(t.args[1])
+        return known[t.args[0]] or (b is not None and _positive_or_nonzero(-float(b)))
     return False
 
 
