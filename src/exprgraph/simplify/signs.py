@@ -185,7 +185,8 @@ def _div(a: Facts, b: Facts) -> Facts:
         return UNKNOWN  # a divisor that may be 0, or of either sign: anything up to +-inf
     (low_a, high_a), (low_b, high_b) = _magnitudes(a), _magnitudes(b)
     nan = not (a.real and b.real) or (high_a == _INF and high_b == _INF)
-    top = high_a / low_b if low_b > 0 else _INF  # |a/b| <= max|a| / min|b| (division is monotonic)
+    # |a/b| <= max|a| / min|b| (division is monotonic); inf/inf is no bound (the quotient is nan there)
+    top = high_a / low_b if low_b > 0 and not (high_a == _INF and low_b == _INF) else _INF
     nonzero = a.nonzero and high_b < _INF and low_a / high_b > 0  # else it may underflow to 0
     if (a.nonnegative and b.lower >= 0) or (a.nonpositive and b.upper <= 0):
         return Facts(0.0, top, not nan, nonzero)
@@ -219,6 +220,8 @@ def _exp(a: Facts) -> Facts:
 
 
 def _log(a: Facts) -> Facts:
+    if a.positive and a.lower == 0.0:  # a positive float is at least 5e-324: its log is above -745, finite
+        a = Facts(math.ulp(0.0), a.upper, True, True, a.integer)
     f = _monotone(math.log, a, 0.0)
     if not f.real:
         return f
