@@ -36,7 +36,8 @@ from fractions import Fraction
 from typing import Any
 
 from ..core import Term, const, get_op
-from ..core.dtypes import FLOAT32, is_float
+from ..core.dtypes import FLOAT32, FLOAT64, is_float
+from ..core.exact_fold import is_exact
 from ..errors import EvaluationError
 from ..eval import evaluate
 from ..match import P, V
@@ -218,6 +219,8 @@ def _reciprocal_rounds(b: Term) -> bool:
 def _as_factor(t: Term) -> Term:
     """``a/b`` as ``a * b**-1.0`` (a float32 exponent for a float32 b: no int ** -1)."""
     a, b = t.args
+    if b.dtype == FLOAT64 and b.args and is_exact(b):
+        return MUL(a, POW(b, const(-1)))  # a/b = a * b**-1 exactly for an exact b (b**-1.0 would fold to a float)
     return MUL(a, POW(b, const_like(-1.0, b) if b.dtype == FLOAT32 else const(-1.0)))
 
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..core import Term, get_op
+from ..core import Term, const, get_op
+from ..core.exact_fold import is_exact
 from .canonical import GuardedRule, number
 from .numbers import const_like
 
@@ -143,6 +144,8 @@ def negative_power(t: Term) -> Term | None:
     base, ex = t.args
     if number(ex) != -1:
         return None
+    if base.dtype == "float64" and base.args and is_exact(base):
+        return DIV(const(1), base)  # 1/b for an exact b: 1.0/b would read back as a float
     return DIV(const_like(1.0, base), base)
 
 

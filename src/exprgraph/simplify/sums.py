@@ -270,6 +270,11 @@ def _merge_exactly(rest: Term, members: list[tuple[Any, Term]], units: list[Term
     total = sum(c for c, _ in live) if ints else sum(Fraction(c) for c, _ in live)  # exactly
     if total == 0:
         return kept
+    if not ints and rest.dtype == "float64" and all(c.__class__ is not float for c, _ in live):
+        q = Fraction(total)
+        if q.denominator != 1 and Fraction(float(q)) != q:
+            term = times(q, rest)  # x/3 + x/3 -> rational(2, 3)*x: an exact total of exact coefficients
+            return None if term is None else [*kept, (term, False)]
     r = rounded(Fraction(total), rest, ints)
     if r is None:
         return None
