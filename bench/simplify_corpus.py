@@ -183,6 +183,26 @@ EXACT = [
     ("sqrt(18)/sqrt(2)", "3"),
     ("(x/3)*3", "x"),
     ("2*x/4 - x/2", "0"),
+    # radicals: rationalised denominators, products, denesting (textbook exercises)
+    ("1/(1 + sqrt(2))", "sqrt(2) - 1"),
+    ("1/(sqrt(3) - sqrt(2))", "sqrt(3) + sqrt(2)"),
+    ("1/(2 + sqrt(3))", "2 - sqrt(3)"),
+    ("(sqrt(5) + sqrt(3))*(sqrt(5) - sqrt(3))", "2"),
+    ("sqrt(2)*sqrt(6)", "2*sqrt(3)"),
+    ("sqrt(3)*sqrt(15)", "3*sqrt(5)"),
+    ("(1 + sqrt(2))**(-2)", "3 - 2*sqrt(2)"),
+    ("(sqrt(2) + 1)**3", "5*sqrt(2) + 7"),
+    ("sqrt(9/4 - sqrt(2))", "sqrt(2) - 1/2"),
+    ("sqrt(7 + 4*sqrt(3))", "sqrt(3) + 2"),
+    ("sqrt(12 + 2*sqrt(35))", "sqrt(5) + sqrt(7)"),
+    ("sqrt(3/2 + sqrt(2))", "1 + sqrt(2)/2"),
+    ("1/(sqrt(2) + 1) + 1/(sqrt(2) - 1)", "2*sqrt(2)"),
+    ("(3 + sqrt(5))/(3 - sqrt(5))", "(3*sqrt(5) + 7)/2"),
+    ("sqrt(2)/(sqrt(2) + sqrt(6))", "(sqrt(3) - 1)/2"),
+    ("1/(sqrt(2) + sqrt(3)) + 1/(sqrt(2) - sqrt(3))", "-2*sqrt(2)"),
+    ("(sqrt(6) - sqrt(2))/(sqrt(6) + sqrt(2))", "2 - sqrt(3)"),
+    ("x*sqrt(2)*sqrt(8)", "4*x"),
+    ("x*sqrt(3)*sqrt(6)", "3*sqrt(2)*x"),
 ]
 
 # -- abs, sign, min, max ---------------------------------------------------------------------------
