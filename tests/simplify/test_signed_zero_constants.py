@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from exprgraph import const, evaluate, parse, simplify, symbols
-from exprgraph.simplify.simplify import never_minus_zero
+from exprgraph.simplify.signed_zero import never_minus_zero
 
 X, Y = symbols("x y")
 

@@ -13,7 +13,8 @@ import exprgraph as eg
 from exprgraph.diff import grad
 from exprgraph.simplify import cost, simplify
 from exprgraph.simplify.budget import SimplifyInfo
-from exprgraph.simplify.simplify import never_minus_zero, sign_sensitive, size
+from exprgraph.simplify.signed_zero import never_minus_zero, sign_sensitive
+from exprgraph.simplify.simplify import size
 
 x, y, z = X, Y, Z
 

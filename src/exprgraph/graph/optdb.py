@@ -57,7 +57,7 @@ from ..core import Term, const, get_op
 from ..core.op import find_op
 from ..errors import RewriteDatabaseError
 from ..rules import Rule, rule
-from ..simplify import simplify
+from ..simplify.simplify import simplify
 from .db import EquilibriumDB, RewriteDatabaseQuery, SequenceDB
 from .fgraph import FunctionGraph
 from .merge import MergeOptimizer

@@ -34,7 +34,7 @@ from ..core import Symbol, Term, get_op, substitute
 from ..core.dtypes import is_float
 from ..core.walk import postorder_until
 from ..simplify.order import digest
-from ..simplify.simplify import SIGNLESS_OPS, never_minus_zero, sign_sensitive, zero_reaches
+from ..simplify.signed_zero import SIGNLESS_OPS, never_minus_zero, sign_sensitive, zero_reaches
 from .features import Feature
 from .fgraph import OUTPUT
 from .interface import NodeRewriter
