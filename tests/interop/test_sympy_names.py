@@ -15,20 +15,6 @@ from exprgraph.errors import ConversionError
 sp = pytest.importorskip("sympy")
 from exprgraph.interop import from_sympy, to_sympy  # noqa: E402 - after the optional import
 
-
-def _float_symbol_e_allowed() -> bool:
-    try:
-        Symbol("e")
-    except ValueError:
-        return False
-    return True
-
-
-needs_symbol_e = pytest.mark.skipif(
-    not _float_symbol_e_allowed(),
-    reason="Symbol() still refuses a float64 symbol named 'e' (the core/leaves.py change in the H-forms report)",
-)
-
 NAMES = ["e", "pi", "E", "x"]
 
 
@@ -51,7 +37,6 @@ def sympy_exprs() -> st.SearchStrategy:
     return st.recursive(leaves, grow, max_leaves=6)
 
 
-@needs_symbol_e
 def test_symbol_e_and_euler_come_back_apart():
     e, pi = sp.Symbol("e", real=True), sp.Symbol("pi", real=True)
     expr = e * sp.E + pi * sp.pi
@@ -63,7 +48,6 @@ def test_symbol_e_and_euler_come_back_apart():
     assert value == pytest.approx(2 * math.e + 3 * math.pi)
 
 
-@needs_symbol_e
 @given(sympy_exprs())
 @settings(max_examples=150, deadline=None)
 def test_sympy_expressions_round_trip(expr):
@@ -74,7 +58,6 @@ def test_sympy_expressions_round_trip(expr):
     assert from_sympy(to_sympy(t)) is t
 
 
-@needs_symbol_e
 @given(st.lists(st.sampled_from(NAMES), min_size=1, max_size=3), st.sampled_from(["e", "pi"]))
 @settings(max_examples=50, deadline=None)
 def test_terms_round_trip_through_sympy(names, constant):
