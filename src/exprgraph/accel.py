@@ -43,6 +43,7 @@ __all__ = [
     "stale_modules",
     "compiled_modules",
     "is_compiled",
+    "source_twins",
 ]
 
 #: the modules the build compiles with mypyc, by package of exprgraph (setup.py reads this table);
@@ -184,6 +185,21 @@ def compiled_modules(package: str) -> tuple[str, ...]:
     return tuple(
         name for name in COMPILED_MODULES[package] if is_compiled(importlib.import_module(f"{_ROOT}.{package}.{name}"))
     )
+
+
+def source_twins(package: str, twin: str) -> dict[str, ModuleType]:
+    """The Python sources of ``package``'s listed modules imported a second time, under the package ``twin``.
+
+    Twin tests compare them with the modules as this process runs them (compiled when built).
+    """
+    names = COMPILED_MODULES[package]
+    if twin not in sys.modules:
+        namespace = ModuleType(twin)
+        namespace.__path__ = []  # a package of its own: the finder below serves its modules
+        sys.modules[twin] = namespace
+        directory = Path(__file__).parent / package
+        sys.meta_path.insert(0, _SourceFinder({f"{twin}.{name}": directory / f"{name}.py" for name in names}))
+    return {name: importlib.import_module(f"{twin}.{name}") for name in names}
 
 
 #: whether this process runs the pure modules (decided once, when this module is first imported)

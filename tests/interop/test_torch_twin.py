@@ -9,9 +9,7 @@ pure, it compares the source with itself (and still checks the loader).
 
 from __future__ import annotations
 
-import importlib
 import random
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -33,14 +31,8 @@ INTEROP_DIR = Path(accel.__file__).parent / "interop"
 
 def _load_twin() -> tuple[ModuleType, ModuleType]:
     """The pure Python reader and its calls, loaded from their sources under TWIN_PACKAGE."""
-    if f"{TWIN_PACKAGE}.torch_read" not in sys.modules:
-        package = ModuleType(TWIN_PACKAGE)
-        package.__path__ = []  # a namespace of its own: the finder below serves its modules
-        sys.modules[TWIN_PACKAGE] = package
-        names = accel.COMPILED_MODULES["interop"]
-        sources = {f"{TWIN_PACKAGE}.{name}": INTEROP_DIR / f"{name}.py" for name in names}
-        sys.meta_path.insert(0, accel._SourceFinder(sources))
-    return importlib.import_module(f"{TWIN_PACKAGE}.torch_read"), importlib.import_module(f"{TWIN_PACKAGE}.torch_calls")
+    twins = accel.source_twins("interop", TWIN_PACKAGE)
+    return twins["torch_read"], twins["torch_calls"]
 
 
 TWIN_READ, TWIN_CALLS = _load_twin()

@@ -9,8 +9,6 @@ source with itself (and still checks the loader).
 
 from __future__ import annotations
 
-import importlib
-import sys
 from fractions import Fraction
 from pathlib import Path
 from types import ModuleType
@@ -30,13 +28,8 @@ POLY_DIR = Path(accel.__file__).parent / "poly"
 
 def _load_twin() -> tuple[ModuleType, ModuleType]:
     """The pure Python ring and monomials, loaded from their sources under TWIN_PACKAGE."""
-    if f"{TWIN_PACKAGE}.ring" not in sys.modules:
-        package = ModuleType(TWIN_PACKAGE)
-        package.__path__ = []  # a namespace of its own: the finder below serves its modules
-        sys.modules[TWIN_PACKAGE] = package
-        sources = {f"{TWIN_PACKAGE}.{name}": POLY_DIR / f"{name}.py" for name in accel.COMPILED_MODULES["poly"]}
-        sys.meta_path.insert(0, accel._SourceFinder(sources))
-    return importlib.import_module(f"{TWIN_PACKAGE}.ring"), importlib.import_module(f"{TWIN_PACKAGE}.monomials")
+    twins = accel.source_twins("poly", TWIN_PACKAGE)
+    return twins["ring"], twins["monomials"]
 
 
 TWIN_RING, TWIN_MONOMIALS = _load_twin()
