@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arith_strategies import arithmetic
 from exprgraph import Symbol, const, evaluate, parse, simplify, to_repr
 from exprgraph.compile import CompilerNotFoundError
 from exprgraph.compile import compile as compile_terms
@@ -44,10 +45,7 @@ def exact_terms(symbol: bool = False) -> st.SearchStrategy:
 
     def grow(inner: st.SearchStrategy) -> st.SearchStrategy:
         return st.one_of(
-            st.tuples(inner, inner).map(lambda p: p[0] + p[1]),
-            st.tuples(inner, inner).map(lambda p: p[0] - p[1]),
-            st.tuples(inner, inner).map(lambda p: p[0] * p[1]),
-            st.tuples(inner, inner).map(lambda p: p[0] / p[1]),
+            *arithmetic(inner),
             inner.map(lambda a: -a),
             inner.map(lambda a: SQRT(a)),
             inner.map(lambda a: LOG(a)),

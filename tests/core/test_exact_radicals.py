@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arith_strategies import arithmetic
 from exprgraph import Symbol, const, parse, simplify
 from exprgraph.core import get_op
 from exprgraph.core.exact_fold import fold_exact
@@ -85,10 +86,7 @@ def radical_terms() -> st.SearchStrategy:
 
     def grow(inner: st.SearchStrategy) -> st.SearchStrategy:
         return st.one_of(
-            st.tuples(inner, inner).map(lambda p: p[0] + p[1]),
-            st.tuples(inner, inner).map(lambda p: p[0] - p[1]),
-            st.tuples(inner, inner).map(lambda p: p[0] * p[1]),
-            st.tuples(inner, inner).map(lambda p: p[0] / p[1]),
+            *arithmetic(inner),
             inner.map(lambda a: -a),
             st.tuples(inner, st.integers(-3, 3)).map(lambda p: POW(p[0], const(p[1]))),
         )

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import exprgraph as eg
+from arith_strategies import arithmetic
 from exprgraph.core.exact_fold import is_exact
 from exprgraph.core.exact_radicals import squarefree_split
 from exprgraph.simplify import simplify
@@ -167,10 +168,7 @@ def _radical_leaves() -> st.SearchStrategy:
 def _radical_terms() -> st.SearchStrategy:
     def grow(inner: st.SearchStrategy) -> st.SearchStrategy:
         return st.one_of(
-            st.tuples(inner, inner).map(lambda p: p[0] + p[1]),
-            st.tuples(inner, inner).map(lambda p: p[0] - p[1]),
-            st.tuples(inner, inner).map(lambda p: p[0] * p[1]),
-            st.tuples(inner, inner).map(lambda p: p[0] / p[1]),
+            *arithmetic(inner),
             # an int64 ** a negative int64 is an error: ints take nonnegative exponents
             st.tuples(inner, st.integers(-2, 3)).map(
                 lambda p: p[0] ** eg.const(abs(p[1]) if p[0].dtype == "int64" else p[1])
