@@ -54,7 +54,7 @@ IDENTITY_OPS = frozenset({"sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "a
 #: the identity rules by (unsafe, lifted): the lifted ones only where a symbol carries assumptions
 _RULES = {(u, lift): tuple(identity_rules(u, lift)) for u in (False, True) for lift in (False, True)}
 #: the safe algebra's rule names: a saturation where none but these act is the canonical pass's algebra
-_ALGEBRA = {False: frozenset(r.name for r in algebra_rules(False))}
+_SAFE_ALGEBRA = frozenset(r.name for r in algebra_rules(False))
 
 
 def rules_for(form: Term, unsafe: bool) -> tuple[Rule, ...]:
@@ -70,7 +70,7 @@ def rules_for(form: Term, unsafe: bool) -> tuple[Rule, ...]:
     active = active_rules(_RULES[unsafe, lifted], ops)
     if unsafe:
         return active
-    return active if any(r.name not in _ALGEBRA[False] and r.name not in MIRRORED for r in active) else ()
+    return active if any(r.name not in _SAFE_ALGEBRA and r.name not in MIRRORED for r in active) else ()
 
 
 def _saturated(term: Term, fast: Term, run: Run, rules: tuple[Rule, ...]) -> Term | None:
@@ -85,8 +85,7 @@ def _saturated(term: Term, fast: Term, run: Run, rules: tuple[Rule, ...]) -> Ter
     info.stop_reason = str(report.stop_reason)
     info.egraph_nodes = egraph.total_size()
     info.iterations += len(report.iterations)
-    algebra = _ALGEBRA[False]
-    if not run.unsafe and not any(name not in algebra for it in report.iterations for name in it.applied):
+    if not run.unsafe and not any(name not in _SAFE_ALGEBRA for it in report.iterations for name in it.applied):
         return None  # only the safe algebra acted: its forms are the canonical pass's own (see rules_for)
     found = _extracted(egraph, a)
     best = None
@@ -127,8 +126,9 @@ def strategy(term: Term, run: Run) -> Term:
         info.stages.append("rules")
         fast = rule_stage(current, run)
         found = None
-        rules = () if size(current) > MAX_INPUT_SIZE else rules_for(fast, run.unsafe)
-        if size(current) > MAX_INPUT_SIZE:
+        too_large = size(current) > MAX_INPUT_SIZE
+        rules = () if too_large else rules_for(fast, run.unsafe)
+        if too_large:
             info.stop_reason = "skipped: input over MAX_INPUT_SIZE"
         elif not rules:
             info.stop_reason = "skipped: no identity applies"
