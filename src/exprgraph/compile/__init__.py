@@ -29,7 +29,7 @@ from . import llvm_backend as _llvm_backend  # noqa: F401 - registers the backen
 from . import numpy_backend as _numpy_backend  # noqa: F401 - registers the backend "numpy"
 from . import settings
 from .backends import backend_names, get_backend, register_backend
-from .function import CompiledFunction, check_signature
+from .function import CompiledFunction, check_signature, check_symbols
 from .lower import Program, lower, unfoldable
 from .structure import THRESHOLD
 
@@ -81,9 +81,10 @@ def compile(  # noqa: A001
     chosen = get_backend(backend)
     if build_timeout is not None:
         build_timeout = settings.build_timeout(build_timeout)  # a SettingError unless finite and positive
-    signature = check_signature(outputs, inputs)
+    signature = check_signature(outputs, inputs, walk=False)
     outs, _, ins = signature
     program = lower(outs, ins)
+    check_symbols(program.symbols, ins)  # the lowering's one walk found the symbols the outputs read
     threshold = _threshold(loops)
     # an output without symbols whose folding failed ((-3)**-3 in int64): numpy raises its error at the call
     builder = get_backend("numpy") if unfoldable(program) else chosen

@@ -39,6 +39,8 @@
     X(VM_WHERE_D) X(VM_WHERE_I) \
     /* an output written: a = its run index (-1: none), b = register, c = its packed column, d = run store */ \
     X(VM_STORE_D) X(VM_STORE_I) \
+    /* a outputs from the double file: the int table at b holds (run index or -1, register, packed column) each */ \
+    X(VM_STORES_D) \
     /* a loop over the members of a class: operand a is its descriptor's offset in the int table */ \
     X(VM_LOOP)
 

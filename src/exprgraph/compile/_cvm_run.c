@@ -321,6 +321,26 @@ static int64_t run_straight(Machine *vm, const int32_t *code, int64_t k, int64_t
                 }
                 NEXT;
             }
+            CASE(VM_STORES_D) { /* a class's outputs, one tight loop (see _cvm.h) */
+                const int32_t *t = vm->ints + w[2];
+                const int64_t count = w[1];
+                if (vm->packed && n == 1) {
+                    double *o = vm->os;
+                    for (int64_t q = 0; q < count; q++) o[t[3 * q + 2]] = RD(t[3 * q + 1])[0];
+                } else if (vm->packed) {
+                    const int64_t step = vm->n_pk;
+                    for (int64_t q = 0; q < count; q++) {
+                        const double *v = RD(t[3 * q + 1]);
+                        double *o = vm->os + t[3 * q + 2];
+                        for (int i = 0; i < n; i++) o[i * step] = v[i];
+                    }
+                } else {
+                    for (int64_t q = 0; q < count; q++)
+                        if (t[3 * q] >= 0)
+                            memcpy((double *)vm->out[t[3 * q]] + vm->s, RD(t[3 * q + 1]), (size_t)n * sizeof(double));
+                }
+                NEXT;
+            }
             CASE(VM_LOOP) /* the caller runs it */
                 return k;
 #if !defined(__GNUC__)
@@ -370,13 +390,61 @@ static void run_loop(Machine *vm, const int32_t *cls, int n) {
     vm->pd[result] = own_result;
 }
 
+/* One class at one point (the dense one-lane layout): the members are the lanes. Up to `block` members at a
+ * time, each member's slots and constants are gathered into lane i of the body's registers in the block
+ * layout (which a one-point call leaves unused: nothing else lives there), the body runs once over those
+ * lanes, and lane i of its result goes to member i's register. Dispatch is paid once per instruction per
+ * `block` members, as a call at many points pays it once per `block` points. */
+static void run_loop_members(Machine *vm, const int32_t *cls) {
+    const int64_t members = cls[VM_C_MEMBERS], slots = cls[VM_C_SLOTS], consts = cls[VM_C_CONSTS];
+    const int32_t *body = vm->code + (int64_t)cls[VM_C_BODY] * VM_WORDS;
+    const int64_t body_len = cls[VM_C_BODYLEN];
+    const int32_t *slot_regs = vm->ints + cls[VM_C_SLOTREGS];
+    const int32_t *const_regs = vm->ints + cls[VM_C_CONSTREGS];
+    const int32_t *ix = vm->ints + cls[VM_C_IX];
+    const int32_t *ox = vm->ints + cls[VM_C_OX];
+    const double *kc = vm->doubles + cls[VM_C_KC];
+    const int64_t B = vm->block;
+    double *one = vm->rd1;
+    const double *result = vm->pd_block[cls[VM_C_RESULT]];
+    for (int64_t m0 = 0; m0 < members; m0 += B) {
+        const int n = (int)(members - m0 < B ? members - m0 : B);
+        for (int64_t j = 0; j < slots; j++) {
+            double *d = vm->pd_block[slot_regs[j]];
+            const int32_t *r = ix + m0 * slots + j;
+            for (int i = 0; i < n; i++) d[i] = one[r[(int64_t)i * slots]];
+        }
+        for (int64_t j = 0; j < consts; j++) {
+            const int32_t reg = const_regs[j] & ((1 << KIND_SHIFT) - 1);
+            const double *c = kc + m0 * consts + j;
+            if (const_regs[j] >> KIND_SHIFT) {
+                int64_t *d = vm->pi_block[reg];
+                for (int i = 0; i < n; i++) d[i] = (int64_t)c[(int64_t)i * consts];
+            } else {
+                double *d = vm->pd_block[reg];
+                for (int i = 0; i < n; i++) d[i] = c[(int64_t)i * consts];
+            }
+        }
+        vm->pd = vm->pd_block;
+        vm->pi = vm->pi_block;
+        run_straight(vm, body, 0, body_len, n);
+        vm->pd = vm->pd_one;
+        vm->pi = vm->pi_one;
+        for (int i = 0; i < n; i++) one[ox[m0 + i]] = result[i];
+    }
+}
+
 /* The main program on `n` lanes (inputs loaded). */
 void vm_run_main(Machine *vm, int n) {
     int64_t k = 0;
     while (k < vm->main_len) {
         k = run_straight(vm, vm->code, k, vm->main_len, n);
         if (k < vm->main_len) {
-            run_loop(vm, vm->ints + vm->code[k * VM_WORDS + 2], n);
+            const int32_t *cls = vm->ints + vm->code[k * VM_WORDS + 2];
+            if (vm->stride == 1)
+                run_loop_members(vm, cls);
+            else
+                run_loop(vm, cls, n);
             k++;
         }
     }

@@ -34,12 +34,12 @@ from .cbuild import Library, build_library
 from .function import Built
 from .lower import Program, chain_folds
 from .native import NativeRunner
-from .structure import find_structure
+from .structure import Structure, find_structure
 from .vectors import scalar_program
 from .vloop import plan_loops
 from .vloop_c import build_vector_loops
 
-__all__ = ["build_c", "CRunner", "c_source", "c_literal", "O3_LIMIT"]
+__all__ = ["build_c", "loop_structure", "CRunner", "c_source", "c_literal", "O3_LIMIT"]
 
 #: statements up to which -O3 is used (beyond: -O1 -ftree-loop-vectorize)
 O3_LIMIT = 2_000
@@ -111,15 +111,24 @@ class CRunner(NativeRunner):
         return buf.ctypes.data
 
 
-def build_c(program: Program, *, timeout: float | None = None, loops: int = 0) -> CRunner:
+def loop_structure(program: Program, loops: int) -> Structure:
+    """The classes of a pointwise ``program`` as the C backend groups them (long folds cut into chains first)."""
+    return find_structure(chain_folds(program, 1 + PART_SIZE * (FOLD_WIDTH - 1)), loops)
+
+
+def build_c(
+    program: Program, *, timeout: float | None = None, loops: int = 0, structure: Structure | None = None
+) -> CRunner:
     """Emit, build (or find in the cache) and load the C code of a pointwise ``program``.
 
-    ``loops``: the fewest outputs of one shape that become a loop (0: straight-line code only).
+    ``loops``: the fewest outputs of one shape that become a loop (0: straight-line code only);
+    ``structure``: those classes when already found (:func:`loop_structure` with the same ``loops``).
     """
     tables = None
     info = None
     if loops and program.pointwise:
-        structure = find_structure(chain_folds(program, 1 + PART_SIZE * (FOLD_WIDTH - 1)), loops)
+        if structure is None:
+            structure = loop_structure(program, loops)
         info = structure.report()
         if structure.classes:
             grouped = emit_loops(structure)

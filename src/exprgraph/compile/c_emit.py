@@ -111,7 +111,7 @@ def emit_c(program: Program, *, part_size: int = PART_SIZE, units: int | None = 
     steps = program.steps
     input_index = list(program.used_inputs)
     read_inputs = [program.inputs[i] for i in input_index]
-    loop_outputs = list(dict.fromkeys(t for t in program.outputs if t.free_symbols))
+    loop_outputs = program.symbolic_outputs()
     chunks = _cut(program.steps, program, part_size)
     part_of = {node: p for p, chunk in enumerate(chunks) for node in chunk}
     n_parts = len(chunks)
@@ -446,7 +446,7 @@ def _known_outputs(
     """Packed outputs known without computing: inputs read back, and constants."""
     positions = {s: k for k, s in enumerate(program.inputs)}
     copies = [(j, positions[t]) for j, t in enumerate(program.outputs) if t.op.name == "symbol" and t not in row]
-    consts = [(j, t) for j, t in enumerate(program.outputs) if not t.free_symbols]
+    consts = [(j, t) for j, t in enumerate(program.outputs) if t in program.fixed]
     if copies:
         lines.append(tables.table("eg_pk_copy_j", "int32_t", [j for j, _ in copies]))
         lines.append(tables.table("eg_pk_copy_col", "int32_t", [c for _, c in copies]))

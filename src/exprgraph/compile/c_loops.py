@@ -72,7 +72,7 @@ def emit_loops(structure: Structure, *, part_size: int = PART_SIZE) -> LoopSourc
     program = structure.program
     input_index = list(program.used_inputs)
     read_inputs = [program.inputs[i] for i in input_index]
-    loop_outputs = list(dict.fromkeys(t for t in program.outputs if t.free_symbols))
+    loop_outputs = program.symbolic_outputs()
     pieces: list[LoopClass | list[Term]] = []
     for seg in structure.segments:
         pieces.extend([seg] if isinstance(seg, LoopClass) else _cut(seg, program, part_size))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,15 +13,17 @@ from ..errors import CompileError
 from ..eval import evaluate
 from ..eval.bind import bind_symbols
 
-__all__ = ["CompiledFunction", "Built", "check_signature", "bind_inputs"]
+__all__ = ["CompiledFunction", "Built", "check_signature", "check_symbols", "bind_inputs"]
 
 
-def check_signature(outputs: Any, inputs: Any) -> tuple[tuple[Term, ...], bool, tuple[Term, ...]]:
+def check_signature(outputs: Any, inputs: Any, *, walk: bool = True) -> tuple[tuple[Term, ...], bool, tuple[Term, ...]]:
     """Validate ``outputs`` and ``inputs``: ``(outputs, single output?, inputs)``.
 
     ``outputs`` is a term, a list of terms, or a sparse matrix of terms (anything with ``rows``,
     ``cols`` and a list of ``values``, such as :class:`exprgraph.diff.SparseMatrix`), whose
-    values are then the outputs, in its coordinate order.
+    values are then the outputs, in its coordinate order. ``walk=False`` leaves out the check that
+    the outputs read no other symbol (a walk of the whole DAG): the caller then makes it with
+    :func:`check_symbols` on the symbols its own walk found (``compile`` takes the lowering's).
     """
     if hasattr(outputs, "rows") and hasattr(outputs, "cols") and isinstance(getattr(outputs, "values", None), list):
         outputs = list(outputs.values)
@@ -41,12 +43,16 @@ def check_signature(outputs: Any, inputs: Any) -> tuple[tuple[Term, ...], bool, 
     names = [s.name for s in ins]
     if len(set(names)) != len(names):
         raise CompileError("two inputs have the same name; inputs are bound by position and must be distinct")
-    # one walk over the DAG (the free-symbol sets of every node would cost 4x as much at 10^5 outputs)
-    needed = {t for t in postorder(outs) if t.is_symbol}
-    missing = sorted(s.name for s in needed - set(ins))
+    if walk:  # one walk over the DAG (the free-symbol sets of every node would cost 4x as much at 10^5 outputs)
+        check_symbols({t for t in postorder(outs) if t.is_symbol}, ins)
+    return outs, single, ins
+
+
+def check_symbols(needed: Iterable[Term], inputs: tuple[Term, ...]) -> None:
+    """A CompileError unless every symbol in ``needed`` (those the outputs read) is among ``inputs``."""
+    missing = sorted(s.name for s in set(needed) - set(inputs))
     if missing:
         raise CompileError(f"the outputs depend on {', '.join(missing)}, which are not among the inputs")
-    return outs, single, ins
 
 
 def bind_inputs(inputs: tuple[Term, ...], args: Sequence[Any]) -> list[Any]:

@@ -164,7 +164,7 @@ class _Layout:
         if kind == "run":
             self.params = "i64 %i, ptr %in, ptr %step, ptr %out, ptr %ws, ptr %errp"
             self.column = {program.inputs[pos]: k for k, pos in enumerate(program.used_inputs)}
-            self.out_at = {t: [j] for j, t in enumerate(dict.fromkeys(t for t in program.outputs if t.free_symbols))}
+            self.out_at = {t: [j] for j, t in enumerate(program.symbolic_outputs())}
         else:
             self.params = "i64 %i, ptr %x, ptr %o, ptr %ws, ptr %errp"
             self.column = {s: k for k, s in enumerate(program.inputs)}

@@ -93,7 +93,7 @@ def emit_llvm(program: Program, structure: Structure | None = None) -> LLVMSourc
     text = "\n".join([*texts, *(_entry(kind, lines) for kind, lines in calls.items())])
     helpers, declared = _needs(text)
     module = [*(_HELPERS[h] for h in helpers), *(_DECLARE[d] for d in declared), text]
-    loop_outputs = list(dict.fromkeys(t for t in program.outputs if t.free_symbols))
+    loop_outputs = program.symbolic_outputs()
     return LLVMSource(
         "\n".join(module), loop_outputs, list(program.used_inputs), max(1, len(row)), tables[0], tables[1]
     )
@@ -120,7 +120,7 @@ def _pieces(program: Program, pieces: list[Any], row: dict[Term, int]) -> tuple[
         layout = _Layout(program, row, kind, n_pieces)
         args = layout.params  # "type name" pairs: the call passes them on
         call = [f"  call void @eg_{kind}_{{}}({args}, ptr %it)"]
-        extra = [t for t in layout.out_at if t.op.name == "symbol" or not t.free_symbols]
+        extra = [t for t in layout.out_at if t.op.name == "symbol" or t in program.fixed]
         stores = sum(len(layout.out_at[t]) for t in extra)
         if kind == "packed" and stores > KNOWN_INLINE:  # many: by loops over tables, not one store each
             layout.n_pieces += 2
@@ -158,7 +158,7 @@ def _known(layout: _Layout, extra: list[Term], ints: list[int], doubles: list[fl
         else:
             pairs = []
             for t in extra:
-                if not t.free_symbols:
+                if t in program.fixed:
                     pairs.extend((j, len(doubles)) for j in layout.out_at[t])  # one double per constant
                     doubles.append(float(program.values[t]))
         where = _table(ints, [j for j, _ in pairs])

@@ -50,7 +50,16 @@ class Program:
     pointwise: bool
     #: operands a step is computed from when they are not its own args (see :func:`chain_folds`)
     operands: dict[Term, tuple[Term, ...]] = field(default_factory=dict)
+    #: the symbols under the outputs (found by the lowering's one walk)
+    symbols: frozenset[Term] = frozenset()
+    #: the outputs that read no symbol (known at compile time, unless their folding failed)
+    fixed: frozenset[Term] = frozenset()
     _last: dict[Term, int] | None = field(default=None, repr=False)
+
+    def symbolic_outputs(self) -> list[Term]:
+        """The distinct outputs that read a symbol, in order (what the run entry points write)."""
+        fixed = self.fixed
+        return list(dict.fromkeys(t for t in self.outputs if t not in fixed))
 
     def args_of(self, node: Term) -> tuple[Term, ...]:
         """The operands the step ``node`` is computed from."""
@@ -95,6 +104,8 @@ def lower(outputs: Sequence[Term], inputs: Sequence[Term]) -> Program:
         reads=reads,
         used_inputs=tuple(i for i, s in enumerate(inputs) if s in used),
         pointwise=all(not t.shape for t in order),
+        symbols=frozenset(used),
+        fixed=frozenset(t for t in outputs if t not in symbolic),
     )
 
 
@@ -162,7 +173,7 @@ def unfoldable(program: Program) -> bool:
     ``compile`` hands such a program to the numpy backend whatever the backend asked for, which
     raises the folding's error at the call, where it belongs.
     """
-    return any(not t.free_symbols and t not in program.values for t in program.outputs)
+    return any(t not in program.values for t in program.fixed)
 
 
 @dataclass

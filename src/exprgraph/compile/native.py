@@ -67,7 +67,7 @@ class NativeRunner:
             positions = {s: k for k, s in enumerate(program.inputs)}
             slot = {position: k for k, position in enumerate(self.input_index)}  # a dict: list.index was quadratic
             free_index = [[slot[positions[s]] for s in t.free_symbols] for t in self.loop_outputs]
-            constants = {t: program.values[t] for t in program.outputs if not t.free_symbols}
+            constants = {t: program.values[t] for t in program.fixed}
             self._tables = (free_index, constants)
         return self._tables
 

@@ -4,7 +4,9 @@
 its size, milliseconds where a C build takes seconds) and runs it in :mod:`._cvm`, a register
 machine over blocks of points: each instruction is one tight loop over up to ``block`` lanes, so
 dispatch is paid once per instruction per block. Classes of repeated structure
-(:mod:`.structure`) run as loops over their index and constant tables, as in the C backend. The
+(:mod:`.structure`) run as loops over their index and constant tables, as in the C backend; at
+one point (a solver's callback) the members of a class are the lanes instead, up to a block of
+them per pass of the body, and a class's outputs are stored by one table-driven instruction. The
 calls and results are those of every backend (``f(*args)``, ``packed=True``), with the C
 backend's semantics (:mod:`.crender`: floor division, int64 wrapping, integer power errors).
 
@@ -22,7 +24,7 @@ from .backends import Backend, get_backend, register_backend
 from .function import Built
 from .lower import Program
 from .native import NativeRunner
-from .structure import find_structure
+from .structure import Structure, find_structure
 from .vm_encode import Encoded, encode
 
 try:
@@ -78,12 +80,18 @@ class VMRunner(NativeRunner):
         )
 
 
-def build_vm(program: Program, *, loops: int = 0, block: int | None = None) -> VMRunner:
-    """Encode ``program`` (classes of at least ``loops`` members as loops; 0: none) and load it in the machine."""
-    structure = None
-    if loops and program.pointwise:
-        found = find_structure(program, loops)
-        structure = found if found.classes else None
+def build_vm(
+    program: Program, *, loops: int = 0, block: int | None = None, structure: Structure | None = None
+) -> VMRunner:
+    """Encode ``program`` (classes of at least ``loops`` members as loops; 0: none) and load it in the machine.
+
+    ``structure``: the classes already found for ``program`` (the "auto" backend finds them once for the
+    vm and the C build); else they are found here when ``loops`` asks for them.
+    """
+    if structure is None and loops and program.pointwise:
+        structure = find_structure(program, loops)
+    if structure is not None and not structure.classes:
+        structure = None
     encoded = encode(program, structure)
     return VMRunner(program, encoded, block, structure.report() if structure is not None else None)
 

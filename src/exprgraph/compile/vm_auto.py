@@ -7,11 +7,11 @@ the vm before; the swap happens between calls, never during one. If the build fa
 compiler, a timeout), the vm keeps running and :attr:`Switch.error` says why. A program the vm
 refuses (float32 values) is built by the C backend at once, as ``backend="c"`` does.
 
-The vm runs the program straight-line (no search for classes of repeated structure): the vm is
-what runs *at once*, and on one point its straight-line code is both quicker to encode and
-quicker to run than its loops (AC-OPF case1354pegase: 1.5x and 1.2-1.4x, bench/bench_opf.py);
-the C build in the background finds the loops. Background builds run one at a time (a lock), so
-several functions compiled together leave the other core to the caller.
+The classes of repeated structure (:mod:`.structure`) are found once and serve both: the vm runs
+them as loops at once (at one point a loop's members are the machine's lanes, so it runs within
+about 1.5x of the C library; AC-OPF case1354pegase), the C build in the background emits them.
+Background builds run one at a time (a lock), so several functions compiled together leave the
+other core to the caller.
 
 ``f.library`` is the :class:`Switch`: ``f.library.active`` names the code in use,
 ``f.library.wait(timeout)`` blocks until the build has finished (or failed), and
@@ -29,9 +29,10 @@ import numpy as np
 from ..errors import CompileError, VMUnsupportedError
 from . import vm
 from .backends import Backend, get_backend, register_backend
-from .c_backend import CRunner, build_c
+from .c_backend import CRunner, build_c, loop_structure
 from .function import Built
 from .lower import Program
+from .structure import Structure
 
 __all__ = ["Switch"]
 
@@ -42,7 +43,14 @@ _ONE_BUILD = threading.Lock()
 class Switch:
     """The vm runner now, the C runner when its background build is done."""
 
-    def __init__(self, program: Program, runner: vm.VMRunner, timeout: float | None, loops: int) -> None:
+    def __init__(
+        self,
+        program: Program,
+        runner: vm.VMRunner,
+        timeout: float | None,
+        loops: int,
+        structure: Structure | None = None,
+    ) -> None:
         self.vm = runner
         #: the loaded C runner, once its build has finished
         self.c: CRunner | None = None
@@ -55,15 +63,15 @@ class Switch:
         self.build_cpu = 0.0
         self._done = threading.Event()
         self._thread = threading.Thread(
-            target=self._build, args=(program, timeout, loops), name="exprgraph-auto-build", daemon=True
+            target=self._build, args=(program, timeout, loops, structure), name="exprgraph-auto-build", daemon=True
         )
         self._thread.start()
 
-    def _build(self, program: Program, timeout: float | None, loops: int) -> None:
+    def _build(self, program: Program, timeout: float | None, loops: int, structure: Structure | None) -> None:
         with _ONE_BUILD:
             start = time.thread_time()
             try:
-                self.c = build_c(program, timeout=timeout, loops=loops)
+                self.c = build_c(program, timeout=timeout, loops=loops, structure=structure)
             except (CompileError, OSError) as exc:  # no compiler, a failed or timed-out build: stay on the vm
                 self.error = exc
             finally:
@@ -100,11 +108,14 @@ def _build(program: Program, build_timeout: float | None, loops: int = 0) -> Bui
     """The auto backend's function: the vm at once, the C library when its build finishes."""
     if vm._native is None:
         return get_backend("c").build(program, build_timeout, loops=loops)
+    # the classes are found once, for the vm and the C build, when the C build's cut of long folds changes nothing
+    structure = loop_structure(program, loops) if loops and program.pointwise else None
+    shared = structure if structure is not None and structure.program is program else None
     try:
-        runner = vm.build_vm(program)  # straight-line: ready soonest (the C build finds the loops)
+        runner = vm.build_vm(program, loops=loops, structure=shared)
     except VMUnsupportedError:
         return get_backend("c").build(program, build_timeout, loops=loops)
-    switch = Switch(program, runner, build_timeout, loops)
+    switch = Switch(program, runner, build_timeout, loops, structure)
     source = runner.describe() + "(the C library replaces the vm when its background build finishes)\n"
     return Built(switch.run, source, switch.packed, switch, runner.info)
 

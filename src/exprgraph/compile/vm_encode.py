@@ -296,9 +296,9 @@ def _reads(item: Term | LoopClass, program: Program) -> set[Term]:
 def encode(program: Program, structure: Structure | None = None) -> Encoded:
     """Encode ``program`` (with its classes when ``structure`` is given) for the machine, in linear time.
 
-    Each output is stored by a STORE instruction as soon as it is computed, so its register is
-    reused after its last reader like any other: the registers follow the program's width, not its
-    number of outputs.
+    Each output is stored as soon as it is computed (a STORE, or for a class's members and the
+    outputs known before the run one STORES_D over a table), so its register is reused after its
+    last reader like any other: the registers follow the program's width, not its number of outputs.
     """
     check_supported(program)
     if structure is None:
@@ -315,24 +315,30 @@ def encode(program: Program, structure: Structure | None = None) -> Encoded:
         kind = _KIND[s.dtype]
         enc.at[s] = (kind, enc.regs.take(kind), s.dtype)
     stores = _Stores(program)
-    for t in program.outputs:
-        if t in enc.at or t in program.values:  # inputs and constants: stored before anything runs
-            stores.emit(t, enc.operand(t), enc.main)
+    known = [t for t in program.outputs if t in enc.at or t in program.values]
+    for t in known:  # inputs and constants: stored before anything runs
+        enc.operand(t)
+    stores.emit_many(known, enc)
+    for t in known:
+        stores.emit(t, enc.at[t], enc.main)
     values = program.values
     for k, item in enumerate(items):
         if isinstance(item, LoopClass):
             enc.loop(item)
             made = item.members
+            stores.emit_many(made, enc)
         else:
             kind = _KIND[item.dtype]
             enc.at[item] = dst = (kind, enc.regs.take(kind), item.dtype)
             enc.node(item, program.args_of(item), dst, enc.main, None)
             enc.release_temps()
             made = [item]
+        columns, at, give = stores.columns, enc.at, enc.regs.give
         for t in made:
-            stores.emit(t, enc.at[t], enc.main)
+            if t in columns:
+                stores.emit(t, at[t], enc.main)
             if last.get(t, -1) < k:  # an output nobody reads: its register is free once stored
-                enc.regs.give(*enc.at[t][:2])
+                give(*at[t][:2])
         for t in reads[k]:
             if last[t] == k and t not in values:
                 enc.regs.give(*enc.at[t][:2])
@@ -424,6 +430,33 @@ class _Stores:
         values = program.values  # an output without symbols is a compile-time value
         self.run_outputs = list(dict.fromkeys(t for t in program.outputs if t not in values))
         self.run_index = {t: j for j, t in enumerate(self.run_outputs)}
+
+    def emit_many(self, terms: Sequence[Term], enc: _Encoder) -> None:
+        """One STORES_D instruction for the outputs among ``terms`` held in double registers.
+
+        At one point a STORE per output would cost one dispatch each (78k for an OPF Hessian's blocks);
+        the STORES_D table is one tight loop. Terms stored here are not stored again by :meth:`emit`.
+        """
+        table: list[int] = []
+        extend, pending, at, run_index = table.extend, self.columns, enc.at, self.run_index
+        for t in terms:
+            columns = pending.get(t)
+            if columns is None:
+                continue
+            where = at[t]
+            if where[0] != KD:
+                continue
+            del pending[t]
+            if len(columns) == 1:  # most outputs: one column
+                extend((run_index.get(t, -1), where[1], columns[0]))
+                continue
+            run = run_index.get(t, -1)
+            for j in columns:
+                extend((run, where[1], j))
+                run = -1
+        if table:
+            enc.main.extend((OPCODE["STORES_D"], len(table) // 3, len(enc.ints), 0, 0))
+            enc.ints.extend(table)
 
     def emit(self, t: Term, where: Operand, out: list[int]) -> None:
         """Stores of ``t`` (from ``where``), when it is an output (once: later calls do nothing)."""

@@ -53,6 +53,7 @@ OPCODES: tuple[str, ...] = (
     *("NEG_I", "ABS_I", "SIGN_I", "NOT_I"),
     *("WHERE_D", "WHERE_I"),
     *("STORE_D", "STORE_I"),
+    "STORES_D",
     "LOOP",
 )
 #: opcode number of each name

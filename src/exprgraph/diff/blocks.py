@@ -65,8 +65,12 @@ class BlockHessian:
     def __repr__(self) -> str:
         return f"BlockHessian(shape={self.shape}, nnz={self.nnz}, blocks={len(self.values)}, terms={self.n_terms})"
 
-    def assemble(self, numbers: Any, weights: Any) -> np.ndarray:
-        """The pattern's values: ``numbers`` (of :attr:`values`) times their terms' ``weights``, scatter-added."""
+    def assemble(self, numbers: Any, weights: Any, scratch: np.ndarray | None = None) -> np.ndarray:
+        """The pattern's values: ``numbers`` (of :attr:`values`) times their terms' ``weights``, scatter-added.
+
+        ``scratch``: a float64 array of one entry per block entry to compute the weighted numbers in (a
+        solver calling this every iteration keeps one, instead of two new arrays per call).
+        """
         data = np.asarray(numbers, dtype=np.float64).reshape(-1)
         w = np.asarray(weights, dtype=np.float64).reshape(-1)
         if data.shape != (len(self.values),):
@@ -75,7 +79,11 @@ class BlockHessian:
             raise ValueError(f"expected {self.n_terms} weights (one per term), got an array of shape {w.shape}")
         if not len(data):
             return np.zeros(self.nnz)
-        return np.bincount(self.position, weights=data * w[self.term], minlength=self.nnz)
+        if scratch is None or scratch.shape != data.shape or scratch.dtype != np.float64:
+            return np.bincount(self.position, weights=data * w[self.term], minlength=self.nnz)
+        np.take(w, self.term, out=scratch)
+        np.multiply(scratch, data, out=scratch)
+        return np.bincount(self.position, weights=scratch, minlength=self.nnz)
 
     def summed(self, weights: Sequence[Any]) -> SparseMatrix:
         """The same lower triangle as one term per entry, ``sum w_k * entry`` (to check or to compile flat)."""

@@ -7,8 +7,11 @@ the objective split at its top-level sums, each constraint its own block) assemb
 scatter-add. Each is compiled once with :func:`exprgraph.compile.compile` into a packed function
 of the variables. Backends: ``"auto"`` (the default) runs the callbacks on the vm at once and on
 the C library as soon as its background build finishes (numpy when neither the vm extension nor
-a C compiler is there); ``"vm"`` runs on the vm only, straight-line (on one point it is quicker to
-encode and to run than with loops); ``"c"``, ``"llvm"``, ``"numpy"`` as :func:`~exprgraph.compile.compile`.
+a C compiler is there); ``"vm"`` runs on the vm only; ``"c"``, ``"llvm"``, ``"numpy"`` as
+:func:`~exprgraph.compile.compile`. With loops (the default on every backend but ``"vm"`` alone) the
+classes of repeated structure run as loops (the vm at one point with a loop's members as its lanes);
+the vm alone runs straight-line code by default, ready sooner, which pays on solves of tens of
+iterations.
 
 Every call is timed (CPU of the calling thread: a background build does not count) and counted,
 per callback and per backend that served it (:attr:`CompiledNLP.served`, and the call and IPOPT
@@ -66,6 +69,10 @@ def _summands(f: Term) -> list[Term]:
 class CompiledNLP:
     """A problem's callbacks in the form IPOPT takes them (cyipopt's problem protocol), compiled once.
 
+    ``loops`` is :func:`~exprgraph.compile.compile`'s: ``True`` finds the classes of repeated
+    structure and runs them as loops (quicker calls), ``False`` compiles straight-line code (on the
+    vm: ready sooner, AC-OPF case2869pegase 7.7 s against 12.4 s of CPU, calls about 1.3x slower);
+    ``None`` (the default) is ``False`` for the vm alone and ``True`` for every other backend.
     ``build`` holds the CPU seconds of each phase (``derivatives``, ``compile``) and ``backend``
     the backend used ("auto": the vm, then the C library); ``cpu`` and ``calls`` the CPU seconds
     and calls of each callback so far (the whole callback: the compiled call, the check, the
@@ -73,7 +80,14 @@ class CompiledNLP:
     CPU seconds by the code that ran them (``"vm"``, ``"c"``, ...).
     """
 
-    def __init__(self, problem: Problem, backend: str = "auto", *, build_timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        problem: Problem,
+        backend: str = "auto",
+        *,
+        build_timeout: float | None = None,
+        loops: bool | int | None = None,
+    ) -> None:
         self.problem = problem
         self.variables = problem.x
         self.names = problem.constraint_names
@@ -101,6 +115,7 @@ class CompiledNLP:
         # under "auto" the C builds run beside, in threads of their own: count this thread only
         clock = time.thread_time if backend == "auto" else cpu_with_children
         start = clock()
+        self._loops = backend != "vm" if loops is None else loops
         self.backend = self._compile_all(backend, build_timeout)
         self.build["compile"] = clock() - start
 
@@ -119,6 +134,10 @@ class CompiledNLP:
         self.n_objective_terms = len(parts)
         self.hess: BlockHessian = block_hessian([*parts, *problem.g], self.variables)
         self._grad_cols = np.asarray(self.grad.cols, dtype=np.int64)
+        # the Hessian's per-call arrays, kept (its blocks and weights are consumed inside :meth:`hessian`)
+        self._blocks = np.empty(len(self.hess.values))
+        self._scratch = np.empty(len(self.hess.values))
+        self._weights = np.empty(self.hess.n_terms)
 
     def _compile_all(self, backend: str, build_timeout: float | None) -> str:
         try:
@@ -132,7 +151,6 @@ class CompiledNLP:
 
     def _compile_with(self, backend: str, build_timeout: float | None) -> dict[str, CompiledFunction | None]:
         timeout = build_timeout if backend in ("c", "auto") else None
-        loops = backend != "vm"  # the vm alone runs straight-line: see the module's description
         # the costliest call first: under "auto" the background builds run in this order, one at a time
         outputs = {
             "hessian": self.hess.values,
@@ -142,7 +160,9 @@ class CompiledNLP:
             "objective": [self.f],
         }
         fns = {
-            name: compile_terms(list(terms), self.variables, backend, packed=True, build_timeout=timeout, loops=loops)
+            name: compile_terms(
+                list(terms), self.variables, backend, packed=True, build_timeout=timeout, loops=self._loops
+            )
             if terms
             else None
             for name, terms in outputs.items()
@@ -179,13 +199,13 @@ class CompiledNLP:
                 out[name] = {"done": done, "seconds": switch.build_seconds, "cpu": switch.build_cpu, "error": error}
         return out
 
-    def _run(self, name: str, x: Any, size: int) -> np.ndarray:
+    def _run(self, name: str, x: Any, size: int, into: np.ndarray | None = None) -> np.ndarray:
         fn = self._fns[name]
         if fn is None:
             out, where = np.zeros(size), "none"
         else:
             where = self._code(fn)
-            out = fn(np.asarray(x, dtype=np.float64))
+            out = fn(np.asarray(x, dtype=np.float64), out=into)
         served = self.served[name]
         if where not in served and served and where != self.backend:  # the library has replaced the vm
             self.switched[name] = (self.calls[name], self.iteration)
@@ -238,11 +258,11 @@ class CompiledNLP:
     def hessian(self, x: Any, lagrange: Any, obj_factor: float) -> np.ndarray:
         """The lower triangle of the Lagrangian's Hessian at ``x`` (order of :meth:`hessianstructure`)."""
         start = time.thread_time()
-        blocks = self._run("hessian", x, len(self.hess.values))
-        weights = np.empty(self.hess.n_terms)
+        blocks = self._run("hessian", x, len(self.hess.values), self._blocks)
+        weights = self._weights
         weights[: self.n_objective_terms] = obj_factor
         weights[self.n_objective_terms :] = np.asarray(lagrange, dtype=np.float64).reshape(-1)
-        out = self.hess.assemble(blocks, weights)
+        out = self.hess.assemble(blocks, weights, self._scratch)
         self._account("hessian", start)
         return out
 
