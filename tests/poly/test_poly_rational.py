@@ -9,7 +9,21 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from poly_helpers import X, Y, Z, poly_value, polys
 
-from exprgraph.poly import ONE, from_dense, p_atom, p_const, p_gcd, p_mul, p_sub, r_add, r_apart, r_cancel, r_mul
+from exprgraph import Symbol
+from exprgraph.poly import (
+    ONE,
+    from_dense,
+    p_atom,
+    p_const,
+    p_gcd,
+    p_mul,
+    p_sub,
+    r_add,
+    r_apart,
+    r_cancel,
+    r_mul,
+    to_ratio,
+)
 from exprgraph.poly.dense import d_eval, d_pow
 
 SMALL = polys(max_terms=3, max_degree=2)
@@ -83,3 +97,12 @@ def test_apart_repeated_and_irreducible_factors():
     den = p_mul(p_mul(x, from_dense(d_pow([-1, 1], 2), X)), from_dense([1, 0, 1], X))
     _, parts = r_apart((from_dense([1, 0, 0, 1], X), den), X)
     assert sorted((len(f) - 1, j) for _, f, j in parts) == [(1, 1), (1, 1), (1, 2), (2, 1)]
+
+
+def test_a_sum_adding_only_zeros_does_not_share_its_operands_numerator():
+    """``y + 0`` read once, then ``- y + y``: adding into the sum's numerator must not change ``y``'s (a copy)."""
+    y, z = Symbol("y"), Symbol("z")
+    for s in (y + 0 - y + y, y - 0 - y + y, (y + z) + 0 - (y + z) + (y + z)):
+        got = to_ratio(s)
+        want = to_ratio(s.args[1])
+        assert got == want, (s, got, want)

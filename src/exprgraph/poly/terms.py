@@ -214,6 +214,8 @@ def _ratio_sum(node: Term, args: list[Ratio], budget: Budget, single: set[Term])
         else:
             out = r_add(out, r, budget) if node.op is ADD else r_sub(out, r, budget)
             owned = True
+    if out is args[0] and not owned:
+        return dict(out[0]), out[1]  # only zeros added: a copy, never the dict of an operand others read
     return out
 
 
