@@ -52,6 +52,7 @@ COMPILED_MODULES: dict[str, tuple[str, ...]] = {
     "poly": ("monomials", "ring"),
     "dims": (
         "ranges",
+        "intervals",
         "monomials",
         "ring",
         "nodes",

@@ -15,24 +15,16 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from exprgraph import const, get_op
+from arith_strategies import RELATIONS, dim_expressions
+from exprgraph import get_op
 from exprgraph.dims import DimEnv, clear_caches, dim_name, evaluate_expression
 from exprgraph.dims import prove as prove_module
 from exprgraph.dims.prove import open_at_points
 from exprgraph.dims.ring import p_sub
 
 NAMES = [dim_name(n) for n in ("a", "b", "c")]
-_BINARY = ["add", "sub", "mul", "floordiv", "mod", "maximum", "minimum"]
-_leaves = st.one_of(st.sampled_from(NAMES), st.integers(-3, 9).map(const))
-OPS = ("lt", "le", "gt", "ge", "eq", "ne")
-
-
-def _extend(children: Any) -> Any:
-    binary = st.tuples(st.sampled_from(_BINARY), children, children).map(lambda t: get_op(t[0])(t[1], t[2]))
-    return st.one_of(binary, binary, children.map(lambda t: -t))
-
-
-expressions = st.recursive(_leaves, _extend, max_leaves=10)
+expressions = dim_expressions(NAMES, -3, 9, 10)
+OPS = RELATIONS
 _width = st.one_of(st.integers(0, 6), st.just(None))
 ranges = st.fixed_dictionaries(
     {

@@ -130,6 +130,7 @@ configure(PyObject *module, PyObject *args)
     Py_XSETREF(Registry, registry);
     Py_INCREF(op_class);
     Py_XSETREF(OpClass, (PyTypeObject *)op_class);
+    install_op_call(OpClass); /* an Op called with terms interns at once (_cterm_ops.c) */
     Py_INCREF(leaf);
     PyUnicode_InternInPlace(&leaf);
     Py_XSETREF(LeafNotation, leaf);
@@ -192,6 +193,9 @@ capacity(PyObject *module, PyObject *unused)
 static PyMethodDef module_methods[] = {
     {"configure", (PyCFunction)configure, METH_VARARGS,
      "configure(term_class, registry, op_class, dtypes, promote, numeric, infers, leaf): set the facts from Python."},
+    {"operators", set_operators, METH_VARARGS,
+     "operators(methods, op_names, forwards, reflecteds): the number slots' ops and Python fallbacks."},
+    {"leaves", set_leaf_rules, METH_VARARGS, "leaves(symbol_infer, const_infer): the leaf rules C may answer for."},
     {"find", (PyCFunction)(void (*)(void))find, METH_FASTCALL, "find(op, args, attr=None): the live term, or None."},
     {"table_size", table_size, METH_NOARGS, "table_size(): the number of live interned terms."},
     {"table_capacity", capacity, METH_NOARGS, "table_capacity(): the number of slots of the intern table."},

@@ -4,6 +4,7 @@
    _cterm.c        the module: configuration from Python, the functions Python calls, the capsule
    _cterm_table.c  the intern table of live terms
    _cterm_term.c   TermBase: the dtype rules of scalar operands, construction
+   _cterm_ops.c    the Python operators of terms and the calls of ops, in C
 
    The sweeps of exprgraph.diff are another extension (exprgraph.diff._csweep) built on the API.
    Built with -fvisibility=hidden: only PyInit__cterm leaves the library. */
@@ -50,5 +51,12 @@ PyObject *intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject 
 PyObject *term_vectorcall(PyObject *cls, PyObject *const *args, size_t nargsf, PyObject *kwnames);
 PyObject *intern_taking(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr);
 PyObject *resolve_op(PyObject *op);
+
+/* ---- _cterm_ops.c ---- */
+extern PyNumberMethods TermNumberMethods;
+PyObject *set_operators(PyObject *module, PyObject *args);
+void install_op_call(PyTypeObject *op_class);
+PyObject *set_leaf_rules(PyObject *module, PyObject *args);
+int leaf_infer(PyObject *infer, PyObject *attr, PyObject **dtype, PyObject **shape);
 
 #endif

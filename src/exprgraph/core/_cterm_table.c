@@ -3,6 +3,9 @@
    is freed. */
 
 #include "_cterm.h"
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 /* ---- the intern table ------------------------------------------------------------------------
    Open addressing with linear probing over one word per slot: a term's address with the top 16
@@ -42,12 +45,46 @@ slot_tag(Py_hash_t hash)
     return PtrMask == ~(uintptr_t)0 ? 0 : (uintptr_t)hash & TAG_MASK;
 }
 
+/* Slot arrays of 2 MiB and more are mapped on their own and, where the system allows (Linux's
+   transparent huge pages in "madvise" mode), backed by huge pages: a probe lands on a random slot,
+   and with 4 KiB pages a table of millions of terms misses the TLB at almost every probe. */
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+#define HUGE_TABLE_BYTES ((size_t)2 << 20)
+#endif
+
+static Slot *
+slots_alloc(size_t n)
+{
+#ifdef HUGE_TABLE_BYTES
+    if (n * sizeof(Slot) >= HUGE_TABLE_BYTES) {
+        void *p = mmap(NULL, n * sizeof(Slot), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return NULL;
+        (void)madvise(p, n * sizeof(Slot), MADV_HUGEPAGE); /* a hint: refused, the table works as well */
+        return (Slot *)p; /* anonymous pages read as zeros: every slot empty */
+    }
+#endif
+    return (Slot *)PyMem_Calloc(n, sizeof(Slot));
+}
+
+static void
+slots_free(Slot *slots, size_t n)
+{
+#ifdef HUGE_TABLE_BYTES
+    if (n * sizeof(Slot) >= HUGE_TABLE_BYTES) {
+        munmap(slots, n * sizeof(Slot));
+        return;
+    }
+#endif
+    PyMem_Free(slots);
+}
+
 /* move every term to a fresh table of n slots (a power of two, more than twice Count), tagged
    unless untag; -1 when out of memory, with no exception set (a shrink just skips) */
 static int
 table_resize(size_t n, int untag)
 {
-    Slot *fresh = (Slot *)PyMem_Calloc(n, sizeof(Slot));
+    Slot *fresh = slots_alloc(n);
     if (fresh == NULL)
         return -1;
     uintptr_t old_mask = PtrMask;
@@ -62,7 +99,8 @@ table_resize(size_t n, int untag)
             j = (j + 1) & (n - 1);
         fresh[j] = (uintptr_t)t | slot_tag(t->hash);
     }
-    PyMem_Free(Slots);
+    if (Slots != NULL)
+        slots_free(Slots, Capacity);
     Slots = fresh;
     Capacity = n;
     TableVersion++;

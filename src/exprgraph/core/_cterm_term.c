@@ -122,7 +122,7 @@ check_and_infer(PyObject *op, PyObject *args, PyObject *attr, PyObject **dtype, 
         }
     }
     PyObject *infer = OP_SLOT(op, OffInfer);
-    if (fast_infer(infer, args, dtype, shape)) {
+    if (n == 0 ? leaf_infer(infer, attr, dtype, shape) : fast_infer(infer, args, dtype, shape)) {
         Py_INCREF(*dtype);
         Py_INCREF(*shape);
         return 0;
@@ -487,6 +487,7 @@ PyTypeObject TermBaseType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "The fields of an interned term, in C (subclassed by exprgraph.Term).",
     .tp_weaklistoffset = offsetof(TermObject, weakreflist),
+    .tp_as_number = &TermNumberMethods,
     .tp_members = term_members,
     .tp_getset = term_getset,
     .tp_new = term_new,

@@ -13,6 +13,7 @@ from .assumptions import SymbolAttr, make_assumptions
 from .dtypes import BOOL, FLOAT32, FLOAT64, INT64, INT64_MAX, INT64_MIN, as_dtype, dtype_of_value
 from .exact import ExactName, Rational, exact_name
 from .term import REGISTRY, Term, hooks
+from .termbase import native_leaf_rules
 from .tokens import RESERVED_NAMES, check_name
 
 __all__ = [
@@ -196,7 +197,8 @@ def Symbol(name: str, dtype: Any = FLOAT64, shape: Any = (), **assumptions: Any)
     and the bounds ``lower=``, ``upper=``): ``Symbol("x", positive=True)`` is not ``Symbol("x")``.
     """
     check_name(name)
-    dtype = as_dtype(dtype)
+    if dtype is not FLOAT64:  # the default needs no normalising
+        dtype = as_dtype(dtype)
     shape = () if shape.__class__ is tuple and not shape else as_shape(shape)  # a scalar: nothing to normalise
     if assumptions and any(v is not None for v in assumptions.values()):
         if dtype == INT64 and assumptions.get("integer") is False:
@@ -220,3 +222,5 @@ def symbols(names: str, dtype: Any = FLOAT64, shape: Any = (), **assumptions: An
 
 
 hooks.const = const
+# the C base answers the plain cases of these two rules itself (an exact tuple attr, a float or an int)
+native_leaf_rules(symbol_infer, const_infer)

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .dtypes import INT64_MAX, INT64_MIN
-from .operators import ArrayMethods, OperatorMethods, install_array_protocol, install_operators
-from .termbase import REGISTRY, TermBase, intern_table_size
+from .operators import REFLECTED, ArrayMethods, OperatorMethods, install_array_protocol, install_operators
+from .termbase import REGISTRY, TermBase, intern_table_size, native_operators
 from .walk import postorder, postorder_until
 
 if TYPE_CHECKING:
@@ -265,6 +265,9 @@ def _binary(name: str) -> tuple[Any, Any]:
 # ``+``, ``<`` and friends build terms of their ops (``==`` stays identity: use eq()/ne() for equality
 # terms); ``&``, ``|`` and ``~`` build logical terms
 install_operators(Term, _binary)
+# with the C base, the binary operators of two terms or a term and a Python number run in C (the
+# methods above stay their definition, called for every other operand)
+native_operators(Term, REFLECTED, _binary)
 # numpy ufuncs build terms (np.sin(x) is sin(x)), np.clip too; arrays become constants
 install_array_protocol(Term, REGISTRY, _wrap)
 

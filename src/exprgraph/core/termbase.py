@@ -25,6 +25,7 @@ import os
 import threading
 import warnings
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -44,6 +45,8 @@ __all__ = [
     "find_term",
     "intern_table_size",
     "intern_table_capacity",
+    "native_operators",
+    "native_leaf_rules",
 ]
 
 #: op name -> Op; filled by :mod:`exprgraph.core.op`
@@ -216,6 +219,36 @@ def configure(term_class: type, op_class: type, rules: tuple[Any, Any, Any, Any,
     table = tuple(index[promote(a, b)] for a in DTYPES for b in DTYPES)
     numeric = tuple(index["int64" if d == "bool" else d] for d in DTYPES)
     _native.configure(term_class, REGISTRY, op_class, DTYPES, table, numeric, rules, "leaf")
+
+
+def native_operators(cls: type, methods: tuple[tuple[str, str], ...], make: Callable[[str], tuple[Any, Any]]) -> bool:
+    """Let the C base's number slots serve ``cls``'s binary operators (``methods``: (method, op name) pairs).
+
+    The Python methods ``make(op_name)`` returns stay the definition: the C slots build two terms,
+    or a term and a Python number, at once and call them for anything else. The methods that
+    :func:`~exprgraph.core.operators.install_operators` set on ``cls`` are removed, so the class
+    inherits the slots. False (and nothing changed) for the pure base.
+    """
+    if _native is None:
+        return False
+    made = [make(op) for _, op in methods]
+    _native.operators(
+        tuple(m for m, _ in methods),
+        tuple(op for _, op in methods),
+        tuple(f for f, _ in made),
+        tuple(r for _, r in made),
+    )
+    for method, _ in methods:
+        for name in (f"__{method}__", f"__r{method}__"):
+            if name in vars(cls):
+                delattr(cls, name)
+    return True
+
+
+def native_leaf_rules(symbol_infer: Callable[..., Any], const_infer: Callable[..., Any]) -> None:
+    """Name the dtype rules of symbols and constants, whose plain cases the C base answers itself (no-op in Python)."""
+    if _native is not None:
+        _native.leaves(symbol_infer, const_infer)
 
 
 def find_term(op: Op, args: tuple, attr: Any = None) -> Any:

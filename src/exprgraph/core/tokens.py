@@ -96,6 +96,10 @@ def quoted_name(token: str) -> str | None:
 
 def check_name(name: Any) -> str:
     """``name`` when it can name a symbol (an identifier the parser reads back whole), else ValueError."""
+    if name.__class__ is str and name.isascii() and name.isidentifier() and len(name) <= MAX_TOKEN:
+        # an ASCII identifier is [A-Za-z_][A-Za-z0-9_]*, one NAME token: only the reserved words are refused
+        if name not in RESERVED_NAMES:
+            return name
     if not isinstance(name, str) or not name.isidentifier() or name in RESERVED_NAMES:
         raise ValueError(f"a symbol name must be an identifier that is not reserved, not {name!r}")
     if len(name) > MAX_TOKEN:  # printed, it would be a token the parsers refuse

@@ -28,7 +28,9 @@ from typing import Any
 
 from ..core.term import Term
 from ..core.walk import postorder_until
-from ..dims import DimEnv, dim_const, parse_expression
+from ..dims import DimEnv, dim_const, dim_name, parse_expression
+from ..dims.intervals import ALWAYS, ASK, SOMETIMES, Interval, quick_bound, quick_relation, relation_of_intervals
+from ..dims.ranges import INF, Range
 from ..dims.terms import CONST, SYMBOL
 from ..errors import ConversionError
 from .torch_read import BOOL_NAMES, FALSE, INF_NAMES, INT64_RANGE, REL_OPS, TRUE, Reader, is_bool, read_torch_expr
@@ -87,26 +89,9 @@ def _is_leaf(t: Term) -> bool:
     return t.op is SYMBOL or (t.is_const and type(t.attr) is int)
 
 
-def _leaf_range(env: DimEnv, t: Term) -> tuple[int | float, int | float]:
-    """The range of a name, or the value of a constant as a range."""
+def _leaf_range(env: DimEnv, t: Term) -> Range:
+    """The range of a name in ``env``, or the value of a constant as a range."""
     return env.range_of(t.name) if t.op is SYMBOL else (t.attr, t.attr)
-
-
-def _leaf_relation(op: str, a: tuple[int | float, int | float], b: tuple[int | float, int | float]) -> bool | None:
-    """``x OP y`` for every ``x`` in ``a`` and ``y`` in ``b`` (True), for none (False), or None: exact for two
-    different names or numbers, each taking every integer of its range independently of the other."""
-    if op == "gt" or op == "ge":  # x > y is y < x
-        a, b = b, a
-        op = "lt" if op == "gt" else "le"
-    if op == "lt":
-        return True if a[1] < b[0] else False if a[0] >= b[1] else None
-    if op == "le":
-        return True if a[1] <= b[0] else False if a[0] > b[1] else None
-    if a[1] < b[0] or b[1] < a[0]:  # disjoint: never equal
-        return op == "ne"
-    if a[0] == a[1] == b[0] == b[1]:  # one and the same number (a range of a name is never infinite at both ends)
-        return op == "eq"
-    return None  # a common value, and another: both answers happen
 
 
 class TorchDims:
@@ -124,18 +109,28 @@ class TorchDims:
         self._reader = Reader(repl)
 
     def _set_ranges(self, var_to_range: Mapping[Any, Any] | None) -> None:
-        """The ranges given, and the DimEnv over them (the names met get their defaults when it is first used)."""
+        """The ranges given (checked: identifiers, non-empty); the DimEnv over them is made when first needed."""
         ranges: dict[str, tuple[int | None, int | None]] = {}
         for key, r in (var_to_range or {}).items():
             bounds = None if r is None else _range_of(r)
             if bounds is not None:
-                ranges[key if isinstance(key, str) else key.name] = bounds
+                name = key if isinstance(key, str) else key.name
+                lo, hi = bounds
+                if lo is not None and hi is not None and lo > hi:
+                    raise ConversionError(f"torch ranges: the range of {name!r} is empty: [{lo}, {hi}]")
+                try:
+                    dim_name(name)  # checks the name
+                except ValueError as err:
+                    raise ConversionError(f"torch ranges: {err}") from None
+                ranges[name] = bounds
         self._given = ranges
-        try:
-            self._env = DimEnv(ranges, default=(None, None))
-        except ValueError as err:  # a name that is no identifier, an empty range
-            raise ConversionError(f"torch ranges: {err}") from None
+        self._env: DimEnv | None = None
         self._defaults_seen = 0
+        #: the interval of each term read (see exprgraph.dims.intervals), and the bit of each name in their masks
+        self._intervals: dict[Term, Interval] = {}
+        self._bits: dict[str, int] = {}
+        #: whether the intervals answer first: not once the DimEnv is handed out (its ranges may be narrowed)
+        self._quick = True
 
     def with_ranges(self, var_to_range: Mapping[Any, Any] | None) -> TorchDims:
         """A :class:`TorchDims` over other ranges (a kernel's loop variables, a size-oblivious question) with the
@@ -148,13 +143,21 @@ class TorchDims:
     @property
     def env(self) -> DimEnv:
         """The :class:`~exprgraph.dims.DimEnv` the questions are answered under (names met get their defaults)."""
+        self._quick = False  # its ranges and facts may change from now on: the intervals would not follow
+        return self._dims_env()
+
+    def _dims_env(self) -> DimEnv:
+        """The DimEnv (made at the first question the intervals do not answer), the names met given their defaults."""
+        env = self._env
+        if env is None:
+            env = self._env = DimEnv(self._given, default=(None, None))
         met = self._reader.symbols
         if len(met) != self._defaults_seen:
             for name, (lo, hi) in list(met.items())[self._defaults_seen :]:
                 if name not in self._given and lo is not None:
-                    self._env.set_range(name, (lo, hi))
+                    env.set_range(name, (lo, hi))
             self._defaults_seen = len(met)
-        return self._env
+        return env
 
     def term(self, expr: Any) -> Term:
         """The dimension term of a torch (sympy) expression: int64, or bool for a relation (ConversionError if none)."""
@@ -173,20 +176,36 @@ class TorchDims:
             return None
         return self._truth(t)
 
+    def _name_range(self, name: str) -> Range:
+        """The range of a name: given, else torch's default from its assumptions (>= 1, >= 0), else unbounded."""
+        r = self._given.get(name)
+        if r is None:
+            r = self._reader.symbols.get(name, (None, None))
+        lo, hi = r
+        return (-INF if lo is None else lo, INF if hi is None else hi)
+
+    def _relation(self, root: Term) -> bool | None:
+        """The truth of one relation: by the intervals of its sides when they decide it (or settle that nothing
+        does, see :func:`~exprgraph.dims.intervals.quick_relation`), else asked of the DimEnv."""
+        a, b = root.args
+        if self._quick:
+            v = quick_relation(root.op.name, a, b, self._name_range, self._intervals, self._bits)
+            if v != ASK:
+                return None if v == SOMETIMES else v == ALWAYS
+        env = self._dims_env()
+        if not self._quick and _is_leaf(a) and _is_leaf(b) and a is not b and env._facts is None:
+            # two names or numbers under the DimEnv's current ranges: exact (facts relate names: they answer)
+            return relation_of_intervals(root.op.name, _leaf_range(env, a), _leaf_range(env, b))
+        return env.statically_known(root)
+
     def _truth(self, root: Term) -> bool | None:
         """The truth of a boolean term (relations asked of the DimEnv, combined by And/Or/Not), None if unknown."""
-        env = self.env
-        name = root.op.name
-        if name in REL_OPS:  # one relation (the commonest question)
-            a, b = root.args
-            if _is_leaf(a) and _is_leaf(b) and a is not b and getattr(env, "_facts", None) is None:
-                # two names or numbers: at once (facts relate names: then the DimEnv answers)
-                return _leaf_relation(name, _leaf_range(env, a), _leaf_range(env, b))
-            return env.statically_known(root)
+        if root.op.name in REL_OPS:  # one relation (the commonest question)
+            return self._relation(root)
         done: dict[Term, bool | None] = {}
 
         def atom(t: Term) -> bool | None:  # a relation (asked) or a constant
-            return bool(t.attr) if t.is_const else env.statically_known(t)
+            return bool(t.attr) if t.is_const else self._relation(t)
 
         if root.is_const or root.op.name in REL_OPS:
             return atom(root)
@@ -222,8 +241,12 @@ class TorchDims:
         """:meth:`bound` of an integer term."""
         if t.op is CONST:
             return (t.attr, t.attr)  # a number (torch asks for many)
-        env = self.env
-        if t.op is SYMBOL and getattr(env, "_facts", None) is None:
+        if self._quick:
+            r = quick_bound(t, self._name_range, self._intervals, self._bits)
+            if r is not None:
+                return r  # the least and the greatest value (or the only one): nothing is tighter
+        env = self._dims_env()
+        if t.op is SYMBOL and env._facts is None:
             return env.range_of(t.name)  # a name without facts: its range
         return env.bound(t)
 
@@ -245,7 +268,7 @@ class TorchDims:
         if is_bool(t):
             v = self._truth(t)
             return t if v is None else (TRUE if v else FALSE)
-        out = self.env.simplify(t)
+        out = self._dims_env().simplify(t)
         if isinstance(out, int):
             return dim_const(out)
         assert isinstance(out, Term)
