@@ -69,6 +69,8 @@ def integer_regions(term: Term, unsafe: bool = False) -> tuple[list[Term], set[T
     """The roots of the integer regions of ``term`` (children first) and every node of a region."""
     order = postorder(term)
     inside = {t for t in order if _joins(t, unsafe)}
+    if not inside:
+        return [], inside  # no integer node (most float terms): no region
     roots = {term} & inside
     for t in order:
         if t not in inside:

@@ -283,7 +283,7 @@ def exact_first(fallback: Callable[[Term], Term | None]) -> Callable[[Term], Ter
                 return fold_exact(t)
             return fallback(t)
         for a in args:
-            if a.op is not CONST and not is_exact(a):
+            if a.op is not CONST and (not a.args or not is_exact(a)):  # a leaf other than a constant: a symbol
                 return None  # symbols, or an operand that could not be folded (an error where it is evaluated)
         if (
             t.dtype == FLOAT64

@@ -379,6 +379,8 @@ def _protected(term: Term, core: Callable[[Term, Run], Term], run: Run) -> Term:
     if run.unsafe:
         return core(term, run)
     reach = sign_sensitive(term)
+    if not reach:
+        return core(term, run)  # no zero's sign reaches a divisor: nothing to keep
     kept: dict[Term, Term] = {}
     for s in postorder((term,)):  # operands first: an inner sum is settled before the one using it
         if s not in reach or s.op.name not in ("add", "sub") or not is_float(s.dtype) or not never_minus_zero(s):

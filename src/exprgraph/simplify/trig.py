@@ -6,7 +6,8 @@ factor ``l``, the same other factors ``O``) are the third, ``-l*a_z*M_z*O``: so
 ``1 - sin(u)**2 -> cos(u)**2`` and ``3*y*sin(u)**2 + 3*y*cos(u)**2 + z -> 3*y + z``. The relations
 are data (:data:`RELATIONS`), each direction marked safe or not; products have their own table
 (:data:`PRODUCTS`: ``sin(u)/cos(u) -> tan(u)``, read as reciprocals too); :func:`parity` takes a sign
-out of odd functions; :func:`difference_of_squares` and :func:`square_over_one_minus` handle a sum factor.
+out of odd functions; :func:`difference_of_squares` and :func:`square_over_one_minus`
+(in :mod:`.trig_units`) handle a sum factor.
 
 Safe directions (the default strength) give the input's value at every input, nan and the
 infinities included, and are no less accurate: one rounding of the exact value, or a numerically
@@ -32,7 +33,6 @@ from .trig_terms import (
     contains,
     factor_terms,
     half,
-    key_of,
     monomial,
     plus,
     product_factors,
@@ -42,6 +42,7 @@ from .trig_terms import (
     sum_operands,
     with_factors,
 )
+from .trig_units import difference_of_squares, square_over_one_minus
 
 __all__ = [
     "TRIG_REWRITES",
@@ -236,25 +237,51 @@ _ONE_ARGUMENT = [r for r in RELATIONS if all(form in ("u", "2u", "3u", "-u") for
 _TWO_ARGUMENTS = [r for r in RELATIONS if r not in _ONE_ARGUMENT]
 
 
-def _instances(exps: dict[Key, Any], bases: dict[Key, Term]) -> list[Instance]:
-    """The relations a term can take part in, with their arguments taken from its trigonometric bases."""
+def _by_function(relations: list[Relation]) -> dict[str, list[tuple[Relation, bool, bool]]]:
+    """Per function name, the relations with a factor of it, in order, and whether one has the argument
+    ``u`` and one ``2u`` (a relation without the function takes no instance from its factors)."""
+    out: dict[str, list[tuple[Relation, bool, bool]]] = {}
+    for name in sorted(FUNCTIONS):
+        for r in relations:
+            forms = {form for _, s in r[2] for op, form, _ in s if op == name}
+            if forms & {"u", "2u"}:
+                out.setdefault(name, []).append((r, "u" in forms, "2u" in forms))
+    return out
+
+
+#: the one-argument relations by function, at each strength: the safe strength applies a relation only
+#: where producing its third monomial is safe, so the relations with no safe direction are left out
+#: (as are the two-argument ones: the sum formulas round, none has a safe direction)
+_ONE_BY_FUNCTION = {
+    True: _by_function(_ONE_ARGUMENT),
+    False: _by_function([r for r in _ONE_ARGUMENT if any(r[3])]),
+}
+_TWO_BY_STRENGTH = {True: _TWO_ARGUMENTS, False: [r for r in _TWO_ARGUMENTS if any(r[3])]}
+
+
+def _instances(exps: dict[Key, Any], bases: dict[Key, Term], unsafe: bool = True) -> list[Instance]:
+    """The relations a term can take part in, with their arguments taken from its trigonometric bases
+    (at the safe strength, only those with a safe direction)."""
     out: list[Instance] = []
     funcs = [k for k in exps if k[0] in FUNCTIONS]
+    table = _ONE_BY_FUNCTION[unsafe]
     for k in funcs:
         u = bases[k].args[0]
-        for r in _ONE_ARGUMENT:
-            forms = {form for _, s in r[2] for op, form, _ in s if op == k[0]}
-            if "u" in forms:
+        for r, has_u, has_2u in table.get(k[0], ()):
+            if has_u:
                 out.append((r, {"u": k[1]}, {"u": u}))
-            if "2u" in forms:  # cos(2*u) + 1 -> 2*cos(u)**2: u is half the argument
+            if has_2u:  # cos(2*u) + 1 -> 2*cos(u)**2: u is half the argument
                 h = half(u)
                 if h is not None:
                     out.append((r, {"u": scale(k[1], Fraction(1, 2))}, {"u": h}))
+    two = _TWO_BY_STRENGTH[unsafe]
+    if not two:
+        return out
     for k in funcs:
         for k2 in funcs:
             if k2 is not k and k[0] in ("sin", "cos") and k2[0] in ("sin", "cos"):
                 a, b = bases[k].args[0], bases[k2].args[0]
-                out += [(r, {"a": k[1], "b": k2[1]}, {"a": a, "b": b}) for r in _TWO_ARGUMENTS]
+                out += [(r, {"a": k[1], "b": k2[1]}, {"a": a, "b": b}) for r in two]
     return out
 
 
@@ -275,7 +302,7 @@ def _combine(t: Term, unsafe: bool) -> Term | None:
         return None
     if not any(_has_function(a) for a in operands):
         return None  # cheap rejection: no term has a trigonometric, hyperbolic or exp factor
-    readings = [read_term(a) for a in operands]
+    readings = [read_term(a, strict=not unsafe) for a in operands]
     index: dict[frozenset, list[int]] = {}
     for j, r in enumerate(readings):
         if r is not None:
@@ -283,7 +310,7 @@ def _combine(t: Term, unsafe: bool) -> Term | None:
     for i, r in enumerate(readings):
         if r is None:
             continue
-        for inst in _instances(r[1], r[2]):
+        for inst in _instances(r[1], r[2], unsafe):
             out = _apply(t, operands, readings, index, i, inst, unsafe)
             if out is not None:
                 return out
@@ -299,12 +326,12 @@ def _apply(
     keys = [_keys(spec, lin) for _, spec in monomials]
     for x in range(3):
         rest = contains(exps, keys[x])
-        if rest is None:
-            continue
+        if rest is None or (rest and not unsafe):
+            continue  # the safe strength rewrites a term that is the monomial alone
         lam = coef / monomials[x][0]
         for y in range(3):
-            if y == x:
-                continue
+            if y == x or not (unsafe or safe[3 - x - y]):
+                continue  # the safe strength produces only a monomial whose production is safe
             want = lam * monomials[y][0]
             for j in index.get(frozenset(with_factors(rest, keys[y]).items()), ()):
                 if j == i or readings[j][0] != want:
@@ -347,15 +374,19 @@ def _inverse(spec: Spec) -> Spec:
 
 #: PRODUCTS and their reciprocals: M*O -> k*N*O, and M**-1*O -> N**-1*O/k (1/(sinh(u)*cosh(u)) -> 2/sinh(2*u))
 _PRODUCTS_BOTH_WAYS = PRODUCTS + [(n, a, _inverse(s), 1 / k, _inverse(r), safe) for n, a, s, k, r, safe in PRODUCTS]
+#: the products each strength applies: the safe strength only the safe identities (in the same order)
+_PRODUCTS_BY_STRENGTH = {True: _PRODUCTS_BOTH_WAYS, False: [p for p in _PRODUCTS_BOTH_WAYS if p[5]]}
 
 
 def _product(t: Term, unsafe: bool) -> Term | None:
     """The first identity of PRODUCTS found in the product ``t``, applied."""
-    read = read_term(t)
+    if not _has_function(t):
+        return None  # cheap rejection: every identity of PRODUCTS has a trigonometric or hyperbolic factor
+    read = read_term(t, strict=not unsafe)
     if read is None:
         return None
     coef, exps, bases = read
-    for _, _, spec, k, result, safe in _PRODUCTS_BOTH_WAYS:
+    for _, _, spec, k, result, safe in _PRODUCTS_BY_STRENGTH[unsafe]:
         for key in [key for key in exps if key[0] == spec[0][0]]:
             u = bases[key].args[0]
             keys = _keys(spec, {"u": key[1]})
@@ -382,65 +413,6 @@ def trig_product(t: Term) -> Term | None:
 def trig_product_safe(t: Term) -> Term | None:
     # sin(u)/cos(u) -> tan(u), tan(u)*cos(u) -> sin(u), 2*sinh(u)*cosh(u) -> sinh(2*u): a whole product
     return _product(t, unsafe=False)
-
-
-def _unit_and_term(s: Term) -> tuple[Any, Any, Term] | None:
-    """A two-term sum ``k + c*g`` (k, c = +-1) as ``(k, c, g)``, else None."""
-    if s.op is not ADD or len(s.args) != 2:
-        return None
-    for a, b in (s.args, s.args[::-1]):
-        k = number(a)
-        c, g = split_coefficient(b)
-        if k in (1, -1) and c in (1, -1) and number(g) is None:
-            return k, c, g
-    return None
-
-
-def difference_of_squares(t: Term) -> Term | None:
-    # (1 - g)*(1 + g) -> 1 - g**2 and (g - 1)*(g + 1) -> -(1 - g**2) for g = sin, cos, tanh or cosh of u,
-    # which the relations then finish (cos(u)**2, -sin(u)**2, cosh(u)**-2, sinh(u)**2): the middle terms
-    # cancel in the exact product, and the result is a stable form of it (nan or inf where it is)
-    if len(t.args) != 2:
-        return None
-    a, b = (_unit_and_term(f) for f in t.args)
-    if a is None or b is None or a[2] is not b[2] or a[2].op.name not in ("sin", "cos", "tanh", "cosh"):
-        return None
-    (ka, ca, g), (kb, cb, _) = a, b
-    if ka * cb + kb * ca != 0:
-        return None
-    square = power(g, 2)
-    one, minus = const_like(1, g), const_like(-1, g)
-    if square is None or one is None or minus is None:
-        return None
-    diff = ADD(one, MUL(minus, square))
-    return diff if ka * kb == 1 else MUL(minus, diff)
-
-
-_OTHER = {"sin": "cos", "cos": "sin"}
-
-
-def square_over_one_minus(t: Term) -> Term | None:
-    # sin(u)**2/(1 - cos(u)) -> 1 + cos(u), sin(u)**2/(1 + cos(u)) -> 1 - cos(u) (and sin, cos swapped):
-    # (1 - g**2)/(1 - g) = 1 + g; unsafe: 0/0 = nan at u = 0, where 1 + cos(u) is 2
-    read = read_term(t)
-    if read is None:
-        return None
-    coef, exps, bases = read
-    for k, e in exps.items():
-        found = _unit_and_term(bases[k]) if e == -1 else None
-        if found is None or found[0] != 1 or found[2].op.name not in _OTHER:
-            continue
-        _, c, g = found
-        square = get_op(_OTHER[g.op.name])(g.args[0])
-        rest = contains(exps, {k: -1, key_of(square): 2})
-        others = None if rest is None else factor_terms(rest, bases)
-        minus, one = const_like(-c, g), const_like(1, g)
-        if others is None or minus is None or one is None:
-            continue
-        out = monomial(coef, [*others, ADD(one, MUL(minus, g))], t)
-        if out is not None and size(out) <= size(t):
-            return out
-    return None
 
 
 # -- parity ---------------------------------------------------------------------------------------

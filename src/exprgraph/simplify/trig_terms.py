@@ -138,8 +138,9 @@ def _base_exponent(f: Term) -> tuple[Term, Any]:
     return f, 1
 
 
-def read_term(t: Term) -> Reading | None:
-    """``t`` as ``(coefficient, {key: exponent}, {key: base})``; None when a coefficient is not exact."""
+def read_term(t: Term, strict: bool = False) -> Reading | None:
+    """``t`` as ``(coefficient, {key: exponent}, {key: base})``; None when a coefficient is not exact, or
+    (``strict``, the safe strength) when powers of one base with exponents of opposite signs meet."""
     coef = Fraction(1)
     exps: dict[Key, Any] = {}
     bases: dict[Key, Term] = {}
@@ -156,6 +157,8 @@ def read_term(t: Term) -> Reading | None:
         if k in bases and bases[k] is not b:
             return None  # two spellings of one base (a sum's association): not read as one
         bases[k] = b
+        if strict and k in exps and (exps[k] > 0) != (e > 0):
+            return None  # b**m * b**-n is nan where b is 0 or inf; b**(m - n) need not be (y*sin(x)/y)
         exps[k] = exps.get(k, 0) + e
         if exps[k] == 0:
             del exps[k]
