@@ -228,6 +228,37 @@ def test_random_sums_are_not_less_accurate(term: Term, unsafe: bool) -> None:
     assert not worse_points(term, POINTS, unsafe)
 
 
+def multiples_of_sums() -> st.SearchStrategy[Term]:
+    """``c*(a + b) + d``: a multiple of a sum beside terms that may share a symbol with it."""
+    return st.builds(
+        lambda c, a, b, d: c * (a + b) + d, st.sampled_from(COEFS), linear_terms(), linear_terms(), linear_terms()
+    )
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(multiples_of_sums(), st.sampled_from(SYMS[:3]))
+def test_a_sum_minus_itself_cancels_exactly_at_unsafe(term: Term, other: Term) -> None:
+    # the finding (issue 30): 1.5*(x + z) - (y + x - y) - (1.5*(x + z) - (y + x - y)) - y became
+    # 1.5*(x + z) - (1.5*z + y + 1.5*x), 24543 ulps off at x = 2.2e8, z = -4e6: the negated copy had
+    # its multiple 1.5*(x + z) spread over x + z (a term of it cancels), the positive copy had not
+    t = term - term - other
+    assert not worse_points(t, POINTS, True)
+    assert simplify(t, unsafe=True) is simplify(-other, unsafe=True)
+
+
+def test_a_multiple_of_a_sum_is_spread_whatever_its_sign() -> None:
+    t = 1.5 * (X + Z) + -1 * (Y + X - Y)
+    assert str(simplify(t, unsafe=True)) == "0.5*x + 1.5*z"
+    assert str(simplify(-t, unsafe=True)) == "-(1.5*z + 0.5*x)"
+    assert simplify(t - t - Y, unsafe=True) is simplify(-Y, unsafe=True)
+
+
+def test_the_polynomial_forms_keep_the_value_of_a_sum_with_a_zero() -> None:
+    t = Y + 0 - Y + Y
+    assert str(simplify(t, unsafe=True)) == "y"
+    assert not worse_points(t, POINTS, True)
+
+
 # -- issue 26: the safe strength at extreme inputs -----------------------------------------------------
 
 LOGADDEXP = get_op("logaddexp")

@@ -34,7 +34,7 @@ from ..core import Symbol, Term, get_op, substitute
 from ..core.dtypes import is_float
 from ..core.walk import postorder_until
 from ..simplify.order import digest
-from ..simplify.signed_zero import SIGNLESS_OPS, never_minus_zero, sign_sensitive, zero_reaches
+from ..simplify.signed_zero import SIGNLESS_OPS, sign_sensitive, zero_reaches
 from .features import Feature
 from .fgraph import OUTPUT
 from .interface import NodeRewriter
@@ -80,15 +80,15 @@ class RegionCache(Feature):
         return p
 
     def probe(self, term: Term) -> Term | None:
-        """``d/term`` (``d`` a placeholder) when ``term`` holds a sum simplify keeps never -0.0 under a division."""
+        """``d/term`` (``d`` a placeholder) when ``term`` holds a float sum under a division (simplify may keep it)."""
         if term in self.probes:
             return self.probes[term]
         found = None
         if is_float(term.dtype):
             probe = Term(_TRUEDIV, (Symbol(f"{self.prefix}dividend", term.dtype), term))
-            # the sums simplify keeps never -0.0 where a division reads them (exprgraph.simplify.simplify)
+            # the float sums simplify may keep where a division reads their zero's sign (exprgraph.simplify.simplify)
             for s in sign_sensitive(probe):
-                if s.op.name in ("add", "sub") and is_float(s.dtype) and never_minus_zero(s):
+                if s.op.name in ("add", "sub") and is_float(s.dtype):
                     found = probe
                     break
         self.probes[term] = found

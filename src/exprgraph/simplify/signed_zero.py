@@ -4,21 +4,34 @@ A float sum with a constant operand (``c*x + 0``, ``(x + 1) - 1``) is never -0.0
 form (``c*x``, ``x``) is -0.0 where the input's zero was +0.0, and a division by it turns inf into
 -inf. :func:`exprgraph.simplify.simplify.simplify` keeps such a sum never -0.0 where its zero can
 reach a division (:func:`sign_sensitive`, :func:`never_minus_zero`); the graph's region rewriter
-reads the same tables.
+reads the same tables. A sum that may be -0.0 is simplified there only where its simplified form is
+-0.0 at the same points (:func:`same_minus_zero`): ``-(x - x)`` is -0.0, its spread form ``x - x`` is not.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
-from ..core import Term, const, postorder
+from ..core import Symbol, Term, const, postorder
+from ..core.dtypes import is_float
 from ..errors import ExprgraphError
 from ..eval import evaluate
+from .numbers import number, split_coefficient
 
-__all__ = ["SIGNLESS_OPS", "zero_reaches", "sign_sensitive", "never_minus_zero"]
+__all__ = [
+    "SIGNLESS_OPS",
+    "zero_reaches",
+    "sign_sensitive",
+    "never_minus_zero",
+    "same_minus_zero",
+    "KeptSum",
+    "placeholder",
+]
 
 #: ops whose value is the same for a -0.0 and a +0.0 operand: a zero's sign goes no further
 SIGNLESS_OPS = frozenset(
@@ -100,13 +113,111 @@ def _never_minus_zero_node(t: Term, known: dict[Term, bool], values: dict[Term, 
         k = t.args[1]
         return k.is_const and not k.shape and float(k.value) % 2 == 0
     if name == "add":  # a + b is -0.0 only when both are
-        return any(known[a] for a in t.args)
+        return any(known[a] for a in t.args) or _zero_unit(t)
     if name == "sub":  # a - b is -0.0 only for a = -0.0, b = +0.0
         b = values.get(t.args[1])
-        return known[t.args[0]] or (b is not None and _positive_or_nonzero(-float(b)))
+        return known[t.args[0]] or (b is not None and _positive_or_nonzero(-float(b))) or t.args[0] is t.args[1]
     return False
+
+
+def _zero_unit(t: Term) -> bool:
+    """Whether the sum ``t`` is ``c*r + (-c)*r``: +0.0 (the two are exact negations), or nan; never -0.0."""
+    if len(t.args) != 2:
+        return False
+    a, b = t.args
+    if (b.op.name == "neg" and b.args[0] is a) or (a.op.name == "neg" and a.args[0] is b):
+        return True  # r + -r
+    (ca, ra), (cb, rb) = split_coefficient(t.args[0]), split_coefficient(t.args[1])
+    return ra is rb and ca.__class__ in (int, float) and cb.__class__ in (int, float) and ca == -cb
 
 
 def _positive_or_nonzero(v: float) -> bool:
     """Whether the number ``v`` is not -0.0 (+0.0, nan and every non-zero number are not)."""
     return v != 0.0 or math.copysign(1.0, v) > 0
+
+
+# -- where a term is -0.0: a conjunction of signed zeros of its operands -------------------------------
+
+#: the condition that a term is a zero of a sign: False (never), None (undecided), or the atoms
+#: ``(u, negative)`` that must all hold, each "``u`` is -0.0" (negative) or "``u`` is +0.0"
+_Cond = frozenset[tuple[Term, bool]] | Literal[False] | None
+
+
+def same_minus_zero(before: Term, after: Term) -> bool:
+    """Whether ``after`` is -0.0 at exactly the points where ``before`` is (False when undecided).
+
+    A sum is -0.0 exactly when all its operands are (``r - r`` is +0.0 or nan, never -0.0); a
+    negation or a multiple ``c*u`` (``|c| >= 1``: no underflow) is -0.0 where ``u`` is a zero of the
+    sign ``c`` gives; any other term is an atom. Equal conditions over the same atoms are the same set
+    of points; the values at the other points are the simplifier's to keep.
+    """
+    minus: dict[Term, _Cond] = {}
+    plus: dict[Term, _Cond] = {}
+    for node in postorder((before, after)):  # operands first
+        minus[node], plus[node] = _zero_conditions(node, minus, plus)
+    a, b = minus[before], minus[after]
+    return a is not None and b is not None and a == b
+
+
+def _zero_conditions(t: Term, minus: dict[Term, _Cond], plus: dict[Term, _Cond]) -> tuple[_Cond, _Cond]:
+    """``t`` is -0.0, ``t`` is +0.0: the conditions, its operands' in ``minus`` and ``plus``."""
+    name, args = t.op.name, t.args
+    if not is_float(t.dtype):  # an int or a bool is no -0.0
+        return False, frozenset({(t, False)})
+    v = number(t) if not t.shape else None
+    if v is not None:  # a constant: that zero always, or never
+        z = float(v) == 0
+        negative = math.copysign(1.0, float(v)) < 0
+        return (frozenset() if z and negative else False), (frozenset() if z and not negative else False)
+    if name == "add":  # -0.0 + -0.0 is -0.0; any other sum of zeros is +0.0, a sum that cancels too
+        return _all(minus[a] for a in args), None
+    if name == "sub":  # a - b = a + (-b)
+        return _all((minus[args[0]], plus[args[1]])), None
+    if name == "neg":
+        return plus[args[0]], minus[args[0]]
+    if name == "mul" and len(args) == 2:
+        for c, u in ((args[0], args[1]), (args[1], args[0])):
+            k = number(c) if not c.shape else None
+            if k is not None and math.isfinite(float(k)) and abs(float(k)) >= 1 and u.dtype == t.dtype:
+                return (minus[u], plus[u]) if float(k) > 0 else (plus[u], minus[u])  # no underflow at |c| >= 1
+    if name in _NEVER_MINUS_ZERO:
+        return False, frozenset({(t, False)})
+    return frozenset({(t, True)}), frozenset({(t, False)})
+
+
+def _all(conds: Any) -> _Cond:
+    """The conjunction of ``conds``: False if one is False (or two atoms contradict), None if one is undecided."""
+    atoms: set[tuple[Term, bool]] = set()
+    undecided = False
+    for c in conds:
+        if c is False:
+            return False
+        if c is None:
+            undecided = True
+            continue
+        atoms |= c
+    if undecided:
+        return None
+    if any((u, not neg) in atoms for u, neg in atoms):  # u is -0.0 and +0.0: never
+        return False
+    return frozenset(atoms)
+
+
+@dataclass(frozen=True)
+class KeptSum:
+    """A sum ``simplify`` keeps with the sign of its zero: ``inner`` (the sum, the sums kept inside it as their
+    symbols), ``start`` (``inner``, or ``u`` of an ``inner = u + 0.0`` simplify wrote), ``form`` (``start``
+    simplified, plus 0.0; or ``inner`` itself when kept as written), ``written`` (``form`` with those symbols
+    written out), ``symbol`` (it stands for the sum)."""
+
+    inner: Term
+    start: Term
+    form: Term
+    written: Term
+    symbol: Term
+
+
+def placeholder(form: Term, like: Term) -> Term:
+    """The symbol standing for a kept sum: named by a digest of its form's text, the same in every call."""
+    name = "_signed_zero_" + hashlib.blake2s(str(form).encode(), digest_size=6).hexdigest()
+    return Symbol(name, like.dtype, like.shape)

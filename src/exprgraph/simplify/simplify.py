@@ -13,7 +13,6 @@ zero reaches a divisor stays never -0.0 (:func:`sign_sensitive`, :func:`never_mi
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 import weakref
@@ -22,7 +21,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..core import Symbol, Term, as_term, get_op, postorder, substitute
+from ..core import Term, as_term, get_op, postorder, substitute
 from ..core.dtypes import is_float
 from ..errors import ExprgraphError, RewriteLimitError
 from ..rules import RewriteProfile, Rule, RuleSet, rewrite
@@ -34,7 +33,7 @@ from .numbers import const_like
 from .output import OUTPUT_RULES
 from .polynomial import expand, factor
 from .rational import cancel
-from .signed_zero import never_minus_zero, sign_sensitive
+from .signed_zero import KeptSum, never_minus_zero, placeholder, same_minus_zero, sign_sensitive
 
 __all__ = [
     "simplify",
@@ -368,50 +367,117 @@ def _logged(apply: Callable[[Term], Any], name: str, log: list[LogEntry]) -> Cal
 # -- the sign of a zero (simplify/signed_zero.py) ---------------------------------------------------
 # A float sum never -0.0 whose zero can reach a division is simplified alone and kept never -0.0.
 
+_ADD = get_op("add")
+
 
 def _protected(term: Term, core: Callable[[Term, Run], Term], run: Run) -> Term:
     """``core(term)``, except that a float sum never -0.0 where its zero reaches a divisor stays never -0.0.
 
     Each such sum whose simplified form may be -0.0 is simplified alone and written ``s + 0.0``
     (its +0.0 is the input's zero: exact), standing for a fresh symbol while the rest is simplified.
-    Not with ``unsafe``, whose rules do not keep the sign of a zero (``-(a + b) -> -a - b``).
+    A sum that may be -0.0 whose simplified form is -0.0 at other points (``x - (x - x)``, -0.0 at
+    x = -0.0, and ``x + (x - x)``, never) stands for a symbol too, written back as it was. The sums
+    kept inside a sum stand for their symbols while it is simplified alone, as they do for
+    the rest. Not with ``unsafe``, whose rules do not keep the sign of a zero (``-(a + b) -> -a - b``).
     """
     if run.unsafe:
         return core(term, run)
+    out = _protected_once(term, _kept_sums(term, run), core, run)
+    for _ in range(_SETTLE_ROUNDS):
+        # a sum ``u + 0.0`` of the result (the rules' own, or one kept) is taken for a kept sum by a
+        # second call, its symbol sorted apart from where the sum was: the form the call settles to
+        kept = {} if out is term else _kept_sums(out, run)
+        if not kept:
+            break
+        again = _protected_once(out, kept, core, run)
+        if again is out:
+            break
+        out = again
+    return out
+
+
+#: rounds of ``_protected`` on its own result, while that changes it (a second call then changes nothing)
+_SETTLE_ROUNDS = 2
+
+
+def _protected_once(term: Term, kept: dict[Term, KeptSum], core: Callable[[Term, Run], Term], run: Run) -> Term:
+    """``core(term)`` with the sums in ``kept`` standing for their symbols, then written as kept."""
+    if not kept:
+        return core(term, run)
+    run.info.protected = len(kept)
+    mark = None if run.log is None else len(run.log)
+    names = {s: k.symbol for s, k in kept.items()}
+    out = core(substitute(term, names), run)
+    written = {k.symbol: k.written for k in kept.values()}
+    if mark is not None:
+        _log_kept_sums(term, kept, written, run, mark)
+    return substitute(out, written)
+
+
+def _kept_sums(term: Term, run: Run) -> dict[Term, KeptSum]:
+    """The float sums of ``term`` under a division that are never -0.0 but their simplified forms may be,
+    and those maybe -0.0 whose simplified forms are -0.0 elsewhere (kept as written)."""
     reach = sign_sensitive(term)
+    kept: dict[Term, KeptSum] = {}
     if not reach:
-        return core(term, run)  # no zero's sign reaches a divisor: nothing to keep
-    kept: dict[Term, Term] = {}
+        return kept  # no zero's sign reaches a divisor: nothing to keep
+    names: dict[Term, Term] = {}
+    written: dict[Term, Term] = {}
     for s in postorder((term,)):  # operands first: an inner sum is settled before the one using it
-        if s not in reach or s.op.name not in ("add", "sub") or not is_float(s.dtype) or not never_minus_zero(s):
+        if s not in reach or s.op.name not in ("add", "sub") or not is_float(s.dtype):
             continue
-        inner = substitute(s, kept) if kept else s
+        # the sums kept inside are opaque here, as they are to the rest: a second call, which meets
+        # their ``u + 0.0``, sees this sum as this call did (it never drops their +0.0: idempotent)
+        inner = substitute(s, names) if names else s
+        if not never_minus_zero(s):
+            # a sum maybe -0.0 whose simplified form is -0.0 elsewhere stays as written: -(x - x) is
+            # -0.0 at every finite x, its spread form x - x is +0.0 (x - (x - x) -> x + (x - x))
+            alone = _passes(inner, False, run.profile, run.max_steps, run.time_limit, None)
+            if alone is not inner and not same_minus_zero(inner, alone):
+                full = substitute(inner, written) if written else inner
+                names[s] = p = placeholder(full, s)
+                written[p] = full
+                kept[s] = KeptSum(inner, inner, inner, full, p)
+            continue
         zero = const_like(0.0, s)
         if zero is None:
             continue
         # ``u + 0.0`` with ``u`` maybe -0.0 is a form this function wrote: it stays (idempotence)
         ours = inner.op.name == "add" and len(inner.args) == 2 and inner.args[1] is zero
-        alone = _passes(inner.args[0] if ours else inner, False, run.profile, run.max_steps, run.time_limit, None)
-        if never_minus_zero(alone) or not no_larger(alone, inner):
+        start = inner.args[0] if ours else inner
+        alone = _passes(start, False, run.profile, run.max_steps, run.time_limit, None)
+        full = substitute(alone, written) if written else alone
+        if never_minus_zero(full) or not no_larger(alone, inner):
             continue
-        kept[s] = Term(get_op("add"), (alone, zero))
-    if not kept:
-        return core(term, run)
-    run.info.protected = len(kept)
-    # a placeholder named after the form it stands for: a second call, which finds the same forms,
-    # sorts the rest exactly as the first did (simplify is idempotent)
-    names = {s: Symbol(_placeholder_name(kept[s]), s.dtype, s.shape) for s in kept}
-    out = core(substitute(term, names), run)
-    if run.log is not None:  # the rest's steps over the sums as written, then each sum's own steps
-        written = {v: s for s, v in names.items()}
-        run.log[:] = [(n, substitute(a, written), substitute(b, written)) for n, a, b in run.log]
-        for s in reversed(kept):  # the outermost first, while the sums inside are as written
-            steps: list[LogEntry] = []
-            alone = _passes(s, False, run.profile, run.max_steps, run.time_limit, steps)
-            run.log.extend([*steps, ("keep_signed_zero: s -> s + 0.0 (s is never -0.0)", alone, kept[s])])
-    return substitute(out, {v: kept[s] for s, v in names.items()})
+        form, full = Term(_ADD, (alone, zero)), Term(_ADD, (full, zero))
+        # a placeholder named after the form it stands for: a second call, which finds the same forms,
+        # sorts the rest exactly as the first did (simplify is idempotent)
+        names[s] = p = placeholder(full, s)
+        written[p] = full
+        kept[s] = KeptSum(inner, start, form, full, p)
+    return kept
 
 
-def _placeholder_name(form: Term) -> str:
-    """A symbol name for a kept sum, the same for the same form in every call (a digest of its text)."""
-    return "_signed_zero_" + hashlib.blake2s(str(form).encode(), digest_size=6).hexdigest()
+def _log_kept_sums(term: Term, kept: dict[Term, KeptSum], written: dict[Term, Term], run: Run, mark: int) -> None:
+    """The explanation's log from ``mark`` on: each kept sum's own steps, the innermost first, each a step
+    of the whole term (a sum's form may occur elsewhere too: ``x``); then the rest's steps over the sums as kept."""
+    assert run.log is not None
+    rest = [(n, substitute(a, written), substitute(b, written)) for n, a, b in run.log[mark:]]
+    del run.log[mark:]
+    current = term
+    for k in kept.values():  # the innermost first: the sums inside a sum are then as kept
+        at = substitute(k.inner, written)
+        if k.form is k.inner or at not in postorder((current,)):  # a sum kept as written: no steps
+            continue  # only inside a sum whose steps removed it
+        template = substitute(current, {at: k.symbol})
+        steps: list[LogEntry] = []
+        _passes(k.start, False, run.profile, run.max_steps, run.time_limit, steps)
+        steps.append(("keep_signed_zero: s -> s + 0.0 (s is never -0.0)", k.inner, k.form))
+        form = k.inner
+        for name, a, b in steps:
+            new = k.form if b is k.form else b if a is form else substitute(form, {a: b})
+            if new is not form:
+                after = substitute(template, {k.symbol: substitute(new, written)})
+                run.log.append((name, current, after))
+                form, current = new, after
+    run.log.extend(rest)

@@ -94,17 +94,19 @@ def _merge_group(rest: Term, members: list[tuple[Any, Term]], cancel: bool) -> l
 
 
 def _expose_negated_sums(items: list[Term]) -> list[Term]:
-    """Distribute ``c*s`` (c < 0, ``s`` a sum) over ``s`` when a term of ``s`` cancels against the others.
+    """Distribute ``c*s`` (c != 0, ``s`` a sum) over ``s`` when a term of ``s`` cancels against the others.
 
     ``x + 2*y + z - (x + y)`` hides its cancellations inside the negated sum; spelled
     ``x + 2*y + z + (-1)*x + (-1)*y`` the like terms meet and cancel exactly (``z + y + (x - x) + (y - y)``)
     instead of rounding ``x + 2*y + z`` and ``x + y`` apart. Only exact coefficient products are
-    used; a negated sum sharing no term with the others stays whole (``y - (x + z)``).
+    used; a negated sum sharing no term with the others stays whole (``y - (x + z)``). A positive
+    multiple too, so that a sum and its negation take opposite forms and cancel: ``1.5*(x + z) - x``
+    is ``0.5*x + 1.5*z`` as ``-1.5*(x + z) + x`` is ``-0.5*x - 1.5*z`` (their difference was not 0).
     """
     found = False
     for a in items:
         c, rest = split_coefficient(a)
-        if rest.op is ADD and c.__class__ in (int, float) and c < 0:
+        if rest.op is ADD and c.__class__ in (int, float) and (c < 0 or c > 0):
             found = True
             break
     if not found:
@@ -113,7 +115,7 @@ def _expose_negated_sums(items: list[Term]) -> list[Term]:
     rests = [split_coefficient(a)[1] for a in items]
     for i, a in enumerate(items):
         c, s = split_coefficient(a)
-        if not (s.op is ADD and c.__class__ in (int, float) and c < 0):
+        if not (s.op is ADD and c.__class__ in (int, float) and (c < 0 or c > 0)):
             out.append(a)
             continue
         others = {r for j, r in enumerate(rests) if j != i}
@@ -318,6 +320,11 @@ def _safe_sum(t: Term) -> Term | None:
     inner = _inner_sum(t.dtype)
     if len(t.args) == 2:
         a, b = t.args
+        for u, v in ((a, b), (b, a)):
+            # u + -0.0 -> u, exact for every u (-0.0 + -0.0 is -0.0), whatever sums u holds inside
+            w = number(v)
+            if w is not None and w == 0 and math.copysign(1.0, w) < 0 and u.dtype == t.dtype and u.shape == t.shape:
+                return u
         if number(a) is None is number(b) and inner(a) is None is inner(b):
             if split_coefficient(a)[1] is not split_coefficient(b)[1]:
                 return ADD(b, a) if sort_key(b) < sort_key(a) else None  # a + b: nothing to collect, sorted
