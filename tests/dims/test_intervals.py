@@ -1,8 +1,10 @@
 """Intervals of dimension terms (``exprgraph.dims.intervals``): sound everywhere, exact where they say so.
 
 Brute force over small finite ranges checks every claim: every value lies in the interval; an exact interval's
-ends are the least and the greatest value; a relation said to hold always (never) holds at every point (at none);
-one said to hold sometimes holds at one point and fails at another. Open ranges are checked at sampled points.
+ends are the least and the greatest value; a dense one takes every integer between them; a node said to be
+nondecreasing (nonincreasing) in each name is, one step of one name at a time; a relation said to hold always
+(never) holds at every point (at none); one said to hold sometimes holds at one point and fails at another; the
+interval of a difference holds every value of it. Open ranges are checked at sampled points.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections.abc import Mapping
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -20,9 +23,13 @@ from exprgraph.dims import dim_name, evaluate_expression, parse_expression
 from exprgraph.dims.intervals import (
     ALWAYS,
     ASK,
+    DEC,
+    DENSE,
+    INC,
     NEVER,
     NO_INTERVAL,
     SOMETIMES,
+    difference,
     quick_bound,
     quick_relation,
     relation_of_intervals,
@@ -57,7 +64,7 @@ finite_ranges = st.fixed_dictionaries(
 )
 
 
-def _range_of(given: dict[str, tuple[int | None, int | None]]) -> Any:
+def _range_of(given: Mapping[str, tuple[int | None, int | None]]) -> Any:
     def name_range(name: str) -> tuple[int | float, int | float]:
         lo, hi = given[name]
         return (-INF if lo is None else lo, INF if hi is None else hi)
@@ -65,15 +72,34 @@ def _range_of(given: dict[str, tuple[int | None, int | None]]) -> Any:
     return name_range
 
 
-def _values(t: Any, given: dict[str, tuple[int, int]]) -> list[int] | None:
-    """Every value of ``t`` over the box of ranges (None when it is undefined at a point: a division by 0)."""
-    out = []
+def _table(t: Any, given: dict[str, tuple[int, int]]) -> dict[tuple[int, ...], int] | None:
+    """The value of ``t`` at every point of the box of ranges (None when it is undefined at a point: a division by
+    0)."""
+    out = {}
     for point in itertools.product(*(range(given[n][0], given[n][1] + 1) for n in "abc")):
         try:
-            out.append(evaluate_expression(t, dict(zip("abc", point, strict=True))))
+            out[point] = evaluate_expression(t, dict(zip("abc", point, strict=True)))
         except EvaluationError:
             return None
     return out
+
+
+def _values(t: Any, given: dict[str, tuple[int, int]]) -> list[int] | None:
+    """Every value of ``t`` over the box of ranges (None when it is undefined at a point: a division by 0)."""
+    table = _table(t, given)
+    return None if table is None else list(table.values())
+
+
+def _check_directions(table: dict[tuple[int, ...], int], flags: int) -> None:
+    """A node said nondecreasing (nonincreasing) in each name is: one step of one name at a time."""
+    for point, v in table.items():
+        for k in range(3):
+            step = (*point[:k], point[k] + 1, *point[k + 1 :])
+            if step in table:
+                if flags & INC:
+                    assert v <= table[step], (point, step)
+                if flags & DEC:
+                    assert v >= table[step], (point, step)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -82,13 +108,17 @@ def test_every_value_is_inside_and_an_exact_interval_is_reached(t: Any, given: d
     i = term_interval(t, _range_of(given), {}, {})
     if not i:
         return
-    values = _values(t, given)
-    assert values is not None, "a term with an interval is defined everywhere (no divisor below 1)"
-    lo, hi, exact, _ = i
+    table = _table(t, given)
+    assert table is not None, "a term with an interval is defined everywhere (no divisor below 1)"
+    values = list(table.values())
+    lo, hi, exact, _, flags = i
     assert lo <= min(values) and max(values) <= hi
     if exact:
         assert (lo, hi) == (min(values), max(values))
         assert quick_bound(t, _range_of(given), {}, {}) == (lo, hi)
+    if flags & DENSE:
+        assert exact and set(range(lo, hi + 1)) <= set(values)
+    _check_directions(table, flags)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -112,9 +142,9 @@ def test_a_decided_relation_holds_as_said(left: Any, right: Any, given: dict, op
 def test_common_factors_divide_out_soundly(x: Any, y: Any, z: Any, given: dict, op: str) -> None:
     # x*y OP x*z, x*y OP x, (x*y) % (x*z): the relations with a common factor, decided as said
     mul, mod = get_op("mul"), get_op("mod")
-    test_a_decided_relation_holds_as_said.hypothesis.inner_test(mul(x, y), mul(z, x), given, op)
-    test_a_decided_relation_holds_as_said.hypothesis.inner_test(mul(x, y), x, given, op)
-    test_every_value_is_inside_and_an_exact_interval_is_reached.hypothesis.inner_test(mod(y, mul(x, y)), given)
+    test_a_decided_relation_holds_as_said.hypothesis.inner_test(mul(x, y), mul(z, x), given, op)  # type: ignore[attr-defined]
+    test_a_decided_relation_holds_as_said.hypothesis.inner_test(mul(x, y), x, given, op)  # type: ignore[attr-defined]
+    test_every_value_is_inside_and_an_exact_interval_is_reached.hypothesis.inner_test(mod(y, mul(x, y)), given)  # type: ignore[attr-defined]
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -143,10 +173,17 @@ def test_names_and_sums_are_exact_and_repeats_are_not() -> None:
     memo: dict = {}
     bits: dict = {}
     assert quick_bound(parse_expression("b + 32*a"), _range_of(given), memo, bits) == (64, INF)
-    assert quick_bound(parse_expression("a*a"), _range_of(given), memo, bits) is None  # a repeated name
+    assert quick_bound(parse_expression("a*a"), _range_of(given), memo, bits) == (4, INF)  # nondecreasing in a
+    assert quick_bound(parse_expression("a*a - a"), _range_of(given), memo, bits) is None  # not monotone in a
     assert term_interval(parse_expression("a - a"), _range_of(given), memo, bits)[:3] == (-INF, INF, False)
     assert quick_bound(parse_expression("(a - 1)//2"), _range_of(given), memo, bits) == (0, INF)
-    assert quick_bound(parse_expression("b % 8"), _range_of(given), memo, bits) is None  # a modulo: not exact
+    assert quick_bound(parse_expression("(a - 1) % 8"), _range_of(given), memo, bits) == (0, 7)  # every residue
+    assert quick_bound(parse_expression("(b + 5) % 8"), _range_of(given), memo, bits) == (0, 7)  # wraps: 0, 7 met
+    assert quick_bound(parse_expression("(b // 8) % 8"), _range_of(given), memo, bits) == (0, 3)  # no wrap
+    assert quick_bound(parse_expression("(2*b) % 8"), _range_of(given), memo, bits) is None  # not dense: open
+    assert quick_bound(parse_expression("b*a + 3*a*a - 1"), _range_of(given), memo, bits) == (11, INF)
+    mul, b = get_op("mul"), NAMES[1]  # (-1)*b is nonincreasing in b
+    assert term_interval(mul(const(-1), b), _range_of(given), memo, bits)[4] & (INC | DEC) == DEC  # flipped
     assert quick_bound(parse_expression("c*7"), _range_of(given), memo, bits) == (7, 7)
 
 
@@ -173,7 +210,8 @@ def test_relations_decided_and_settled() -> None:
     assert ask("a*b == a") == NEVER and ask("a*b*b >= 2*a*b") == ALWAYS and ask("c*a == c") == ASK  # (c may be 0)
     assert ask("a%(a*b) != 0") == ALWAYS  # 0 <= a < a*b: a % (a*b) == a
     assert ask("96%(96*b) == 0") == NEVER
-    assert ask("a*a < b") == ASK  # nothing common: the polynomials decide
+    assert ask("a*a < b") == SOMETIMES  # a*a: nondecreasing in a, exact; b: independent of it
+    assert ask("a*a-a < b") == ASK  # a*a - a: not monotone in a, nothing common: the polynomials decide
 
 
 def test_relation_of_intervals_at_infinite_ends() -> None:
@@ -182,3 +220,32 @@ def test_relation_of_intervals_at_infinite_ends() -> None:
     assert relation_of_intervals("eq", (0, INF), (0, INF)) is None
     assert relation_of_intervals("ne", (5, 5), (6, INF)) is True
     assert math.isinf(term_interval(parse_expression("a"), _range_of({"a": (None, None)}), {}, {})[0])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(expressions, expressions, finite_ranges)
+def test_the_difference_of_two_terms_holds_every_value(a: Any, b: Any, given: dict) -> None:
+    memo: dict = {}
+    bits: dict = {}
+    if not term_interval(a - b, _range_of(given), memo, bits):
+        return
+    d = difference(a, b, memo)
+    if d is None:
+        return
+    for v in _values(a - b, given) or []:
+        assert d[0] <= v <= d[1], (a, b, d, v)
+
+
+def test_monotone_sides_over_one_name_are_decided() -> None:
+    given = {"a": (2, None), "b": (9, None), "c": (0, 15)}
+    r = _range_of(given)
+
+    def ask(op: str, left: str, right: str) -> int:
+        return quick_relation(op, parse_expression(left), parse_expression(right), r, {}, {})
+
+    f = "((b - 1)//4)"
+    assert ask("ne", f"{f}*{f} + 2*{f}", "0") == ALWAYS  # f >= 2: nondecreasing in b, least value 8
+    assert ask("lt", "4095", f"{f}*{f} + 2*{f}") == SOMETIMES  # exact over b, 0 among neither end: settled
+    assert ask("eq", f"(64*{f} + 64) % (64*{f}*{f} + 128*{f} + 64)", "0") == NEVER  # a < q: a % q == a >= 192
+    assert ask("lt", "a + 1", "a") == NEVER  # a + 1 - a == 1
+    assert quick_bound(parse_expression("(c // 1) % 8"), r, {}, {}) == (0, 7)  # ModularIndexing(c, 1, 8)

@@ -1,14 +1,22 @@
 """The range of a dimension term by interval arithmetic on its nodes: the quick answer before any polynomial.
 
 Each node of an int64 term gets an interval ``(lo, hi)`` (open ends ``-INF``/``INF``, see :mod:`.ranges`) from
-its arguments' intervals, children first and without recursion, with two more facts:
+its arguments' intervals, children first and without recursion, with three more facts:
 
 - ``exact``: ``lo`` and ``hi`` are the least and the greatest value the node takes (an infinite end: it takes
-  values beyond every bound). A name is exact (it takes every integer of its range); a constant is; a sum, a
-  product, a max or a min of exact operands over disjoint sets of names is (its extremes are reached at
-  extremes of its operands, which vary independently); so is a monotone function of an exact operand
-  (``x//k``, ``ceil(x/k)`` for a constant ``k >= 1``, ``-x``, an odd power). A modulo is not.
+  values beyond every bound). A name is exact; a constant is; a sum, a product, a max or a min of exact operands
+  over disjoint sets of names is (its extremes are reached at extremes of its operands, which vary independently);
+  so is a monotone function of an exact operand (``x//k``, ``ceil(x/k)`` for a constant ``k >= 1``, ``-x``, an
+  odd power); so is a node that is monotone in every name (below) over exact operands, names shared or not (each
+  operand reaches its least value where every name is at its least, and its greatest where every name is at its
+  greatest, so all reach them together); so is ``x % k`` of a dense ``x`` and a constant ``k >= 1``.
 - ``names``: the set of names under the node, as a bit mask (the bits numbered by a table the caller keeps).
+- ``flags``: ``INC`` (the node is nondecreasing in each of its names), ``DEC`` (nonincreasing in each), ``DENSE``
+  (it takes every integer between its ends). A name is INC and DENSE, a constant all three; a sum keeps the
+  directions its operands share (a difference flips its right side's), a product of operands that are constants
+  or ``>= 0`` keeps theirs (a negative constant flips it), as do max, min, ``x//k``, ``ceil(x/k)`` and powers
+  (even ones of operands ``>= 0``); a sum (max, min) of dense operands over disjoint names is dense, and so is
+  ``-x``, ``x//k``, ``ceil(x/k)`` and ``x % k`` of a dense ``x`` (``k >= 1`` constant, its range not wrapping).
 
 An interval is always sound: every value of the node lies in it. A floor division, ceiling division or modulo
 whose divisor may be below 1 is not evaluated here (the general path of :class:`~exprgraph.dims.DimEnv` decides
@@ -37,10 +45,25 @@ __all__ = [
     "ALWAYS",
     "SOMETIMES",
     "ASK",
+    "INC",
+    "DEC",
+    "DENSE",
+    "difference",
 ]
 
-#: ``(lo, hi, exact, names)``: the bounds, whether they are the least and greatest values, the names' bit mask
+#: ``(lo, hi, exact, names, flags)``: the bounds, whether they are the least and greatest values, the names' bit
+#: mask, the facts INC / DEC / DENSE (bits)
 Interval = tuple
+#: the node is nondecreasing in each of its names
+INC: Final = 1
+#: the node is nonincreasing in each of its names
+DEC: Final = 2
+#: the node takes every integer between its ends
+DENSE: Final = 4
+#: a constant: monotone both ways, and dense
+_CONSTANT: Final = INC | DEC | DENSE
+#: the most monomials a side of ``a < q`` is expanded into (a larger one is not compared monomial by monomial)
+MAX_MONOMIALS: Final = 64
 #: what a term gets when one of its nodes is not evaluated here
 NO_INTERVAL: Final[Interval] = ()
 
@@ -78,7 +101,7 @@ def _leaf(node: Term, name_range: Callable[[str], Range], bits: dict[str, int]) 
     op = node.op
     if op is CONST:
         v = node.attr
-        return (v, v, True, 0) if type(v) is int else NO_INTERVAL
+        return (v, v, True, 0, _CONSTANT) if type(v) is int else NO_INTERVAL
     if op is not SYMBOL:
         return NO_INTERVAL
     name = node.name
@@ -86,7 +109,7 @@ def _leaf(node: Term, name_range: Callable[[str], Range], bits: dict[str, int]) 
     if bit is None:
         bit = bits[name] = 1 << len(bits)
     lo, hi = name_range(name)
-    return (lo, hi, True, bit)
+    return (lo, hi, True, bit, INC | DENSE)
 
 
 def _independent(vals: list[Interval]) -> tuple[bool, int]:
@@ -100,8 +123,94 @@ def _independent(vals: list[Interval]) -> tuple[bool, int]:
     return exact, names
 
 
+def _disjoint(vals: list[Interval]) -> bool:
+    """Whether no name is under two of the operands."""
+    names = 0
+    for v in vals:
+        if names & v[3]:
+            return False
+        names |= v[3]
+    return True
+
+
+def _flip(f: int) -> int:
+    """The flags of ``-x`` from those of ``x``: nondecreasing and nonincreasing swapped."""
+    return ((f & INC) << 1) | ((f & DEC) >> 1) | (f & DENSE)
+
+
 def _call(node: Term, vals: list[Interval], memo: dict[Term, Interval]) -> Interval:
     """The interval of a node from its arguments' (NO_INTERVAL for an op not evaluated here)."""
+    op = node.op
+    if op is MOD:
+        a, q = vals
+        if q[0] == q[1] and q[3] == 0 and type(q[0]) is int and q[0] >= 1 and a[4] & DENSE:
+            return _mod_dense(a, q[0])
+        if a[0] >= 0 and q[0] >= 1 and _below(node.args[0], node.args[1], memo):
+            return (a[0], a[1], a[2], a[3] | q[3], a[4])  # 0 <= a < q: a % q == a
+    base = _base(node, vals, memo)
+    if not base:
+        return NO_INTERVAL
+    lo, hi, exact, names = base
+    flags = _flags(node, vals)
+    if flags & DENSE or (not exact and flags & (INC | DEC) and all(v[2] for v in vals)):
+        exact = True  # monotone in every name over exact operands: all reach their ends together
+    return (lo, hi, exact, names, flags)
+
+
+def _mod_dense(a: Interval, k: int) -> Interval:
+    """``x % k`` for an ``x`` that takes every integer of its interval ``a`` and a constant ``k >= 1``: exact."""
+    lo, hi, _, names, flags = a
+    if type(lo) is int and type(hi) is int and lo // k == hi // k:  # no wrap: x % k == x - c*k, dense
+        return (lo % k, hi % k, True, names, flags)
+    if type(lo) is float or type(hi) is float or hi - lo + 1 >= k:  # k consecutive integers: every residue
+        return (0, k - 1, True, names, DENSE)
+    return (0, k - 1, True, names, 0)  # a wrap: lo%k..k-1 and 0..hi%k, both ends reached
+
+
+def _flags(node: Term, vals: list[Interval]) -> int:
+    """INC / DEC / DENSE of a node from its operands' (see the module's text)."""
+    op = node.op
+    if op is ADD or op is SUB or op is MAX or op is MIN:  # the directions the operands share (b flipped in a - b)
+        d = INC | DEC
+        dense = True
+        for i, v in enumerate(vals):
+            f = _flip(v[4]) if op is SUB and i > 0 else v[4]
+            d &= f
+            dense = dense and bool(f & DENSE)
+        return d | (DENSE if dense and _disjoint(vals) else 0)
+    if op is MUL:  # constants and operands >= 0: their shared direction, flipped by a negative constant
+        d = INC | DEC
+        negative = False
+        for v in vals:
+            if v[3] == 0 and v[0] == v[1]:
+                if v[0] == 0:
+                    return _CONSTANT  # x*0 == 0
+                if v[0] < 0:
+                    negative = not negative
+            elif v[0] >= 0:
+                d &= v[4]
+            else:
+                return 0
+        return _flip(d & (INC | DEC)) if negative else d & (INC | DEC)
+    a = vals[0][4]
+    if op is NEG:
+        return _flip(a)
+    if op is FLOORDIV or op is CEIL_DIV:  # x//k, ceil(x/k) for a constant k >= 1: nondecreasing in x, dense if x is
+        return a if vals[1][0] == vals[1][1] and vals[1][3] == 0 else 0
+    if op is POW:
+        k = vals[1][0]
+        if k == 0:
+            return _CONSTANT  # x**0 == 1
+        if k > _MAX_EXACT_POWER or (k % 2 == 0 and vals[0][0] < 0):
+            return 0
+        return a if k == 1 else a & (INC | DEC)
+    if op is ABS:  # |x| = x for x >= 0, -x for x <= 0
+        return a if vals[0][0] >= 0 else _flip(a) if vals[0][1] <= 0 else 0
+    return 0
+
+
+def _base(node: Term, vals: list[Interval], memo: dict[Term, Interval]) -> Interval:
+    """``(lo, hi, exact, names)`` of a node from its arguments' (NO_INTERVAL for an op not evaluated here)."""
     op = node.op
     if op is ADD or op is MUL or op is SUB:
         r: Range = vals[0][:2]
@@ -117,22 +226,22 @@ def _call(node: Term, vals: list[Interval], memo: dict[Term, Interval]) -> Inter
         pick = max if op is MAX else min
         exact, names = _independent(vals)
         return (pick([v[0] for v in vals]), pick([v[1] for v in vals]), exact, names)
-    if op is MOD and vals[0][0] >= 0 and vals[1][0] >= 1 and _below(node.args[0], node.args[1], memo):
-        a = vals[0]  # 0 <= a < q: a % q == a
-        return (a[0], a[1], a[2], a[3] | vals[1][3])
     if op is FLOORDIV or op is CEIL_DIV or op is MOD:
         return _division(op, vals[0], vals[1])
     if op is POW:
         return _power(vals[0], vals[1])
     if op is ABS:  # |x| = x for x >= 0, -x for x <= 0, else within [0, max(-lo, hi)]
-        lo, hi, exact, names = vals[0]
+        lo, hi, exact, names = vals[0][:4]
         if lo >= 0:
-            return vals[0]
+            return (lo, hi, exact, names)
         if hi <= 0:
             return (_neg(hi), _neg(lo), exact, names)
         return (0, max(_neg(lo), hi), False, names)
     return NO_INTERVAL
 
+
+#: the greatest power whose ends r_pow computes (a greater one may get an open end)
+_MAX_EXACT_POWER: Final = 64
 
 #: the most factors a side's product is split into (a larger one is left to the polynomials)
 MAX_FACTORS: Final = 32
@@ -171,7 +280,7 @@ def _product(coef: int, factors: dict[Term, int], memo: dict[Term, Interval]) ->
         if not i[2] or names & i[3] or (e % 2 == 0 and i[0] < 0):
             exact = False  # (an even power of a factor that changes sign is not monotone)
         names |= i[3]
-    return (r[0], r[1], exact, names)
+    return (r[0], r[1], exact, names, 0)
 
 
 def cancelled(a: Term, b: Term, memo: dict[Term, Interval]) -> tuple[Interval, Interval] | None:
@@ -212,7 +321,61 @@ def _below(a: Term, q: Term, memo: dict[Term, Interval]) -> bool:
     if ia[1] < iq[0]:
         return True
     rest = cancelled(a, q, memo)
-    return rest is not None and rest[0][1] < rest[1][0]
+    if rest is not None and rest[0][1] < rest[1][0]:
+        return True
+    d = difference(q, a, memo)  # q - a >= 1, monomial by monomial
+    return d is not None and d[0] >= 1
+
+
+def _node_key(f: tuple[Term, int]) -> int:
+    return id(f[0])
+
+
+def _monomials(t: Term, sign: int, out: dict[tuple, int]) -> bool:
+    """Add ``sign * t`` to ``out`` as a sum of ``c * f1**e1 * f2**e2 ...`` (through sums, differences, negations
+    and products by constants; the factors are the other nodes), keyed by the sorted factors with their powers;
+    False past MAX_MONOMIALS."""
+    stack = [(t, sign)]
+    while stack:
+        node, c = stack.pop()
+        op = node.op
+        if op is ADD:
+            stack.extend([(x, c) for x in node.args])
+        elif op is SUB:  # a - b - ...
+            stack.append((node.args[0], c))
+            stack.extend([(x, -c) for x in node.args[1:]])
+        elif op is NEG:
+            stack.append((node.args[0], -c))
+        else:
+            fs = _factors(node)
+            if fs is None:
+                return False
+            key = tuple(sorted(fs[1].items(), key=_node_key))
+            out[key] = out.get(key, 0) + c * fs[0]
+        if len(out) + len(stack) > MAX_MONOMIALS:
+            return False
+    return True
+
+
+def difference(a: Term, b: Term, memo: dict[Term, Interval]) -> Range | None:
+    """An interval holding every value of ``a - b``, from the monomials of both sides once the common ones cancel
+    (``64*f*f + 128*f + 64 - (64*f + 64) = 64*f*f + 64*f``), each factor's interval in ``memo``; None when a side
+    has too many monomials or a factor has no interval."""
+    monos: dict[tuple, int] = {}
+    if not (_monomials(a, 1, monos) and _monomials(b, -1, monos)):
+        return None
+    r: Range = (0, 0)
+    for key, c in monos.items():
+        if c == 0:
+            continue  # cancelled
+        m: Range = (c, c)
+        for f, e in key:
+            i = memo.get(f)
+            if not i:
+                return None
+            m = r_mul(m, r_pow(i[:2], e) if e > 1 else i[:2])
+        r = r_add(r, m)
+    return r
 
 
 def _division(op: object, a: Interval, q: Interval) -> Interval:
@@ -237,8 +400,8 @@ def _power(a: Interval, k: Interval) -> Interval:
         return NO_INTERVAL
     if k[0] == 0:
         return (1, 1, True, a[3])  # x**0 == 1
-    r = r_pow(a[:2], k[0])
-    return (r[0], r[1], a[2] and (k[0] % 2 == 1 or a[0] >= 0), a[3])
+    r = r_pow(a[:2], k[0])  # (past _MAX_EXACT_POWER an end may be left open: not exact)
+    return (r[0], r[1], a[2] and k[0] <= _MAX_EXACT_POWER and (k[0] % 2 == 1 or a[0] >= 0), a[3])
 
 
 def _neg(x: int | float) -> int | float:
@@ -305,12 +468,20 @@ def quick_relation(
     if (_is_leaf(a) and _is_leaf(b) and a is not b) or settled(op, ia, ib):
         return SOMETIMES
     rest = cancelled(a, b, memo)  # s0*s1 == s0 where s1 == 1 (s0 >= 1)
-    if rest is None:
-        return ASK
-    v = relation_of_intervals(op, rest[0], rest[1])
-    if v is not None:
-        return ALWAYS if v else NEVER
-    return SOMETIMES if settled(op, rest[0], rest[1]) else ASK
+    if rest is not None:
+        v = relation_of_intervals(op, rest[0], rest[1])
+        if v is not None:
+            return ALWAYS if v else NEVER
+        if settled(op, rest[0], rest[1]):
+            return SOMETIMES
+    if not ia[3] & ib[3]:
+        return ASK  # no name on both sides: nothing cancels between them (their intervals were the difference's)
+    d = difference(a, b, memo)  # a OP b  <=>  a - b OP 0
+    if d is not None:
+        v = relation_of_intervals(op, d, (0, 0))
+        if v is not None:
+            return ALWAYS if v else NEVER
+    return ASK
 
 
 def quick_bound(
