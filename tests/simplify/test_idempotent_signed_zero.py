@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 import pytest
+from grid_values import grid_values, same_values
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -66,15 +67,10 @@ def signed_zero_quotients(draw: st.DrawFn) -> eg.Term:
 
 
 def _values(t: eg.Term) -> np.ndarray:
-    xs, ys = np.meshgrid(POINTS, POINTS)
-    with np.errstate(all="ignore"):
-        return np.broadcast_to(np.asarray(evaluate(t, {X: xs.ravel(), Y: ys.ravel()}), dtype=np.float64), (xs.size,))
+    return grid_values(t, POINTS, X, Y)
 
 
-def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
-    """Equal values, nan where nan, inf where inf of the same sign (a result's own zero may have either sign:
-    simplify keeps a zero's sign where a division reads it, as here, not that of the result)."""
-    return bool(np.array_equal(a, b, equal_nan=True))
+_same_values = same_values
 
 
 # 200 derandomized examples fail before the fix (the first failure at example 20 or so)

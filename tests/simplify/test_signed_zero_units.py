@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+from grid_values import grid_values, same_values
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -76,15 +77,10 @@ def sign_readers(draw: st.DrawFn) -> eg.Term:
 
 
 def _values(t: eg.Term) -> np.ndarray:
-    xs, ys = np.meshgrid(GRID, GRID)
-    with np.errstate(all="ignore"):
-        out = evaluate(t, {X: xs.ravel(), Y: ys.ravel()})
-    return np.broadcast_to(np.asarray(out, dtype=np.float64), (xs.size,))
+    return grid_values(t, GRID, X, Y)
 
 
-def _same(a: np.ndarray, b: np.ndarray) -> bool:
-    """Equal values, nan where nan (the readers show a zero's sign as that of an infinity or of pi)."""
-    return bool(np.array_equal(a, b, equal_nan=True))
+_same = same_values
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
