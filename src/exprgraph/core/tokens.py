@@ -96,17 +96,13 @@ def quoted_name(token: str) -> str | None:
 
 def check_name(name: Any) -> str:
     """``name`` when it can name a symbol (an identifier the parser reads back whole), else ValueError."""
-    if name.__class__ is str and name.isascii() and name.isidentifier() and len(name) <= MAX_TOKEN:
-        # an ASCII identifier is [A-Za-z_][A-Za-z0-9_]*, one NAME token: only the reserved words are refused
-        if name not in RESERVED_NAMES:
-            return name
     if not isinstance(name, str) or not name.isidentifier() or name in RESERVED_NAMES:
         raise ValueError(f"a symbol name must be an identifier that is not reserved, not {name!r}")
     if len(name) > MAX_TOKEN:  # printed, it would be a token the parsers refuse
         raise ValueError(f"a symbol name is at most {MAX_TOKEN} characters, not {len(name):,}")
-    if _NAME.fullmatch(name) is None:
-        # an identifier with a combining mark or a connector the tokenizer does not read as a word
-        # character (such as "e\u0301" or "a\u00b7b"): printed, it would not parse back as this name
+    if not name.isascii() and _NAME.fullmatch(name) is None:
+        # (an ASCII identifier is one NAME token) an identifier with a combining mark or a connector the tokenizer
+        # does not read as a word character (such as "e\u0301" or "a\u00b7b"): printed, it would not parse back
         raise ValueError(
             f"the symbol name {name!r} would not read back from printed text: use letters, digits and '_' "
             "(for accented letters, the composed form: unicodedata.normalize('NFC', name))"
