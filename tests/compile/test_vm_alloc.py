@@ -61,12 +61,12 @@ def _virtual(outs: list[Term]) -> tuple[np.ndarray, ...]:
         seen.append((code.copy(), kinds.copy(), pinned.copy(), inputs.copy()))
         return allocate(code, kinds, pinned, inputs)
 
-    saved = encode.__globals__["allocate"]
-    encode.__globals__["allocate"] = capture
+    saved = vm_alloc.allocate
+    vm_alloc.allocate = capture  # both encodings call it from vm_alloc's finishers
     try:
         encode(lower(outs, [*XS, N]))
     finally:
-        encode.__globals__["allocate"] = saved
+        vm_alloc.allocate = saved
     return seen[0]
 
 

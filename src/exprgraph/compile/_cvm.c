@@ -14,7 +14,8 @@
  * integer power with a negative exponent flagged as an error. The twin: the numpy backend.
  *
  * allocate() (below) gives the registers of straight-line code encoded over numbered values (its twin:
- * compile/vm_alloc.py's allocate_py).
+ * compile/vm_alloc.py's allocate_py); walk() (_cvm_walk.c) and encode_flat() (_cvm_encode.c) the
+ * lowering's walk and the straight-line encoding (their twins: compile/lower.py, compile/vm_encode.py).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -421,6 +422,10 @@ static PyMethodDef module_methods[] = {
     {"layout", cvm_opcodes, METH_NOARGS, "(opcodes, words per instruction, words per class descriptor)"},
     {"allocate", cvm_allocate, METH_VARARGS,
      "allocate(code, kinds, pinned, inputs): registers for straight-line code over numbered values (vm_alloc.py)"},
+    {"walk", cvm_walk, METH_VARARGS,
+     "walk(outputs, symbol, const): lower()'s walk (steps, nodes, reads, constants, symbols, fixed), or None"},
+    {"encode_flat", cvm_encode_flat, METH_VARARGS,
+     "encode_flat(steps, inputs, outputs, values, tables): the straight-line encoding, or None (vm_encode.py)"},
     {NULL, NULL, 0, NULL},
 };
 

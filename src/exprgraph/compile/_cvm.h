@@ -116,6 +116,10 @@ static inline int64_t d2i(double x) {
 
 /* the main program on `n` lanes, inputs loaded (_cvm_run.c) */
 void vm_run_main(Machine *vm, int n);
+
+/* the lowering's walk (_cvm_walk.c) and the straight-line encoding (_cvm_encode.c); twins: lower.py, vm_encode.py */
+PyObject *cvm_walk(PyObject *self, PyObject *args);
+PyObject *cvm_encode_flat(PyObject *self, PyObject *args);
 #endif
 
 #endif

@@ -40,7 +40,7 @@ def check_signature(outputs: Any, inputs: Any, *, walk: bool = True) -> tuple[tu
             raise TypeError(f"the inputs of compile() must be symbols, got {s!r}")
     if len(set(ins)) != len(ins):
         raise CompileError("an input symbol is listed twice")
-    names = [s.name for s in ins]
+    names = [s.attr[0] for s in ins]  # a symbol's attr is (name, ...): checked symbols above
     if len(set(names)) != len(names):
         raise CompileError("two inputs have the same name; inputs are bound by position and must be distinct")
     if walk:  # one walk over the DAG (the free-symbol sets of every node would cost 4x as much at 10^5 outputs)

@@ -15,21 +15,68 @@
 :func:`plan_rows` is the buffer plan for code that runs in bounded-size parts (the C backend's
 chunks): the values that cross from one part to a later one get rows of a workspace, reused as
 soon as their last reader has run.
+
+The walk runs in the vm's extension when it is built (``_cvm.walk``, in ``_cvm_encode.c``) for
+programs of scalar nodes with nothing to fold; its twin, :func:`lower_py`, lowers every program
+(``EXPRGRAPH_PURE_PYTHON``, or ``lower._native = None``, runs it alone). Both give the same program.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core import Term
+from ..core.termbase import PURE_ENV
 from ..core.traversal import schedule
 from ..errors import EvaluationError
 from ..eval import evaluate
 from ..eval.bind import const_value
 
-__all__ = ["Program", "lower", "plan_rows", "RowPlan", "chain_folds"]
+try:
+    from . import _cvm as _native  # type: ignore[attr-defined]
+except ImportError:  # not built: the Python walk runs
+    _native = None
+if os.environ.get(PURE_ENV) or not hasattr(_native, "walk"):
+    _native = None
+
+__all__ = ["Program", "lower", "lower_py", "plan_rows", "RowPlan", "chain_folds", "Reads"]
+
+
+class Reads(Mapping[Term, int]):
+    """The reads of each node of a walked program, made a dict when first asked (the vm never asks)."""
+
+    __slots__ = ("_nodes", "_counts", "_dict")
+
+    def __init__(self, nodes: list[Term], counts: bytes) -> None:
+        self._nodes: list[Term] | None = nodes
+        self._counts = counts
+        self._dict: dict[Term, int] | None = None
+
+    def _reads(self) -> dict[Term, int]:
+        if self._dict is None:
+            assert self._nodes is not None
+            self._dict = dict(zip(self._nodes, memoryview(self._counts).cast("q").tolist(), strict=True))
+            self._nodes, self._counts = None, b""
+        return self._dict
+
+    def __getitem__(self, node: Term) -> int:
+        return self._reads()[node]
+
+    def get(self, node: Term, default: Any = None) -> Any:
+        """The reads of ``node``, or ``default``."""
+        return self._reads().get(node, default)
+
+    def __iter__(self) -> Iterator[Term]:
+        return iter(self._reads())
+
+    def __len__(self) -> int:
+        return len(self._reads())
+
+    def __repr__(self) -> str:
+        return f"Reads({self._reads()!r})"
 
 
 @dataclass
@@ -43,7 +90,7 @@ class Program:
     #: compile-time values: constant leaves and folded subterms
     values: dict[Term, Any]
     #: operand slots reading each node (outputs: one more)
-    reads: dict[Term, int]
+    reads: Mapping[Term, int]
     #: positions in ``inputs`` of the inputs the outputs use
     used_inputs: tuple[int, ...]
     #: every node is scalar-shaped
@@ -81,6 +128,28 @@ class Program:
 
 def lower(outputs: Sequence[Term], inputs: Sequence[Term]) -> Program:
     """Lower ``outputs`` (terms) over ``inputs`` (symbols) into a :class:`Program`."""
+    outputs = tuple(outputs)
+    inputs = tuple(inputs)
+    walked = None if _native is None else _native.walk(outputs, "symbol", "const")
+    if walked is None:  # the extension declined (something to fold, a tensor, another leaf): the twin
+        return lower_py(outputs, inputs)
+    steps, nodes, reads, constants, symbols, fixed = walked
+    used = frozenset(symbols)
+    return Program(
+        inputs=inputs,
+        outputs=outputs,
+        steps=steps,
+        values={t: const_value(t) for t in constants},
+        reads=Reads(nodes, reads),
+        used_inputs=tuple(i for i, s in enumerate(inputs) if s in used),
+        pointwise=True,
+        symbols=used,
+        fixed=frozenset(fixed),
+    )
+
+
+def lower_py(outputs: Sequence[Term], inputs: Sequence[Term]) -> Program:
+    """:func:`lower` in Python: every program (the twin of the extension's walk)."""
     outputs = tuple(outputs)
     inputs = tuple(inputs)
     order, reads = schedule(outputs)

@@ -55,7 +55,7 @@ class NativeRunner:
         self._in_t = ctypes.c_void_p * max(n_in, 1)
         self._step_t = ctypes.c_int64 * max(n_in, 1)
         self._out_t = ctypes.c_void_p * max(len(loop_outputs), 1)
-        self._out_dtypes = [NUMPY_DTYPES[t.dtype] for t in loop_outputs]
+        self._out_dtypes: list[Any] | None = None  # found on the first array call, as the tables below
         # which inputs each output reads, and the constant outputs: found on the first array call
         # (a packed call never needs them; finding them costs 0.7 s at 10^5 outputs)
         self._tables: tuple[list[list[int]], dict[Term, Any]] | None = None
@@ -105,6 +105,8 @@ class NativeRunner:
                 steps[k] = 1
             keep.append(a)
             ptrs[k] = a.ctypes.data
+        if self._out_dtypes is None:
+            self._out_dtypes = [NUMPY_DTYPES[t.dtype] for t in self.loop_outputs]
         results = [np.empty(shape, dtype=d) for d in self._out_dtypes]
         outs = self._out_t()
         for j, r in enumerate(results):

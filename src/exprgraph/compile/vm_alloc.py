@@ -15,21 +15,42 @@ Python twin, when the extension is not built. Both give the same code, register 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 
+from ..core import Term
 from ..core.termbase import PURE_ENV
 from ..errors import CompileError
-from .vm_ops import OPCODE, OPCODES, WORDS
+from .lower import Program
+from .vm_ops import DTYPE_STORE, OPCODE, OPCODES, WORDS, Encoded
 
 try:
-    from . import _cvm as _native  # type: ignore[attr-defined]
-except ImportError:  # not built: the Python twin runs
-    _native = None
-if os.environ.get(PURE_ENV) or not hasattr(_native, "allocate"):
-    _native = None
+    from . import _cvm  # type: ignore[attr-defined]
+except ImportError:  # not built: the Python twins run
+    _cvm = None
 
-__all__ = ["Allocation", "allocate", "allocate_py", "UNUSED", "Registers", "Values"]
+__all__ = [
+    "Allocation",
+    "allocate",
+    "allocate_py",
+    "UNUSED",
+    "Registers",
+    "Values",
+    "native_module",
+    "finish_native",
+    "finish_flat",
+]
+
+
+def native_module(entry: str) -> Any:
+    """The vm's extension when it has ``entry`` and is not switched off (``EXPRGRAPH_PURE_PYTHON``), else None."""
+    if _cvm is None or os.environ.get(PURE_ENV) or not hasattr(_cvm, entry):
+        return None
+    return _cvm
+
+
+_native = native_module("allocate")
 
 #: an operand word that names no value
 UNUSED = -1
@@ -188,3 +209,67 @@ def allocate_py(code: np.ndarray, kinds: np.ndarray, pinned: np.ndarray, inputs:
             if last[dst] < 0:  # written and never read: free at once
                 give(dst)
     return np.array(words, dtype=np.int32).reshape(-1), np.array(phys, dtype=np.int32), count[0], count[1]
+
+
+def finish_flat(
+    program: Program,
+    code: list[int],
+    values: Values,
+    consts: tuple[list[tuple[int, Any]], list[tuple[int, Any]]],
+    in_values: list[int],
+    run_outputs: list[Term],
+) -> Encoded:
+    """The :class:`~.vm_ops.Encoded` of a straight-line encoding in Python, its values given registers."""
+    i32 = np.int32
+    allocation = allocate(
+        np.array(code, dtype=i32),
+        np.array(values.kinds, dtype=i32),
+        np.array(values.pinned, dtype=i32),
+        np.array(in_values, dtype=i32),
+    )
+    cd, ci = consts
+    numbers = (np.array([v for _, v in cd], dtype=np.float64), np.array([v for _, v in ci], dtype=np.int64))
+    return _encoded(program, allocation, ([r for r, _ in cd], [r for r, _ in ci]), numbers, in_values, run_outputs)
+
+
+def finish_native(program: Program, found: tuple) -> Encoded:
+    """The :class:`~.vm_ops.Encoded` of ``_cvm.encode_flat``'s result ``found``, its values given registers."""
+    words, kinds, pinned, in_vid, cd_vid, cd_val, ci_vid, ci_val, run_outputs = found
+    i32 = np.int32
+    allocation = allocate(*(np.frombuffer(b, dtype=i32) for b in (words, kinds, pinned, in_vid)))
+    regs = (np.frombuffer(cd_vid, dtype=i32), np.frombuffer(ci_vid, dtype=i32))
+    numbers = (np.frombuffer(cd_val, dtype=np.float64), np.frombuffer(ci_val, dtype=np.int64))
+    return _encoded(program, allocation, regs, numbers, np.frombuffer(in_vid, dtype=i32), run_outputs)
+
+
+def _encoded(
+    program: Program,
+    allocation: Allocation,
+    const_values: tuple[Any, Any],
+    numbers: tuple[np.ndarray, np.ndarray],
+    in_values: Any,
+    run_outputs: list[Term],
+) -> Encoded:
+    """The arrays of a straight-line encoding: constants (values, numbers) and inputs (values) in registers."""
+    code, phys, nd, ni = allocation
+    i32 = np.int32
+    inputs = [program.inputs[i] for i in program.used_inputs]
+    return Encoded(
+        code=code,
+        main_len=len(code) // WORDS,
+        ints=np.zeros(0, dtype=i32),
+        doubles=np.zeros(0, dtype=np.float64),
+        nd=nd,
+        ni=ni,
+        const_d_reg=phys[np.asarray(const_values[0], dtype=np.intp)].astype(i32),
+        const_d_val=numbers[0],
+        const_i_reg=phys[np.asarray(const_values[1], dtype=np.intp)].astype(i32),
+        const_i_val=numbers[1],
+        in_store=np.array([DTYPE_STORE[s.dtype] for s in inputs], dtype=i32),
+        in_reg=phys[np.asarray(in_values, dtype=np.intp)].astype(i32),
+        in_col=np.array(program.used_inputs, dtype=i32),
+        n_cols=len(program.inputs),
+        n_out=len(run_outputs),
+        n_pk=len(program.outputs),
+        loop_outputs=run_outputs,
+    )

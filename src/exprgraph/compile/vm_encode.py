@@ -8,6 +8,8 @@ one ``LOOP`` instruction: its body is encoded once (after the main program), its
 and constant tables go to the int and double tables. A program without classes is encoded over
 numbered values, the common step inline, and :func:`~.vm_alloc.allocate` (in the extension) then
 gives the registers by last use in one pass: about 3.5x quicker to encode (AC-OPF case1354pegase).
+That straight-line encoding runs in the extension too (``_cvm.encode_flat``, in ``_cvm_encode.c``,
+word for word the same) when every step has a common form; :func:`_encode_flat_py` is its twin.
 
 Each node becomes the instructions of the C backend's semantics (:func:`~.crender.operand_dtypes`):
 operands converted the way numpy promotes them, a long fold as a chain of binary steps in the
@@ -27,7 +29,7 @@ from ..core.dtypes import DTYPES, FLOAT64, is_float
 from ..errors import VMUnsupportedError
 from .lower import Program, lower
 from .structure import LoopClass, Structure
-from .vm_alloc import UNUSED, Registers, Values, allocate
+from .vm_alloc import UNUSED, Registers, Values, finish_flat, finish_native, native_module
 from .vm_ops import (
     BINARY,
     CLASS_FIELDS,
@@ -36,12 +38,14 @@ from .vm_ops import (
     KD,
     KI,
     KIND_SHIFT,
+    ON_DOUBLES,
     OPCODE,
     RELATIONAL,
     UNARY,
     WORDS,
     Encoded,
     check_supported,
+    flat_tables,
 )
 
 __all__ = ["Encoded", "encode", "check_supported"]
@@ -54,12 +58,8 @@ _KIND, _STORE = DTYPE_KIND, DTYPE_STORE
 EXPAND = 2
 _MOV = (OPCODE["MOV_D"], OPCODE["MOV_I"])
 
-#: the opcode of each op on float64 operands giving a float64, by (op name, operand count)
-_ON_DOUBLES: dict[tuple[str, int], int] = {
-    **{(name, 2): OPCODE[code] for name, (code, _) in BINARY.items() if code is not None},
-    **{(name, 1): OPCODE[code] for name, (code, _) in UNARY.items() if code is not None and name != "logical_not"},
-    ("pow", 2): OPCODE["POW_DD"],
-}
+#: the extension's straight-line encoding (``_cvm.encode_flat``), or None: :func:`_encode_flat_py` runs alone
+_native = native_module("encode_flat")
 
 #: a value in a register: (kind, register, dtype)
 Operand = tuple[int, int, str]
@@ -137,7 +137,7 @@ class _Encoder:
         ops = [self.operand(a, local) for a in args]
         name = node.op.name
         if dst[2] == FLOAT64 and len(ops) <= 2 and all(x[2] == FLOAT64 for x in ops):
-            code = _ON_DOUBLES.get((name, len(ops)))
+            code = ON_DOUBLES.get((name, len(ops)))
             if code is not None:  # most steps: float64 operands and result, one instruction
                 out.extend((code, dst[1], ops[0][1], ops[-1][1], self.pad))
                 return
@@ -226,7 +226,7 @@ class _Encoder:
         step = body.steps[0] if len(body.steps) == 1 else None
         if step is None or step.dtype != FLOAT64 or cls.consts:
             return False
-        code = _ON_DOUBLES.get((step.op.name, len(step.args)))
+        code = ON_DOUBLES.get((step.op.name, len(step.args)))
         slot = {s: j for j, s in enumerate(cls.slots)}
         if code is None or any(a not in slot for a in step.args):
             return False
@@ -300,9 +300,9 @@ def encode(program: Program, structure: Structure | None = None) -> Encoded:
     outputs known before the run one STORES_D over a table), so its register is reused after its
     last reader like any other: the registers follow the program's width, not its number of outputs.
     """
-    check_supported(program)
     if structure is None:
         return _encode_flat(program)
+    check_supported(program)
     enc = _Encoder(program)
     items = _items(program, structure)
     reads = [_reads(item, program) for item in items]
@@ -346,6 +346,19 @@ def encode(program: Program, structure: Structure | None = None) -> Encoded:
 
 
 def _encode_flat(program: Program) -> Encoded:
+    """The straight-line encoding: the extension's when it takes the program, else :func:`_encode_flat_py`."""
+    inputs = [program.inputs[i] for i in program.used_inputs]
+    if _native is not None and program.pointwise and not program.operands:
+        if all(t.dtype in DTYPE_KIND for t in program.inputs):
+            steps = program.steps if type(program.steps) is list else list(program.steps)
+            found = _native.encode_flat(steps, tuple(inputs), program.outputs, program.values, flat_tables())
+            if found is not None:
+                return finish_native(program, found)
+    check_supported(program)
+    return _encode_flat_py(program)
+
+
+def _encode_flat_py(program: Program) -> Encoded:
     """Straight-line code over numbered values, then :func:`~.vm_alloc.allocate` picks the registers.
 
     The common step (a float64 op of one instruction on float64 operands) is encoded inline; every
@@ -366,7 +379,7 @@ def _encode_flat(program: Program) -> Encoded:
     kinds, pinned = values.kinds, values.pinned
     for node in program.steps:
         args = (operands.get(node) or node.args) if operands else node.args
-        code = _ON_DOUBLES.get((node.op.name, len(args))) if node.dtype == FLOAT64 else None
+        code = ON_DOUBLES.get((node.op.name, len(args))) if node.dtype == FLOAT64 else None
         if code is not None:
             a = at.get(args[0]) or operand(args[0])
             b = at.get(args[-1]) or operand(args[-1])
@@ -384,39 +397,7 @@ def _encode_flat(program: Program) -> Encoded:
         enc.node(node, args, dst, main, None)
         if node in columns:
             stores.emit(node, dst, main)
-    return _finish_flat(enc, values, inputs, stores.run_outputs)
-
-
-def _finish_flat(enc: _Encoder, values: Values, inputs: list[Term], run_outputs: list[Term]) -> Encoded:
-    """The arrays of a straight-line encoding, its values given registers by :func:`~.vm_alloc.allocate`."""
-    program, at = enc.program, enc.at
-    code, phys, nd, ni = allocate(
-        np.array(enc.main, dtype=np.int32),
-        np.array(values.kinds, dtype=np.int32),
-        np.array(values.pinned, dtype=np.int32),
-        np.array([at[s][1] for s in inputs], dtype=np.int32),
-    )
-    i32 = np.int32
-    cd, ci = enc.consts
-    return Encoded(
-        code=code,
-        main_len=len(code) // WORDS,
-        ints=np.zeros(0, dtype=i32),
-        doubles=np.zeros(0, dtype=np.float64),
-        nd=nd,
-        ni=ni,
-        const_d_reg=phys[np.array([r for r, _ in cd], dtype=np.intp)].astype(i32),
-        const_d_val=np.array([v for _, v in cd], dtype=np.float64),
-        const_i_reg=phys[np.array([r for r, _ in ci], dtype=np.intp)].astype(i32),
-        const_i_val=np.array([v for _, v in ci], dtype=np.int64),
-        in_store=np.array([_STORE[s.dtype] for s in inputs], dtype=i32),
-        in_reg=np.array([phys[at[s][1]] for s in inputs], dtype=i32),
-        in_col=np.array(program.used_inputs, dtype=i32),
-        n_cols=len(program.inputs),
-        n_out=len(run_outputs),
-        n_pk=len(program.outputs),
-        loop_outputs=run_outputs,
-    )
+    return finish_flat(program, enc.main, values, enc.consts, [at[s][1] for s in inputs], stores.run_outputs)
 
 
 class _Stores:

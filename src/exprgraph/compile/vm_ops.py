@@ -14,13 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Term
+from ..core import Symbol, Term
 from ..core.dtypes import BOOL, FLOAT64, INT64
+from ..core.op import ops
 from ..errors import CompileError, VMUnsupportedError
 from .lower import Program
 
 __all__ = ["OPCODES", "OPCODE", "WORDS", "CLASS_FIELDS", "KD", "KI", "BINARY", "UNARY", "RELATIONAL", "KIND_SHIFT"]
-__all__ += ["DTYPE_KIND", "DTYPE_STORE", "Encoded", "check_supported"]
+__all__ += ["DTYPE_KIND", "DTYPE_STORE", "Encoded", "check_supported", "ON_DOUBLES", "flat_tables"]
 
 #: words per instruction
 WORDS = 5
@@ -108,6 +109,32 @@ UNARY: dict[str, tuple[str | None, str | None]] = {
     "sign": ("SIGN_D", "SIGN_I"),
     "logical_not": ("NOT_D", "NOT_I"),
 }
+
+
+#: the opcode of each op on float64 operands giving a float64, by (op name, operand count)
+ON_DOUBLES: dict[tuple[str, int], int] = {
+    **{(name, 2): OPCODE[code] for name, (code, _) in BINARY.items() if code is not None},
+    **{(name, 1): OPCODE[code] for name, (code, _) in UNARY.items() if code is not None and name != "logical_not"},
+    ("pow", 2): OPCODE["POW_DD"],
+}
+
+
+def flat_tables() -> tuple[dict[str, int], dict[str, int], dict[str, int], dict[str, int], type]:
+    """What ``_cvm.encode_flat`` reads: opcodes by op name of unary and binary steps, folds and int powers.
+
+    A fold is an associative op whose step on two float64 values is one float64 instruction (the
+    op table's dtype rule says so); the int power is ``pow`` of a float64 to an int64 (``POW_DI``).
+    """
+    f64 = Symbol("s", FLOAT64)
+    folds = {
+        op.name: OPCODE[code]
+        for op in ops()
+        if op.associative and op.name != "where" and (code := BINARY.get(op.name, (None, None))[0]) is not None
+        if op.infer((f64, f64), None)[0] == FLOAT64
+    }
+    unary = {name: code for (name, n), code in ON_DOUBLES.items() if n == 1}
+    binary = {name: code for (name, n), code in ON_DOUBLES.items() if n == 2}
+    return unary, binary, folds, {"pow": OPCODE["POW_DI"]}, np.generic
 
 
 @dataclass

@@ -1,0 +1,75 @@
+/* _cvm_terms.h: what the vm's walks over terms share (_cvm_walk.c, _cvm_encode.c): the term base's API,
+ * growable arrays, and marks.
+ *
+ * Terms come from exprgraph.core._cterm (the struct of ../core/_cterm_api.h, checked by version and size
+ * through its capsule at the first call); with another term base the walks answer None and their Python
+ * twins run.
+ *
+ * Marks. A walk keeps each node's number in the node itself (TermObject.mark, the scratch word core
+ * lends to the traversals of other extensions), so finding a node again costs no table: a table keyed
+ * by address missed the cache at every lookup (70% of the walk's time on AC-OPF case1354pegase). The
+ * word belongs to whoever walks: the sweeps of exprgraph.diff stamp it with their epoch (bit 63 clear:
+ * an epoch reaches 2^60 never). A vm walk saves the word of every node it stamps (its stamps have bit
+ * 63 set, so a node is saved once), and puts every word back before it creates any Python object or
+ * returns: no Python code runs while its stamps are on (no call into Python, no allocation that could
+ * start the collector), so neither a sweep in progress nor any other code ever sees them.
+ */
+#ifndef EXPRGRAPH_CVM_TERMS_H
+#define EXPRGRAPH_CVM_TERMS_H
+
+#include "../core/_cterm_api.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* the term base's API, or NULL (no exception) when terms are not the C base these files were built for */
+CTermAPI *cvm_term_api(void);
+extern CTermAPI *CvmTerms;
+
+#define IS_TERM(o) (Py_TYPE(o) == *CvmTerms->term_class)
+#define NARGS(t) PyTuple_GET_SIZE(TERM(t)->args)
+
+/* the index of the dtype of term t (D_BOOL ... D_FLOAT64), -1 for another */
+static inline int dtype_of(PyObject *t) {
+    PyObject *d = TERM(t)->dtype;
+    for (int i = 0; i < 4; i++)
+        if (CvmTerms->dtype_names[i] == d) return i;
+    return -1;
+}
+
+/* -- growable arrays (malloc'd; -1 with MemoryError set when they cannot grow) -- */
+typedef struct {
+    char *data;
+    size_t n, cap, item;
+} Vec;
+
+#define VEC(type) {NULL, 0, 0, sizeof(type)}
+#define AT(v, type, i) (((type *)(v).data)[i])
+
+int vec_room(Vec *v, size_t more);
+int vec_push32(Vec *v, int32_t x);
+
+/* -- marks -- */
+#define M_MINE ((uint64_t)1 << 63)
+
+typedef struct {
+    PyObject *term;
+    uint64_t word;
+} Saved;
+
+/* give term t the stamp `mark` (M_MINE added), saving its word the first time; -1 on an error */
+static inline int stamp(Vec *saved, PyObject *t, uint64_t mark) {
+    TermObject *o = TERM(t);
+    if (!(o->mark & M_MINE)) {
+        if (vec_room(saved, 1) < 0) return -1;
+        AT(*saved, Saved, saved->n++) = (Saved){t, o->mark};
+    }
+    o->mark = mark | M_MINE;
+    return 0;
+}
+
+/* every saved word back in its term (the stamps are gone; the saved list stays, naming the nodes) */
+void unstamp(Vec *saved);
+
+#endif
