@@ -52,6 +52,8 @@ __all__ = [
     "AssumptionError",
     "ScalariseError",
     "VMUnsupportedError",
+    "IpoptLibraryError",
+    "IpoptOptionError",
 ]
 
 
@@ -364,3 +366,18 @@ class VMUnsupportedError(CompileError):
         super().__init__(message)
         #: the name of the op at fault
         self.op = op
+
+
+class IpoptLibraryError(OptionalDependencyError):
+    """A libipopt that cannot be found or loaded, or that lacks IPOPT's C interface (``CreateIpoptProblem``,
+    ``IpoptSolve``, ...); ``path`` names the file tried ("" when none was found)."""
+
+    def __init__(self, message: str, *, path: str = "") -> None:
+        super().__init__(message)
+        #: the file tried
+        self.path = path
+
+
+class IpoptOptionError(ProblemError, TypeError):
+    """An option IPOPT refused (an unknown name, a value of the wrong type or out of range); ``item`` names
+    the option. A ``TypeError`` too, as cyipopt raises for the same."""

@@ -18,7 +18,7 @@ from ..progress import Progress
 from .callbacks import CALLBACKS, CompiledNLP
 from .result import Iteration, Result
 
-__all__ = ["solve_ipopt", "available", "STATUS"]
+__all__ = ["solve_ipopt", "available", "STATUS", "BIG", "IterationLog", "ipopt_result"]
 
 #: IPOPT's ApplicationReturnStatus codes, by the names CasADi reports as ``return_status``
 STATUS = {
@@ -44,7 +44,7 @@ STATUS = {
     -199: "Internal_Error",
 }
 #: IPOPT takes bounds at or beyond 1e19 as infinite
-_BIG = 1e20
+BIG = 1e20
 
 
 def _cyipopt() -> Any:
@@ -66,8 +66,8 @@ def available() -> bool:
     return True
 
 
-class _Adapter:
-    """cyipopt's problem protocol over a :class:`CompiledNLP`, plus the iteration log."""
+class IterationLog:
+    """The callbacks of a :class:`CompiledNLP` under cyipopt's names, and the iteration log both IPOPT routes keep."""
 
     def __init__(self, nlp: CompiledNLP, report: Progress) -> None:
         self.nlp = nlp
@@ -97,15 +97,15 @@ def solve_ipopt(
     start = time.process_time()
     nlp.iteration = 0
     with Progress("IPOPT", enabled=progress) as report:
-        adapter = _Adapter(nlp, report)
+        adapter = IterationLog(nlp, report)
         problem = cyipopt.Problem(
             n=nlp.n,
             m=nlp.m,
             problem_obj=adapter,
-            lb=np.clip(nlp.lbx, -_BIG, _BIG),
-            ub=np.clip(nlp.ubx, -_BIG, _BIG),
-            cl=np.clip(nlp.lbg, -_BIG, _BIG),
-            cu=np.clip(nlp.ubg, -_BIG, _BIG),
+            lb=np.clip(nlp.lbx, -BIG, BIG),
+            ub=np.clip(nlp.ubx, -BIG, BIG),
+            cl=np.clip(nlp.lbg, -BIG, BIG),
+            cu=np.clip(nlp.ubg, -BIG, BIG),
         )
         settings: dict[str, Any] = {"print_level": 0, "sb": "yes"}
         settings.update(options or {})
@@ -113,27 +113,41 @@ def solve_ipopt(
             problem.add_option(key, value)
         x, info = problem.solve(np.asarray(x0, dtype=np.float64))
     total = time.process_time() - start
-    code = int(info["status"])
-    status = STATUS.get(code, str(info.get("status_msg", code)))
-    if code == -13:
+    if int(info["status"]) == -13:
         raise nlp.nonfinite_error("during the IPOPT solve")
-    timings = {name: nlp.cpu[name] - before[name] for name in CALLBACKS}
+    return ipopt_result(nlp, {**info, "x": x}, adapter.log, total, before, calls_before)
+
+
+def ipopt_result(
+    nlp: CompiledNLP,
+    info: dict[str, Any],
+    log: list[Iteration],
+    total: float,
+    cpu_before: dict[str, float],
+    calls_before: dict[str, int],
+    library: str = "",
+) -> Result:
+    """The :class:`Result` of an IPOPT solve from IPOPT's output ``info`` (x, obj_val, g, mult_g, mult_x_L,
+    mult_x_U, status) and the callbacks' CPU and calls since ``cpu_before``/``calls_before``."""
+    code = int(info["status"])
+    timings = {name: nlp.cpu[name] - cpu_before[name] for name in CALLBACKS}
     timings["callbacks"] = sum(timings.values())
     timings["solver"] = total - timings["callbacks"]
     timings["total"] = total
     return Result(
-        x=np.asarray(x, dtype=np.float64),
+        x=np.asarray(info["x"], dtype=np.float64),
         f=float(info["obj_val"]),
         g=np.asarray(info["g"], dtype=np.float64),
         lam_g=np.asarray(info["mult_g"], dtype=np.float64),
         lam_x=np.asarray(info["mult_x_U"], dtype=np.float64) - np.asarray(info["mult_x_L"], dtype=np.float64),
-        status=status,
+        status=STATUS.get(code, str(info.get("status_msg", code))),
         status_code=code,
         success=code in (0, 1),
-        iterations=adapter.log[-1].iteration if adapter.log else 0,
+        iterations=log[-1].iteration if log else 0,
         solver="ipopt",
         timings=timings,
         calls={name: nlp.calls[name] - calls_before[name] for name in CALLBACKS},
-        log=adapter.log,
+        log=log,
         variables=nlp.variables,
+        library=library,
     )

@@ -66,6 +66,9 @@ class Result:
     log: list[Iteration] = field(default_factory=list)
     #: the variables, to read values by symbol
     variables: list[Term] = field(default_factory=list, repr=False)
+    #: the libipopt that solved through IPOPT's C interface (``"IPOPT 3.14.19, casadi: /.../libipopt.so"``);
+    #: empty for cyipopt and scipy
+    library: str = ""
 
     def __getitem__(self, key: str) -> Any:
         if key in ("x", "f", "g", "lam_g", "lam_x"):

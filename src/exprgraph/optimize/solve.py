@@ -1,14 +1,17 @@
-"""Choosing a solver and checking the start: IPOPT when cyipopt imports, else scipy's trust-constr."""
+"""Choosing a solver and checking the start: IPOPT (through cyipopt, or IPOPT's C interface on a libipopt
+the user names), else scipy's trust-constr."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import OptionalDependencyError, ProblemError
-from . import ipopt_backend, scipy_backend
+from . import ipopt_backend, ipopt_c, scipy_backend
 from .callbacks import CompiledNLP
+from .ipopt_lib import ENV_VAR, IpoptLibrary, load_library
 from .result import Result
 
 if TYPE_CHECKING:
@@ -20,15 +23,25 @@ __all__ = ["solve", "SOLVERS"]
 SOLVERS = ("ipopt", "scipy")
 
 
-def _pick(solver: str) -> str:
+def _pick(solver: str, library: Any) -> tuple[str, Any]:
+    """The solver to run and, for IPOPT's C interface, the library to ask for (None: cyipopt)."""
     if solver not in ("auto", *SOLVERS):
         raise ProblemError(f"unknown solver {solver!r}: one of 'auto', {', '.join(map(repr, SOLVERS))}")
+    if library is None and solver != "scipy" and os.environ.get(ENV_VAR, "").strip():
+        library = "auto"  # the environment names a libipopt: IPOPT's C interface on it
+    if library is not None:
+        if solver == "scipy":
+            raise ProblemError("ipopt_library is for solver='ipopt' (or 'auto'): drop it to solve with scipy")
+        # loaded before the compile: a wrong path fails at once
+        return "ipopt", library if isinstance(library, IpoptLibrary) else load_library(library)
     if solver != "auto":
-        return solver
+        return solver, None
     if ipopt_backend.available():
-        return "ipopt"
+        return "ipopt", None
+    if ipopt_c.available():  # no cyipopt, but a libipopt (casadi's, the system's): its C interface
+        return "ipopt", load_library("auto")
     if scipy_backend.available():
-        return "scipy"
+        return "scipy", None
     raise OptionalDependencyError(
         "no solver: install cyipopt (pip install 'exprgraph[ipopt]', IPOPT included) or scipy (pip install scipy)"
     )
@@ -59,10 +72,15 @@ def solve(
     options: dict[str, Any] | None = None,
     progress: bool | None = None,
     build_timeout: float | None = None,
+    ipopt_library: str | os.PathLike[str] | IpoptLibrary | None = None,
 ) -> Result:
     """Solve ``problem`` (compiled first unless it is a :class:`CompiledNLP` already).
 
-    ``solver``: "ipopt" (cyipopt), "scipy" (trust-constr) or "auto" (IPOPT when cyipopt imports);
+    ``solver``: "ipopt" (cyipopt), "scipy" (trust-constr) or "auto" (IPOPT when cyipopt imports or a
+    libipopt is found, else scipy); ``ipopt_library`` runs IPOPT through its own C interface
+    (:mod:`~exprgraph.optimize.ipopt_c`) on a libipopt: a path, a place ("casadi", "cyipopt", "system")
+    or "auto" (``EXPRGRAPH_IPOPT_LIBRARY``, then those places); with it unset, the environment
+    variable alone selects that route too, else IPOPT runs through cyipopt;
     ``backend``: the callbacks' backend for :func:`exprgraph.compile.compile` ("auto": C, numpy
     without a C compiler); ``x0`` replaces the variables' starts; ``options`` go to the solver;
     ``progress`` turns the progress lines on long runs on or off (default: the environment's).
@@ -70,10 +88,12 @@ def solve(
     :class:`~exprgraph.errors.NonFiniteError` naming the constraint or variable), and IPOPT's
     ``Invalid_Number_Detected`` raises it too; every other outcome is the solver's status.
     """
-    name = _pick(solver)
+    name, library = _pick(solver, ipopt_library)
     nlp = problem if isinstance(problem, CompiledNLP) else problem.compile(backend, build_timeout=build_timeout)
     x = _start(nlp, x0)
     nlp.check_point(np.clip(x, nlp.lbx, nlp.ubx))
+    if name == "ipopt" and library is not None:
+        return ipopt_c.solve_ipopt_c(nlp, x, options, progress, library)
     if name == "ipopt":
         return ipopt_backend.solve_ipopt(nlp, x, options, progress)
     return scipy_backend.solve_scipy(nlp, x, options, progress)
