@@ -164,3 +164,14 @@ def test_straight_line_callbacks_equal_the_loops(opf3: Problem) -> None:
     for x, lam, sigma in _points(looped, 13):
         for got, want in zip(_all(flat, x, lam, sigma), _all(looped, x, lam, sigma), strict=True):
             np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("vm", marks=needs_vm)])
+def test_constraints_and_jacobian_write_into_the_array_given(opf3: Problem, backend: str) -> None:
+    # out=: the values land in the caller's array (IPOPT's own memory through the C route), no copy
+    nlp = opf3.compile(backend)
+    for x, _, _ in _points(nlp, 11):
+        g, jac = np.full(nlp.m, np.nan), np.full(len(nlp.jac.values), np.nan)
+        assert nlp.constraints(x, out=g) is g and nlp.jacobian(x, out=jac) is jac
+        np.testing.assert_array_equal(g, nlp.constraints(x))
+        np.testing.assert_array_equal(jac, nlp.jacobian(x))

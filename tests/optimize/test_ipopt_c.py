@@ -167,11 +167,11 @@ def test_an_error_in_a_callback_comes_out_as_itself(place: str, callback: str, m
     real = getattr(nlp, callback)
     calls = {"n": 0}
 
-    def failing(*args: object) -> object:
+    def failing(*args: object, **kwargs: object) -> object:
         calls["n"] += 1
         if calls["n"] == 3:  # not at the first call: IPOPT is inside its iterations
             raise CallbackFailedError(f"{callback} failed")
-        return real(*args)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(nlp, callback, failing)
     with pytest.raises(CallbackFailedError, match=f"{callback} failed"):

@@ -202,7 +202,8 @@ class CompiledNLP:
     def _run(self, name: str, x: Any, size: int, into: np.ndarray | None = None) -> np.ndarray:
         fn = self._fns[name]
         if fn is None:
-            out, where = np.zeros(size), "none"
+            out, where = np.zeros(size) if into is None else into, "none"
+            out[:] = 0.0
         else:
             where = self._code(fn)
             out = fn(np.asarray(x, dtype=np.float64), out=into)
@@ -237,19 +238,19 @@ class CompiledNLP:
         self._account("gradient", start)
         return out
 
-    def constraints(self, x: Any) -> np.ndarray:
-        """The constraints' values at ``x``."""
+    def constraints(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
+        """The constraints' values at ``x`` (written into ``out``, a float64 array of ``m``, when given)."""
         start = time.thread_time()
-        out = self._run("constraints", x, self.m)
+        result = self._run("constraints", x, self.m, out)
         self._account("constraints", start)
-        return out
+        return result
 
-    def jacobian(self, x: Any) -> np.ndarray:
-        """The Jacobian's non-zeros at ``x``, in the order of :meth:`jacobianstructure`."""
+    def jacobian(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
+        """The Jacobian's non-zeros at ``x``, in the order of :meth:`jacobianstructure` (into ``out`` when given)."""
         start = time.thread_time()
-        out = self._run("jacobian", x, len(self.jac.values))
+        result = self._run("jacobian", x, len(self.jac.values), out)
         self._account("jacobian", start)
-        return out
+        return result
 
     def jacobianstructure(self) -> tuple[np.ndarray, np.ndarray]:
         """Row and column of each Jacobian non-zero."""

@@ -130,8 +130,7 @@ class _Callbacks:
             return False
         try:
             if m:
-                out = _view(self._m_type, g)
-                out[:] = self.nlp.constraints(_view(self._n_type, x))
+                self.nlp.constraints(_view(self._n_type, x), out=_view(self._m_type, g))
             return True
         except BaseException as e:
             return self._fail(e)
@@ -146,8 +145,7 @@ class _Callbacks:
                 ctypes.memmove(i_row, self.jac_rows.ctypes.data, 4 * nnz)
                 ctypes.memmove(j_col, self.jac_cols.ctypes.data, 4 * nnz)
             elif values is not None and nnz:
-                out = _view(self._jac_type, values)
-                out[:] = self.nlp.jacobian(_view(self._n_type, x))
+                self.nlp.jacobian(_view(self._n_type, x), out=_view(self._jac_type, values))
             return True
         except BaseException as e:
             return self._fail(e)
