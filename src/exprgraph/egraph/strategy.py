@@ -78,7 +78,7 @@ def _saturated(term: Term, fast: Term, run: Run, rules: tuple[Rule, ...]) -> Ter
     ``fast`` and no larger than ``term``, else None. The e-graph starts from ``fast`` alone, so that
     a second call, which starts from the same form, finds what the first found: nothing new."""
     info = run.info
-    egraph = EGraph(explanations=run.log is not None)
+    egraph = EGraph()  # explanations apart (_log_steps): they add ids, which may break a tie of costs otherwise
     a = egraph.add(binarize(fast))
     seconds = TIME_BOUND if run.time_limit is None else min(TIME_BOUND, TIME_SHARE * run.time_limit)
     report = saturate(egraph, rules, iter_limit=ITER_LIMIT[run.unsafe], node_limit=run.node_limit, time_limit=seconds)
@@ -93,15 +93,35 @@ def _saturated(term: Term, fast: Term, run: Run, rules: tuple[Rule, ...]) -> Ter
         if t.dtype == term.dtype and t.shape == term.shape and better(t, best or fast, run) and no_larger(t, term):
             best = t
     if best is not None and run.log is not None:
-        start = binarize(fast)
-        if start is not fast:
-            run.log.append(("binary sums and products", fast, start))
-        steps = explain(egraph, start, best)
-        previous = start
-        for step in steps:
-            run.log.append((step.name if step.forward else f"{step.name} (backwards)", previous, step.term))
-            previous = step.term
+        _log_steps(fast, best, run, rules, seconds)
     return best
+
+
+def _log_steps(fast: Term, best: Term, run: Run, rules: tuple[Rule, ...], seconds: float) -> None:
+    """Log the e-graph's proof of ``fast == best``: an e-graph with explanations saturated with the same
+    rules until it proves them equal (the plain e-graph chose ``best``, so the result is the one
+    ``simplify`` gives without ``explain``), within the plain run's limits, four times over."""
+    assert run.log is not None
+    start = binarize(fast)
+    egraph = EGraph(explanations=True)
+    egraph.add(start)
+    nodes, limit = 4 * run.node_limit, ITER_LIMIT[run.unsafe]
+    saturate(egraph, rules, iter_limit=limit, node_limit=nodes, time_limit=4 * seconds, goals=[(start, best)])
+    try:
+        steps = explain(egraph, start, best)
+    except ValueError:
+        raise ExprgraphError(
+            f"simplify's explanation could not prove {fast} == {best} within its limits: "
+            "pass a larger node_limit or time_limit"
+        ) from None
+    if start is not fast:
+        run.log.append(("binary sums and products", fast, start))
+    previous = start
+    for step in steps:
+        run.log.append((step.name if step.forward else f"{step.name} (backwards)", previous, step.term))
+        previous = step.term
+    if previous is not best:  # the proof reached a spelling of ``best`` with equal constants (2 for 2.0)
+        run.log.append(("the same constants by value", previous, best))
 
 
 def _extracted(egraph: EGraph, root: int) -> list[Term]:
@@ -132,12 +152,16 @@ def strategy(term: Term, run: Run) -> Term:
             info.stop_reason = "skipped: input over MAX_INPUT_SIZE"
         elif not rules:
             info.stop_reason = "skipped: no identity applies"
-        else:
+        elif ("nothing saturated", fast) not in run.memo:
+            # (else this form's saturation found nothing cheaper in an earlier round, from a term no
+            # smaller than this round's: nothing again; the stop reason stays that saturation's)
             info.stages.append("egraph")
             try:
                 found = _saturated(current, fast, run, rules)
             except ExprgraphError:
                 pass  # a limit of the e-graph: the canonical form stands
+            if found is None:
+                run.memo["nothing saturated", fast] = True
         if found is None:
             if not run.unsafe or fast is current:
                 return fast

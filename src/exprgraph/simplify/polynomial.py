@@ -19,6 +19,7 @@ from ..core import Term, as_term, const, get_op
 from ..poly import (
     Budget,
     Poly,
+    Ratio,
     coeff_term,
     from_poly,
     negated,
@@ -33,7 +34,7 @@ from ..poly import (
     to_univariate,
 )
 
-__all__ = ["expand", "collect", "factor"]
+__all__ = ["expand", "collect", "factor", "factored"]
 
 ADD, SUB, MUL, NEG = get_op("add"), get_op("sub"), get_op("mul"), get_op("neg")
 TRUEDIV, POW = get_op("truediv"), get_op("pow")
@@ -125,11 +126,17 @@ def factor(term: Term | float, budget: Budget | None = None) -> Term:
     (x - y)*(x + y)
     """
     term = as_term(term)
-    num, den = r_cancel(to_ratio(term, budget), budget)
+    return same_kind(factored(r_cancel(to_ratio(term, budget), budget), term, budget), term)
+
+
+def factored(ratio: Ratio, like: Term, budget: Budget | None = None) -> Term:
+    """:func:`factor` of a term whose rational function in lowest terms is ``ratio`` (a constant takes
+    ``like``'s dtype; :func:`~exprgraph.poly.same_kind` is the caller's)."""
+    num, den = ratio
     cn, fn = p_factor(num, budget)
     cd, fd = p_factor(den, budget)
     if not num:
-        return same_kind(from_poly({}, like=term), term)
+        return from_poly({}, like=like)
     c = Fraction(cn) / Fraction(cd)
     top = _product_term(c.numerator, fn)
     bottom = _product_term(c.denominator, fd)
@@ -138,4 +145,4 @@ def factor(term: Term | float, budget: Budget | None = None) -> Term:
         out = negated(out)  # -(x - 1)*(x + 1): the sign on the first factor
     if bottom is not None:
         out = TRUEDIV(out, bottom)
-    return same_kind(from_poly(to_poly(out), like=term) if not p_atoms(num, den) else out, term)
+    return from_poly(to_poly(out), like=like) if not p_atoms(num, den) else out

@@ -32,13 +32,13 @@ from ..poly import (
 )
 from .polynomial import _atom_of
 
-__all__ = ["cancel", "together", "apart"]
+__all__ = ["cancel", "together", "apart", "fraction_term"]
 
 ADD, SUB, MUL, NEG = get_op("add"), get_op("sub"), get_op("mul"), get_op("neg")
 TRUEDIV, POW = get_op("truediv"), get_op("pow")
 
 
-def _fraction_term(r: Ratio, like: Term) -> Term:
+def fraction_term(r: Ratio, like: Term) -> Term:
     """``n/d`` with both sides integral (the content of ``n`` split into its numerator and denominator)."""
     n, d = r
     if len(d) == 1 and d.get((), 0) == 1:
@@ -59,7 +59,7 @@ def cancel(term: Term | float, budget: Budget | None = None) -> Term:
     x - 1
     """
     term = as_term(term)
-    return same_kind(_fraction_term(r_cancel(to_ratio(term, budget), budget), term), term)
+    return same_kind(fraction_term(r_cancel(to_ratio(term, budget), budget), term), term)
 
 
 def together(term: Term | float, budget: Budget | None = None) -> Term:
@@ -71,7 +71,7 @@ def together(term: Term | float, budget: Budget | None = None) -> Term:
     (x + y)/(x*y)
     """
     term = as_term(term)
-    return same_kind(_fraction_term(to_ratio(term, budget), term), term)
+    return same_kind(fraction_term(to_ratio(term, budget), term), term)
 
 
 def apart(term: Term | float, x: Term, budget: Budget | None = None) -> Term:

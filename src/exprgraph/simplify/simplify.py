@@ -17,23 +17,22 @@ import math
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from ..core import Term, as_term, get_op, postorder, substitute
 from ..core.dtypes import is_float
 from ..errors import ExprgraphError, RewriteLimitError
-from ..rules import RewriteProfile, Rule, RuleSet, rewrite
-from ..rules.rule import as_rule
+from ..rules import RewriteProfile, RuleSet, rewrite
 from .budget import DEFAULT_MAX_STEPS, SimplifyInfo, check_budget_args, deadline
 from .canonical import CANONICAL_RULES, SAFE_ONLY, GuardedRule
+from .forms import FORMS, formed
 from .integers import simplify_integers
 from .numbers import const_like
 from .output import OUTPUT_RULES
-from .polynomial import expand, factor
-from .rational import cancel
 from .signed_zero import KeptSum, never_minus_zero, placeholder, same_minus_zero, sign_sensitive
+from .steps import LogEntry, recording, step, with_reuses
 
 __all__ = [
     "simplify",
@@ -193,9 +192,6 @@ def _strategy(term: Term, method: str, run: Run) -> Term:
 
 term_cost = cost
 
-#: a rewrite of the log an explanation is made from: ``(rule name, subterm before, subterm after)``
-LogEntry = tuple[str, Term, Term]
-
 
 @dataclass
 class Run:
@@ -209,6 +205,10 @@ class Run:
     cost: Callable[[Term], float] | None
     info: SimplifyInfo
     log: list[LogEntry] | None
+    #: what the stages worked out for a term in this call, by (stage, term, ...): terms are interned and
+    #: immutable, so a form met again (the algebra's forms of the input and of its canonical form often
+    #: coincide; each round starts from the last's form) is not worked out again
+    memo: dict[tuple, Any] = field(default_factory=dict)
 
 
 def better(a: Term, b: Term, run: Run) -> bool:
@@ -227,7 +227,7 @@ def no_larger(a: Term, b: Term) -> bool:
 def rule_stage(term: Term, run: Run) -> Term:
     """The canonical pass (and, with ``unsafe``, the polynomial forms): the cheapest no larger than ``term``."""
     mark = None if run.log is None else len(run.log)
-    out = _passes(term, run.unsafe, run.profile, run.max_steps, run.time_limit, run.log)
+    out = passes(term, run.unsafe, run, run.log)
     if run.unsafe:
         out = _algebraic(term, out, run)
     if out is term or not no_larger(out, term) or (run.cost is not None and run.cost(out) > run.cost(term)):
@@ -254,14 +254,12 @@ def _algebraic(term: Term, best: Term, run: Run) -> Term:
     for _ in range(_ALGEBRA_ROUNDS):  # again from what improved, so that the result is a fixpoint
         found = None
         for base in bases:
-            for form in (expand, factor, cancel):
-                try:
-                    formed = form(base)
-                    candidate = _passes(formed, True, run.profile, run.max_steps, run.time_limit, None)
-                except (ExprgraphError, ValueError, ZeroDivisionError):
+            for form in FORMS:
+                candidate = _algebraic_form(form, base, run)
+                if candidate is None:
                     continue  # a budget or a limit of the polynomial algebra: that form is not tried
                 if better(candidate, found or best, run) and no_larger(candidate, term) and _small_integers(candidate):
-                    found, name = candidate, form.__name__
+                    found, name = candidate, form
         if found is None:
             break
         if run.log is not None:  # the form of an equal term (the input, or the best so far)
@@ -270,6 +268,31 @@ def _algebraic(term: Term, best: Term, run: Run) -> Term:
         run.info.chosen = name
         bases = [best]
     return best
+
+
+def _algebraic_form(form: str, base: Term, run: Run) -> Term | None:
+    """The form ``form`` of ``base`` (:mod:`.forms`) put through the unsafe passes, None past a limit of
+    the polynomial algebra (once a call)."""
+    key = ("form", form, base)
+    if key in run.memo:
+        return run.memo[key]
+    try:
+        candidate: Term | None = passes(formed(form, base, run.memo), True, run)
+    except (ExprgraphError, ValueError, ZeroDivisionError):
+        candidate = None
+    run.memo[key] = candidate
+    return candidate
+
+
+def passes(term: Term, unsafe: bool, run: Run, log: list[LogEntry] | None = None) -> Term:
+    """:func:`_passes` within ``run``'s budget; without a log or a profile once per term and strength in a call."""
+    if log is not None or run.profile is not None:
+        return _passes(term, unsafe, run.profile, run.max_steps, run.time_limit, log)
+    key = ("passes", term, unsafe)
+    found = run.memo.get(key)
+    if found is None:
+        found = run.memo[key] = _passes(term, unsafe, None, run.max_steps, run.time_limit, None)
+    return found
 
 
 def _small_integers(term: Term) -> bool:
@@ -320,11 +343,18 @@ def _two_passes(
     """The canonical pass, then the output pass, within the budget (RewriteLimitError past it)."""
     inner_rules, outer_rules = canonical_ruleset(unsafe), output_ruleset(unsafe)
     if log is not None:
-        inner_rules, outer_rules = _recording(inner_rules, log), _recording(outer_rules, log)
+        inner_rules, outer_rules = recording(inner_rules, log), recording(outer_rules, log)
     try:
         with deadline(time_limit):
+            mark = None if log is None else len(log)
             inner = rewrite(term, inner_rules, max_steps=max_steps, profile=profile)
-            return rewrite(inner, outer_rules, max_steps=max_steps, profile=profile)
+            if log is not None:
+                log[mark:] = with_reuses(term, log[mark:])
+                mark = len(log)
+            out = rewrite(inner, outer_rules, max_steps=max_steps, profile=profile)
+            if log is not None:
+                log[mark:] = with_reuses(inner, log[mark:])
+            return out
     except RewriteLimitError as e:
         if e.steps <= max_steps:
             raise  # a cycle (a bug in the rules), or the time limit: the message says which
@@ -334,34 +364,6 @@ def _two_passes(
             e.rule,
             e.steps,
         ) from None
-
-
-def _recording(ruleset: RuleSet, log: list[LogEntry]) -> RuleSet:
-    """``ruleset`` with each rule wrapped to append its rewrites to ``log`` (same order, same ops)."""
-    wrapped = []
-    for r in ruleset:
-        made = as_rule(r)
-        wrapped.append(
-            Rule.of_function(
-                _logged(made.term_applier(), made.name, log), name=made.name, ops=made.root_ops, tag=made.tag
-            )
-        )
-    return RuleSet(wrapped, name=ruleset.name)
-
-
-def _logged(apply: Callable[[Term], Any], name: str, log: list[LogEntry]) -> Callable[[Term], Any]:
-    """``apply``, appending ``(name, before, after)`` to ``log`` for each rewrite the driver will keep."""
-
-    def logged(t: Term) -> Any:
-        out = apply(t)
-        if out is None or out is t:
-            return out
-        out = as_term(out)
-        if out is not t and out.shape == t.shape:
-            log.append((name, t, out))
-        return out
-
-    return logged
 
 
 # -- the sign of a zero (simplify/signed_zero.py) ---------------------------------------------------
@@ -407,10 +409,11 @@ def _protected_once(term: Term, kept: dict[Term, KeptSum], core: Callable[[Term,
     run.info.protected = len(kept)
     mark = None if run.log is None else len(run.log)
     names = {s: k.symbol for s, k in kept.items()}
-    out = core(substitute(term, names), run)
+    start = substitute(term, names)
+    out = core(start, run)
     written = {k.symbol: k.written for k in kept.values()}
     if mark is not None:
-        _log_kept_sums(term, kept, written, run, mark)
+        _log_kept_sums(term, start, kept, written, run, mark)
     return substitute(out, written)
 
 
@@ -432,7 +435,7 @@ def _kept_sums(term: Term, run: Run) -> dict[Term, KeptSum]:
         if not never_minus_zero(s):
             # a sum maybe -0.0 whose simplified form is -0.0 elsewhere stays as written: -(x - x) is
             # -0.0 at every finite x, its spread form x - x is +0.0 (x - (x - x) -> x + (x - x))
-            alone = _passes(inner, False, run.profile, run.max_steps, run.time_limit, None)
+            alone = passes(inner, False, run)
             if alone is not inner and not same_minus_zero(inner, alone):
                 full = substitute(inner, written) if written else inner
                 names[s] = p = placeholder(full, s)
@@ -445,7 +448,7 @@ def _kept_sums(term: Term, run: Run) -> dict[Term, KeptSum]:
         # ``u + 0.0`` with ``u`` maybe -0.0 is a form this function wrote: it stays (idempotence)
         ours = inner.op.name == "add" and len(inner.args) == 2 and inner.args[1] is zero
         start = inner.args[0] if ours else inner
-        alone = _passes(start, False, run.profile, run.max_steps, run.time_limit, None)
+        alone = passes(start, False, run)
         full = substitute(alone, written) if written else alone
         if never_minus_zero(full) or not no_larger(alone, inner):
             continue
@@ -458,11 +461,21 @@ def _kept_sums(term: Term, run: Run) -> dict[Term, KeptSum]:
     return kept
 
 
-def _log_kept_sums(term: Term, kept: dict[Term, KeptSum], written: dict[Term, Term], run: Run, mark: int) -> None:
+def _log_kept_sums(
+    term: Term, start: Term, kept: dict[Term, KeptSum], written: dict[Term, Term], run: Run, mark: int
+) -> None:
     """The explanation's log from ``mark`` on: each kept sum's own steps, the innermost first, each a step
-    of the whole term (a sum's form may occur elsewhere too: ``x``); then the rest's steps over the sums as kept."""
+    of the whole term (a sum's form may occur elsewhere too: ``x``); then the rest's steps (logged from
+    ``start``, the sums standing for their symbols), each a step of the whole term over the sums as kept
+    (a rewrite of ``x**1`` outside a kept sum leaves the ``x**1`` inside it alone)."""
     assert run.log is not None
-    rest = [(n, substitute(a, written), substitute(b, written)) for n, a, b in run.log[mark:]]
+    rest: list[LogEntry] = []
+    at = start
+    for entry in run.log[mark:]:
+        new = step(at, entry)
+        if new is not at:
+            rest.append((entry[0], substitute(at, written), substitute(new, written)))
+            at = new
     del run.log[mark:]
     current = term
     for k in kept.values():  # the innermost first: the sums inside a sum are then as kept
