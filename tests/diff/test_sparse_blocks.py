@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import exprgraph as eg
-from exprgraph.diff import sparse_hessian
-from exprgraph.diff.blocks import BlockHessian, block_hessian
+from exprgraph.diff import SparseMatrix, sparse_hessian, sparse_jacobian
+from exprgraph.diff.blocks import BlockHessian, block_hessian, jacobian_and_block_hessian
 from exprgraph.errors import DifferentiationError
 
 N_VARS = 7
@@ -94,3 +94,53 @@ def test_bad_input() -> None:
         block_hessian([eg.Symbol("v", shape=(2,))], [x])
     sp = h.to_scipy(h.assemble([1.0], [1.0]))
     assert sp.toarray().tolist() == [[0.0, 1.0], [1.0, 0.0]]
+
+
+def assert_same_matrix(a: SparseMatrix, b: SparseMatrix) -> None:
+    assert (a.rows, a.cols, a.shape) == (b.rows, b.cols, b.shape)
+    assert len(a.values) == len(b.values) and all(x is y for x, y in zip(a.values, b.values, strict=True))
+
+
+def assert_same_blocks(a: BlockHessian, b: BlockHessian) -> None:
+    assert (a.rows, a.cols, a.shape, a.n_terms) == (b.rows, b.cols, b.shape, b.n_terms)
+    assert len(a.values) == len(b.values) and all(x is y for x, y in zip(a.values, b.values, strict=True))
+    assert a.term.tolist() == b.term.tolist() and a.position.tolist() == b.position.tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), count=st.integers(1, 9), first=st.integers(0, 9))
+def test_jacobian_with_the_blocks_is_sparse_jacobians(seed: int, count: int, first: int) -> None:
+    terms = local_terms(seed, count)
+    first = min(first, count)
+    jacobian, h = jacobian_and_block_hessian(terms, VS, first)
+    assert_same_matrix(jacobian, sparse_jacobian(terms[first:], VS))  # the very same terms, in the same order
+    assert_same_blocks(h, block_hessian(terms, VS))
+
+
+def test_jacobian_with_the_blocks_edge_cases() -> None:
+    x, y = eg.symbols("x y")
+    half = eg.Symbol("h", dtype="float32")
+    terms = [x + y, x * y, x * y, 2.0 * x, eg.const(3.0), half * half * x]
+    for first in range(len(terms) + 1):
+        jacobian, h = jacobian_and_block_hessian(terms, [x, y, half], first)
+        assert_same_matrix(jacobian, sparse_jacobian(terms[first:], [x, y, half]))
+        assert_same_blocks(h, block_hessian(terms, [x, y, half]))
+    jacobian, h = jacobian_and_block_hessian(terms, [x, y], len(terms))
+    assert jacobian.shape == (0, 2) and jacobian.nnz == 0 and h.n_terms == len(terms)
+    with pytest.raises(ValueError, match="first_row"):
+        jacobian_and_block_hessian(terms, [x, y], len(terms) + 1)
+    with pytest.raises(ValueError, match="first_row"):
+        jacobian_and_block_hessian(terms, [x, y], -1)
+
+
+def test_float32_terms_keep_their_blocks_in_any_company() -> None:
+    x, y = eg.symbols("x y")
+    h, k = eg.Symbol("h", dtype="float32"), eg.Symbol("k", dtype="float32")
+    alone = block_hessian([h * h * k], [h, k])
+    mixed = block_hessian([h * h * k, x * y * x], [h, k, x, y])  # one colour: the terms share no variable
+    own = [v for v, t in zip(mixed.values, mixed.term.tolist(), strict=True) if t == 0]
+    assert len(own) == len(alone.values) and all(a is b for a, b in zip(own, alone.values, strict=True))
+    assert all(v.dtype == "float32" for v in own)
+    env = {h: 1.5, k: -2.0, x: 0.5, y: 3.0}
+    got = lower_dense(mixed, mixed.assemble(numbers(mixed.values, env), [1.0, 1.0]))
+    assert got[1, 0] == 2 * 1.5 and got[0, 0] == 2 * -2.0 and got[3, 2] == 2 * 0.5 and got[2, 2] == 2 * 3.0

@@ -18,7 +18,7 @@ simplify, for the command line). The sweeps run in C when ``diff._csweep`` is bu
 from __future__ import annotations
 
 from ..errors import DifferentiationError, SizeLimitError
-from .blocks import BlockHessian, block_hessian
+from .blocks import BlockHessian, block_hessian, jacobian_and_block_hessian
 from .forward import forward, jvp
 from .higher import hessian, hvp, jacobian, vjp
 from .numeric import GradCheck, GradientMap, check_grad, numeric_gradient
@@ -27,6 +27,7 @@ from .sparse import SparseMatrix, sparse_hessian, sparse_jacobian
 
 __all__ = [
     "block_hessian",
+    "jacobian_and_block_hessian",
     "BlockHessian",
     "grad",
     "backprop",

@@ -8,9 +8,12 @@ each ``f_k``'s own Hessian (the same expression shapes wherever ``f_k`` repeats,
 code generator can turn into loops), with for each entry the term ``k`` it belongs to and the
 pattern position it adds into. :meth:`BlockHessian.assemble` multiplies the entries' numbers by
 their weights and scatter-adds them into the pattern (one ``numpy.bincount``).
+:func:`jacobian_and_block_hessian` also gives the sparse Jacobian of the terms: the gradients its
+first sweeps find are its entries.
 
 How: terms that share no variable are differentiated together (the rows coloured as in
-:mod:`exprgraph.diff.pattern`): one sweep for the gradient of their sum, then one seeded sweep
+:mod:`exprgraph.diff.pattern`): one sweep for the gradient of their sum (each term seeded with its
+own 1, as :func:`~exprgraph.diff.sparse_jacobian` seeds its rows), then one seeded sweep
 per slot (the first non-constant partial of every term at once, then the second, ...). A
 second derivative of that sum lies on two variables of one term only, so each entry found is
 one term's entry, and the number of sweeps follows the number of colours and the variables per
@@ -19,18 +22,18 @@ term, not the number of terms.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..core import Term, add, as_term
-from .pattern import DEFAULT_MAX_PATTERN, colour_rows, dependency_sets
-from .reverse import backprop, collector_paused, grad, one_like
-from .sparse import SparseMatrix, _check_scalars, _columns
+from .pattern import DEFAULT_MAX_PATTERN, by_colour, dependency_sets, groups_of, pattern_entries, row_colours
+from .reverse import backprop, collector_paused, one_like
+from .sparse import SparseMatrix, _check_scalars, _columns, _sorted_coo
 
-__all__ = ["BlockHessian", "block_hessian"]
+__all__ = ["BlockHessian", "block_hessian", "jacobian_and_block_hessian"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,50 +112,88 @@ class BlockHessian:
         return coo_matrix((data, (rows, cols)), self.shape)
 
 
-def _group_blocks(
-    group: list[int], terms: Sequence[Term], patterns: Sequence[frozenset[int]], targets: Sequence[Term]
-) -> list[tuple[int, int, int, Term]]:
-    """``(term, row, col, entry)`` of the lower triangles of the terms of ``group`` (no shared variable).
+class _Entries:
+    """Entries found sweep by sweep: the term, row and column of each (as arrays per sweep), and its value."""
 
+    def __init__(self) -> None:
+        self.parts: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
+        self.values: list[Term] = []
+
+    def add(self, term: np.ndarray, row: np.ndarray, col: np.ndarray, values: Iterable[Term]) -> None:
+        """Appends one sweep's entries (``values`` in the order of the arrays)."""
+        for part, a in zip(self.parts, (term, row, col), strict=True):
+            part.append(a)
+        self.values.extend(values)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The term, row and column of every entry, in the order they were added."""
+        empty = np.empty(0, dtype=np.int64)
+        term, row, col = (np.concatenate(p) if p else empty for p in self.parts)
+        return term, row, col
+
+
+@dataclass
+class _Found:
+    """What the sweeps of :func:`_group_blocks` found: second derivatives; first ones (row = col) when asked."""
+
+    hessian: _Entries
+    gradient: _Entries | None
+
+
+def _group_blocks(
+    group: list[int], terms: Sequence[Term], local: np.ndarray, owner: np.ndarray, targets: Sequence[Term], out: _Found
+) -> None:
+    """Adds to ``out`` the entries of the gradients and of the lower-triangle Hessians of the terms of ``group``.
+
+    ``local``: the columns the group's terms depend on, ascending; ``owner``: the term of each.
     One sweep gives the gradient of the group's sum; then one seeded sweep per *slot*: the first
     variable of every term (by column) whose partial is not constant, then the second, and so on.
     The terms share no variable, so each sweep gives every term the column of its own variable.
     """
-    owner: dict[int, int] = {}
-    for k in group:
-        for j in patterns[k]:
-            owner[j] = k
-    local = sorted(owner)
-    variables = [targets[j] for j in local]
-    f = terms[group[0]] if len(group) == 1 else add(*(terms[k] for k in group))
-    gradient = grad(f, variables)
-    slots: list[list[int]] = []
-    used = dict.fromkeys(group, 0)
-    for pos, j in enumerate(local):
-        partial = gradient[pos]
-        if not partial.args and partial.op.name != "symbol":  # a constant partial: a zero column
-            continue
-        k = owner[j]
-        if used[k] == len(slots):
-            slots.append([])
-        slots[used[k]].append(pos)
-        used[k] += 1
-    column_of = {targets[j]: j for j in local}
-    columns_of: dict[int, list[int]] = {}  # term -> its columns, ascending
-    for j in local:
-        columns_of.setdefault(owner[j], []).append(j)
-    found = []
-    for positions in slots:
-        seeded = {owner[local[p]]: local[p] for p in positions}  # term -> the column seeded for it
-        outputs = [gradient[p] for p in positions]
-        # the lower triangle only: each term's columns at or after the one seeded for it
-        wanted = {targets[j] for k, c in seeded.items() for j in columns_of[k] if j >= c}
-        adjoints = backprop(outputs, [one_like(o) for o in outputs], wanted)
-        for var, value in adjoints.items():
-            r = column_of[var]
-            k = owner[r]
-            found.append((k, r, seeded[k], value))
-    return found
+    member = np.searchsorted(np.asarray(group, dtype=np.int64), owner)  # the place in group of each owner
+    variables = list(map(targets.__getitem__, local.tolist()))
+    # the gradient of the group's sum: each term seeded with its own 1 (a float32 term's partials stay float32)
+    summands = [terms[k] for k in group]
+    wanted = set(variables)
+    partials = backprop(summands, list(map(one_like, summands)), wanted)
+    gradient = list(map(partials.get, variables))  # None: no partial (zero)
+    position = dict(zip(variables, range(len(variables)), strict=True)).__getitem__  # variable -> its position in local
+    if out.gradient is not None:
+        at = np.fromiter(map(position, partials), np.int64, len(partials))
+        out.gradient.add(owner[at], local[at], local[at], partials.values())
+    # the positions whose partial is not constant (a constant partial: a zero column of the Hessian)
+    live = np.flatnonzero([p is not None and (p.args != () or p.op.name == "symbol") for p in gradient])
+    slot = _ranks(member[live])  # which slot each live position goes to: its rank among its member's
+    seeded_at = np.empty(len(group), dtype=np.int64)  # member -> the position seeded for it in this slot
+    after = np.arange(len(local), dtype=np.int64)
+    # wanted, from here on: the lower triangle only, each member's columns at or after the one seeded for it
+    was = np.ones(len(local), dtype=bool)  # which positions are in wanted
+    for s in range(int(slot.max()) + 1 if len(slot) else 0):
+        seeds = live[slot == s]
+        outputs = [partials[variables[p]] for p in seeds.tolist()]
+        seeded_at.fill(len(local))  # (members without a seed here want nothing)
+        seeded_at[member[seeds]] = seeds
+        # a member's seed only moves on, slot after slot: its wanted columns shrink (none come back)
+        now = after >= seeded_at[member]
+        wanted.difference_update(map(variables.__getitem__, np.flatnonzero(was & ~now).tolist()))
+        wanted.update(map(variables.__getitem__, np.flatnonzero(now & ~was).tolist()))
+        was = now
+        adjoints = backprop(outputs, list(map(one_like, outputs)), wanted)
+        at = np.fromiter(map(position, adjoints), np.int64, len(adjoints))
+        out.hessian.add(owner[at], local[at], local[seeded_at[member[at]]], adjoints.values())
+
+
+def _ranks(keys: np.ndarray) -> np.ndarray:
+    """For each entry, how many earlier entries have the same key (``[4, 7, 4, 4] -> [0, 0, 1, 2]``)."""
+    if not len(keys):
+        return keys
+    by_key = np.argsort(keys, kind="stable")
+    ordered = keys[by_key]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    counts = np.diff(np.append(starts, len(keys)))
+    ranks = np.empty_like(keys)
+    ranks[by_key] = np.arange(len(keys), dtype=keys.dtype) - np.repeat(starts, counts)
+    return ranks
 
 
 @collector_paused
@@ -167,26 +208,69 @@ def block_hessian(terms: Sequence[Any], wrt: Sequence[Any], *, max_pattern: int 
     >>> H.assemble([1.0, 2.0 * 3.0, 2.0 * 5.0], [2.0, 1.0]).tolist()   # at y = 5, z = 3
     [2.0, 6.0, 10.0]
     """
+    fs, targets, found = _sweeps(terms, wrt, max_pattern, None)
+    return _assembled(found.hessian, len(fs), len(targets))
+
+
+@collector_paused
+def jacobian_and_block_hessian(
+    terms: Sequence[Any], wrt: Sequence[Any], first_row: int = 0, *, max_pattern: int = DEFAULT_MAX_PATTERN
+) -> tuple[SparseMatrix, BlockHessian]:
+    """The sparse Jacobian of ``terms[first_row:]`` and :func:`block_hessian` of ``terms``, from the same sweeps.
+
+    The block Hessian's first sweeps are the gradients of its terms: the Jacobian of a
+    Lagrangian's constraints (given after the objective's ``first_row`` terms) comes with them,
+    entry for entry the terms :func:`~exprgraph.diff.sparse_jacobian` gives.
+
+    >>> from exprgraph import symbols
+    >>> x, y = symbols("x y")
+    >>> J, H = jacobian_and_block_hessian([x * x, x * y], [x, y], 1)
+    >>> J.rows, J.cols, [str(v) for v in J.values], H.nnz
+    ([0, 0], [0, 1], ['y', 'x'], 2)
+    """
+    if not 0 <= first_row <= len(terms):
+        raise ValueError(f"first_row must be between 0 and the number of terms ({len(terms)}), not {first_row}")
+    gradients = _Entries()
+    fs, targets, found = _sweeps(terms, wrt, max_pattern, gradients)
+    term, _, col = gradients.arrays()
+    mine = np.flatnonzero(term >= first_row)  # the entries of the rows asked for
+    shape = (len(fs) - first_row, len(targets))
+    jacobian = _sorted_coo(term[mine] - first_row, col[mine], gradients.values, mine, shape)
+    return jacobian, _assembled(found.hessian, len(fs), len(targets))
+
+
+def _sweeps(
+    terms: Sequence[Any], wrt: Sequence[Any], max_pattern: int, gradients: _Entries | None
+) -> tuple[list[Term], list[Term], _Found]:
+    """The terms, the variables, and the Hessian entries of every term (its gradient's into ``gradients``, if given)."""
     fs = [as_term(t) for t in terms]
     targets = [as_term(w) for w in wrt]
     _check_scalars(fs, "Hessian")
     _check_scalars(targets, "Hessian")
     columns = _columns(targets)
     patterns = dependency_sets(fs, columns, max_pattern)
-    found: list[tuple[int, int, int, Term]] = []
-    for group in colour_rows(patterns):
-        found.extend(_group_blocks(group, fs, patterns, targets))
-    n = len(targets)
-    ks, rs, cs, values = zip(*found, strict=True) if found else ((), (), (), ())
-    term, row, col = (np.array(a, dtype=np.int64) for a in (ks, rs, cs))
+    colours = row_colours(patterns, len(targets))
+    owners, cols = pattern_entries(patterns)
+    order, starts = by_colour(colours, owners, cols)  # each colour's columns, ascending
+    owners, cols = owners[order], cols[order]
+    found = _Found(_Entries(), gradients)
+    for colour, group in enumerate(groups_of(colours)):
+        lo, hi = starts[colour], starts[colour + 1]
+        _group_blocks(group, fs, cols[lo:hi], owners[lo:hi], targets, found)
+    return fs, targets, found
+
+
+def _assembled(entries: _Entries, n_terms: int, n: int) -> BlockHessian:
+    """The block Hessian of the entries found: sorted by term, row and column, with the pattern they add into."""
+    term, row, col = entries.arrays()
     order = np.lexsort((col, row, term))  # by term, then row and column
     keys, position = np.unique(row[order] * n + col[order], return_inverse=True)  # the pattern, by row and column
     return BlockHessian(
         rows=(keys // n).tolist(),
         cols=(keys % n).tolist(),
-        values=[values[e] for e in order.tolist()],
+        values=list(map(entries.values.__getitem__, order.tolist())),
         term=term[order],
         position=position.reshape(-1).astype(np.int64),
         shape=(n, n),
-        n_terms=len(fs),
+        n_terms=n_terms,
     )

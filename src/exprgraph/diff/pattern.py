@@ -14,6 +14,11 @@ that two rows of the colour both reach depends on no column of theirs, so no adj
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import reduce
+from itertools import chain
+from operator import or_
+
+import numpy as np
 
 from ..core import Term
 from ..core.stdops import no_grad
@@ -24,7 +29,15 @@ from .sweep import SWEEP
 #: the C module (diff._csweep: its dependency_sets is this module's, with the sets kept in the terms), or None
 _native = SWEEP
 
-__all__ = ["dependency_sets", "colour_rows", "DEFAULT_MAX_PATTERN"]
+__all__ = [
+    "dependency_sets",
+    "colour_rows",
+    "row_colours",
+    "groups_of",
+    "pattern_entries",
+    "by_colour",
+    "DEFAULT_MAX_PATTERN",
+]
 
 #: the largest total size of the dependency sets a pattern may build (entries, summed over nodes)
 DEFAULT_MAX_PATTERN = 50_000_000
@@ -113,29 +126,59 @@ def _too_dense(size: int, limit: int) -> None:
     )
 
 
-def colour_rows(patterns: Sequence[frozenset[int]]) -> list[list[int]]:
-    """Rows grouped so that no two rows of a group share a column (greedy, rows in order).
+def row_colours(patterns: Sequence[frozenset[int]], width: int | None = None) -> list[int]:
+    """The colour of each row (-1 for an empty pattern): the lowest that no earlier row sharing a column has.
 
-    Rows with an empty pattern are left out (they have no derivative at all).
+    ``width``: more than the largest column (found from the patterns when not given).
     """
-    colour_of: list[int] = [-1] * len(patterns)
-    users: dict[int, list[int]] = {}  # column -> rows coloured so far that depend on it
-    groups: list[list[int]] = []
+    if width is None:
+        width = 1 + max(map(max, filter(None, patterns)), default=-1)
+    # column -> the colours of the rows coloured so far that depend on it, as the bits of an int
+    used = [0] * width
+    at = used.__getitem__
+    colours = [-1] * len(patterns)
     for row, cols in enumerate(patterns):
         if not cols:
             continue
-        taken: set[int] = set()
+        taken = reduce(or_, map(at, cols), 0)
+        bit = ~taken & (taken + 1)  # the lowest bit not set in taken: the lowest free colour
+        colours[row] = bit.bit_length() - 1
         for c in cols:
-            rows = users.get(c)
-            if rows is not None:
-                taken.update(colour_of[r] for r in rows)
-        colour = 0
-        while colour in taken:
-            colour += 1
-        if colour == len(groups):
-            groups.append([])
-        groups[colour].append(row)
-        colour_of[row] = colour
-        for c in cols:
-            users.setdefault(c, []).append(row)
+            used[c] |= bit
+    return colours
+
+
+def colour_rows(patterns: Sequence[frozenset[int]], width: int | None = None) -> list[list[int]]:
+    """Rows grouped so that no two rows of a group share a column (greedy, rows in order).
+
+    Each row gets the lowest colour that no earlier row sharing one of its columns has (see
+    :func:`row_colours`); rows with an empty pattern are left out (they have no derivative at all).
+    """
+    return groups_of(row_colours(patterns, width))
+
+
+def groups_of(colours: Sequence[int]) -> list[list[int]]:
+    """The rows of each colour ``0, 1, ...``, ascending (rows of colour -1 are left out)."""
+    groups: list[list[int]] = [[] for _ in range(max(colours, default=-1) + 1)]
+    for row, colour in enumerate(colours):
+        if colour >= 0:
+            groups[colour].append(row)
     return groups
+
+
+def pattern_entries(patterns: Sequence[frozenset[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """The row and the column of every pattern entry, row by row (a row's columns in its set's order)."""
+    sizes = np.fromiter(map(len, patterns), np.int64, len(patterns))
+    cols = np.fromiter(chain.from_iterable(patterns), np.int64, int(sizes.sum()))
+    return np.repeat(np.arange(len(patterns), dtype=np.int64), sizes), cols
+
+
+def by_colour(colours: Sequence[int], rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """The order of the entries ``(rows, cols)`` by the colour of their row, then column; and where each colour starts.
+
+    Colour ``g``'s entries are ``order[starts[g]:starts[g + 1]]``, columns ascending.
+    """
+    colour = np.asarray(colours, dtype=np.int64)[rows]
+    order = np.lexsort((cols, colour))
+    starts = np.searchsorted(colour[order], np.arange(max(colours, default=-1) + 2))
+    return order, starts.tolist()

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core import Term, as_term
 from ..errors import DifferentiationError
-from .pattern import DEFAULT_MAX_PATTERN, colour_rows, dependency_sets
+from .pattern import DEFAULT_MAX_PATTERN, by_colour, dependency_sets, groups_of, pattern_entries, row_colours
 from .reverse import _ONE, backprop, collector_paused, grad, one_like, resolve_wrt, zeros_like
 from .sparse_vector import scalar_form
 
@@ -111,44 +111,57 @@ def _compressed(
     ``j <= i`` are differentiated and each is mirrored to ``(j, i)``.
     """
     patterns = dependency_sets(outputs, columns, max_pattern)
-    by_index = list(columns)
-    entries: list[list[tuple[int, Term]]] = [[] for _ in outputs]
-    for group in colour_rows(patterns):
-        owner: dict[Term, int] = {}  # column variable -> the one row of the group that depends on it
-        for row in group:
-            for j in patterns[row]:
-                if not symmetric or j <= row:
-                    owner[by_index[j]] = row
-        if not owner:
-            continue
-        adjoints = backprop([outputs[r] for r in group], [one_like(outputs[r]) for r in group], owner)
-        for var, value in adjoints.items():
-            entries[owner[var]].append((columns[var], value))
+    colours = row_colours(patterns, len(columns))
+    rows, cols = pattern_entries(patterns)
     if symmetric:
-        mirrored = [(j, i, v) for i, row in enumerate(entries) for j, v in row if j != i]
-        for j, i, v in mirrored:
-            entries[j].append((i, v))
-    rows: list[int] = []
-    cols: list[int] = []
+        keep = cols <= rows
+        rows, cols = rows[keep], cols[keep]
+    order, starts = by_colour(colours, rows, cols)
+    owners = rows[order].tolist()
+    variables = list(map(list(columns).__getitem__, cols[order].tolist()))
+    found_rows: list[int] = []
+    found_cols: list[int] = []
     values: list[Term] = []
-    for i, found in enumerate(entries):
-        found.sort(key=_first)
-        rows.extend([i] * len(found))
-        cols.extend(j for j, _ in found)
-        values.extend(v for _, v in found)
-    return SparseMatrix(rows, cols, values, (len(outputs), len(columns)))
+    for colour, group in enumerate(groups_of(colours)):
+        lo, hi = starts[colour], starts[colour + 1]
+        if lo == hi:
+            continue
+        # column variable -> the one row of the group that uses it
+        owner = dict(zip(variables[lo:hi], owners[lo:hi], strict=True))
+        group_outputs = [outputs[r] for r in group]
+        adjoints = backprop(group_outputs, list(map(one_like, group_outputs)), set(owner))
+        found_rows.extend(map(owner.__getitem__, adjoints))
+        found_cols.extend(map(columns.__getitem__, adjoints))
+        values.extend(adjoints.values())
+    rows = np.array(found_rows, dtype=np.int64)
+    cols = np.array(found_cols, dtype=np.int64)
+    which = np.arange(len(values), dtype=np.int64)  # the entry of values each (row, col) holds
+    if symmetric:  # (i, j) below the diagonal is also (j, i) above it
+        off = np.flatnonzero(rows != cols)
+        rows, cols = np.concatenate([rows, cols[off]]), np.concatenate([cols, rows[off]])
+        which = np.concatenate([which, off])
+    return _sorted_coo(rows, cols, values, which, (len(outputs), len(columns)))
 
 
-def _first(entry: tuple[int, Term]) -> int:
-    return entry[0]
+def _sorted_coo(
+    rows: np.ndarray, cols: np.ndarray, values: list[Term], which: np.ndarray, shape: tuple[int, int]
+) -> SparseMatrix:
+    """The matrix with ``values[which[e]]`` at ``(rows[e], cols[e])``, sorted by row then column (no pair twice)."""
+    order = np.argsort(rows * max(shape[1], 1) + cols)
+    return SparseMatrix(
+        rows[order].tolist(), cols[order].tolist(), list(map(values.__getitem__, which[order].tolist())), shape
+    )
 
 
 def _columns(targets: Sequence[Term]) -> dict[Term, int]:
-    columns: dict[Term, int] = {}
-    for j, t in enumerate(targets):
-        if t in columns:
-            raise DifferentiationError(f"the variable {t} is listed twice")
-        columns[t] = j
+    """Each variable's column: its place in ``targets``; raises :class:`DifferentiationError` on a repeated one."""
+    columns = dict(zip(targets, range(len(targets)), strict=True))
+    if len(columns) != len(targets):
+        seen: set[Term] = set()
+        for t in targets:
+            if t in seen:
+                raise DifferentiationError(f"the variable {t} is listed twice: list each variable once")
+            seen.add(t)
     return columns
 
 
@@ -164,12 +177,12 @@ def sparse_jacobian(fs: Any, wrt: Any = None, *, max_pattern: int = DEFAULT_MAX_
     """
     outputs = [as_term(f) for f in fs] if isinstance(fs, (list, tuple)) else [as_term(fs)]
     targets, _ = resolve_wrt(outputs, wrt)
-    _columns(targets)
+    columns = _columns(targets)
     if any(t.shape for t in (*outputs, *targets)):
         form = scalar_form(outputs, targets)  # each entry of a vector is a row or a column
         found = _compressed(form.outputs, _columns(form.targets), False, max_pattern)
         return dataclasses.replace(found, values=form.restore(found.values))
-    return _compressed(outputs, _columns(targets), False, max_pattern)
+    return _compressed(outputs, columns, False, max_pattern)
 
 
 @collector_paused

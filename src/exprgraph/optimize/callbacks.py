@@ -32,7 +32,7 @@ from ..compile import CompiledFunction
 from ..compile import compile as compile_terms
 from ..compile.vm_auto import Switch
 from ..core import Term, const
-from ..diff.blocks import BlockHessian, block_hessian
+from ..diff.blocks import BlockHessian, block_hessian, jacobian_and_block_hessian
 from ..diff.sparse import SparseMatrix, sparse_jacobian
 from ..errors import BuildTimeoutError, CompilerNotFoundError, NonFiniteError, ProblemError
 
@@ -129,10 +129,14 @@ class CompiledNLP:
         f = problem.f if problem.f is not None else const(0.0)
         self.f = f
         self.grad: SparseMatrix = sparse_jacobian([f], self.variables)
-        self.jac: SparseMatrix = sparse_jacobian(problem.g, self.variables) if self.m else _empty(0, self.n)
         parts = _summands(f)
         self.n_objective_terms = len(parts)
-        self.hess: BlockHessian = block_hessian([*parts, *problem.g], self.variables)
+        self.jac: SparseMatrix
+        self.hess: BlockHessian
+        if self.m:  # the Hessian's first sweeps give the constraints' gradients: the Jacobian comes with it
+            self.jac, self.hess = jacobian_and_block_hessian([*parts, *problem.g], self.variables, len(parts))
+        else:
+            self.jac, self.hess = _empty(0, self.n), block_hessian(parts, self.variables)
         self._grad_cols = np.asarray(self.grad.cols, dtype=np.int64)
         # the Hessian's per-call arrays, kept (its blocks and weights are consumed inside :meth:`hessian`)
         self._blocks = np.empty(len(self.hess.values))
