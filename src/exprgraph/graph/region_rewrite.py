@@ -249,7 +249,7 @@ def _zero_read_by_division(fgraph: FunctionGraph, node: Term) -> bool:
         for c, i in clients.get(stack.pop()) or ():
             if c is OUTPUT:
                 continue
-            if zero_reaches(c, i):  # a divisor, a power's base under a negative exponent, atan2
+            if zero_reaches(c, i):  # a divisor, a power's base under a negative odd or symbolic exponent, atan2
                 return True
             if c in seen or c.op.name in SIGNLESS_OPS:  # abs, exp, comparisons...: the sign goes no further
                 continue

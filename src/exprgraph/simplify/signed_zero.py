@@ -31,6 +31,7 @@ __all__ = [
     "same_minus_zero",
     "KeptSum",
     "placeholder",
+    "exponent_value",
 ]
 
 #: ops whose value is the same for a -0.0 and a +0.0 operand: a zero's sign goes no further
@@ -46,11 +47,11 @@ _SENSITIVE_SLOTS = {"truediv": {1}, "floordiv": {1}, "mod": {1}, "fmod": {1}, "t
 
 def zero_reaches(node: Term, i: int) -> bool:
     """Whether operand ``i`` of ``node`` decides a value by the sign of a zero: a divisor, a power's
-    base under a negative or symbolic exponent (``(-0.0)**-1`` is -inf), atan2's operands."""
+    base under a negative odd or symbolic exponent (``(-0.0)**-1`` is -inf), atan2's operands."""
     name = node.op.name
     if name == "pow":
-        k = node.args[1]
-        return i == 0 and not (k.is_const and not k.shape and float(k.value) > 0)
+        k = exponent_value(node.args[1])
+        return i == 0 and (k is None or (k < 0 and _passes_sign(k)))
     return i in _SENSITIVE_SLOTS.get(name, ())
 
 
@@ -62,13 +63,48 @@ def sign_sensitive(term: Term) -> set[Term]:
             continue
         live = node in reach
         for i, a in enumerate(node.args):
-            if live or zero_reaches(node, i):
+            if (live and (i or not _signless_base(node))) or zero_reaches(node, i):
                 reach.add(a)
     return reach
 
 
+def exponent_value(k: Term) -> float | None:
+    """The value of a scalar exponent of constants alone (``2.0``, ``tanh(0.5)``), else None."""
+    if k.shape or k.free_symbols:
+        return None
+    values: dict[Term, Any] = {}
+    for node in (k,) if k.is_const else postorder((k,)):  # operands first
+        value = _constant_value(node, values)
+        if value is None:
+            return None
+        values[node] = value
+    v = values[k]
+    if isinstance(v, (int, np.integer)) and abs(int(v)) > 2**53:
+        return None  # an odd integer no float holds: its parity is lost when the power converts it
+    try:
+        return float(v)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _passes_sign(k: float) -> bool:
+    """Whether ``u**k`` tells ``u = -0.0`` from ``u = +0.0``: for an odd integer ``k`` (``(-0.0)**3`` is -0.0,
+    ``(-0.0)**-1`` is -inf) and ``k = 0.5`` (``u**0.5`` is ``sqrt(u)``, -0.0 at -0.0, in numpy and in our C);
+    any other ``k`` gives the same at both zeros (C99 pow: +0.0, +inf, 1, or nan)."""
+    return k == 0.5 or (math.isfinite(k) and k == int(k) and int(k) % 2 == 1)
+
+
+def _signless_base(node: Term) -> bool:
+    """Whether ``node`` is a power whose value is the same at a -0.0 and a +0.0 base (a constant exponent
+    other than an odd integer and 0.5: ``(-0.0)**0.46`` and ``0.0**0.46`` are both 0.0)."""
+    if node.op.name != "pow":
+        return False
+    k = exponent_value(node.args[1])
+    return k is not None and not _passes_sign(k)
+
+
 def never_minus_zero(t: Term) -> bool:
-    """Whether ``t`` is never -0.0: a constant other than -0.0, exp, abs, an even power, a sum with such an operand.
+    """Whether ``t`` is never -0.0: a constant other than -0.0, exp, abs, x**2 or x**0.46, a sum with such an operand.
 
     A subterm of constants alone (``0.0/0.5``, ``0.5*0.0``) answers for its value: ``0.0/0.5 + y`` is +0.0
     at y = -0.0, as ``0.0 + y`` is.
@@ -109,9 +145,9 @@ def _never_minus_zero_node(t: Term, known: dict[Term, bool], values: dict[Term, 
         return not t.shape and _positive_or_nonzero(float(t.value))
     if name in _NEVER_MINUS_ZERO:
         return True
-    if name == "pow":  # x**2 is +0.0 at x = -0.0
-        k = t.args[1]
-        return k.is_const and not k.shape and float(k.value) % 2 == 0
+    if name == "pow":  # x**2 and x**0.46 are +0.0 at x = -0.0, x**-2 is never 0 short of underflow to +0.0
+        k = exponent_value(t.args[1])
+        return k is not None and not _passes_sign(k)
     if name == "add":  # a + b is -0.0 only when both are
         return any(known[a] for a in t.args) or _zero_unit(t)
     if name == "sub":  # a - b is -0.0 only for a = -0.0, b = +0.0

@@ -384,17 +384,19 @@ def _protected(term: Term, core: Callable[[Term, Run], Term], run: Run) -> Term:
     """
     if run.unsafe:
         return core(term, run)
-    out = _protected_once(term, _kept_sums(term, run), core, run)
+    before = _kept_sums(term, run)
+    out = _protected_once(term, before, core, run)
     for _ in range(_SETTLE_ROUNDS):
-        # a sum ``u + 0.0`` of the result (the rules' own, or one kept) is taken for a kept sum by a
-        # second call, its symbol sorted apart from where the sum was: the form the call settles to
+        # a second call takes a sum ``u + 0.0`` of the result (the rules' own, or one kept) for a kept sum,
+        # and simplifies a sum kept here that no divisor reads in the result any more (``(x + 0)**y**0 ->
+        # x + 0.0 -> x``: y**0 is 1.0, no power reads its zero): the form the call settles to
         kept = {} if out is term else _kept_sums(out, run)
-        if not kept:
+        if out is term or not (kept or before):
             break
         again = _protected_once(out, kept, core, run)
         if again is out:
             break
-        out = again
+        out, before = again, kept
     return out
 
 
