@@ -10,7 +10,7 @@ sp = pytest.importorskip("sympy")
 
 from exprgraph.errors import ConversionError  # noqa: E402
 from exprgraph.interop.torch import TorchDims  # noqa: E402
-from exprgraph.interop.torch_read import Reader  # noqa: E402
+from exprgraph.interop.torch_read import Reader, _fact  # noqa: E402
 
 s0, s1 = sp.symbols("s0 s1", integer=True, positive=True)
 p0 = sp.Symbol("p0", integer=True, nonnegative=True)
@@ -95,3 +95,16 @@ def test_relations_with_open_ranges() -> None:
     assert td.bound(s0) == (2, math.inf) and td.bound(s1_) == (-math.inf, 5)
     td.env.declare("s0 >= s1 + 10")  # facts: the DimEnv answers (they relate the names)
     assert td.static_value(sp.StrictLessThan(s1_, s0)) is True
+
+
+def test_assumptions_read_from_the_table_agree_with_sympy() -> None:
+    facts = ("integer", "positive", "nonnegative")
+    for kwargs in ({"integer": True}, {"integer": True, "positive": True}, {"even": True}, {"real": True}, {}):
+        fresh = sp.Symbol("q", **kwargs)  # (facts not asked yet are not in its table: the property works them out)
+        ours = [_fact(fresh, f) for f in facts]
+        assert ours == [getattr(sp.Symbol("q", **kwargs), "is_" + f) for f in facts], kwargs
+        assert ours == [_fact(fresh, f) for f in facts]  # asked again (now in its table): the same
+    td = TorchDims()
+    assert td.bound(sp.Symbol("n", integer=True, negative=False)) == (0, math.inf)  # nonnegative by deduction
+    assert td.bound(sp.Symbol("m", integer=True)) == (-math.inf, math.inf)
+    assert td.static_value(sp.Symbol("f", real=True)) is None  # a float name: no term

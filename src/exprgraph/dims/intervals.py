@@ -83,9 +83,12 @@ def term_interval(
             stack.pop()
             continue
         args = node.args
-        missing = [a for a in args if a not in memo]
-        if missing:
-            stack.extend(missing)
+        waiting = False
+        for a in args:
+            if a not in memo:
+                stack.append(a)  # (the node stays below its arguments)
+                waiting = True
+        if waiting:
             continue
         stack.pop()
         if not args:

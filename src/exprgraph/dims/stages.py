@@ -28,7 +28,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("read", ("stages", "accel", "terms", "grammar", "parse", "unparse", "evaluate", "rename")),
     ("normalise", ("monomials", "ring", "ranges", "normal", "context", "nodes", "factored")),
     ("divide", ("division", "maxmin", "combine", "regions", "polyoperands", "polyparse", "arith")),
-    ("decide", ("relations", "decide", "prove", "facts", "explain", "queries", "ask", "intervals")),
+    ("decide", ("relations", "decide", "prove", "facts", "explain", "queries", "ask", "intervals", "witness")),
     ("print", ("polyprint", "canonicalize", "dimops", "arith_twin", "cli", "__init__")),
 )
 

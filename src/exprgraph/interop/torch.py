@@ -31,7 +31,8 @@ from ..core.walk import postorder_until
 from ..dims import DimEnv, dim_const, dim_name, parse_expression
 from ..dims.intervals import ALWAYS, ASK, SOMETIMES, Interval, quick_bound, quick_relation, relation_of_intervals
 from ..dims.ranges import INF, Range
-from ..dims.terms import CONST, SYMBOL
+from ..dims.terms import CONST, RESERVED_NAMES, SYMBOL
+from ..dims.witness import reached_ends, sometimes
 from ..errors import ConversionError
 from .torch_read import BOOL_NAMES, FALSE, INF_NAMES, INT64_RANGE, REL_OPS, TRUE, Reader, is_bool, read_torch_expr
 
@@ -84,6 +85,14 @@ def _range_of(r: Any) -> tuple[int | None, int | None] | None:
     return _bound_value(lo, True), _bound_value(hi, False)
 
 
+def _check_name(name: Any) -> None:
+    """Raise ConversionError unless ``name`` is a dimension name (what :func:`~exprgraph.dims.dim_name` accepts)."""
+    try:
+        dim_name(name)
+    except (ValueError, TypeError) as err:
+        raise ConversionError(f"torch ranges: {err}") from None
+
+
 def _is_leaf(t: Term) -> bool:
     """Whether ``t`` is a name or an integer constant."""
     return t.op is SYMBOL or (t.is_const and type(t.attr) is int)
@@ -114,14 +123,12 @@ class TorchDims:
         for key, r in (var_to_range or {}).items():
             bounds = None if r is None else _range_of(r)
             if bounds is not None:
-                name = key if isinstance(key, str) else key.name
+                name = key if type(key) is str else key.name
                 lo, hi = bounds
                 if lo is not None and hi is not None and lo > hi:
                     raise ConversionError(f"torch ranges: the range of {name!r} is empty: [{lo}, {hi}]")
-                try:
-                    dim_name(name)  # checks the name
-                except ValueError as err:
-                    raise ConversionError(f"torch ranges: {err}") from None
+                if not (type(name) is str and name.isascii() and name.isidentifier() and name not in RESERVED_NAMES):
+                    _check_name(name)  # (a plain identifier, the common case, needs no term to be checked)
                 ranges[name] = bounds
         self._given = ranges
         self._env: DimEnv | None = None
@@ -129,6 +136,8 @@ class TorchDims:
         #: the interval of each term read (see exprgraph.dims.intervals), and the bit of each name in their masks
         self._intervals: dict[Term, Interval] = {}
         self._bits: dict[str, int] = {}
+        #: each node's values at the least and the farthest points of the ranges (see exprgraph.dims.witness)
+        self._ends: dict[Term, tuple[int, int] | None] = {}
         #: whether the intervals answer first: not once the DimEnv is handed out (its ranges may be narrowed)
         self._quick = True
 
@@ -176,6 +185,11 @@ class TorchDims:
             return None
         return self._truth(t)
 
+    def _leaf_range(self, t: Term) -> Range:
+        """The range of a name (:meth:`_name_range`), or the value of an integer constant as a range."""
+        # (a symbol's attr is (name, dtype, shape): read directly, the ``name`` property costs a call)
+        return self._name_range(t.attr[0]) if t.op is SYMBOL else (t.attr, t.attr)
+
     def _name_range(self, name: str) -> Range:
         """The range of a name: given, else torch's default from its assumptions (>= 1, >= 0), else unbounded."""
         r = self._given.get(name)
@@ -188,10 +202,17 @@ class TorchDims:
         """The truth of one relation: by the intervals of its sides when they decide it (or settle that nothing
         does, see :func:`~exprgraph.dims.intervals.quick_relation`), else asked of the DimEnv."""
         a, b = root.args
+        if self._quick and a is not b and _is_leaf(a) and _is_leaf(b):
+            # two different names or numbers (the commonest question): each takes every integer of its range,
+            # independently of the other, so their ranges decide it, or nothing does
+            return relation_of_intervals(root.op.name, self._leaf_range(a), self._leaf_range(b))
         if self._quick:
-            v = quick_relation(root.op.name, a, b, self._name_range, self._intervals, self._bits)
+            op = root.op.name
+            v = quick_relation(op, a, b, self._name_range, self._intervals, self._bits)
             if v != ASK:
                 return None if v == SOMETIMES else v == ALWAYS
+            if sometimes(op, a, b, self._name_range, self._intervals, self._ends):
+                return None  # true at some values, false at others (see exprgraph.dims.witness)
         env = self._dims_env()
         if not self._quick and _is_leaf(a) and _is_leaf(b) and a is not b and env._facts is None:
             # two names or numbers under the DimEnv's current ranges: exact (facts relate names: they answer)
@@ -239,12 +260,18 @@ class TorchDims:
 
     def _int_bound(self, t: Term) -> tuple[int | float, int | float]:
         """:meth:`bound` of an integer term."""
-        if t.op is CONST:
+        op = t.op
+        if op is CONST:
             return (t.attr, t.attr)  # a number (torch asks for many)
+        if op is SYMBOL and self._quick:
+            return self._name_range(t.attr[0])  # a name: its range (every integer of it is a value)
         if self._quick:
             r = quick_bound(t, self._name_range, self._intervals, self._bits)
             if r is not None:
                 return r  # the least and the greatest value (or the only one): nothing is tighter
+            i = self._intervals.get(t)
+            if i and reached_ends(t, i, self._name_range, self._intervals, self._ends):
+                return (i[0], i[1])  # both ends reached (see exprgraph.dims.witness): nothing is tighter
         env = self._dims_env()
         if t.op is SYMBOL and env._facts is None:
             return env.range_of(t.name)  # a name without facts: its range
@@ -255,10 +282,15 @@ class TorchDims:
         t = self._reader.try_read(expr)
         if t is None:
             return None
+        op = t.op
+        if op is CONST:
+            v = t.attr
+            return v if type(v) is bool else int(v)  # true/false, or a number
         if t.dtype == "bool":
             return self._truth(t)
-        if t.op is CONST:
-            return int(t.attr)
+        if op is SYMBOL and self._quick:  # a name: known when its range is one number
+            lo, hi = self._name_range(t.attr[0])
+            return lo if lo == hi else None
         lo, hi = self._int_bound(t)
         return int(lo) if lo == hi else None
 

@@ -81,6 +81,21 @@ def _learn_class(x: Any) -> Any:
     return how
 
 
+#: what a fact not (yet) in a symbol's table of assumptions gives
+_NOT_KNOWN: Final = object()
+
+
+def _fact(x: Any, fact: str) -> Any:
+    """``x.is_<fact>`` of a sympy symbol: read from its table of assumptions (``_assumptions``, where sympy's own
+    property looks first) when the fact is there, else by the property (which works it out and records it)."""
+    kb = getattr(x, "_assumptions", None)
+    if isinstance(kb, dict):
+        v = kb.get(fact, _NOT_KNOWN)
+        if v is not _NOT_KNOWN:
+            return v
+    return getattr(x, "is_" + fact, None)
+
+
 def _basic_args(cls: type) -> bool:
     """Whether the ``args`` of ``cls`` is the one sympy's ``Basic`` defines (no class on the way overrides it)."""
     for c in cls.__mro__:
@@ -160,7 +175,7 @@ class Reader:
                 return self._read_leaf(root)
             if how is not _UNSEEN:
                 return self._read_one(root, how)
-        if getattr(root, "is_Symbol", False) is True and root.is_integer is not True:
+        if getattr(root, "is_Symbol", False) is True and _fact(root, "integer") is not True:
             if root.name not in self.replacements:  # a float or a bool name: no term (and no error to raise)
                 self.failed[id(root)] = (root, ConversionError(f"torch expression: {root.name!r} is not an integer"))
                 return None
@@ -171,7 +186,7 @@ class Reader:
 
     def _read_leaf(self, root: Any) -> Term | None:
         """:meth:`try_read` of a leaf (no replacements)."""
-        if getattr(root, "is_Symbol", False) is True and root.is_integer is not True:
+        if getattr(root, "is_Symbol", False) is True and _fact(root, "integer") is not True:
             # a float or a bool name (torch asks about many): no term, and no error raised (raising costs)
             err = ConversionError(f"torch expression: the symbol {root.name!r} is not an integer (a float or a bool)")
             self.failed[id(root)] = (root, err)
@@ -193,7 +208,7 @@ class Reader:
             h = done.get(id(a))
             if h is not None and h[0] is a:
                 vals.append(h[1])
-            elif getattr(a, "is_Symbol", False) is True and a.is_integer is not True:
+            elif getattr(a, "is_Symbol", False) is True and _fact(a, "integer") is not True:
                 # a float or a bool name (torch asks about them): no term, and no error raised
                 err = ConversionError(f"torch expression: the symbol {a.name!r} is not an integer (a float or a bool)")
                 self.failed[id(root)] = (root, err)
@@ -309,7 +324,7 @@ class Reader:
         r = self.replacements.get(x.name)
         if r is not None and r is not x:
             return _int(self.value(r), x)
-        if x.is_integer is not True:
+        if _fact(x, "integer") is not True:
             raise ConversionError(f"torch expression: the symbol {x.name!r} is not an integer (a float or a bool)")
         try:
             term = dim_name(x.name)
@@ -317,7 +332,7 @@ class Reader:
             raise ConversionError(f"torch expression: {err}") from None
         if x.name not in self.symbols:
             # torch's default range of a name it has no range for: from its assumptions
-            self.symbols[x.name] = (1 if x.is_positive else 0 if x.is_nonnegative else None, None)
+            self.symbols[x.name] = (1 if _fact(x, "positive") else 0 if _fact(x, "nonnegative") else None, None)
         return term
 
     def call(self, name: str, args: list[Any], x: Any) -> Any:
