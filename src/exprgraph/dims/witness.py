@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Final
 
 from ..core.term import Term
+from ..core.walk import postorder_until
 from .intervals import DENSE, Interval, _monomials, term_interval
 from .ranges import Range
 from .terms import (
@@ -288,26 +289,14 @@ def end_values(
     if root in ends:
         return ends[root]
     low, far = _point(name_range, False), _point(name_range, True)
-    stack = [root]
-    count = 0
-    while stack:
-        node = stack.pop()
-        if node in ends:
-            continue
+    order = postorder_until((root,), ends.__contains__)  # the nodes not evaluated yet, arguments first
+    if len(order) > MAX_NODES:
+        return None
+    for node in order:
         args = node.args
-        waiting = False
-        for x in args:
-            if x not in ends:
-                if not waiting:
-                    stack.append(node)  # again, once its arguments are done
-                    waiting = True
-                stack.append(x)
-        if waiting:
-            continue
-        count += 1
         pair = _pair(node, [ends[x] for x in args] if args else [], low, far)
         ends[node] = pair
-        if pair is None or count > MAX_NODES:
+        if pair is None:
             return None  # (a node not evaluated: every node above it is not either)
     return ends[root]
 
@@ -422,26 +411,12 @@ def _open_names(t: Term, name_range: Callable[[str], Range]) -> list[str]:
 def _pinned(t: Term, keep: str, low: Callable[[str], int]) -> Term | None:
     """``t`` with every name but ``keep`` replaced by its value at the point ``low`` (None past MAX_NODES nodes,
     or for a value that is not an int64)."""
+    order = postorder_until((t,), None)  # arguments first
+    if len(order) > MAX_NODES:
+        return None
     out: dict[Term, Term] = {}
-    stack = [t]
-    count = 0
-    while stack:
-        node = stack.pop()
-        if node in out:
-            continue
+    for node in order:
         args = node.args
-        waiting = False
-        for x in args:
-            if x not in out:
-                if not waiting:
-                    stack.append(node)  # again, once its arguments are done
-                    waiting = True
-                stack.append(x)
-        if waiting:
-            continue
-        count += 1
-        if count > MAX_NODES:
-            return None
         if node.op is SYMBOL and node.attr[0] != keep:
             v = low(node.attr[0])
             if not INT64_MIN <= v <= INT64_MAX:
