@@ -184,6 +184,19 @@ TWINS: tuple[Twin, ...] = (
     ),
     Twin(
         "shortcut",
+        ("exprgraph.dims.witness.sometimes", "exprgraph.dims.witness.reached_ends"),
+        "the DimEnv of exprgraph.interop.torch.TorchDims on what the intervals leave open",
+        "TorchDims._quick = False (as for the intervals)",
+        (
+            "tests/dims/test_witness.py::test_sometimes_is_witnessed_both_ways",
+            "tests/dims/test_witness.py::test_reached_ends_are_the_least_and_the_greatest_value",
+            "tests/dims/test_witness.py::test_an_open_end_said_reached_is_passed_far_out",
+        ),
+        "2026-11-29 (session 11) torch replay: questions reaching the DimEnv gpt2+train 7 -> 0, bert+train 8 -> 0, "
+        "resnet 3 -> 0, resnet+train 20 -> 6; swin 2 ms slower (witness attempts the DimEnv then decides)",
+    ),
+    Twin(
+        "shortcut",
         ("exprgraph.dims.combine.may_combine",),
         "exprgraph.dims.combine.combine_terms run on every sum (it leaves the sums may_combine skips unchanged)",
         "exprgraph.dims.combine.COMBINE_CHECK = False (may_combine says True for every sum)",
