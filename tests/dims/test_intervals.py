@@ -64,6 +64,22 @@ finite_ranges = st.fixed_dictionaries(
 )
 
 
+def truths(op: str, left: Any, right: Any, given: dict, *, skip_undefined: bool = False) -> set[bool] | None:
+    """The values of ``left op right`` at every point of the finite box ``given`` of a, b, c; a point where a side is
+    undefined is skipped with ``skip_undefined``, else the answer is None."""
+    # (with skip_undefined, ValueError too: the evaluator's message could not print a power)
+    undefined = (EvaluationError, ValueError) if skip_undefined else (EvaluationError,)
+    seen: set[bool] = set()
+    for point in itertools.product(*(range(given[n][0], given[n][1] + 1) for n in "abc")):
+        values = dict(zip("abc", point, strict=True))
+        try:
+            seen.add(CHECK[op](evaluate_expression(left, values), evaluate_expression(right, values)))
+        except undefined:
+            if not skip_undefined:
+                return None
+    return seen
+
+
 def _range_of(given: Mapping[str, tuple[int | None, int | None]]) -> Any:
     def name_range(name: str) -> tuple[int | float, int | float]:
         lo, hi = given[name]
@@ -127,13 +143,9 @@ def test_a_decided_relation_holds_as_said(left: Any, right: Any, given: dict, op
     answer = quick_relation(op, left, right, _range_of(given), {}, {})
     if answer == ASK:
         return
-    seen = set()
-    for point in itertools.product(*(range(given[n][0], given[n][1] + 1) for n in "abc")):
-        values = dict(zip("abc", point, strict=True))
-        try:
-            seen.add(CHECK[op](evaluate_expression(left, values), evaluate_expression(right, values)))
-        except EvaluationError:
-            return  # (not met: a side with an interval is defined everywhere)
+    seen = truths(op, left, right, given)
+    if seen is None:
+        return  # (not met: a side with an interval is defined everywhere)
     assert seen == {NEVER: {False}, ALWAYS: {True}, SOMETIMES: {True, False}}[answer], (op, left, right, given)
 
 
