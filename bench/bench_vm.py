@@ -14,8 +14,16 @@ Optionally ``--opf case300,case1354_pegase``: the AC-OPF model of bench_opf (con
 Hessian of the Lagrangian in blocks) compiled by ``exprgraph.optimize`` with the vm and the C
 backend: build CPU and the CPU of one round of callbacks (g, J, H).
 
+Optionally ``--one-point case1354pegase,case2869pegase``: the vm's machine at one point on the same
+callbacks (straight-line, as ``bench_opf --backend vm`` runs them), its lane interpreter against the
+dense one-point code (``vm.ONE_POINT``; the same bits, checked), warm (best of batches) and cold
+(median of single calls after 64 MB of other memory traffic, as between a solver's steps), CPU;
+then the whole callbacks (``CompiledNLP.constraints/jacobian/hessian``: Python, the Hessian's
+assembly) against CasADi's ``nlp_g``, ``nlp_jac_g``, ``nlp_hess_l`` of ``nlpsol`` on its VM (inputs as
+DM made outside the clock; its ``nlp_jac_g`` also gives g), interleaved in one process.
+
 Run from the repository root:
-``python -m bench.bench_vm [--sizes 1000,10000,100000] [--flat-max 10000] [--opf case300]``.
+``python -m bench.bench_vm [--sizes 1000,10000,100000] [--flat-max 10000] [--opf case300] [--one-point case300]``.
 """
 
 from __future__ import annotations
@@ -33,8 +41,9 @@ import numpy as np
 from bench.bench_lowering import ours, pairs, theirs
 from bench.opf_data import case_path, read_case
 from bench.opf_model import build_exprgraph
-from exprgraph.compile import c_backend
+from exprgraph.compile import c_backend, vm
 from exprgraph.compile import compile as eg_compile
+from exprgraph.compile.lower import lower
 
 
 def cpu() -> float:
@@ -155,12 +164,92 @@ def opf_rows(name: str) -> list[str]:
     ]
 
 
+def _cold(calls: dict[str, Callable[[], Any]], rounds: int = 15) -> dict[str, float]:
+    """Median CPU seconds of single calls, each after writing 64 MB elsewhere (caches cold), taking turns."""
+    junk = np.ones(8 << 20)
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, fn in calls.items():
+            junk += 1.0
+            start = time.thread_time()
+            fn()
+            times[name].append(time.thread_time() - start)
+    return {name: float(np.median(t)) for name, t in times.items()}
+
+
+def _casadi_callbacks(case: Any, x0: np.ndarray, lam: np.ndarray) -> dict[str, Callable[[], Any]]:
+    """CasADi's own callbacks of the same model (``nlpsol``'s functions on its VM), inputs made outside the clock."""
+    import casadi as ca
+
+    from bench.opf_model import build_casadi
+
+    model, _, _, _ = build_casadi(case)
+    solver = ca.nlpsol("opf", "ipopt", model, {"print_time": False, "ipopt.print_level": 0, "ipopt.sb": "yes"})
+    x, p, one, lam_g = ca.DM(x0), ca.DM(), ca.DM(1.0), ca.DM(lam)
+    g, jac, hess = (solver.get_function(k) for k in ("nlp_g", "nlp_jac_g", "nlp_hess_l"))
+    return {
+        "constraints": lambda: g.call([x, p]),
+        "jacobian": lambda: jac.call([x, p]),
+        "hessian": lambda: hess.call([x, p, one, lam_g]),
+    }
+
+
+def _packed_call(runner: Any, x: np.ndarray, out: np.ndarray) -> Callable[[], Any]:
+    """A call of ``runner``'s packed entry at the point ``x``, into ``out``."""
+    return lambda: runner.packed(x, out)
+
+
+def one_point_rows(name: str) -> list[str]:
+    """The vm at one point on the AC-OPF callbacks of ``name``: lane interpreter vs dense code, then vs CasADi."""
+    case = read_case(case_path(name), name)
+    prob, lay = build_exprgraph(case)
+    x0 = np.asarray(lay.x0, dtype=float) * np.random.default_rng(0).uniform(0.95, 1.05, len(lay.x0))
+    nlp = prob.compile("vm")
+    lam = np.linspace(-1.0, 1.0, nlp.m)
+    terms = {"constraints": nlp.problem.g, "jacobian": nlp.jac.values, "hessian": nlp.hess.values}
+    rows = []
+    for label, outs in terms.items():
+        program = lower(list(outs), nlp.variables)
+        runners = {}
+        for flag in (False, True):
+            vm.ONE_POINT = flag
+            runners["dense" if flag else "lanes"] = vm.build_vm(program)
+        vm.ONE_POINT = True
+        outs_of = {k: np.empty(len(program.outputs)) for k in runners}
+        calls = {k: _packed_call(r, x0, outs_of[k]) for k, r in runners.items()}
+        warm, cold = interleaved(calls, rounds=9, batch=10), _cold(calls)
+        assert outs_of["dense"].tobytes() == outs_of["lanes"].tobytes(), f"{label}: the dense code differs"
+        words = runners["dense"].machine.one_words
+        rows.append(
+            f"| {name} | {label} | {len(runners['lanes'].encoded.code) // 5} | {words} | {warm['lanes'] * 1e3:.3f} "
+            f"| {warm['dense'] * 1e3:.3f} | {warm['lanes'] / warm['dense']:.2f} | {cold['lanes'] * 1e3:.3f} "
+            f"| {cold['dense'] * 1e3:.3f} | {cold['lanes'] / cold['dense']:.2f} |"
+        )
+    ours = {
+        "constraints": lambda: nlp.constraints(x0),
+        "jacobian": lambda: nlp.jacobian(x0),
+        "hessian": lambda: nlp.hessian(x0, lam, 1.0),
+    }
+    theirs = _casadi_callbacks(case, x0, lam)
+    both = {f"{side} {k}": f for side, fns in (("ours", ours), ("casadi", theirs)) for k, f in fns.items()}
+    warm, cold = interleaved(both, rounds=7, batch=5), _cold(both)
+    for k in ours:
+        o, c = f"ours {k}", f"casadi {k}"
+        rows.append(
+            f"| {name} | {k}, whole callback vs CasADi | | | {warm[o] * 1e3:.3f} | {warm[c] * 1e3:.3f} "
+            f"| {warm[o] / warm[c]:.2f} | {cold[o] * 1e3:.3f} | {cold[c] * 1e3:.3f} | {cold[o] / cold[c]:.2f} |"
+        )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1000,10000,100000", help="outputs (5 per term)")
     parser.add_argument("--flat-max", type=int, default=10000, help="largest size built straight-line too")
     parser.add_argument("--points", type=int, default=10000, help="points of the many-points call (fewer when large)")
     parser.add_argument("--opf", default="", help="comma list of cases (bench_opf's model), e.g. case300")
+    parser.add_argument("--one-point", default="", help="comma list of cases: the vm's two interpreters at one point")
+    parser.add_argument("--skip-family", action="store_true", help="only the --opf and --one-point tables")
     args = parser.parse_args()
     os.environ["EXPRGRAPH_CACHE"] = tempfile.mkdtemp(prefix="eg-bench-vm-")  # cold C builds
     force_o2()
@@ -169,9 +258,10 @@ def main() -> None:
     print("call = CPU us of one packed call at one point; many = CPU ms of a call at --points points\n")
     head = "| outputs | code | vm ready | C ready | CasADi construct | vm/C ready | vm call | C call | CasADi call "
     head += "| vm/C | vm/CasADi | vm many | C many | CasADi map | vm/C many | vm/CasADi many |"
-    print(head)
-    print("|" + "---|" * 16)
-    for n in (int(s) for s in args.sizes.split(",") if s):
+    if not args.skip_family:
+        print(head)
+        print("|" + "---|" * 16)
+    for n in (int(s) for s in args.sizes.split(",") if s and not args.skip_family):
         for row in family_rows(n, args.flat_max, args.points):
             print(row, flush=True)
     if args.opf:
@@ -182,6 +272,14 @@ def main() -> None:
         print("|" + "---|" * 10)
         for name in args.opf.split(","):
             for row in opf_rows(name):
+                print(row, flush=True)
+    if args.one_point:
+        print("\nAt one point, CPU ms: rows 1-3 the machine (lane interpreter vs dense code), the rest the callbacks")
+        print("| case | callback | lane instructions | dense words | lanes warm | dense warm | x | lanes cold ", end="")
+        print("| dense cold | x |")
+        print("|" + "---|" * 10)
+        for name in args.one_point.split(","):
+            for row in one_point_rows(name):
                 print(row, flush=True)
     print(f"\nload average after: {os.getloadavg()}")
 

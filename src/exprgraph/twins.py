@@ -216,7 +216,7 @@ TWINS: tuple[Twin, ...] = (
     ),
     Twin(
         "C",
-        ("compile/_cvm.c", "compile/_cvm_run.c", "compile/_cvm.h"),
+        ("compile/_cvm.c", "compile/_cvm_run.c", "compile/_cvm_alloc.c", "compile/_cvm.h"),
         "exprgraph.compile.numpy_backend.build_numpy; exprgraph.compile.vm_alloc.allocate_py (its register "
         "allocation, _cvm.allocate)",
         f"{PURE_ENV}=1, or exprgraph.compile.vm._native = None, or exprgraph.compile.vm_alloc._native = None",
@@ -228,6 +228,20 @@ TWINS: tuple[Twin, ...] = (
         "2026-11-29 bench_vm: ready in 0.02-0.41 s where the C build takes 0.24-12.8 s (10^3-10^4 outputs); "
         "calls 0.97-1.89x the C library's; bench_opf: straight-line encoding of case1354pegase's "
         "Jacobian/Hessian 3.3x/3.6x faster with the allocation in C",
+    ),
+    Twin(
+        "C",
+        ("compile/_cvm_one.c",),
+        "the lane interpreter of compile/_cvm_run.c at one point (and through it the numpy backend)",
+        "exprgraph.compile.vm.ONE_POINT = False, or EXPRGRAPH_VM_ONE_POINT=0",
+        (
+            "tests/compile/test_vm_one.py::test_the_dense_code_gives_the_lane_interpreters_bits",
+            "tests/compile/test_vm_one.py::test_sin_and_cos_of_one_value_are_libms",
+            "tests/compile/test_vm_one.py::test_loops_integers_and_stores_through_the_dense_code",
+        ),
+        "2026-11-29 session 12 bench_vm --one-point: AC-OPF case1354pegase/case2869pegase g, J, H at one point "
+        "1.6-1.9x quicker warm, 2.2-2.6x cold; bench_opf --backend vm callback CPU per iteration 2.48-2.81 -> "
+        "1.62-1.93 ms (case1354pegase), 5.17-6.24 -> 3.18-3.45 ms (case2869pegase)",
     ),
     Twin(
         "C",

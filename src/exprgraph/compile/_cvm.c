@@ -13,9 +13,10 @@
  * Python's signs, int64 arithmetic wrapping, numpy's nan-propagating maximum and minimum, an
  * integer power with a negative exponent flagged as an error. The twin: the numpy backend.
  *
- * allocate() (below) gives the registers of straight-line code encoded over numbered values (its twin:
+ * allocate() (_cvm_alloc.c) gives the registers of straight-line code encoded over numbered values (its twin:
  * compile/vm_alloc.py's allocate_py); walk() (_cvm_walk.c) and encode_flat() (_cvm_encode.c) the
- * lowering's walk and the straight-line encoding (their twins: compile/lower.py, compile/vm_encode.py).
+ * lowering's walk and the straight-line encoding (their twins: compile/lower.py, compile/vm_encode.py);
+ * packed calls at one point run the dense code of _cvm_one.c.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -54,6 +55,7 @@ static void machine_dealloc(Machine *self) {
     free(self->in_store);
     free(self->in_reg);
     free(self->in_col);
+    free(self->one);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -69,13 +71,14 @@ static int check_registers(Machine *m, const int32_t *regs, const int32_t *kinds
 static PyObject *machine_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *names[] = {"code", "main_len", "ints", "doubles", "nd", "ni", "block", "const_d_reg",
                             "const_d_val", "const_i_reg", "const_i_val", "in_store", "in_reg", "in_col",
-                            "n_cols", "n_out", "n_pk", NULL};
+                            "n_cols", "n_out", "n_pk", "one_point", NULL};
     Py_buffer b[10];
     memset(b, 0, sizeof(b));
     long long main_len, nd, ni, block, n_cols, n_out, n_pk;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*Ly*y*LLLy*y*y*y*y*y*y*LLL", names, &b[0], &main_len, &b[1],
+    int one_point = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*Ly*y*LLLy*y*y*y*y*y*y*LLL|p", names, &b[0], &main_len, &b[1],
                                      &b[2], &nd, &ni, &block, &b[3], &b[4], &b[5], &b[6], &b[7], &b[8], &b[9],
-                                     &n_cols, &n_out, &n_pk))
+                                     &n_cols, &n_out, &n_pk, &one_point))
         return NULL;
     Machine *self = NULL;
     PyObject *result = NULL;
@@ -127,6 +130,8 @@ static PyObject *machine_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         PyErr_NoMemory();
     } else if (main_len > n_code / VM_WORDS || check_registers(self, self->in_reg, self->in_store, self->n_in)) {
         PyErr_SetString(PyExc_ValueError, "vm: an input or output names a register that does not exist");
+    } else if (one_point && vm_one_transcode(self, cd_reg, cd_val, n_cd)) {
+        PyErr_NoMemory();
     } else {
         /* constants: every lane, once; nothing else writes their registers */
         for (int64_t k = 0; k < n_cd; k++) {
@@ -211,17 +216,24 @@ done:
     return result;
 }
 
-/* packed(total, x, o): rows of n_cols doubles in at address x, rows of every output as doubles out at o */
-static PyObject *machine_packed(Machine *vm, PyObject *args) {
-    long long total;
-    unsigned long long xa, oa;
-    if (!PyArg_ParseTuple(args, "LKK", &total, &xa, &oa)) return NULL;
-    const double *x = (const double *)(uintptr_t)xa;
-    double *o = (double *)(uintptr_t)oa;
+/* `total` rows of n_cols doubles in at x, rows of every output as doubles out at o; the error flag */
+static int run_packed(Machine *vm, int64_t total, const double *x, double *o) {
     const int64_t B = vm->block, cols = vm->n_cols;
     vm->error = 0;
     vm->packed = 1;
     choose_layout(vm, total);
+    if (total == 1 && vm->one != NULL) { /* one point: the dense code (_cvm_one.c) */
+        vm->os = o;
+        for (int64_t k = 0; k < vm->n_in; k++) {
+            const int32_t r = vm->in_reg[k], c = vm->in_col[k];
+            if (vm->in_store[k] == 0)
+                vm->rd1[r] = x[c];
+            else
+                vm->ri1[r] = vm->in_store[k] == 1 ? d2i(x[c]) : x[c] != 0.0;
+        }
+        vm_one_run(vm, o);
+        return vm->error;
+    }
     for (int64_t s = 0; s < total; s += B) {
         const int n = (int)(total - s < B ? total - s : B);
         vm->os = o + s * vm->n_pk;
@@ -238,7 +250,46 @@ static PyObject *machine_packed(Machine *vm, PyObject *args) {
         }
         vm_run_main(vm, n);
     }
-    return PyLong_FromLong(vm->error);
+    return vm->error;
+}
+
+/* packed(total, x, o): rows of n_cols doubles in at address x, rows of every output as doubles out at o */
+static PyObject *machine_packed(Machine *vm, PyObject *args) {
+    long long total;
+    unsigned long long xa, oa;
+    if (!PyArg_ParseTuple(args, "LKK", &total, &xa, &oa)) return NULL;
+    return PyLong_FromLong(run_packed(vm, total, (const double *)(uintptr_t)xa, (double *)(uintptr_t)oa));
+}
+
+/* a one-dimensional C-contiguous buffer of `count` doubles (writable if asked), else 0 and no error set */
+static int doubles_of(PyObject *obj, Py_buffer *view, int64_t count, int writable) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0))) {
+        PyErr_Clear();
+        return 0;
+    }
+    const char *f = view->format;
+    if (f != NULL && (*f == '=' || *f == '@' || *f == (PY_LITTLE_ENDIAN ? '<' : '>'))) f++; /* native order */
+    if (view->ndim == 1 && view->shape[0] == count && view->itemsize == 8 && f != NULL && f[0] == 'd' && !f[1])
+        return 1;
+    PyBuffer_Release(view);
+    return 0;
+}
+
+/* one(x, o): a packed call at one point on arrays (no addresses to make): 0 or 1 (the error flag); 2: not
+ * one-dimensional float64 arrays of n_cols and n_pk values (x C-contiguous, o writable too): call packed */
+static PyObject *machine_one(Machine *vm, PyObject *args) {
+    PyObject *xo, *oo;
+    if (!PyArg_ParseTuple(args, "OO", &xo, &oo)) return NULL;
+    Py_buffer bx, bo;
+    if (!doubles_of(xo, &bx, vm->n_cols, 0)) return PyLong_FromLong(2);
+    if (!doubles_of(oo, &bo, vm->n_pk, 1)) {
+        PyBuffer_Release(&bx);
+        return PyLong_FromLong(2);
+    }
+    const int error = run_packed(vm, 1, bx.buf, bo.buf);
+    PyBuffer_Release(&bx);
+    PyBuffer_Release(&bo);
+    return PyLong_FromLong(error);
 }
 
 static PyObject *machine_block(Machine *vm, void *closure) {
@@ -246,14 +297,22 @@ static PyObject *machine_block(Machine *vm, void *closure) {
     return PyLong_FromLong(vm->block);
 }
 
+static PyObject *machine_one_words(Machine *vm, void *closure) {
+    (void)closure;
+    return PyLong_FromLongLong(vm->one != NULL ? vm->one_len : -1);
+}
+
 static PyMethodDef machine_methods[] = {
     {"run", (PyCFunction)machine_run, METH_VARARGS, "run(total, in, step, out): evaluate at `total` points."},
     {"packed", (PyCFunction)machine_packed, METH_VARARGS, "packed(total, x, o): rows of inputs in, rows of outputs out."},
+    {"one", (PyCFunction)machine_one, METH_VARARGS,
+     "one(x, o): a packed call at one point on float64 arrays: the error flag, or 2 if they are not such arrays"},
     {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef machine_getset[] = {
     {"block", (getter)machine_block, NULL, "lanes per register (points evaluated at a time)", NULL},
+    {"one_words", (getter)machine_one_words, NULL, "words of the code for calls at one point (-1: none)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -267,150 +326,6 @@ static PyTypeObject MachineType = {
     .tp_getset = machine_getset,
     .tp_new = machine_new,
 };
-
-/* -- register allocation for straight-line code (compile/vm_alloc.py; its twin: allocate_py there) -------
- *
- * The straight-line encoder names every value by its own number; this pass gives each value a register of
- * its file (doubles or int64) when it is written and takes it back after its last reader, a register freed
- * last being taken first; constants keep registers of their own. Linear in the code.
- */
-
-#define UNUSED (-1)
-
-typedef struct {
-    int32_t *stack[2]; /* freed registers of each file, the last freed on top */
-    int64_t top[2];
-    int32_t count[2]; /* registers used in each file */
-    char *held;       /* per value: it holds its register now (so a register is given back once) */
-} Files;
-
-static void take(Files *f, int32_t *phys, const int32_t *kinds, int32_t v) {
-    const int k = kinds[v] != 0;
-    phys[v] = f->top[k] ? f->stack[k][--f->top[k]] : f->count[k]++;
-    f->held[v] = 1;
-}
-
-static void give(Files *f, const int32_t *phys, const int32_t *kinds, int32_t v) {
-    if (!f->held[v]) return; /* a constant, or given back already */
-    const int k = kinds[v] != 0;
-    f->stack[k][f->top[k]++] = phys[v];
-    f->held[v] = 0;
-}
-
-/* the value words an instruction reads: word 2 of a STORE, else words 2-4 that name a value */
-static int reads_of(const int32_t *ins, int32_t *out) {
-    if (ins[0] == VM_STORE_D || ins[0] == VM_STORE_I) {
-        out[0] = ins[2];
-        return 1;
-    }
-    int n = 0;
-    for (int j = 2; j < VM_WORDS; j++)
-        if (ins[j] != UNUSED) out[n++] = ins[j];
-    return n;
-}
-
-/* the last instruction reading each value (-1: none); -1 returned if a word names no value */
-static int64_t find_last(const int32_t *code, int64_t n_ins, int64_t n_values, int64_t *last) {
-    for (int64_t v = 0; v < n_values; v++) last[v] = -1;
-    for (int64_t i = 0; i < n_ins; i++) {
-        const int32_t *ins = code + i * VM_WORDS;
-        int32_t r[3];
-        const int n = reads_of(ins, r);
-        const int store = ins[0] == VM_STORE_D || ins[0] == VM_STORE_I;
-        if (ins[0] == VM_LOOP || ins[0] < 0 || ins[0] >= VM_OPCODES) return i;
-        if (!store && (ins[1] < 0 || ins[1] >= n_values)) return i;
-        for (int j = 0; j < n; j++) {
-            if (r[j] < 0 || r[j] >= n_values) return i;
-            last[r[j]] = i;
-        }
-    }
-    return -1;
-}
-
-static void run_pass(int32_t *code, int64_t n_ins, const int32_t *kinds, const int32_t *pinned, const int32_t *inputs,
-                     int64_t n_inputs, const int64_t *last, int32_t *phys, Files *f, int64_t n_values) {
-    /* (a constant never holds a register that can be given back: held stays 0) */
-    for (int64_t v = 0; v < n_values; v++) phys[v] = -1;
-    for (int64_t v = 0; v < n_values; v++) /* constants first: registers of their own */
-        if (pinned[v]) phys[v] = f->count[kinds[v] != 0]++;
-    for (int64_t k = 0; k < n_inputs; k++)
-        if (phys[inputs[k]] < 0) take(f, phys, kinds, inputs[k]);
-    for (int64_t k = 0; k < n_inputs; k++)
-        if (last[inputs[k]] < 0) give(f, phys, kinds, inputs[k]); /* an input nobody reads */
-    for (int64_t i = 0; i < n_ins; i++) {
-        int32_t *ins = code + i * VM_WORDS;
-        const int store = ins[0] == VM_STORE_D || ins[0] == VM_STORE_I;
-        if (!store && phys[ins[1]] < 0) take(f, phys, kinds, ins[1]);
-        int32_t r[3];
-        const int n = reads_of(ins, r);
-        for (int j = 2; j < (store ? 3 : VM_WORDS); j++) ins[j] = ins[j] != UNUSED ? phys[ins[j]] : 0;
-        for (int j = 0; j < n; j++) {
-            int seen = 0; /* a value read twice by one instruction is given back once */
-            for (int q = 0; q < j; q++) seen |= r[q] == r[j];
-            if (!seen && last[r[j]] == i) give(f, phys, kinds, r[j]);
-        }
-        if (!store) {
-            const int32_t dst = ins[1];
-            ins[1] = phys[dst];
-            if (last[dst] < 0) give(f, phys, kinds, dst); /* written and never read */
-        }
-    }
-}
-
-/* allocate(code, kinds, pinned, inputs) -> (code bytes, phys bytes, nd, ni); all arguments int32 buffers */
-static PyObject *cvm_allocate(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer bc, bk, bp, bi;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*", &bc, &bk, &bp, &bi)) return NULL;
-    PyObject *result = NULL, *code_out = NULL, *phys_out = NULL;
-    int64_t *last = NULL;
-    Files f;
-    memset(&f, 0, sizeof(f));
-    const int64_t n_words = bc.len / 4, n_values = bk.len / 4, n_inputs = bi.len / 4;
-    const int64_t n_ins = n_words / VM_WORDS;
-    if (n_words % VM_WORDS || bp.len != bk.len || n_values >= INT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "vm allocate: the code is not whole instructions, or bad value tables");
-        goto done;
-    }
-    const int32_t *kinds = bk.buf, *pinned = bp.buf, *inputs = bi.buf;
-    for (int64_t k = 0; k < n_inputs; k++)
-        if (inputs[k] < 0 || inputs[k] >= n_values) {
-            PyErr_SetString(PyExc_ValueError, "vm allocate: an input names no value");
-            goto done;
-        }
-    code_out = PyBytes_FromStringAndSize(bc.buf, bc.len);
-    phys_out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n_values * 4);
-    last = malloc((size_t)(n_values ? n_values : 1) * sizeof(int64_t));
-    f.held = calloc((size_t)(n_values ? n_values : 1), 1);
-    f.stack[0] = malloc((size_t)(n_values ? n_values : 1) * sizeof(int32_t));
-    f.stack[1] = malloc((size_t)(n_values ? n_values : 1) * sizeof(int32_t));
-    if (!code_out || !phys_out || !last || !f.held || !f.stack[0] || !f.stack[1]) {
-        if (!PyErr_Occurred()) PyErr_NoMemory();
-        goto done;
-    }
-    int32_t *code = (int32_t *)PyBytes_AS_STRING(code_out);
-    const int64_t bad = find_last(code, n_ins, n_values, last);
-    if (bad >= 0) {
-        PyErr_Format(PyExc_ValueError, "vm allocate: instruction %lld names no value or is not straight-line",
-                     (long long)bad);
-        goto done;
-    }
-    run_pass(code, n_ins, kinds, pinned, inputs, n_inputs, last, (int32_t *)PyBytes_AS_STRING(phys_out), &f,
-             n_values);
-    result = Py_BuildValue("(OOii)", code_out, phys_out, (int)f.count[0], (int)f.count[1]);
-done:
-    Py_XDECREF(code_out);
-    Py_XDECREF(phys_out);
-    free(last);
-    free(f.held);
-    free(f.stack[0]);
-    free(f.stack[1]);
-    PyBuffer_Release(&bc);
-    PyBuffer_Release(&bk);
-    PyBuffer_Release(&bp);
-    PyBuffer_Release(&bi);
-    return result;
-}
 
 static PyObject *cvm_opcodes(PyObject *self, PyObject *unused) {
     (void)self;

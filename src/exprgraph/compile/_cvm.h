@@ -68,6 +68,7 @@ enum vm_class_field {
 };
 
 #ifdef Py_PYTHON_H
+#include <math.h>
 #include <stdint.h>
 
 /* the machine: an encoded program and its registers (the Python type exprgraph.compile._cvm.Machine) */
@@ -101,6 +102,8 @@ typedef struct {
     int64_t s;          /* run: the first point of the block */
     double *os;         /* packed: the block's first output row */
     int error;          /* an integer power had a negative exponent */
+    uint32_t *one;      /* the main program transcoded for calls at one point (_cvm_one.c), or NULL */
+    int64_t one_len;
 } Machine;
 
 #define KIND_SHIFT 30
@@ -114,11 +117,30 @@ static inline int64_t d2i(double x) {
     return (x != x || x >= 9223372036854775808.0 || x < -9223372036854775808.0) ? INT64_MIN : (int64_t)x;
 }
 
-/* the main program on `n` lanes, inputs loaded (_cvm_run.c) */
+/* a double to an int64 power, and to a double power: the C backend's (crender.py) */
+static inline double vm_pow_dd(double a, double b) { return b == 2.0 ? a * a : b == 0.5 ? sqrt(a) : pow(a, b); }
+
+static inline double vm_pow_di(double a, int64_t b) {
+    if (b == 2) return a * a;
+    double r = pow(a, (double)b);
+    return (b & 1) ? copysign(r, a) : r;
+}
+
+/* the main program on `n` lanes, inputs loaded; instructions from `k` to a VM_LOOP or `end`; a class at one
+ * point, its members as the lanes (_cvm_run.c) */
 void vm_run_main(Machine *vm, int n);
+int64_t vm_run_straight(Machine *vm, const int32_t *code, int64_t k, int64_t end, int n);
+void vm_run_loop_members(Machine *vm, const int32_t *cls);
+
+/* the main program transcoded for calls at one point (0; -1: out of memory; the constants' registers and
+ * values given), and run with the packed outputs at `o`, inputs loaded in the one-lane registers (_cvm_one.c) */
+int vm_one_transcode(Machine *vm, const int32_t *const_reg, const double *const_val, int64_t n_const);
+void vm_one_run(Machine *vm, double *o);
 
 /* the lowering's walk (_cvm_walk.c) and the straight-line encoding (_cvm_encode.c); twins: lower.py, vm_encode.py */
 PyObject *cvm_walk(PyObject *self, PyObject *args);
+/* register allocation of straight-line code (_cvm_alloc.c; twin: vm_alloc.py's allocate_py) */
+PyObject *cvm_allocate(PyObject *self, PyObject *args);
 PyObject *cvm_encode_flat(PyObject *self, PyObject *args);
 #endif
 

@@ -113,14 +113,6 @@ static inline int64_t pow_i(int64_t a, int64_t b, int *error) {
     return (int64_t)r;
 }
 
-static inline double pow_dd(double a, double b) { return b == 2.0 ? a * a : b == 0.5 ? sqrt(a) : pow(a, b); }
-
-static inline double pow_di(double a, int64_t b) {
-    if (b == 2) return a * a;
-    double r = pow(a, (double)b);
-    return (b & 1) ? copysign(r, a) : r;
-}
-
 static inline double logaddexp_d(double a, double b) {
     if (a == b) return a + 0x1.62e42fefa39efp-1; /* + log(2); infinities of one sign stay */
     double d = a - b;
@@ -186,7 +178,7 @@ static inline double sign_d(double a) { return a > 0.0 ? 1.0 : a < 0.0 ? -1.0 : 
 #endif
 
 /* Runs instructions from `k` until the end or a VM_LOOP; returns where it stopped. */
-static int64_t run_straight(Machine *vm, const int32_t *code, int64_t k, int64_t end, int n) {
+int64_t vm_run_straight(Machine *vm, const int32_t *code, int64_t k, int64_t end, int n) {
     if (k >= end) return end;
     const int32_t *w = code + k * VM_WORDS;
 #if defined(__GNUC__)
@@ -213,7 +205,7 @@ static int64_t run_straight(Machine *vm, const int32_t *code, int64_t k, int64_t
             BD(VM_MOD_D, mod_d(x, y))
             BD(VM_TRUNCDIV_D, trunc(x / y))
             BD(VM_FMOD_D, fmod(x, y))
-            BD(VM_POW_DD, pow_dd(x, y))
+            BD(VM_POW_DD, vm_pow_dd(x, y))
             BD(VM_MAX_D, (x > y || x != x) ? x : y)
             BD(VM_MIN_D, (x < y || x != x) ? x : y)
             BD(VM_ATAN2_D, atan2(x, y))
@@ -221,7 +213,7 @@ static int64_t run_straight(Machine *vm, const int32_t *code, int64_t k, int64_t
             BD(VM_LOGADDEXP_D, logaddexp_d(x, y))
             BD(VM_CEILDIV_D, -floordiv_d(-x, y))
             BD(VM_BDIM_D, y == 1.0 ? x : y)
-            BIN(VM_POW_DI, double, double, int64_t, RD, RD, RI, pow_di(x, y))
+            BIN(VM_POW_DI, double, double, int64_t, RD, RD, RI, vm_pow_di(x, y))
             CD(VM_LT_D, x < y)
             CD(VM_LE_D, x <= y)
             CD(VM_GT_D, x > y)
@@ -382,7 +374,7 @@ static void run_loop(Machine *vm, const int32_t *cls, int n) {
             }
         }
         vm->pd[result] = vm->pd[ox[m]];
-        run_straight(vm, body, 0, body_len, n);
+        vm_run_straight(vm, body, 0, body_len, n);
     }
     /* the body's registers are ordinary registers again (later code reuses them) */
     const double *base = vm->stride == 1 ? vm->rd1 : vm->rd;
@@ -395,7 +387,7 @@ static void run_loop(Machine *vm, const int32_t *cls, int n) {
  * layout (which a one-point call leaves unused: nothing else lives there), the body runs once over those
  * lanes, and lane i of its result goes to member i's register. Dispatch is paid once per instruction per
  * `block` members, as a call at many points pays it once per `block` points. */
-static void run_loop_members(Machine *vm, const int32_t *cls) {
+void vm_run_loop_members(Machine *vm, const int32_t *cls) {
     const int64_t members = cls[VM_C_MEMBERS], slots = cls[VM_C_SLOTS], consts = cls[VM_C_CONSTS];
     const int32_t *body = vm->code + (int64_t)cls[VM_C_BODY] * VM_WORDS;
     const int64_t body_len = cls[VM_C_BODYLEN];
@@ -427,7 +419,7 @@ static void run_loop_members(Machine *vm, const int32_t *cls) {
         }
         vm->pd = vm->pd_block;
         vm->pi = vm->pi_block;
-        run_straight(vm, body, 0, body_len, n);
+        vm_run_straight(vm, body, 0, body_len, n);
         vm->pd = vm->pd_one;
         vm->pi = vm->pi_one;
         for (int i = 0; i < n; i++) one[ox[m0 + i]] = result[i];
@@ -438,11 +430,11 @@ static void run_loop_members(Machine *vm, const int32_t *cls) {
 void vm_run_main(Machine *vm, int n) {
     int64_t k = 0;
     while (k < vm->main_len) {
-        k = run_straight(vm, vm->code, k, vm->main_len, n);
+        k = vm_run_straight(vm, vm->code, k, vm->main_len, n);
         if (k < vm->main_len) {
             const int32_t *cls = vm->ints + vm->code[k * VM_WORDS + 2];
             if (vm->stride == 1)
-                run_loop_members(vm, cls);
+                vm_run_loop_members(vm, cls);
             else
                 run_loop(vm, cls, n);
             k++;

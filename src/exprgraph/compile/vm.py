@@ -6,7 +6,10 @@ machine over blocks of points: each instruction is one tight loop over up to ``b
 dispatch is paid once per instruction per block. Classes of repeated structure
 (:mod:`.structure`) run as loops over their index and constant tables, as in the C backend; at
 one point (a solver's callback) the members of a class are the lanes instead, up to a block of
-them per pass of the body, and a class's outputs are stored by one table-driven instruction. The
+them per pass of the body, and a class's outputs are stored by one table-driven instruction. A
+packed call at one point runs the main program transcoded once into dense scalar code
+(``_cvm_one.c``: fused stores, constants inline, one ``sincos`` for the sin and cos of one value,
+pairs under one dispatch; the same bits as the lanes, see :data:`ONE_POINT`). The
 calls and results are those of every backend (``f(*args)``, ``packed=True``), with the C
 backend's semantics (:mod:`.crender`: floor division, int64 wrapping, integer power errors).
 
@@ -19,11 +22,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
+
 from ..core.termbase import PURE_ENV
+from ..errors import EvaluationError
 from .backends import Backend, get_backend, register_backend
 from .function import Built
 from .lower import Program
-from .native import NativeRunner
+from .native import NEGATIVE_POWER, NativeRunner
 from .structure import Structure, find_structure
 from .vm_encode import Encoded, encode
 
@@ -34,7 +40,7 @@ except ImportError:  # not built: the numpy backend runs instead
 if os.environ.get(PURE_ENV):
     _native = None
 
-__all__ = ["VMRunner", "build_vm", "block_for", "BLOCK", "MIN_BLOCK", "REGISTER_BYTES"]
+__all__ = ["VMRunner", "build_vm", "block_for", "BLOCK", "MIN_BLOCK", "REGISTER_BYTES", "ONE_POINT"]
 
 #: most lanes per register (points evaluated per instruction)
 BLOCK = 128
@@ -42,6 +48,10 @@ BLOCK = 128
 MIN_BLOCK = 16
 #: the register files' budget in bytes: fewer lanes (down to MIN_BLOCK) for programs with many registers
 REGISTER_BYTES = 1 << 20
+#: packed calls at one point take float64 arrays as buffers and run the main program transcoded to dense scalar
+#: code (``_cvm_one.c``); False (or the environment's ``EXPRGRAPH_VM_ONE_POINT=0``), when a machine is made: the
+#: general packed road and the lane interpreter run them (the twin: the same bits)
+ONE_POINT = os.environ.get("EXPRGRAPH_VM_ONE_POINT", "1") != "0"
 
 
 def block_for(encoded: Encoded) -> int:
@@ -64,11 +74,25 @@ class VMRunner(NativeRunner):
         self.encoded = encoded
         #: the classes found (see :meth:`~exprgraph.compile.structure.Structure.report`), or None
         self.info = info
+        self._one = ONE_POINT
         #: the machine: instructions, tables and registers (one set, used under the GIL)
-        self.machine = _native.Machine(**encoded.machine_args(block or block_for(encoded)))
+        self.machine = _native.Machine(**encoded.machine_args(block or block_for(encoded)), one_point=ONE_POINT)
         super().__init__(
             program, encoded.loop_outputs, list(program.used_inputs), self.machine.run, self.machine.packed
         )
+        self._n_packed = len(program.outputs)
+
+    def packed(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
+        """All outputs as float64 (see :meth:`NativeRunner.packed`); one point of float64 arrays without ctypes."""
+        if not self._one:  # the twin: the general road, as every native library
+            return super().packed(x, out)
+        o = np.empty(self._n_packed) if out is None else out
+        flag = self.machine.one(x, o)  # 2: not a float64 row and a writeable output: the general road
+        if flag == 2:
+            return super().packed(x, out)
+        if flag:
+            raise EvaluationError(NEGATIVE_POWER)
+        return o
 
     def describe(self) -> str:
         """A one-paragraph account of the encoded program (the function's ``.source``)."""
