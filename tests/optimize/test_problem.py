@@ -202,3 +202,64 @@ def test_unknown_backend_is_named() -> None:
     p, _ = rosenbrock_on_disc()
     with pytest.raises(ProblemError, match="unknown backend 'cuda'"):
         p.compile("cuda")
+
+
+def test_a_failed_check_forgets_the_nodes_it_passed() -> None:
+    # x*u is walked (and was marked) before u is found: a later constraint reusing it must still fail
+    p = Problem()
+    x = p.variable("x")
+    u = eg.Symbol("u")
+    shared = x * u
+    for _ in range(2):
+        with pytest.raises(ProblemError, match="constraint c reads u"):
+            p.constraint(shared + 1.0, name="c")
+    with pytest.raises(ProblemError, match="the objective reads u"):
+        p.minimize(shared - 3.0)
+    assert p.g == [] and p.f is None
+    p.add_variable(u)  # declared now: the very same terms pass
+    assert p.constraint(shared + 1.0, name="c") == 0
+    p.minimize(shared - 3.0)
+    assert p.g == [shared + 1.0]
+
+
+def test_checks_see_every_symbol_of_shared_subterms() -> None:
+    p = Problem()
+    x, y = p.variable("x"), p.variable("y")
+    z = eg.Symbol("z")
+    common = eg.sin(x * y)
+    p.constraints([common + x, common * y], name="ok")
+    with pytest.raises(ProblemError, match=r"constraint more\[1\] reads z"):
+        p.constraints([common - 1.0, common * z, common], name="more")
+    assert len(p.g) == 2  # nothing of the failed call was added
+    with pytest.raises(ProblemError, match="reads w, z"):
+        p.constraint(eg.Symbol("w") + z + common)
+    assert p.constraint(x * y, name="last") == 2
+
+
+def test_vector_bounds_are_checked_and_stored_as_given() -> None:
+    p = Problem()
+    xs = p.variables("x", 3, lb=np.array([0, -1, 2]), ub=(1, 1, 3), start=[0.5, 0.0, 2.5])
+    lbx, ubx, x0, _, _ = p.bounds()
+    assert lbx.tolist() == [0.0, -1.0, 2.0] and ubx.tolist() == [1.0, 1.0, 3.0] and x0.tolist() == [0.5, 0.0, 2.5]
+    with pytest.raises(ProblemError, match=r"inconsistent bounds for variable w_1: lower bound 5\.0"):
+        p.variables("w", 3, lb=np.array([0.0, 5.0, 0.0]), ub=1.0)
+    with pytest.raises(ProblemError, match="lb of variables v is nan"):
+        p.variables("v", 2, lb=np.array([0.0, np.nan]))
+    with pytest.raises(ProblemError, match="ub of variables v must be a number or 2 numbers"):
+        p.variables("v", 2, ub=[1.0, "high"])
+    with pytest.raises(ProblemError, match=r"inconsistent bounds for constraint k\[1\]"):
+        p.constraints([xs[0], xs[1] * xs[2]], lb=[0.0, 3.0], ub=np.array([1.0, 2.0]), name="k")
+    r = p.constraints([xs[0], xs[1] * xs[2]], lb=np.array([0, 1]), ub=[1.0, np.inf], name="k")
+    _, _, _, lbg, ubg = p.bounds()
+    assert list(r) == [0, 1] and lbg.tolist() == [0.0, 1.0] and ubg.tolist() == [1.0, np.inf]
+    assert len(p.x) == 3  # the failed declarations added nothing
+
+
+def test_a_repeated_variable_takes_back_the_whole_call() -> None:
+    p = Problem()
+    p.variable("v_1")
+    with pytest.raises(ProblemError, match="variable v_1 is declared twice"):
+        p.variables("v", 3)
+    assert [s.name for s in p.x] == ["v_1"]
+    v0 = p.variable("v_0")  # taken back: free to declare again
+    assert p.index(v0) == 1

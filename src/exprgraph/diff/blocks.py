@@ -29,11 +29,18 @@ from typing import Any
 import numpy as np
 
 from ..core import Term, add, as_term
+from ..core.grad_tools import negate
+from ..core.op import get_op
 from .pattern import DEFAULT_MAX_PATTERN, by_colour, dependency_sets, groups_of, pattern_entries, row_colours
 from .reverse import backprop, collector_paused, one_like
 from .sparse import SparseMatrix, _check_scalars, _columns, _sorted_coo
+from .sweep import SWEEP
 
 __all__ = ["BlockHessian", "block_hessian", "jacobian_and_block_hessian"]
+
+_NEG = get_op("neg")
+#: grad_tools.negate, in C when the sweeps' extension is there (its declared twin)
+_negate = negate if SWEEP is None else SWEEP.negate
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,13 +170,15 @@ def _group_blocks(
         out.gradient.add(owner[at], local[at], local[at], partials.values())
     # the positions whose partial is not constant (a constant partial: a zero column of the Hessian)
     live = np.flatnonzero([p is not None and (p.args != () or p.op.name == "symbol") for p in gradient])
-    slot = _ranks(member[live])  # which slot each live position goes to: its rank among its member's
+    mirror = _Mirrors(gradient, live, member, len(group))
+    seeded = live[~mirror.follows[live]]  # a mirror's column is not swept: its leader's sweep gives it
+    slot = _ranks(member[seeded])  # which slot each seeded position goes to: its rank among its member's
     seeded_at = np.empty(len(group), dtype=np.int64)  # member -> the position seeded for it in this slot
     after = np.arange(len(local), dtype=np.int64)
     # wanted, from here on: the lower triangle only, each member's columns at or after the one seeded for it
     was = np.ones(len(local), dtype=bool)  # which positions are in wanted
     for s in range(int(slot.max()) + 1 if len(slot) else 0):
-        seeds = live[slot == s]
+        seeds = seeded[slot == s]
         outputs = [partials[variables[p]] for p in seeds.tolist()]
         seeded_at.fill(len(local))  # (members without a seed here want nothing)
         seeded_at[member[seeds]] = seeds
@@ -180,7 +189,74 @@ def _group_blocks(
         was = now
         adjoints = backprop(outputs, list(map(one_like, outputs)), wanted)
         at = np.fromiter(map(position, adjoints), np.int64, len(adjoints))
-        out.hessian.add(owner[at], local[at], local[seeded_at[member[at]]], adjoints.values())
+        values = list(adjoints.values())
+        out.hessian.add(owner[at], local[at], local[seeded_at[member[at]]], values)
+        mirror.add(seeds, at, values, member, (owner, local), out.hessian)
+
+
+class _Mirrors:
+    """Pairs of one term's partials ``Q`` and ``-Q`` (a function of ``x_i - x_j``): one sweep gives both columns.
+
+    Of a pair, the lower position (the *leader*) is swept; the other (the *mirror*) gets the
+    leader's entries in its rows, each negated: ``d(-Q)/dx = -(dQ/dx)``. Every adjoint is linear
+    in its seed and negation is exact, so these are the numbers a sweep of its own gives, bit for
+    bit, except where that sweep's folds differ with the sign of the seed (``(1/b)*t`` becomes
+    ``t/b``, ``(-1/b)*t`` stays): there they differ by a rounding. A position takes part in one
+    pair at most.
+    """
+
+    def __init__(self, gradient: list[Term | None], live: np.ndarray, member: np.ndarray, members: int) -> None:
+        self.follows = np.zeros(len(gradient), dtype=bool)  # position -> it is a mirror (not swept)
+        self.mirror_of = np.full(len(gradient), -1, dtype=np.int64)  # leader position -> its mirror's position
+        self.at = np.full(members, -1, dtype=np.int64)  # member -> the mirror position of its seed in this slot
+        positions = live.tolist()
+        partials = [g for g in map(gradient.__getitem__, positions) if g is not None]  # (all are: live)
+        negated = [i for i, g in enumerate(partials) if g.op is _NEG]  # (live partials are terms)
+        if not negated:
+            return
+        where = dict(zip(partials, positions, strict=True)).get  # a partial -> a live position holding it
+        owner = member.tolist()
+        paired: set[int] = set()
+        leads: list[int] = []
+        mirrors: list[int] = []
+        for i in negated:
+            p = positions[i]
+            q = where(partials[i].args[0])
+            if q is None or owner[q] != owner[p] or p in paired or q in paired:
+                continue
+            paired.add(p)
+            paired.add(q)
+            leads.append(min(p, q))
+            mirrors.append(max(p, q))
+        self.mirror_of[leads] = mirrors
+        self.follows[mirrors] = True
+
+    def add(
+        self,
+        seeds: np.ndarray,
+        at: np.ndarray,
+        values: list[Term],
+        member: np.ndarray,
+        columns: tuple[np.ndarray, np.ndarray],
+        hessian: _Entries,
+    ) -> None:
+        """Adds the mirrors' entries of one slot: the slot's entries (``values`` at positions ``at``), negated.
+
+        ``columns``: the term and the column of each position (``owner``, ``local``).
+        """
+        mirrors = self.mirror_of[seeds]
+        if not (mirrors >= 0).any():
+            return
+        who = self.at
+        who.fill(-1)
+        who[member[seeds]] = mirrors  # (each member has one seed in a slot)
+        follow = who[member[at]]
+        keep = np.flatnonzero((follow >= 0) & (at >= follow))  # the mirror's rows: at or after its own column
+        if len(keep):
+            owner, local = columns
+            found = at[keep]
+            mirrored = list(map(_negate, map(values.__getitem__, keep.tolist())))
+            hessian.add(owner[found], local[found], local[follow[keep]], mirrored)
 
 
 def _ranks(keys: np.ndarray) -> np.ndarray:
@@ -263,8 +339,10 @@ def _sweeps(
 def _assembled(entries: _Entries, n_terms: int, n: int) -> BlockHessian:
     """The block Hessian of the entries found: sorted by term, row and column, with the pattern they add into."""
     term, row, col = entries.arrays()
-    order = np.lexsort((col, row, term))  # by term, then row and column
-    keys, position = np.unique(row[order] * n + col[order], return_inverse=True)  # the pattern, by row and column
+    at = row * n + col  # an entry's place in the n x n matrix
+    # by term, then row and column: one stable sort of one key (lexsort's order) while the key fits in 63 bits
+    order = np.argsort(term * (n * n) + at, kind="stable") if n_terms * n * n < 2**62 else np.lexsort((col, row, term))
+    keys, position = np.unique(at[order], return_inverse=True)  # the pattern, by row and column
     return BlockHessian(
         rows=(keys // n).tolist(),
         cols=(keys % n).tolist(),

@@ -10,7 +10,7 @@ and names the variable or constraint at fault in a :class:`~exprgraph.errors.Pro
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,26 +25,49 @@ __all__ = ["Problem"]
 INF = math.inf
 
 
-def _numbers(value: Any, n: int, what: str, item: str) -> list[float]:
-    """``value`` (a number or ``n`` numbers) as ``n`` floats; a ProblemError naming ``item`` otherwise."""
+def _numbers(value: Any, n: int, what: str, item: str) -> np.ndarray:
+    """``value`` (a number or ``n`` numbers) as ``n`` float64s; a ProblemError naming ``item`` otherwise."""
+    values: np.ndarray | None
     if isinstance(value, (int, float, np.integer, np.floating)):
-        values = [float(value)] * n
+        values = np.full(n, float(value))
     else:
-        try:
-            values = [float(v) for v in value]
-        except (TypeError, ValueError) as e:
-            raise ProblemError(f"{what} of {item} must be a number or {n} numbers, got {value!r}", item=item) from e
+        values = _as_floats(value)
+        if values is None:
+            try:
+                values = np.array([float(v) for v in value], dtype=np.float64)
+            except (TypeError, ValueError) as e:
+                raise ProblemError(f"{what} of {item} must be a number or {n} numbers, got {value!r}", item=item) from e
         if len(values) != n:
             raise ProblemError(f"{what} of {item} has {len(values)} numbers, {n} needed", item=item)
-    for v in values:
-        if math.isnan(v):
-            raise ProblemError(f"{what} of {item} is nan", item=item)
+    if np.isnan(values).any():
+        raise ProblemError(f"{what} of {item} is nan", item=item)
     return values
 
 
-def _check_bounds(lb: float, ub: float, item: str) -> None:
-    if lb > ub:
-        raise ProblemError(f"inconsistent bounds for {item}: lower bound {lb} > upper bound {ub}", item=item)
+def _as_floats(value: Any) -> np.ndarray | None:
+    """A numeric 1-d array, or a list or tuple of Python floats, as float64 at once; None for anything else."""
+    if isinstance(value, (list, tuple)) and value and all(v.__class__ is float for v in value):
+        return np.array(value, dtype=np.float64)
+    if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "biuf":
+        return value.astype(np.float64)
+    return None
+
+
+def _check_bounds(lb: np.ndarray, ub: np.ndarray, items: Callable[[int], str]) -> None:
+    """A ProblemError naming the first item (``items(i)``) whose lower bound is above its upper bound."""
+    bad = np.flatnonzero(lb > ub)
+    if len(bad):
+        i = int(bad[0])
+        item = items(i)
+        raise ProblemError(f"inconsistent bounds for {item}: lower bound {lb[i]} > upper bound {ub[i]}", item=item)
+
+
+def _check_symbol(symbol: Any) -> None:
+    """A ProblemError unless ``symbol`` is a scalar symbol (a variable to be)."""
+    if not isinstance(symbol, Term) or symbol.op.name != "symbol":
+        raise ProblemError(f"a variable must be a symbol, got {symbol!r}")
+    if symbol.shape:
+        raise ProblemError(f"variable {symbol.name} has shape {symbol.shape}; declare scalars", item=symbol.name)
 
 
 class Problem:
@@ -70,6 +93,8 @@ class Problem:
         self._lbg: list[float] = []
         self._ubg: list[float] = []
         self._objective: Term | None = None
+        #: nodes of the constraints and objective checked so far: each reads declared variables only
+        self._checked: set[Term] = set()
 
     def __repr__(self) -> str:
         return f"Problem({len(self._variables)} variables, {len(self._constraints)} constraints)"
@@ -77,19 +102,8 @@ class Problem:
     # -- variables -------------------------------------------------------------------------
     def add_variable(self, symbol: Term, *, lb: float = -INF, ub: float = INF, start: float = 0.0) -> Term:
         """Declare an existing scalar ``symbol`` as a variable, with its bounds and start."""
-        if not isinstance(symbol, Term) or symbol.op.name != "symbol":
-            raise ProblemError(f"a variable must be a symbol, got {symbol!r}")
-        if symbol.shape:
-            raise ProblemError(f"variable {symbol.name} has shape {symbol.shape}; declare scalars", item=symbol.name)
-        if symbol in self._index:
-            raise ProblemError(f"variable {symbol.name} is declared twice", item=symbol.name)
-        (low,), (high,), (x0,) = (_numbers(v, 1, w, symbol.name) for v, w in ((lb, "lb"), (ub, "ub"), (start, "start")))
-        _check_bounds(low, high, f"variable {symbol.name}")
-        self._index[symbol] = len(self._variables)
-        self._variables.append(symbol)
-        self._lbx.append(low)
-        self._ubx.append(high)
-        self._x0.append(x0)
+        _check_symbol(symbol)
+        self._declare([symbol], lb, ub, start, symbol.name)
         return symbol
 
     def variable(self, name: str, *, lb: float = -INF, ub: float = INF, start: float = 0.0) -> Term:
@@ -100,49 +114,92 @@ class Problem:
         """``n`` scalar variables ``name_0 ... name_{n-1}``; each bound and start is a number or ``n`` numbers."""
         if not isinstance(n, (int, np.integer)) or n < 0:
             raise ProblemError(f"the number of variables {name} must be a non-negative integer, got {n!r}", item=name)
-        lows, highs, starts = (
-            _numbers(v, int(n), w, f"variables {name}") for v, w in ((lb, "lb"), (ub, "ub"), (start, "start"))
-        )
-        return [
-            self.add_variable(Symbol(f"{name}_{i}"), lb=lows[i], ub=highs[i], start=starts[i]) for i in range(int(n))
-        ]
+        symbols = [Symbol(f"{name}_{i}") for i in range(int(n))]
+        self._declare(symbols, lb, ub, start, f"variables {name}")
+        return symbols
+
+    def _declare(self, symbols: list[Term], lb: Any, ub: Any, start: Any, item: str) -> None:
+        """Add ``symbols`` as variables, their bounds and starts checked (numbers, ``lb <= ub``) all at once."""
+        for symbol in symbols:
+            _check_symbol(symbol)
+        n = len(symbols)
+        lows, highs, starts = (_numbers(v, n, w, item) for v, w in ((lb, "lb"), (ub, "ub"), (start, "start")))
+        _check_bounds(lows, highs, lambda i: f"variable {symbols[i].name}")
+        index = self._index
+        first = len(self._variables)
+        for k, symbol in enumerate(symbols):
+            if index.setdefault(symbol, first + k) != first + k:
+                for s in symbols[:k]:  # (declared in this call: taken back, so the problem is unchanged)
+                    del index[s]
+                raise ProblemError(f"variable {symbol.name} is declared twice", item=symbol.name)
+        self._variables.extend(symbols)
+        self._lbx.extend(lows.tolist())
+        self._ubx.extend(highs.tolist())
+        self._x0.extend(starts.tolist())
 
     # -- constraints and objective ---------------------------------------------------------
     def _check_term(self, expr: Any, item: str) -> Term:
-        try:
-            t = as_term(expr)
-        except (TypeError, ValueError) as e:
-            raise ProblemError(f"{item} is not an expression: {expr!r}", item=item) from e
+        if expr.__class__ is Term:
+            t = expr
+        else:
+            try:
+                t = as_term(expr)
+            except (TypeError, ValueError) as e:
+                raise ProblemError(f"{item} is not an expression: {expr!r}", item=item) from e
         if t.shape:
             raise ProblemError(f"{item} has shape {t.shape}; constraints and objectives are scalars", item=item)
-        unknown = sorted(s.name for s in t.free_symbols if s not in self._index)
+        unknown = self._undeclared(t)
         if unknown:
             raise ProblemError(
                 f"{item} reads {', '.join(unknown)}, which are not declared variables (declare them first)", item=item
             )
         return t
 
+    def _undeclared(self, t: Term) -> list[str]:
+        """The names of the symbols ``t`` reads that are not variables; each node is walked once per problem."""
+        index, checked = self._index, self._checked
+        if not t.args:
+            return [t.name] if t.op.name == "symbol" and t not in index else []
+        if t in checked:
+            return []
+        found: list[Term] = []
+        checked.add(t)
+        stack = [t]
+        while stack:
+            for a in stack.pop().args:
+                if a in checked:
+                    continue
+                checked.add(a)
+                if a.args:
+                    stack.append(a)
+                elif a.op.name == "symbol" and a not in index:
+                    found.append(a)
+        if not found:
+            return []
+        self._checked = set()  # nodes above an undeclared symbol were marked checked: forget them all
+        return sorted({s.name for s in found})
+
     def constraint(self, expr: Any, lb: float = -INF, ub: float = INF, *, name: str | None = None) -> int:
         """Add ``lb <= expr <= ub`` (``lb == ub`` for an equality); returns its index."""
-        k = len(self._constraints)
-        label = name if name is not None else f"g{k}"
-        item = f"constraint {label}"
-        t = self._check_term(expr, item)
-        (low,), (high,) = (_numbers(v, 1, w, item) for v, w in ((lb, "lb"), (ub, "ub")))
-        _check_bounds(low, high, item)
-        self._constraints.append(t)
-        self._names.append(label)
-        self._lbg.append(low)
-        self._ubg.append(high)
-        return k
+        label = name if name is not None else f"g{len(self._constraints)}"
+        return self._add_constraints([expr], lb, ub, [label], f"constraint {label}").start
 
     def constraints(self, exprs: Sequence[Any], lb: Any = -INF, ub: Any = INF, *, name: str = "g") -> range:
         """Add ``lb[i] <= exprs[i] <= ub[i]`` named ``name[i]``; each bound is a number or one per expression."""
+        labels = [f"{name}[{i}]" for i in range(len(exprs))]
+        return self._add_constraints(exprs, lb, ub, labels, f"constraints {name}")
+
+    def _add_constraints(self, exprs: Sequence[Any], lb: Any, ub: Any, labels: list[str], item: str) -> range:
+        """Check the expressions and bounds (all of them: nothing is added when one is wrong), then add them."""
         n = len(exprs)
-        lows, highs = (_numbers(v, n, w, f"constraints {name}") for v, w in ((lb, "lb"), (ub, "ub")))
+        terms = [self._check_term(e, f"constraint {label}") for e, label in zip(exprs, labels, strict=True)]
+        lows, highs = (_numbers(v, n, w, item) for v, w in ((lb, "lb"), (ub, "ub")))
+        _check_bounds(lows, highs, lambda i: f"constraint {labels[i]}")
         start = len(self._constraints)
-        for i, e in enumerate(exprs):
-            self.constraint(e, lows[i], highs[i], name=f"{name}[{i}]")
+        self._constraints.extend(terms)
+        self._names.extend(labels)
+        self._lbg.extend(lows.tolist())
+        self._ubg.extend(highs.tolist())
         return range(start, start + n)
 
     def minimize(self, expr: Any) -> None:
