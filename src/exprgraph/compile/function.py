@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,12 +30,27 @@ def check_signature(outputs: Any, inputs: Any, *, walk: bool = True) -> tuple[tu
         outputs = list(outputs.values)
     single = outputs.__class__ is Term
     outs = (outputs,) if single else tuple(outputs)
-    for t in outs:
-        if t.__class__ is not Term:
-            raise TypeError(f"compile() takes terms as outputs, got a {type(t).__name__}")
+    if set(map(type, outs)) - {Term}:  # the classes in one pass at C speed; then name the first stranger
+        bad = next(t for t in outs if t.__class__ is not Term)
+        raise TypeError(f"compile() takes terms as outputs, got a {type(bad).__name__}")
     if inputs.__class__ is Term:
         inputs = (inputs,)
     ins = tuple(inputs)
+    last = _LAST_INPUTS[0] if _LAST_INPUTS else ()
+    if len(last) != len(ins) or not all(map(operator.is_, last, ins)):  # a solver's callbacks share inputs
+        _check_inputs(ins)
+        _LAST_INPUTS[:] = [ins]
+    if walk:  # one walk over the DAG (the free-symbol sets of every node would cost 4x as much at 10^5 outputs)
+        check_symbols({t for t in postorder(outs) if t.is_symbol}, ins)
+    return outs, single, ins
+
+
+#: the last inputs that passed :func:`_check_inputs` (compared by identity, element by element)
+_LAST_INPUTS: list[tuple[Term, ...]] = []
+
+
+def _check_inputs(ins: tuple[Term, ...]) -> None:
+    """A TypeError or CompileError unless ``ins`` are distinct symbols of distinct names."""
     for s in ins:
         if s.__class__ is not Term or s.op.name != "symbol":
             raise TypeError(f"the inputs of compile() must be symbols, got {s!r}")
@@ -43,9 +59,6 @@ def check_signature(outputs: Any, inputs: Any, *, walk: bool = True) -> tuple[tu
     names = [s.attr[0] for s in ins]  # a symbol's attr is (name, ...): checked symbols above
     if len(set(names)) != len(names):
         raise CompileError("two inputs have the same name; inputs are bound by position and must be distinct")
-    if walk:  # one walk over the DAG (the free-symbol sets of every node would cost 4x as much at 10^5 outputs)
-        check_symbols({t for t in postorder(outs) if t.is_symbol}, ins)
-    return outs, single, ins
 
 
 def check_symbols(needed: Iterable[Term], inputs: tuple[Term, ...]) -> None:
