@@ -90,7 +90,10 @@ def _term_extension() -> Extension:
 def _sweep_extension() -> Extension:
     """The C sweeps of diff (their twins: the Python sweeps of ``diff/``); the term struct comes from core's header."""
     core, diff = Path("src", "exprgraph", "core"), Path("src", "exprgraph", "diff")
-    return _c_extension("diff", "_csweep", [diff / "_csweep.h", core / "_cterm_api.h"])
+    ext = _c_extension("diff", "_csweep", [diff / "_csweep.h", core / "_cterm_api.h"])
+    # the Hessian's scatter-add (_csweep_assemble.c) rounds as numpy's bincount: no fused multiply-add
+    ext.extra_compile_args = [*ext.extra_compile_args, "-ffp-contract=off"]
+    return ext
 
 
 def _vm_extension() -> Extension:

@@ -106,6 +106,13 @@ TWINS: tuple[Twin, ...] = (
         ),
     ),
     Twin(
+        "C",
+        ("diff/_csweep_assemble.c",),
+        "exprgraph.diff.blocks.BlockHessian.assemble (numpy's bincount)",
+        _CSWEEP_SWITCH,
+        ("tests/diff/test_assemble_twin.py::test_the_c_sum_is_bincounts_bit_for_bit",),
+    ),
+    Twin(
         "mypyc",
         ("exprgraph.poly.ring", "exprgraph.poly.monomials"),
         "the same modules' Python source (poly/ring.py, poly/monomials.py), loaded a second time",

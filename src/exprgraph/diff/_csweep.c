@@ -131,6 +131,8 @@ static PyMethodDef module_methods[] = {
     {"product", (PyCFunction)(void (*)(void))py_product, METH_FASTCALL, "product(g, factors): grad_tools.product in C."},
     {"negate", py_negate, METH_O, "negate(g): grad_tools.negate in C."},
     {"fan_in", py_fan_in, METH_O, "fan_in(parts): the sum of adjoint parts, as reverse._fan_in."},
+    {"assemble", (PyCFunction)(void (*)(void))py_assemble, METH_FASTCALL,
+     "assemble(position, term, weights, numbers, out): diff.blocks.BlockHessian.assemble's scatter-add."},
     {"template_count", template_count, METH_NOARGS, "template_count(): recorded gradient templates."},
     {"backprop", (PyCFunction)(void (*)(void))marked_backprop, METH_FASTCALL,
      "backprop(outputs, seeds, targets, seed_for): reverse.backprop in C (NotImplemented while another runs)."},

@@ -6,6 +6,7 @@
    _csweep_reverse.c  marked walks: the live order and the reverse sweep (diff/reverse.py)
    _csweep_forward.c  the forward sweep, a marked walk (diff/forward.py)
    _csweep_pattern.c  dependency sets of Jacobian rows, a marked walk (diff/pattern.py)
+   _csweep_assemble.c the scatter-add of a block Hessian's numbers (diff/blocks.py)
 
    The term struct and the term base's facts come from ../core/_cterm_api.h and the capsule of
    exprgraph.core._cterm; this extension calls into core, never the other way round.
@@ -105,5 +106,8 @@ PyObject *marked_forward(PyObject *module, PyObject *const *args, Py_ssize_t nar
 
 /* ---- _csweep_pattern.c ---- */
 PyObject *marked_dependency_sets(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
+/* ---- _csweep_assemble.c ---- */
+PyObject *py_assemble(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 #endif
