@@ -98,14 +98,17 @@ def _sweep_extension() -> Extension:
 
 def _vm_extension() -> Extension:
     """The vm backend's register machine (its twin: the numpy backend, see ``compile/vm.py``), and the walk and
-    straight-line encoding that feed it (``_cvm_walk.c``, ``_cvm_encode.c``; twins in lower.py and vm_encode.py).
+    straight-line encoding that feed it (``_cvm_walk.c``, ``_cvm_walked.c``, ``_cvm_encode.c``; twins in lower.py and
+    vm_encode.py).
 
     Without -fno-math-errno libm calls would set errno; without -ffp-contract=off a multiply-add could be
     fused, giving other roundings than the C backend's (which builds with both).
     """
     core = Path("src", "exprgraph", "core")
     here = Path("src", "exprgraph", "compile")
-    ext = _c_extension("compile", "_cvm", [here / "_cvm.h", here / "_cvm_terms.h", core / "_cterm_api.h"])
+    ext = _c_extension(
+        "compile", "_cvm", [here / "_cvm.h", here / "_cvm_terms.h", here / "_cvm_encode.h", core / "_cterm_api.h"]
+    )
     ext.extra_compile_args = [*ext.extra_compile_args, "-fno-math-errno", "-ffp-contract=off", "-fopenmp-simd"]
     if sys.platform == "linux" and os.uname().machine == "x86_64" and ctypes.util.find_library("mvec"):
         # glibc's vector math: the lane loops call its SIMD variants, as the C backend's loops do

@@ -22,6 +22,12 @@ then the whole callbacks (``CompiledNLP.constraints/jacobian/hessian``: Python, 
 assembly) against CasADi's ``nlp_g``, ``nlp_jac_g``, ``nlp_hess_l`` of ``nlpsol`` on its VM (inputs as
 DM made outside the clock; its ``nlp_jac_g`` also gives g), interleaved in one process.
 
+Optionally ``--ready-parts case1354pegase,case2869pegase``: the straight-line vm callbacks of the same
+model made from the derivative terms (what ``CompiledNLP``'s "compile" time is on the vm backend),
+with the encoding read from the walk's arrays (``lower.KEEP_WALK``, the default) against the encoding
+read from the terms again, taking turns in one process (CPU, median of rounds, the same words
+checked); then the parts of the arrays' road: walk, encode, register allocation, machine.
+
 Run from the repository root:
 ``python -m bench.bench_vm [--sizes 1000,10000,100000] [--flat-max 10000] [--opf case300] [--one-point case300]``.
 """
@@ -29,6 +35,7 @@ Run from the repository root:
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import resource
 import tempfile
@@ -44,6 +51,12 @@ from bench.opf_model import build_exprgraph
 from exprgraph.compile import c_backend, vm
 from exprgraph.compile import compile as eg_compile
 from exprgraph.compile.lower import lower
+from exprgraph.optimize.callbacks import CompiledNLP
+
+# the modules (the package exports functions of these names); their extensions are swapped for clocked ones
+lower_mod: Any = importlib.import_module("exprgraph.compile.lower")
+vm_encode: Any = importlib.import_module("exprgraph.compile.vm_encode")
+vm_alloc: Any = importlib.import_module("exprgraph.compile.vm_alloc")
 
 
 def cpu() -> float:
@@ -242,6 +255,80 @@ def one_point_rows(name: str) -> list[str]:
     return rows
 
 
+def _callback_outputs(name: str) -> tuple[dict[str, list], list]:
+    """The outputs of the five callbacks of the AC-OPF of ``name`` (derivatives made, nothing compiled)."""
+    case = read_case(case_path(name), name)
+    prob, _ = build_exprgraph(case)
+    nlp = CompiledNLP.__new__(CompiledNLP)
+    nlp.problem, nlp.variables, nlp.m = prob, prob.x, len(prob.g)
+    nlp._derivatives(prob)
+    outs = {"hessian": nlp.hess.values, "jacobian": nlp.jac.values, "constraints": prob.g}
+    outs.update({"gradient": nlp.grad.values, "objective": [nlp.f]})
+    return outs, list(prob.x)
+
+
+def _timed_parts(outs: dict[str, list], inputs: list) -> dict[str, float]:
+    """CPU seconds of each part of making the five vm machines: walk, encode, allocate, machine (and the rest)."""
+    parts = dict.fromkeys(("walk", "encode", "allocate", "machine", "total"), 0.0)
+    walk, enc, alloc, machine = lower_mod._native.walk, vm_encode._native, vm_alloc._native.allocate, vm._native
+    clocked = {"walk": walk, "encode_walked": enc.encode_walked, "encode_flat": enc.encode_flat, "allocate": alloc}
+
+    def clock(part: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*a: Any, **k: Any) -> Any:
+            start = time.process_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                parts[part] += time.process_time() - start
+
+        return run
+
+    class Shim:
+        """The extension, its walk, encodings, allocation and machine clocked."""
+
+        def __getattr__(self, name: str) -> Any:
+            part = {"walk": "walk", "allocate": "allocate", "Machine": "machine"}.get(name, "encode")
+            return clock(part, clocked.get(name) or getattr(machine, name))
+
+    saved = lower_mod._native, vm_encode._native, vm_alloc._native, vm._native
+    lower_mod._native = vm_encode._native = vm_alloc._native = vm._native = Shim()
+    try:
+        start = time.process_time()
+        for terms in outs.values():
+            eg_compile(list(terms), inputs, "vm", packed=True, loops=False)
+        parts["total"] = time.process_time() - start
+    finally:
+        lower_mod._native, vm_encode._native, vm_alloc._native, vm._native = saved
+    return parts
+
+
+def ready_parts_rows(name: str, rounds: int = 5) -> list[str]:
+    """The vm callbacks of ``name`` made with the encoding read from the walk's arrays vs from the terms."""
+    outs, inputs = _callback_outputs(name)
+    made: dict[bool, list[float]] = {True: [], False: []}
+    words: dict[bool, list[list[bytes]]] = {}
+    for keep in (True, False):
+        lower_mod.KEEP_WALK = keep
+        encodings = [vars(vm_encode.encode(lower(list(t), inputs))) for t in outs.values()]
+        words[keep] = [[v.tobytes() for v in e.values() if isinstance(v, np.ndarray)] for e in encodings]
+    for _ in range(rounds):
+        for keep in (True, False):
+            lower_mod.KEEP_WALK = keep
+            start = time.process_time()
+            for terms in outs.values():
+                eg_compile(list(terms), inputs, "vm", packed=True, loops=False)
+            made[keep].append(time.process_time() - start)
+    lower_mod.KEEP_WALK = True
+    assert words[True] == words[False], "the two roads encode differently"
+    parts = _timed_parts(outs, inputs)
+    new, old = float(np.median(made[True])), float(np.median(made[False]))
+    rest = parts["total"] - parts["walk"] - parts["encode"] - parts["allocate"] - parts["machine"]
+    return [
+        f"| {name} | {old:.3f} | {new:.3f} | {old / new:.2f}x | {parts['walk']:.3f} | {parts['encode']:.3f} "
+        f"| {parts['allocate']:.3f} | {parts['machine']:.3f} | {rest:.3f} |"
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1000,10000,100000", help="outputs (5 per term)")
@@ -249,6 +336,7 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=10000, help="points of the many-points call (fewer when large)")
     parser.add_argument("--opf", default="", help="comma list of cases (bench_opf's model), e.g. case300")
     parser.add_argument("--one-point", default="", help="comma list of cases: the vm's two interpreters at one point")
+    parser.add_argument("--ready-parts", default="", help="comma list of cases: the vm callbacks' making, by part")
     parser.add_argument("--skip-family", action="store_true", help="only the --opf and --one-point tables")
     args = parser.parse_args()
     os.environ["EXPRGRAPH_CACHE"] = tempfile.mkdtemp(prefix="eg-bench-vm-")  # cold C builds
@@ -280,6 +368,14 @@ def main() -> None:
         print("|" + "---|" * 10)
         for name in args.one_point.split(","):
             for row in one_point_rows(name):
+                print(row, flush=True)
+    if args.ready_parts:
+        print("\nThe five vm callbacks (straight-line) made from the derivative terms, CPU s (median of 5 rounds);")
+        print("encoding from the walk's arrays vs from the terms; then the arrays' road by part (one more run)")
+        print("| case | from terms | from arrays | x | walk | encode | allocate | machine | rest (Python) |")
+        print("|" + "---|" * 9)
+        for name in args.ready_parts.split(","):
+            for row in ready_parts_rows(name):
                 print(row, flush=True)
     print(f"\nload average after: {os.getloadavg()}")
 

@@ -1,11 +1,13 @@
-"""The straight-line road in C (``_cvm.walk``, ``_cvm.encode_flat``) against its Python twins (``lower_py``,
-``_encode_flat_py``): the same program, the same encoding word for word, the same bits at run time."""
+"""The straight-line road in C (``_cvm.walk``, ``_cvm.encode_flat``, ``_cvm.encode_walked``) against its Python
+twins (``lower_py``, ``_encode_flat_py``): the same program, the same encoding word for word, the same bits at run
+time."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -140,6 +142,68 @@ def test_the_c_encoding_is_the_python_encoding(outs: list[Term]) -> None:
         assert_same_encoding(got, want)
     else:
         assert got is want
+
+
+@needs_c
+def test_the_c_walk_gives_each_constant_the_value_const_value_gives() -> None:
+    x, y = XS[:2]
+    kinds = [
+        eg.const(1.5),
+        eg.const(-0.0),
+        eg.const(float("nan")),
+        eg.const(3),
+        eg.const(True),
+        eg.const(np.float32(0.1)),
+        eg.const(Fraction(1, 3)),
+    ]
+    outs = [x * k for k in kinds]  # each kind of scalar constant (numpy scalars of its dtype, a rational's float)
+    got = lower_mod.lower([*outs, y], [y, *XS[2:], x])
+    want = lower_mod.lower_py([*outs, y], [y, *XS[2:], x])
+    assert got.walked is not None  # the extension's walk made it
+    assert_same_program(got, want)
+    assert got.used_inputs == (0, 3)
+
+
+def _walked_args(program: Any) -> tuple[Any, ...]:
+    inputs = tuple(program.inputs[i] for i in program.used_inputs)
+    return (list(program.steps), inputs, program.outputs, program.values, vm_encode.flat_tables())
+
+
+@needs_c
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs())
+def test_the_encoding_from_the_walks_arrays_is_the_encoding_from_the_terms(outs: list[Term]) -> None:
+    program = lower_mod.lower(outs, INPUTS)
+    if program.walked is None:  # the walk declined: lower_py's program, encoded from its terms only
+        return
+    arrays, symbols = program.walked
+    steps, *rest = _walked_args(program)
+    got = vm_encode._native.encode_walked(arrays, steps, symbols, *rest)
+    want = vm_encode._native.encode_flat(steps, *rest)
+    assert got == want  # word for word (None: both decline, the twin runs)
+    encoded = vm_encode._encode_flat(program)  # takes the arrays: the road the vm backend runs
+    assert program.walked is None
+    try:
+        twin: Any = (vm_encode.check_supported(program), vm_encode._encode_flat_py(program))[1]
+    except VMUnsupportedError:
+        return
+    assert_same_encoding(encoded, twin)
+
+
+@needs_c
+def test_the_walks_arrays_answer_for_their_own_program_only() -> None:
+    x, y = XS[:2]
+    one = lower_mod.lower([x * y + eg.sin(x), x * 2.0], INPUTS)
+    other = lower_mod.lower([x * y - eg.cos(y), y * 2.0], INPUTS)
+    steps, *rest = _walked_args(other)
+    assert vm_encode._native.encode_walked(one.walked[0], steps, other.walked[1], *rest) is None
+    assert vm_encode._native.encode_walked(object(), steps, other.walked[1], *rest) is None
+    fewer = dict(list(other.values.items())[:-1])  # a program changed after its walk: the terms' road
+    assert vm_encode._native.encode_walked(other.walked[0], steps, other.walked[1], *rest[:2], fewer, rest[3]) is None
+    assert vm_encode._native.encode_walked(other.walked[0], steps[:-1], other.walked[1], *rest) is None
+    assert vm_encode._native.encode_walked(other.walked[0], steps, other.walked[1], *rest) == (
+        vm_encode._native.encode_flat(steps, *rest)
+    )
 
 
 @needs_c

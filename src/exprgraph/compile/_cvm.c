@@ -15,8 +15,9 @@
  *
  * allocate() (_cvm_alloc.c) gives the registers of straight-line code encoded over numbered values (its twin:
  * compile/vm_alloc.py's allocate_py); walk() (_cvm_walk.c) and encode_flat() (_cvm_encode.c) the
- * lowering's walk and the straight-line encoding (their twins: compile/lower.py, compile/vm_encode.py);
- * packed calls at one point run the dense code of _cvm_one.c.
+ * lowering's walk and the straight-line encoding (their twins: compile/lower.py, compile/vm_encode.py),
+ * encode_walked() (_cvm_walked.c) the same encoding read from the walk's arrays; packed calls at one point
+ * run the dense code of _cvm_one.c.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -338,9 +339,13 @@ static PyMethodDef module_methods[] = {
     {"allocate", cvm_allocate, METH_VARARGS,
      "allocate(code, kinds, pinned, inputs): registers for straight-line code over numbered values (vm_alloc.py)"},
     {"walk", cvm_walk, METH_VARARGS,
-     "walk(outputs, symbol, const): lower()'s walk (steps, nodes, reads, constants, symbols, fixed), or None"},
+     "walk(outputs, symbol, const, arrays=False): lower()'s walk (steps, nodes, reads, constants, symbols, fixed"
+     "[, arrays]), or None"},
     {"encode_flat", cvm_encode_flat, METH_VARARGS,
      "encode_flat(steps, inputs, outputs, values, tables): the straight-line encoding, or None (vm_encode.py)"},
+    {"encode_walked", cvm_encode_walked, METH_VARARGS,
+     "encode_walked(walked, steps, symbols, inputs, outputs, values, tables): encode_flat's encoding read from "
+     "walk()'s arrays, or None"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -142,6 +142,8 @@ PyObject *cvm_walk(PyObject *self, PyObject *args);
 /* register allocation of straight-line code (_cvm_alloc.c; twin: vm_alloc.py's allocate_py) */
 PyObject *cvm_allocate(PyObject *self, PyObject *args);
 PyObject *cvm_encode_flat(PyObject *self, PyObject *args);
+/* the same encoding from the walk kept as arrays (_cvm_walked.c) */
+PyObject *cvm_encode_walked(PyObject *self, PyObject *args);
 #endif
 
 #endif

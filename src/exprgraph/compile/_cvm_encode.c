@@ -13,8 +13,7 @@
 #include "_cvm_terms.h"
 
 #include "_cvm.h"
-
-enum { KD = 0, KI = 1 };
+#include "_cvm_encode.h"
 
 /* the marks of an encoding: a value number (low 32 bits), a compile-time value (its index in the low
    bits until it has a number), an output (its first position + 1 in bits 32-60) */
@@ -24,31 +23,13 @@ enum { KD = 0, KI = 1 };
 #define OUT_MASK ((((uint64_t)1 << 29) - 1) << OUT_SHIFT)
 #define LOW(m) ((int32_t)((m) & 0xffffffffu))
 
-typedef struct {
-    Vec saved;              /* the stamped terms' words */
-    Vec kinds, pinned;      /* int32 by value: register file, a constant */
-    Vec dtype;              /* int8 by value: its dtype index */
-    Vec code;               /* int32 words */
-    Vec cd_vid, ci_vid;     /* int32: the constants' values, per file */
-    Vec cd_val, ci_val;     /* double / int64: their numbers */
-    Vec c_dtype;            /* int8 by compile-time value: dtype index */
-    Vec c_num;              /* by compile-time value: its number (a double, or an int64 in the same 8 bytes) */
-    Vec in_vid;             /* int32: the inputs' values */
-    Vec run_pos;            /* int32: the positions of the run outputs */
-    uint8_t *stored;        /* by output position: stores done (first positions only) */
-    int32_t *next, *run;    /* by output position: the next position of the same term; its run index */
-    PyObject *const *tables; /* unary, binary, folds, powers: op name -> opcode */
-} Enc;
-
-static int kind_of_dtype(int d) { return d == D_FLOAT64 ? KD : (d == D_INT64 || d == D_BOOL) ? KI : -1; }
-
 static inline uint64_t mine(PyObject *t) {
     uint64_t m = TERM(t)->mark;
     return (m & M_MINE) ? m : 0;
 }
 
 /* a new value of file `kind` (a constant when pinned); -1 on an error */
-static int32_t new_value(Enc *e, int kind, int dtype, int pinned) {
+int32_t enc_new_value(Enc *e, int kind, int dtype, int pinned) {
     int32_t v = (int32_t)e->kinds.n;
     if (vec_push32(&e->kinds, kind) < 0 || vec_push32(&e->pinned, pinned) < 0 || vec_room(&e->dtype, 1) < 0) return -1;
     AT(e->dtype, int8_t, e->dtype.n++) = (int8_t)dtype;
@@ -60,23 +41,28 @@ static int give_value(Enc *e, PyObject *t, int32_t v) {
     return stamp(&e->saved, t, (mine(t) & (OUT_MASK | M_VALUE)) | M_VID | (uint32_t)v);
 }
 
+/* the value of compile-time value c (a constant: its number in the tables), made at its first use; -1 error */
+int32_t enc_constant(Enc *e, int32_t c) {
+    const int d = AT(e->c_dtype, int8_t, c), kind = kind_of_dtype(d);
+    int32_t v = enc_new_value(e, kind, d, 1);
+    if (v < 0 || vec_push32(kind == KD ? &e->cd_vid : &e->ci_vid, v) < 0) return -1;
+    Vec *vals = kind == KD ? &e->cd_val : &e->ci_val;
+    if (vec_room(vals, 1) < 0) return -1;
+    memcpy(vals->data + vals->n++ * 8, e->c_num.data + (size_t)c * 8, 8);
+    return v;
+}
+
 /* the value holding t (a constant's made at its first use); -1 error, -2 the twin must run */
 static int32_t operand(Enc *e, PyObject *t) {
     if (!IS_TERM(t)) return -2;
     uint64_t m = mine(t);
     if (m & M_VID) return LOW(m);
     if (!(m & M_VALUE)) return -2; /* not computed yet, or unknown: the twin raises */
-    const int32_t c = LOW(m);
-    const int d = AT(e->c_dtype, int8_t, c), kind = kind_of_dtype(d);
-    int32_t v = new_value(e, kind, d, 1);
-    if (v < 0 || vec_push32(kind == KD ? &e->cd_vid : &e->ci_vid, v) < 0) return -1;
-    Vec *vals = kind == KD ? &e->cd_val : &e->ci_val;
-    if (vec_room(vals, 1) < 0) return -1;
-    memcpy(vals->data + vals->n++ * 8, e->c_num.data + (size_t)c * 8, 8);
-    return give_value(e, t, v) < 0 ? -1 : v;
+    const int32_t v = enc_constant(e, LOW(m));
+    return v < 0 ? -1 : give_value(e, t, v) < 0 ? -1 : v;
 }
 
-static int emit(Enc *e, int32_t op, int32_t a, int32_t b, int32_t c, int32_t d) {
+int enc_emit(Enc *e, int32_t op, int32_t a, int32_t b, int32_t c, int32_t d) {
     if (vec_room(&e->code, VM_WORDS) < 0) return -1;
     int32_t *w = &AT(e->code, int32_t, e->code.n);
     w[0] = op, w[1] = a, w[2] = b, w[3] = c, w[4] = d;
@@ -84,21 +70,25 @@ static int emit(Enc *e, int32_t op, int32_t a, int32_t b, int32_t c, int32_t d) 
     return 0;
 }
 
-/* the stores of t (held in value v) when it is an output not stored yet */
-static int store(Enc *e, PyObject *t, int32_t v) {
-    int64_t j = (int64_t)((mine(t) & OUT_MASK) >> OUT_SHIFT) - 1;
+/* the stores of the output whose first position is j (-1: not an output), held in value v, if not stored yet */
+int enc_store_at(Enc *e, int64_t j, int32_t v) {
     if (j < 0 || e->stored[j]) return 0;
     e->stored[j] = 1;
     const int d = AT(e->dtype, int8_t, v);
     const int32_t op = AT(e->kinds, int32_t, v) == KD ? VM_STORE_D : VM_STORE_I;
     const int32_t where = d == D_FLOAT64 ? 0 : d == D_INT64 ? 1 : 2;
     for (int32_t run = e->run[j]; j >= 0; j = e->next[j], run = -1)
-        if (emit(e, op, run, v, (int32_t)j, where) < 0) return -1;
+        if (enc_emit(e, op, run, v, (int32_t)j, where) < 0) return -1;
     return 0;
 }
 
+/* the stores of t (held in value v) when it is an output not stored yet */
+static int store(Enc *e, PyObject *t, int32_t v) {
+    return enc_store_at(e, (int64_t)((mine(t) & OUT_MASK) >> OUT_SHIFT) - 1, v);
+}
+
 /* the compile-time values as numbers, before any stamp; 1 done, 0 the twin must run, -1 error */
-static int read_values(Enc *e, PyObject *values, PyObject *generic) {
+int enc_read_values(Enc *e, PyObject *values, PyObject *generic) {
     Py_ssize_t pos = 0;
     PyObject *t, *value;
     while (PyDict_Next(values, &pos, &t, &value)) {
@@ -134,7 +124,7 @@ static int stamp_all(Enc *e, PyObject *values, PyObject *inputs, PyObject *outpu
         PyObject *s = PyTuple_GET_ITEM(inputs, i);
         int d = IS_TERM(s) ? dtype_of(s) : -1, kind = kind_of_dtype(d);
         if (kind < 0) return -2;
-        int32_t v = new_value(e, kind, d, 0);
+        int32_t v = enc_new_value(e, kind, d, 0);
         if (v < 0 || give_value(e, s, v) < 0 || vec_push32(&e->in_vid, v) < 0) return -1;
     }
     const Py_ssize_t n = PyTuple_GET_SIZE(outputs);
@@ -166,17 +156,15 @@ static int stamp_all(Enc *e, PyObject *values, PyObject *inputs, PyObject *outpu
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* the instructions of one step; 0 done, -1 error, -2 the twin must run */
-static int step(Enc *e, PyObject *node) {
-    PyObject *args = TERM(node)->args;
-    const Py_ssize_t n = PyTuple_GET_SIZE(args);
-    PyObject *name = OP_SLOT(TERM(node)->op, *CvmTerms->off_name);
-    if (dtype_of(node) != D_FLOAT64 || n == 0 || name == NULL) return -2;
+/* the instructions of a step of op `name`, dtype `dtype`, n operands (operand i's value: get(e, ctx, i), asked in
+   the twin's order); its value, -1 error, -2 the twin must run */
+int32_t enc_instructions(Enc *e, PyObject *name, int dtype, Py_ssize_t n, EncOperand get, void *ctx) {
+    if (dtype != D_FLOAT64 || n == 0 || name == NULL) return -2;
     PyObject *code = PyDict_GetItemWithError(e->tables[n == 1 ? 0 : n == 2 ? 1 : 2], name);
     if (code == NULL) return PyErr_Occurred() ? -1 : -2;
     int32_t dst;
     if (n <= 2) { /* one instruction, as the twin's inline step: operands first, then the result */
-        int32_t a = operand(e, PyTuple_GET_ITEM(args, 0)), b = operand(e, PyTuple_GET_ITEM(args, n - 1));
+        int32_t a = get(e, ctx, 0), b = get(e, ctx, n - 1);
         if (a < 0 || b < 0) return a == -1 || b == -1 ? -1 : -2;
         long op = PyLong_AsLong(code);
         if (AT(e->dtype, int8_t, b) != D_FLOAT64) { /* x ** k, k an int64: POW_DI */
@@ -186,26 +174,39 @@ static int step(Enc *e, PyObject *node) {
             op = PyLong_AsLong(power);
         }
         if (AT(e->dtype, int8_t, a) != D_FLOAT64) return -2;
-        if ((dst = new_value(e, KD, D_FLOAT64, 0)) < 0 || emit(e, (int32_t)op, dst, a, b, -1) < 0) return -1;
-    } else { /* a fold, left to right: the result first, then the operands, then the partial results */
-        if ((dst = new_value(e, KD, D_FLOAT64, 0)) < 0) return -1;
-        int32_t *ops = malloc((size_t)n * sizeof(int32_t));
-        if (ops == NULL) return -1;
-        int status = 0;
-        for (Py_ssize_t i = 0; i < n && status == 0; i++) {
-            int32_t v = operand(e, PyTuple_GET_ITEM(args, i));
-            status = v < 0 ? v : AT(e->dtype, int8_t, v) != D_FLOAT64 ? -2 : 0;
-            ops[i] = v;
-        }
-        int32_t acc = ops[0], op = (int32_t)PyLong_AsLong(code);
-        for (Py_ssize_t i = 1; i < n && status == 0; i++) {
-            int32_t target = i == n - 1 ? dst : new_value(e, KD, D_FLOAT64, 0);
-            status = target < 0 || emit(e, op, target, acc, ops[i], -1) < 0 ? -1 : 0;
-            acc = target;
-        }
-        free(ops);
-        if (status < 0) return status;
+        if ((dst = enc_new_value(e, KD, D_FLOAT64, 0)) < 0 || enc_emit(e, (int32_t)op, dst, a, b, -1) < 0) return -1;
+        return dst;
     }
+    /* a fold, left to right: the result first, then the operands, then the partial results */
+    if ((dst = enc_new_value(e, KD, D_FLOAT64, 0)) < 0) return -1;
+    int32_t *ops = malloc((size_t)n * sizeof(int32_t));
+    if (ops == NULL) return -1;
+    int status = 0;
+    for (Py_ssize_t i = 0; i < n && status == 0; i++) {
+        int32_t v = get(e, ctx, i);
+        status = v < 0 ? v : AT(e->dtype, int8_t, v) != D_FLOAT64 ? -2 : 0;
+        ops[i] = v;
+    }
+    int32_t acc = ops[0], op = (int32_t)PyLong_AsLong(code);
+    for (Py_ssize_t i = 1; i < n && status == 0; i++) {
+        int32_t target = i == n - 1 ? dst : enc_new_value(e, KD, D_FLOAT64, 0);
+        status = target < 0 || enc_emit(e, op, target, acc, ops[i], -1) < 0 ? -1 : 0;
+        acc = target;
+    }
+    free(ops);
+    return status < 0 ? status : dst;
+}
+
+/* operand i of the node ctx (by its mark) */
+static int32_t operand_of_term(Enc *e, void *ctx, Py_ssize_t i) {
+    return operand(e, PyTuple_GET_ITEM(TERM(ctx)->args, i));
+}
+
+/* the instructions of one step; 0 done, -1 error, -2 the twin must run */
+static int step(Enc *e, PyObject *node) {
+    PyObject *name = OP_SLOT(TERM(node)->op, *CvmTerms->off_name);
+    int32_t dst = enc_instructions(e, name, dtype_of(node), NARGS(node), operand_of_term, node);
+    if (dst < 0) return dst;
     if (give_value(e, node, dst) < 0) return -1;
     return store(e, node, dst);
 }
@@ -256,7 +257,7 @@ static PyObject *bytes_of(const Vec *v) {
 }
 
 /* the result tuple of a finished encoding (the stamps are off) */
-static PyObject *encoded(Enc *e, PyObject *outputs) {
+PyObject *enc_result(Enc *e, PyObject *outputs) {
     PyObject *runs = PyList_New((Py_ssize_t)e->run_pos.n);
     if (runs == NULL) return NULL;
     for (size_t r = 0; r < e->run_pos.n; r++) {
@@ -268,13 +269,49 @@ static PyObject *encoded(Enc *e, PyObject *outputs) {
                          bytes_of(&e->ci_val), runs);
 }
 
-static void enc_free(Enc *e) {
+/* what an encoding ends in, by its status: the result tuple (0), None (-2: the program does not fit, the
+   caller's twin runs), or NULL with an error (-1); the encoder is freed either way */
+PyObject *enc_finish(Enc *e, int status, PyObject *outputs) {
+    PyObject *result = NULL;
+    if (status == -2) {
+        PyErr_Clear();
+        result = Py_NewRef(Py_None);
+    } else if (status == 0) {
+        result = enc_result(e, outputs);
+    } else if (!PyErr_Occurred()) {
+        PyErr_NoMemory();
+    }
+    enc_free(e);
+    return result;
+}
+
+void enc_free(Enc *e) {
     Vec *vecs[] = {&e->saved,  &e->kinds,  &e->pinned,  &e->dtype, &e->code,   &e->cd_vid,  &e->ci_vid,
                    &e->cd_val, &e->ci_val, &e->c_dtype, &e->c_num, &e->in_vid, &e->run_pos};
     for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++) free(vecs[i]->data);
     free(e->stored);
     free(e->next);
     free(e->run);
+}
+
+/* 1 when `tables` is (unary, binary, folds, powers, numpy.generic), else 0 with a TypeError */
+int enc_tables_ok(PyObject *tables) {
+    int ok = PyTuple_GET_SIZE(tables) == 5 && PyType_Check(PyTuple_GET_ITEM(tables, 4));
+    for (int i = 0; ok && i < 4; i++) ok = PyDict_Check(PyTuple_GET_ITEM(tables, i));
+    if (!ok) PyErr_SetString(PyExc_TypeError, "encoding tables are (unary, binary, folds, powers, numpy.generic)");
+    return ok;
+}
+
+/* an empty encoder for n_out outputs; 0, or -1 out of memory (free it with enc_free either way) */
+int enc_start(Enc *e, Py_ssize_t n_out, PyObject *tables) {
+    *e = (Enc){VEC(Saved),  VEC(int32_t), VEC(int32_t), VEC(int8_t),  VEC(int32_t), VEC(int32_t), VEC(int32_t),
+               VEC(double), VEC(int64_t), VEC(int8_t),  VEC(double),  VEC(int32_t), VEC(int32_t), NULL,
+               NULL,        NULL,         &PyTuple_GET_ITEM(tables, 0)};
+    size_t size = (size_t)(n_out ? n_out : 1);
+    e->stored = calloc(size, 1);
+    e->next = malloc(size * sizeof(int32_t));
+    e->run = malloc(size * sizeof(int32_t));
+    return !e->stored || !e->next || !e->run ? -1 : 0;
 }
 
 /* encode_flat(steps: list, inputs: tuple, outputs: tuple, values: dict, tables: tuple) -> tuple or None
@@ -287,34 +324,13 @@ PyObject *cvm_encode_flat(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!O!O!O!O!:encode_flat", &PyList_Type, &steps, &PyTuple_Type, &inputs,
                           &PyTuple_Type, &outputs, &PyDict_Type, &values, &PyTuple_Type, &tables))
         return NULL;
-    int ok = PyTuple_GET_SIZE(tables) == 5 && PyType_Check(PyTuple_GET_ITEM(tables, 4));
-    for (int i = 0; ok && i < 4; i++) ok = PyDict_Check(PyTuple_GET_ITEM(tables, i));
-    if (!ok) {
-        PyErr_SetString(PyExc_TypeError, "encode_flat: tables are (unary, binary, folds, powers, numpy.generic)");
-        return NULL;
-    }
+    if (!enc_tables_ok(tables)) return NULL;
     const Py_ssize_t n_out = PyTuple_GET_SIZE(outputs);
     if (cvm_term_api() == NULL || n_out >= ((Py_ssize_t)1 << 29) - 1 || PyList_GET_SIZE(steps) >= 0x3fffffff)
         Py_RETURN_NONE;
-    Enc e = {VEC(Saved),   VEC(int32_t), VEC(int32_t), VEC(int8_t), VEC(int32_t), VEC(int32_t), VEC(int32_t),
-             VEC(double),  VEC(int64_t), VEC(int8_t),  VEC(double), VEC(int32_t), VEC(int32_t), NULL, NULL, NULL,
-             &PyTuple_GET_ITEM(tables, 0)};
-    size_t size = (size_t)(n_out ? n_out : 1);
-    e.stored = calloc(size, 1);
-    e.next = malloc(size * sizeof(int32_t));
-    e.run = malloc(size * sizeof(int32_t));
-    PyObject *result = NULL;
-    int fit = !e.stored || !e.next || !e.run ? -1 : read_values(&e, values, PyTuple_GET_ITEM(tables, 4));
+    Enc e;
+    int fit = enc_start(&e, n_out, tables) < 0 ? -1 : enc_read_values(&e, values, PyTuple_GET_ITEM(tables, 4));
     int status = fit < 0 ? -1 : fit == 0 ? -2 : encode_all(&e, steps, values, inputs, outputs);
     unstamp(&e.saved); /* before any Python object is made */
-    if (status == -2) {
-        PyErr_Clear();
-        result = Py_NewRef(Py_None);
-    } else if (status == 0) {
-        result = encoded(&e, outputs);
-    } else if (!PyErr_Occurred()) {
-        PyErr_NoMemory();
-    }
-    enc_free(&e);
-    return result;
+    return enc_finish(&e, status, outputs);
 }

@@ -50,6 +50,18 @@ typedef struct {
 int vec_room(Vec *v, size_t more);
 int vec_push32(Vec *v, int32_t x);
 
+/* -- the walk's flags of a node (_cvm_walk.c; encode_walked reads them) -- */
+enum { F_SYM = 1, F_CONST = 2, F_SYMBOL = 4, F_LEAF = 8 };
+
+/* the walk kept as arrays (walk(..., arrays=True), in a capsule of this name): by node number, where its
+   operands' numbers start in `edges`, its op and dtype index, its flags; the numbers in the walk's order
+   (operands first); each output's number. Nodes and ops are borrowed: encode_walked checks that the program
+   it is given holds them all (its steps, values and symbols are these nodes) before it reads one. */
+#define WALKED_CAPSULE "exprgraph.compile._cvm.walked"
+typedef struct {
+    Vec start, edges, node, op, dt, flag, order, out_k;
+} Walked;
+
 /* -- marks -- */
 #define M_MINE ((uint64_t)1 << 63)
 

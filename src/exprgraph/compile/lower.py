@@ -16,9 +16,11 @@
 chunks): the values that cross from one part to a later one get rows of a workspace, reused as
 soon as their last reader has run.
 
-The walk runs in the vm's extension when it is built (``_cvm.walk``, in ``_cvm_encode.c``) for
+The walk runs in the vm's extension when it is built (``_cvm.walk``, in ``_cvm_walk.c``) for
 programs of scalar nodes with nothing to fold; its twin, :func:`lower_py`, lowers every program
 (``EXPRGRAPH_PURE_PYTHON``, or ``lower._native = None``, runs it alone). Both give the same program.
+The extension's walk also keeps the DAG as arrays (``Program.walked``, see :data:`KEEP_WALK`), from
+which the vm encodes without reading the terms again.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ..core.termbase import PURE_ENV
 from ..core.traversal import schedule
 from ..errors import EvaluationError
 from ..eval import evaluate
-from ..eval.bind import const_value
+from ..eval.bind import SCALAR_TYPES, const_value
 
 try:
     from . import _cvm as _native  # type: ignore[attr-defined]
@@ -42,7 +44,12 @@ except ImportError:  # not built: the Python walk runs
 if os.environ.get(PURE_ENV) or not hasattr(_native, "walk"):
     _native = None
 
-__all__ = ["Program", "lower", "lower_py", "plan_rows", "RowPlan", "chain_folds", "Reads"]
+__all__ = ["Program", "lower", "lower_py", "plan_rows", "RowPlan", "chain_folds", "Reads", "KEEP_WALK"]
+
+#: the extension's walk keeps the DAG as arrays for the vm's encoding (``encode_walked``: each step's op and
+#: operands read by number, not from the terms again); False: the vm encodes from the terms (``encode_flat``),
+#: the same words (for benchmarks and tests)
+KEEP_WALK = True
 
 
 class Reads(Mapping[Term, int]):
@@ -102,6 +109,8 @@ class Program:
     #: the outputs that read no symbol (known at compile time, unless their folding failed)
     fixed: frozenset[Term] = frozenset()
     _last: dict[Term, int] | None = field(default=None, repr=False)
+    #: the extension's walk kept as arrays and the symbols in its order, for the vm's encoding (taken by it)
+    walked: tuple[Any, list[Term]] | None = field(default=None, repr=False, compare=False)
 
     def symbolic_outputs(self) -> list[Term]:
         """The distinct outputs that read a symbol, in order (what the run entry points write)."""
@@ -130,21 +139,23 @@ def lower(outputs: Sequence[Term], inputs: Sequence[Term]) -> Program:
     """Lower ``outputs`` (terms) over ``inputs`` (symbols) into a :class:`Program`."""
     outputs = tuple(outputs)
     inputs = tuple(inputs)
-    walked = None if _native is None else _native.walk(outputs, "symbol", "const")
+    walked = None
+    if _native is not None:  # the constants' values as const_value gives them, the inputs' positions found there too
+        walked = _native.walk(outputs, "symbol", "const", KEEP_WALK, inputs, SCALAR_TYPES, const_value)
     if walked is None:  # the extension declined (something to fold, a tensor, another leaf): the twin
         return lower_py(outputs, inputs)
-    steps, nodes, reads, constants, symbols, fixed = walked
-    used = frozenset(symbols)
+    steps, nodes, reads, _, symbols, fixed, arrays, used_inputs, values = walked
     return Program(
         inputs=inputs,
         outputs=outputs,
         steps=steps,
-        values={t: const_value(t) for t in constants},
+        values=values,
         reads=Reads(nodes, reads),
-        used_inputs=tuple(i for i, s in enumerate(inputs) if s in used),
+        used_inputs=used_inputs,
         pointwise=True,
-        symbols=used,
+        symbols=frozenset(symbols),
         fixed=frozenset(fixed),
+        walked=None if arrays is None else (arrays, symbols),
     )
 
 

@@ -47,6 +47,7 @@ class NativeRunner:
         packed: Callable[[int, int, int], int],
     ) -> None:
         self.program = program
+        program.walked = None  # the walk's arrays for the vm's encoding (see lower.Program): not kept with a runner
         self.loop_outputs = loop_outputs
         self.input_index = input_index
         self._native_run = run

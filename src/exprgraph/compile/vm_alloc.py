@@ -15,6 +15,7 @@ Python twin, when the extension is not built. Both give the same code, register 
 from __future__ import annotations
 
 import os
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,8 @@ from ..core.termbase import PURE_ENV
 from ..errors import CompileError
 from .lower import Program
 from .vm_ops import DTYPE_STORE, OPCODE, OPCODES, WORDS, Encoded
+
+_DTYPE = attrgetter("dtype")
 
 try:
     from . import _cvm  # type: ignore[attr-defined]
@@ -253,7 +256,7 @@ def _encoded(
     """The arrays of a straight-line encoding: constants (values, numbers) and inputs (values) in registers."""
     code, phys, nd, ni = allocation
     i32 = np.int32
-    inputs = [program.inputs[i] for i in program.used_inputs]
+    inputs = list(map(program.inputs.__getitem__, program.used_inputs))
     return Encoded(
         code=code,
         main_len=len(code) // WORDS,
@@ -265,9 +268,9 @@ def _encoded(
         const_d_val=numbers[0],
         const_i_reg=phys[np.asarray(const_values[1], dtype=np.intp)].astype(i32),
         const_i_val=numbers[1],
-        in_store=np.array([DTYPE_STORE[s.dtype] for s in inputs], dtype=i32),
+        in_store=np.array(list(map(DTYPE_STORE.__getitem__, map(_DTYPE, inputs))), dtype=i32),
         in_reg=phys[np.asarray(in_values, dtype=np.intp)].astype(i32),
-        in_col=np.array(program.used_inputs, dtype=i32),
+        in_col=np.fromiter(program.used_inputs, dtype=i32, count=len(program.used_inputs)),
         n_cols=len(program.inputs),
         n_out=len(run_outputs),
         n_pk=len(program.outputs),

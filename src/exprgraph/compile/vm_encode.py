@@ -20,6 +20,7 @@ call, with :class:`~exprgraph.errors.VMUnsupportedError` naming the op.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,7 @@ _MOV = (OPCODE["MOV_D"], OPCODE["MOV_I"])
 
 #: the extension's straight-line encoding (``_cvm.encode_flat``), or None: :func:`_encode_flat_py` runs alone
 _native = native_module("encode_flat")
+_DTYPE = attrgetter("dtype")
 
 #: a value in a register: (kind, register, dtype)
 Operand = tuple[int, int, str]
@@ -302,6 +304,7 @@ def encode(program: Program, structure: Structure | None = None) -> Encoded:
     """
     if structure is None:
         return _encode_flat(program)
+    program.walked = None  # (the walk's arrays serve the straight-line encoding only)
     check_supported(program)
     enc = _Encoder(program)
     items = _items(program, structure)
@@ -346,12 +349,20 @@ def encode(program: Program, structure: Structure | None = None) -> Encoded:
 
 
 def _encode_flat(program: Program) -> Encoded:
-    """The straight-line encoding: the extension's when it takes the program, else :func:`_encode_flat_py`."""
-    inputs = [program.inputs[i] for i in program.used_inputs]
+    """The straight-line encoding: the extension's when it takes the program, else :func:`_encode_flat_py`.
+
+    A program the extension's walk lowered is encoded from the walk's arrays (``encode_walked``, once:
+    the arrays are let go), else from its terms (``encode_flat``); both give the same words.
+    """
+    inputs = list(map(program.inputs.__getitem__, program.used_inputs))
+    walked, program.walked = program.walked, None
     if _native is not None and program.pointwise and not program.operands:
-        if all(t.dtype in DTYPE_KIND for t in program.inputs):
+        if DTYPE_KIND.keys() >= set(map(_DTYPE, program.inputs)):
             steps = program.steps if type(program.steps) is list else list(program.steps)
-            found = _native.encode_flat(steps, tuple(inputs), program.outputs, program.values, flat_tables())
+            args = (tuple(inputs), program.outputs, program.values, flat_tables())
+            found = None if walked is None else _native.encode_walked(walked[0], steps, walked[1], *args)
+            if found is None:
+                found = _native.encode_flat(steps, *args)
             if found is not None:
                 return finish_native(program, found)
     check_supported(program)

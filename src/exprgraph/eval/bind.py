@@ -19,7 +19,7 @@ from ..core.exact import ExactName, Rational
 from ..core.term import Term
 from ..errors import EvaluationError, MissingValueError
 
-__all__ = ["NUMPY_DTYPES", "MISSING", "lookup", "as_value", "bind_symbols", "const_value"]
+__all__ = ["NUMPY_DTYPES", "SCALAR_TYPES", "MISSING", "lookup", "as_value", "bind_symbols", "const_value"]
 
 #: our dtype names -> numpy dtypes
 NUMPY_DTYPES: dict[str, np.dtype] = {
@@ -28,11 +28,12 @@ NUMPY_DTYPES: dict[str, np.dtype] = {
     INT64: np.dtype(np.int64),
     BOOL: np.dtype(np.bool_),
 }
-_SCALAR_TYPES: dict[type, Any] = {float: np.float64, int: np.int64, bool: np.bool_, np.float32: np.float32}
+#: a constant's payload class -> the numpy scalar type (or maker) its value becomes
+SCALAR_TYPES: dict[type, Any] = {float: np.float64, int: np.int64, bool: np.bool_, np.float32: np.float32}
 # exact constants (a Fraction, pi, e) become floats here, where they are evaluated or compiled:
 # float() of a Rational (a Fraction) is its correctly rounded float64
-_SCALAR_TYPES[Rational] = lambda q: np.float64(float(q))
-_SCALAR_TYPES[ExactName] = lambda n: np.float64(n.value)
+SCALAR_TYPES[Rational] = lambda q: np.float64(float(q))
+SCALAR_TYPES[ExactName] = lambda n: np.float64(n.value)
 
 #: marks an absent env entry (None could be a user's value)
 MISSING = object()
@@ -75,7 +76,7 @@ def as_value(raw: Any, symbol: Term) -> tuple[Any, bool]:
 def const_value(node: Term) -> Any:
     """The numpy value of a constant: a numpy scalar of its dtype, or its (read-only) array."""
     attr = node.attr
-    scalar = _SCALAR_TYPES.get(attr.__class__)
+    scalar = SCALAR_TYPES.get(attr.__class__)
     if scalar is not None:
         return scalar(attr)
     return attr.array
