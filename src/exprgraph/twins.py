@@ -58,6 +58,7 @@ TWINS: tuple[Twin, ...] = (
             "tests/core/test_termbase.py::test_the_pure_and_the_c_base_build_the_same_terms",
             "tests/core/test_termbase_ops.py::test_the_pure_and_the_c_base_build_the_same_terms_with_numbers",
             "tests/fuzz/test_fuzz_term.py::test_fuzz_term_constructor",
+            "tests/core/test_intern_pending.py::test_every_live_term_is_found_by_its_fields_through_builds_and_drops",
         ),
         "2026-11-27 issue 14 (C term base: found construction 117-124 ns vs pure 780-803 ns)",
     ),

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from exprgraph.core import Symbol, parse, sin
+from exprgraph.core.tokens import check_name
 from exprgraph.errors import ParseError
 
 
@@ -65,3 +66,21 @@ def test_every_accepted_name_round_trips(name: str) -> None:
         return
     assert parse(str(s)) is s
     assert parse(str(s + 1)) is s + 1
+
+
+_NAMEISH = st.one_of(
+    st.text(alphabet="abcxyz_019é\u0301·", min_size=0, max_size=8),
+    st.sampled_from(["if", "None", "lambda", "x" * 512, "x" * 513, "pi", "e", "_", "a1"]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_NAMEISH)
+def test_symbol_takes_exactly_the_names_check_name_takes(name: str) -> None:
+    try:
+        check_name(name)
+    except ValueError:
+        with pytest.raises(ValueError):
+            Symbol(name)
+    else:
+        assert Symbol(name).name == name

@@ -167,7 +167,7 @@ find(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_hash_t hash = key_hash(op, args[1], key);
     TermObject *t = NULL;
     if (!(hash == -1 && PyErr_Occurred()))
-        t = table_find(op, args[1], key, hash);
+        t = table_find(op, args[1], key, hash, 0);
     Py_XDECREF(key);
     if (t == NULL) {
         if (PyErr_Occurred())

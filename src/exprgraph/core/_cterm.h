@@ -19,6 +19,11 @@
 /* an op's name for messages: any object (printed with %R or %S), never NULL */
 #define OP_NAME(op) (OP_SLOT(op, OffName) != NULL ? OP_SLOT(op, OffName) : Py_None)
 
+/* TermObject.size: the cached size plus one in the low 31 bits; the top bit set once the term is
+   an operand of a term in a slot of the intern table (see has_fresh_operand in _cterm_table.c) */
+#define SIZE_USED ((uint32_t)1 << 31)
+#define SIZE_COUNT (SIZE_USED - 1)
+
 /* a term's hash while it is not in the intern table (key_hash never gives -1) */
 #define HASH_UNLINKED ((Py_hash_t)-1)
 
@@ -38,8 +43,11 @@ extern int Configured;
 extern uint64_t TableVersion; /* changes whenever the table does */
 Py_uhash_t mix(Py_uhash_t h, Py_uhash_t v);
 Py_hash_t key_hash(PyObject *op, PyObject *args, PyObject *key);
-TermObject *table_find(PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash);
+/* recent_only: only among the terms waiting for their slots (an operand has no user in a slot) */
+TermObject *table_find(PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash, int recent_only);
 int table_insert(TermObject *t);
+int table_insert_later(TermObject *t); /* a term with an operand that has no user in a slot */
+int has_fresh_operand(PyObject *args); /* an operand has no user in a slot (the top bit of its size) */
 void table_unlink(TermObject *t);
 size_t table_count(void);
 size_t table_capacity(void);

@@ -79,6 +79,9 @@ slots_free(Slot *slots, size_t n)
     PyMem_Free(slots);
 }
 
+#define RESIZE_FAR 48
+#define RESIZE_NEAR 24
+
 /* move every term to a fresh table of n slots (a power of two, more than twice Count), tagged
    unless untag; -1 when out of memory, with no exception set (a shrink just skips) */
 static int
@@ -91,6 +94,11 @@ table_resize(size_t n, int untag)
     if (untag)
         PtrMask = ~(uintptr_t)0;
     for (size_t i = 0; i < Capacity; i++) {
+        /* read ahead: the hash of the term RESIZE_FAR slots on, the new home of the one RESIZE_NEAR on */
+        if (i + RESIZE_FAR < Capacity && Slots[i + RESIZE_FAR] != 0)
+            PREFETCH(&((TermObject *)(Slots[i + RESIZE_FAR] & old_mask))->hash);
+        if (i + RESIZE_NEAR < Capacity && Slots[i + RESIZE_NEAR] != 0)
+            PREFETCH(&fresh[(size_t)((TermObject *)(Slots[i + RESIZE_NEAR] & old_mask))->hash & (n - 1)]);
         if (Slots[i] == 0)
             continue;
         TermObject *t = (TermObject *)(Slots[i] & old_mask);
@@ -117,9 +125,16 @@ table_grow(int untag)
     return 0;
 }
 
+static int pending_remove(TermObject *t);
+
 void
 table_unlink(TermObject *t)
 {
+    if (pending_remove(t)) {
+        t->hash = HASH_UNLINKED;
+        TableVersion++;
+        return;
+    }
     if (Capacity == 0)
         return;
     size_t mask = Capacity - 1, i = (size_t)t->hash & mask;
@@ -195,55 +210,189 @@ table_changed_error(void)
     return NULL;
 }
 
-/* The live term for (op, args, key), borrowed; NULL when there is none (or on error: check
-   PyErr_Occurred). `args` holds only pointers to compare, so non-terms simply miss. */
-TermObject *
-table_find(PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash)
+/* Whether live term t is the term (op, args, key) of this hash: 1 or 0; -1 on an error; 2 when the
+   attr's __eq__ ran Python code that changed the table (the caller looks again). */
+static int
+term_matches(TermObject *t, PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash)
 {
-    if (Capacity == 0)
-        return NULL;
+    if (t->hash != hash || t->op != op)
+        return 0;
+    PyObject *targs = t->args;
     Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (PyTuple_GET_SIZE(targs) != n)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (PyTuple_GET_ITEM(targs, i) != PyTuple_GET_ITEM(args, i))
+            return 0;
+    if (key == NULL || t->key == NULL)
+        return key == t->key;
+    if (t->key == key)
+        return 1;
+    uint64_t version = TableVersion;
+    Py_INCREF(t);
+    int eq = PyObject_RichCompareBool(t->key, key, Py_EQ);
+    Py_DECREF(t); /* linked while the version holds, so still alive */
+    if (version != TableVersion) /* Python code ran and changed the table */
+        return eq < 0 ? -1 : 2;
+    return eq;
+}
+
+/* ---- terms waiting for their slot ------------------------------------------------------------
+   A term with an operand that has no user in a slot (intern_term looks for it among the waiting
+   terms only) waits here for its own slot: a slot read is a cache miss in a large table, and
+   PENDING_MAX of them are read at once when the set fills (each slot prefetched first), so the
+   misses overlap instead of coming one after another. The set is part of the table: lookups and
+   removals look here first. Invariant: every operand of a term in a slot has SIZE_USED. */
+#define PENDING_MAX 16
+
+static TermObject *Pending[PENDING_MAX];
+static Py_hash_t PendingHash[PENDING_MAX];
+static size_t PendingCount = 0;
+
+/* put a term in its slot (room checked by the caller); its operands now have a user in a slot */
+static void
+slot_put(TermObject *t)
+{
+    size_t i = (size_t)t->hash & (Capacity - 1);
+    while (Slots[i] != 0)
+        i = (i + 1) & (Capacity - 1);
+    Slots[i] = (uintptr_t)t | slot_tag(t->hash);
+    Count++;
+    PyObject *args = t->args;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(args); k++) {
+        PyObject *a = PyTuple_GET_ITEM(args, k);
+        if (Py_TYPE(a) == TermClass || PyObject_TypeCheck(a, &TermBaseType))
+            TERM(a)->size |= SIZE_USED;
+    }
+}
+
+/* the slot array has room for `more` terms, and shrinks once mostly empty: -1 (error set) when out of memory */
+static int
+make_room(size_t more, int untag)
+{
+    while (untag || 2 * (Count + more) > Capacity) {
+        if (table_grow(untag) < 0)
+            return -1;
+        untag = 0;
+    }
+    /* give memory back once the live terms fill less than an eighth of the table (a long-lived
+       process that built and dropped a large expression then probes a small table again): one
+       resize at the next construction, to a table at most a quarter full, so freeing a large
+       expression does not rehash the table once per halving and growing again takes as many new
+       terms as there are live ones */
+    if (Capacity > MIN_CAPACITY && Count + more < Capacity / 8) {
+        size_t n = Capacity / 2;
+        while (n > MIN_CAPACITY && 4 * (Count + more) <= n / 2)
+            n /= 2;
+        (void)table_resize(n, 0);
+    }
+    return 0;
+}
+
+/* every waiting term into its slot, the slots read together; -1 (error set) when out of memory */
+static int
+pending_flush(void)
+{
+    if (PendingCount == 0)
+        return 0;
+    if (make_room(PendingCount, 0) < 0)
+        return -1;
+    for (size_t k = 0; k < PendingCount; k++)
+        PREFETCH(&Slots[(size_t)PendingHash[k] & (Capacity - 1)]);
+    for (size_t k = 0; k < PendingCount; k++)
+        slot_put(Pending[k]);
+    PendingCount = 0;
+    TableVersion++;
+    return 0;
+}
+
+/* the waiting term (op, args, key) of this hash, as term_matches answers; *found set on 1 */
+static int
+pending_find(PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash, TermObject **found)
+{
+    for (size_t k = 0; k < PendingCount; k++) {
+        if (PendingHash[k] != hash)
+            continue;
+        TermObject *t = Pending[k];
+        int m = term_matches(t, op, args, key, hash);
+        if (m == 1)
+            *found = t;
+        if (m != 0)
+            return m;
+    }
+    return 0;
+}
+
+/* take t out of the waiting set: 1 when it was there */
+static int
+pending_remove(TermObject *t)
+{
+    for (size_t k = 0; k < PendingCount; k++) {
+        if (Pending[k] != t)
+            continue;
+        PendingCount--;
+        Pending[k] = Pending[PendingCount];
+        PendingHash[k] = PendingHash[PendingCount];
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether an operand has no user in the slots of the intern table (SIZE_USED unset): then every
+   live term with it among its args is one of the few terms waiting for their slots (see
+   table_insert_later), and the lookup reads only those. The flag is set when a user takes its slot
+   and never cleared (a user that has gone leaves it set: the whole table is then looked at, as
+   before); a new term starts without it (its memory comes zeroed). */
+int
+has_fresh_operand(PyObject *args)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(args, i);
+        if ((Py_TYPE(a) == TermClass || PyObject_TypeCheck(a, &TermBaseType)) && !(TERM(a)->size & SIZE_USED))
+            return 1;
+    }
+    return 0;
+}
+
+/* The live term for (op, args, key), borrowed; NULL when there is none (or on error: check
+   PyErr_Occurred). `args` holds only pointers to compare, so non-terms simply miss. recent_only:
+   the caller knows that an operand has no user in a slot (looked at again in full once Python code
+   has changed the table: a flush gives the operands users in slots). */
+TermObject *
+table_find(PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash, int recent_only)
+{
     int retries = 0;
 again:
     if (retries > MAX_LOOKUP_RETRIES)
         return table_changed_error();
+    TermObject *found = NULL;
+    int m = pending_find(op, args, key, hash, &found);
+    if (m == 1)
+        return found;
+    if (m < 0)
+        return NULL;
+    if (m == 2) {
+        retries++;
+        recent_only = 0;
+        goto again;
+    }
+    if (Capacity == 0 || recent_only)
+        return NULL;
     uintptr_t tag = slot_tag(hash);
     for (size_t i = (size_t)hash & (Capacity - 1); Slots[i] != 0; i = (i + 1) & (Capacity - 1)) {
         if ((Slots[i] & ~PtrMask) != tag)
             continue;
         TermObject *t = slot_term(Slots[i]);
-        if (t->hash != hash || t->op != op)
-            continue;
-        PyObject *targs = t->args;
-        if (PyTuple_GET_SIZE(targs) != n)
-            continue;
-        Py_ssize_t i = 0;
-        while (i < n && PyTuple_GET_ITEM(targs, i) == PyTuple_GET_ITEM(args, i))
-            i++;
-        if (i < n)
-            continue;
-        if (key == NULL || t->key == NULL) {
-            if (key == t->key)
-                return t;
-            continue;
-        }
-        if (t->key == key)
+        m = term_matches(t, op, args, key, hash);
+        if (m == 1)
             return t;
-        uint64_t version = TableVersion;
-        Py_INCREF(t);
-        int eq = PyObject_RichCompareBool(t->key, key, Py_EQ);
-        if (version != TableVersion) { /* Python code ran and changed the table: look again */
-            Py_DECREF(t);
-            if (eq < 0)
-                return NULL;
+        if (m < 0)
+            return NULL;
+        if (m == 2) {
             retries++;
             goto again;
         }
-        Py_DECREF(t); /* still linked, so still alive */
-        if (eq < 0)
-            return NULL;
-        if (eq)
-            return t;
     }
     return NULL;
 }
@@ -253,24 +402,23 @@ table_insert(TermObject *t)
 {
     /* an address in the tag bits (never seen on the 64-bit systems CPython runs on): drop the tags */
     int untag = ((uintptr_t)t & ~PtrMask) != 0;
-    if ((untag || 2 * (Count + 1) > Capacity) && table_grow(untag) < 0)
+    if (make_room(1, untag) < 0)
         return -1;
-    /* give memory back once the live terms fill less than an eighth of the table (a long-lived
-       process that built and dropped a large expression then probes a small table again): one
-       resize at the next construction, to a table at most a quarter full, so freeing a large
-       expression does not rehash the table once per halving and growing again takes as many new
-       terms as there are live ones */
-    if (Capacity > MIN_CAPACITY && Count < Capacity / 8) {
-        size_t n = Capacity / 2;
-        while (n > MIN_CAPACITY && 4 * (Count + 1) <= n / 2)
-            n /= 2;
-        (void)table_resize(n, 0);
-    }
-    size_t i = (size_t)t->hash & (Capacity - 1);
-    while (Slots[i] != 0)
-        i = (i + 1) & (Capacity - 1);
-    Slots[i] = (uintptr_t)t | slot_tag(t->hash);
-    Count++;
+    slot_put(t);
+    TableVersion++;
+    return 0;
+}
+
+int
+table_insert_later(TermObject *t)
+{
+    if (PendingCount == PENDING_MAX && pending_flush() < 0)
+        return -1;
+    if (((uintptr_t)t & ~PtrMask) != 0)
+        return table_insert(t);
+    Pending[PendingCount] = t;
+    PendingHash[PendingCount] = t->hash;
+    PendingCount++;
     TableVersion++;
     return 0;
 }
@@ -278,7 +426,7 @@ table_insert(TermObject *t)
 size_t
 table_count(void)
 {
-    return Count;
+    return Count + PendingCount;
 }
 
 size_t

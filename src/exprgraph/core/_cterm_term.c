@@ -225,8 +225,9 @@ intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
         Py_XDECREF(key);
         return NULL;
     }
-    TermObject *found = table_find(op, args, key, hash);
-    if (found != NULL) {
+    TermObject *found = NULL;
+    int fresh = has_fresh_operand(args); /* then only the waiting terms are read, and it waits too */
+    if ((found = table_find(op, args, key, hash, fresh)) != NULL) {
         Py_XDECREF(key);
         Py_INCREF(found);
         return (PyObject *)found;
@@ -241,8 +242,9 @@ intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
         Py_XDECREF(key);
         return NULL;
     }
-    if (version != TableVersion) { /* the dtype rule ran Python code: an equal term may exist now */
-        found = table_find(op, args, key, hash);
+    /* the dtype rule ran Python code: an equal term may exist now (a fresh operand may have a user) */
+    if (version != TableVersion) {
+        found = table_find(op, args, key, hash, 0);
         if (found != NULL || PyErr_Occurred()) {
             Py_XDECREF(key);
             Py_DECREF(dtype);
@@ -271,7 +273,7 @@ intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
     t->shape = shape;
     t->key = key;
     t->hash = hash;
-    if (table_insert(t) < 0) {
+    if ((fresh ? table_insert_later(t) : table_insert(t)) < 0) {
         t->hash = HASH_UNLINKED;
         Py_DECREF(t);
         return NULL;
@@ -444,7 +446,7 @@ static PyMemberDef term_members[] = {
 static PyObject *
 get_count(TermObject *self, void *which)
 {
-    uint32_t v = which == NULL ? self->depth : self->size;
+    uint32_t v = which == NULL ? self->depth : self->size & SIZE_COUNT;
     if (v == 0) {
         PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute '%s'", Py_TYPE(self)->tp_name,
                      which == NULL ? "_depth" : "_size");
@@ -457,8 +459,10 @@ static int
 set_count(TermObject *self, PyObject *value, void *which)
 {
     uint32_t *slot = which == NULL ? &self->depth : &self->size;
+    uint32_t keep = which == NULL ? 0 : self->size & SIZE_USED; /* the size's word keeps its flag */
+    uint32_t limit = which == NULL ? UINT32_MAX : SIZE_COUNT;
     if (value == NULL) {
-        *slot = 0;
+        *slot = keep;
         return 0;
     }
     if (!PyLong_Check(value)) {
@@ -469,7 +473,7 @@ set_count(TermObject *self, PyObject *value, void *which)
     long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
     if (v == -1 && PyErr_Occurred())
         return -1;
-    *slot = overflow == 0 && v >= 0 && v < (long long)UINT32_MAX ? (uint32_t)(v + 1) : 0;
+    *slot = keep | (overflow == 0 && v >= 0 && v < (long long)limit ? (uint32_t)(v + 1) : 0);
     return 0;
 }
 

@@ -14,7 +14,7 @@ from .dtypes import BOOL, FLOAT32, FLOAT64, INT64, INT64_MAX, INT64_MIN, as_dtyp
 from .exact import ExactName, Rational, exact_name
 from .term import REGISTRY, Term, hooks
 from .termbase import native_leaf_rules
-from .tokens import RESERVED_NAMES, check_name
+from .tokens import MAX_TOKEN, RESERVED_NAMES, check_name
 
 __all__ = [
     "Symbol",
@@ -196,7 +196,12 @@ def Symbol(name: str, dtype: Any = FLOAT64, shape: Any = (), **assumptions: Any)
     ``nonnegative``, ``negative``, ``nonpositive``, ``nonzero``, ``real``, ``finite``, ``integer``,
     and the bounds ``lower=``, ``upper=``): ``Symbol("x", positive=True)`` is not ``Symbol("x")``.
     """
-    check_name(name)
+    # an ASCII identifier that is short and not reserved passes check_name (which says why any other fails);
+    # tested inline, as a large model makes a symbol per parameter
+    if not (name.__class__ is str and name.isascii() and name.isidentifier() and len(name) <= MAX_TOKEN) or (
+        name in RESERVED_NAMES
+    ):
+        check_name(name)
     if dtype is not FLOAT64:  # the default needs no normalising
         dtype = as_dtype(dtype)
     shape = () if shape.__class__ is tuple and not shape else as_shape(shape)  # a scalar: nothing to normalise

@@ -90,6 +90,32 @@ stamp(TermObject *t, uint64_t epoch, int bits)
     t->mark = (epoch << 3) | (uint64_t)(marks(t, epoch) | bits);
 }
 
+/* The nodes a loop over a walk's order visits next (dir -1: backwards): the node PREFETCH_FAR ahead,
+   the args tuple of the one PREFETCH_MID ahead, and the operands of the one PREFETCH_NEAR ahead (a
+   rule reads their op, dtype and shape), so that their cache misses overlap. */
+#define PREFETCH_FAR 16
+#define PREFETCH_MID 10
+#define PREFETCH_NEAR 5
+
+static inline void
+prefetch_walk(TermObject **order, Py_ssize_t n, Py_ssize_t k, int dir)
+{
+    Py_ssize_t far = k + dir * PREFETCH_FAR, mid = k + dir * PREFETCH_MID, near = k + dir * PREFETCH_NEAR;
+    if (far >= 0 && far < n) {
+        PREFETCH(order[far]);
+        PREFETCH((char *)order[far] + 64);
+    }
+    if (mid >= 0 && mid < n)
+        PREFETCH(order[mid]->args);
+    if (near >= 0 && near < n) {
+        PyObject *items = order[near]->args;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items) && i < 8; i++) {
+            PREFETCH(PyTuple_GET_ITEM(items, i));
+            PREFETCH((char *)PyTuple_GET_ITEM(items, i) + 64);
+        }
+    }
+}
+
 /* 1: the walk began (end it with walk_end); 0: another walk runs; -1: an error */
 int walk_begin(Walk *w, PyObject *outs, PyObject *targets);
 /* the outputs (any sequence) as a tuple, a walk begun from them to the targets (any iterable; its

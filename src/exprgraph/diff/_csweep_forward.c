@@ -155,6 +155,7 @@ marked_forward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     for (Py_ssize_t k = 0; k < w.n; k++) {
         TermObject *node = w.order[k];
+        prefetch_walk(w.order, w.n, k, 1);
         if (PyTuple_GET_SIZE(node->args) == 0 || (marks(node, w.epoch) & M_TARGET))
             continue;
         PyObject *t = push(node, w.epoch, args[2]);

@@ -26,6 +26,7 @@ marked_dependency_sets(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     Py_ssize_t built = 0;
     for (Py_ssize_t k = 0; k < w.n; k++) {
         TermObject *node = w.order[k];
+        prefetch_walk(w.order, w.n, k, 1);
         PyObject *nargs_t = node->args;
         Py_ssize_t na = PyTuple_GET_SIZE(nargs_t);
         PyObject *column = NULL;

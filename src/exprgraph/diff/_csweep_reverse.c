@@ -23,6 +23,14 @@ room(void **array, Py_ssize_t *cap, Py_ssize_t n, size_t elem)
     return 0;
 }
 
+/* start reading the terms of an args tuple (their first line: op, args, hash, mark, scratch) */
+static inline void
+prefetch_items(PyObject *items)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items); i++)
+        PREFETCH(PyTuple_GET_ITEM(items, i));
+}
+
 /* the live nodes under outs, children first (as live_order), in a PyMem array of borrowed terms */
 static TermObject **
 live_nodes(PyObject *outs, uint64_t epoch, Py_ssize_t *count)
@@ -48,6 +56,11 @@ live_nodes(PyObject *outs, uint64_t epoch, Py_ssize_t *count)
                 goto fail;
             }
             TermObject *a = TERM(item);
+            if (fr->next < PyTuple_GET_SIZE(fr->items)) { /* the next sibling's args, read after a's subtree */
+                PyObject *sibling = PyTuple_GET_ITEM(fr->items, fr->next);
+                if (Py_TYPE(sibling) == TermClass)
+                    PREFETCH(TERM(sibling)->args);
+            }
             int m = marks(a, epoch);
             if (m & M_SEEN)
                 continue;
@@ -70,6 +83,7 @@ live_nodes(PyObject *outs, uint64_t epoch, Py_ssize_t *count)
             stack[depth].items = push->args;
             stack[depth].next = 0;
             depth++;
+            prefetch_items(push->args); /* their marks and args are read next, one after another */
             continue;
         }
         depth--;
@@ -294,12 +308,19 @@ marked_backprop(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         TermObject *o = TERM(PyTuple_GET_ITEM(outs, i));
         if (!(marks(o, epoch) & M_LIVE))
             continue;
-        PyObject *seed = PyObject_CallFunctionObjArgs(args[3], (PyObject *)o, PyTuple_GET_ITEM(seeds, i), NULL);
+        PyObject *seed = PyTuple_GET_ITEM(seeds, i);
+        /* a term of the output's shape is its own seed (what seed_for answers for it); else seed_for */
+        if (Py_TYPE(seed) == TermClass && (TERM(seed)->shape == o->shape ||
+                                           (PyTuple_GET_SIZE(TERM(seed)->shape) == 0 && PyTuple_GET_SIZE(o->shape) == 0)))
+            Py_INCREF(seed);
+        else
+            seed = PyObject_CallFunctionObjArgs(args[3], (PyObject *)o, seed, NULL);
         if (seed == NULL || send_scratch(o, seed) < 0)
             goto fail;
     }
     for (Py_ssize_t k = w.n - 1; k >= 0; k--) {
         TermObject *node = w.order[k];
+        prefetch_walk(w.order, w.n, k, -1);
         PyObject *g = node->scratch;
         if (g == NULL)
             continue;
