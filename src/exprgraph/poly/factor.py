@@ -184,6 +184,8 @@ def _shifted_factor(
 
 
 def _irreducibles(g: Poly, budget: Budget) -> list[Poly]:
+    if all(len(m) <= 1 and (not m or m[0][1] == 1) for m in g):
+        return [g]  # of total degree 1: irreducible up to its content (which the caller takes out)
     atoms = p_atoms(g)
     if len(atoms) == 1:
         x = atoms[0]

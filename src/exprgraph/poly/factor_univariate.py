@@ -107,10 +107,24 @@ def _recombine(f: Dense, lifted: list[Modp], m: int) -> list[Dense]:
     return found
 
 
+def _quadratic(f: Dense) -> list[Dense]:
+    """The factors of a primitive square-free ``c*x**2 + b*x + a`` with ``c > 0``: two linear ones when its
+    discriminant ``d = b**2 - 4*a*c`` is a square ``s**2`` (roots ``(-b -+ s)/(2*c)``), else itself."""
+    a, b, c = (int(k) for k in f)
+    d = b * b - 4 * a * c
+    s = math.isqrt(d) if d > 0 else -1
+    if s * s != d:
+        return [f]  # no rational root (d is not 0: f is square-free)
+    # c*x**2 + b*x + a == (2*c*x + b - s)*(2*c*x + b + s)/(4*c), each factor made primitive
+    return [d_primitive([b - s, 2 * c])[1], d_primitive([b + s, 2 * c])[1]]
+
+
 def factor_squarefree(f: Dense) -> list[Dense]:
     """The irreducible factors over Z of a primitive square-free ``f`` of degree > 0 with ``lc > 0``."""
     if len(f) <= 2 or len(f) - 1 > MAX_FACTOR_DEGREE:
         return [f]
+    if len(f) == 3:
+        return _quadratic(f)
     chosen = _choose_prime(f)
     if chosen is None:
         return [f]  # no small prime fits (a huge leading coefficient or discriminant): kept whole

@@ -14,6 +14,7 @@ contents being gcds in fewer atoms (so the depth is bounded by the number of ato
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Final
 
 from ..core.term import Term
@@ -30,9 +31,21 @@ __all__ = ["MAX_ATOMS", "atom_order", "normal_sign", "p_gcd", "p_gcd_list", "p_c
 MAX_ATOMS: Final = 150
 
 
+#: each atom's sort key, worked out once (a term is immutable and interned: its printed text never changes)
+_ATOM_KEYS: weakref.WeakKeyDictionary[Term, tuple[int, str]] = weakref.WeakKeyDictionary()
+
+
 def atom_order(atoms: list[Term]) -> list[Term]:
     """``atoms`` in a deterministic order: symbols by name, then other atoms by their printed text."""
-    return sorted(atoms, key=lambda a: (0, a.attr[0]) if a.op.name == "symbol" else (1, str(a)))
+    return sorted(atoms, key=_atom_key)
+
+
+def _atom_key(a: Term) -> tuple[int, str]:
+    """``(0, name)`` for a symbol, ``(1, printed text)`` for another atom (printed once per atom)."""
+    key = _ATOM_KEYS.get(a)
+    if key is None:
+        key = _ATOM_KEYS[a] = (0, a.attr[0]) if a.op.name == "symbol" else (1, str(a))
+    return key
 
 
 def _lead_sign(p: Poly, order: list[Term]) -> int:

@@ -10,16 +10,80 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import Term
+from ..core import Term, get_op, postorder
 from ..errors import ExprgraphError
 from ..poly import Ratio, r_cancel, same_kind, to_ratio
 from .polynomial import expand, factored
 from .rational import fraction_term
 
-__all__ = ["FORMS", "formed"]
+__all__ = ["FORMS", "formed", "forms_for"]
 
 #: the forms, in the order they are tried
 FORMS = ("expand", "factor", "cancel")
+
+_NEG, _POW, _TRUEDIV, _CONST = get_op("neg"), get_op("pow"), get_op("truediv"), get_op("const")
+#: the sums, and the products, quotients and powers, of the polynomial algebra
+_SUMS = frozenset({get_op("add"), get_op("sub")})
+_PRODUCTS = frozenset({get_op("mul"), get_op("truediv"), get_op("pow")})
+_RING = _SUMS | _PRODUCTS
+#: operands of one sum (through the sums it adds) beyond which every form is tried
+_MAX_FLAT = 64
+
+
+def forms_for(term: Term) -> tuple[str, ...]:
+    """The forms (of :data:`FORMS`) that may reshape ``term``, by a check over its nodes before any algebra.
+
+    All three where a product, quotient or power has a sum operand, a product or quotient is raised
+    to a power, a power is negative, a quotient has an atom above and below the line, a sum has like
+    operands or two constants (through the sums it adds), a negation is met (``(-x)**2``: expand
+    writes ``x**2``) or an operation on constants alone; ``factor`` (and ``cancel`` where a quotient
+    is met: else it writes what ``expand`` does) only where, besides, a sum has a product, quotient or
+    power operand (``sin(x)**2 + cos(x)**2``: a sum of monomials, expanded already). Else the rational
+    function of ``term`` and of each argument of its atoms is a sum of distinct atoms and at most one
+    constant, or a product of powers of distinct atoms over others (``max(x + 1, x)``,
+    ``2*sin(x)*cos(x)``), which no form reshapes.
+    """
+    expanded, quotient = True, False
+    operands: dict[Term, list[Term]] = {}  # each sum's operands, through the sums it adds
+    for node in postorder((term,)):
+        op = node.op
+        if op is _NEG or (op in _RING and all(a.op is _CONST for a in node.args)):
+            return FORMS  # a negation (``(-x)**2``), or constants the passes left unfolded (``1**-1`` in integers)
+        if op in _SUMS:
+            flat = operands[node] = [u for a in node.args for u in (operands[a] if a.op in _SUMS else (a,))]
+            if len(set(flat)) < len(flat) or sum(u.op is _CONST for u in flat) > 1 or len(flat) > _MAX_FLAT:
+                return FORMS  # like terms (``(x + x) + (y + y)``: factor writes ``2*(x + y)``), or constants
+            if expanded is True and any(a.op in _PRODUCTS for a in node.args):
+                expanded = False  # a sum of monomials: factor and cancel may reshape it
+        elif op is _TRUEDIV:
+            quotient = True
+        if op in _PRODUCTS and (
+            any(a.op in _SUMS for a in node.args)  # (x + 1)*y, (x + 1)**2, (x + 1)/y
+            or (op is _POW and (node.args[0].op in _PRODUCTS or _negative(node.args[1])))  # (x*y)**2, x**-1
+            or (op is _TRUEDIV and not _atoms_of(node.args[0]).isdisjoint(_atoms_of(node.args[1])))  # x*y/x
+        ):
+            return FORMS
+    if expanded:
+        return ()
+    return ("factor", "cancel") if quotient else ("factor",)  # without a quotient, cancel writes what expand does
+
+
+def _negative(t: Term) -> bool:
+    """Whether ``t`` is a negative scalar constant (a power by it is a quotient the forms write as one)."""
+    return t.op is _CONST and not t.shape and t.attr.__class__ in (int, float) and t.attr < 0
+
+
+def _atoms_of(t: Term) -> set[Term]:
+    """The factors of the product of powers ``t`` other than constants (through products, quotients, powers)."""
+    out: set[Term] = set()
+    stack = [t]
+    while stack:
+        u = stack.pop()
+        if u.op in _PRODUCTS or u.op is _NEG:
+            stack.extend(u.args)
+        elif u.op is not _CONST:
+            out.add(u)
+    return out
 
 
 def formed(name: str, base: Term, memo: dict[tuple, Any]) -> Term:

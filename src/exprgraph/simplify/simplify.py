@@ -27,7 +27,7 @@ from ..errors import ExprgraphError, RewriteLimitError
 from ..rules import RewriteProfile, RuleSet, rewrite
 from .budget import DEFAULT_MAX_STEPS, SimplifyInfo, check_budget_args, deadline
 from .canonical import CANONICAL_RULES, SAFE_ONLY, GuardedRule
-from .forms import FORMS, formed
+from .forms import formed, forms_for
 from .integers import simplify_integers
 from .numbers import const_like
 from .output import OUTPUT_RULES
@@ -250,11 +250,11 @@ def _algebraic(term: Term, best: Term, run: Run) -> Term:
     Unsafe: a cancelled factor may be 0 (``x - 1`` at ``x = -1``), an expansion rounds differently."""
     if cost(term) > _ALGEBRA_MAX_COST:
         return best
-    bases = [b for b in (term, best) if _small_integers(b)]
+    bases = [(b, forms_for(b)) for b in (term, best) if _small_integers(b)]
     for _ in range(_ALGEBRA_ROUNDS):  # again from what improved, so that the result is a fixpoint
         found = None
-        for base in bases:
-            for form in FORMS:
+        for base, forms in bases:
+            for form in forms:  # those that may reshape the base
                 candidate = _algebraic_form(form, base, run)
                 if candidate is None:
                     continue  # a budget or a limit of the polynomial algebra: that form is not tried
@@ -266,7 +266,7 @@ def _algebraic(term: Term, best: Term, run: Run) -> Term:
             run.log.append((f"{name} (unsafe)", best, found))
         best = found
         run.info.chosen = name
-        bases = [best]
+        bases = [(best, forms_for(best))]
     return best
 
 
