@@ -53,6 +53,7 @@ COMPILED_MODULES: dict[str, tuple[str, ...]] = {
     "dims": (
         "ranges",
         "intervals",
+        "witness",
         "monomials",
         "ring",
         "nodes",

@@ -33,6 +33,7 @@ from exprgraph.dims.intervals import (
     quick_bound,
     quick_relation,
     relation_of_intervals,
+    summands,
     term_interval,
 )
 from exprgraph.dims.ranges import INF
@@ -261,3 +262,31 @@ def test_monotone_sides_over_one_name_are_decided() -> None:
     assert ask("eq", f"(64*{f} + 64) % (64*{f}*{f} + 128*{f} + 64)", "0") == NEVER  # a < q: a % q == a >= 192
     assert ask("lt", "a + 1", "a") == NEVER  # a + 1 - a == 1
     assert quick_bound(parse_expression("(c // 1) % 8"), r, {}, {}) == (0, 7)  # ModularIndexing(c, 1, 8)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(expressions, finite_ranges, st.sampled_from([1, -1]))
+def test_summands_add_up_to_the_term(t: Any, given: dict, sign: int) -> None:
+    parts = summands(t, sign, 64)
+    assert parts is not None  # (at most 8 leaves: at most 8 parts)
+    assert all(p.op.name not in ("add", "sub", "neg") and s in (1, -1) for p, s in parts)
+    try:
+        whole = _table(t, given)
+        values = [_table(p, given) for p, _ in parts]
+    except ValueError:  # (the evaluator's message could not print a power)
+        return
+    if whole is None or any(v is None for v in values):
+        return
+    for point, v in whole.items():
+        assert sign * v == sum(s * table[point] for (_, s), table in zip(parts, values, strict=True)), (t, parts)
+
+
+def test_summands_stop_past_the_limit_on_shared_sums() -> None:
+    a = dim_name("a")
+    t = a
+    for _ in range(40):  # 2**40 parts as a tree, 41 nodes as a DAG
+        t = t + t
+    assert summands(t, 1, 64) is None
+    parts = summands(a - (a + 3), -1, 3)  # -(a - (a + 3)) == -a + a + 3
+    assert parts is not None and sorted((str(p), s) for p, s in parts) == [("3", 1), ("a", -1), ("a", 1)]
+    assert summands(a - (a + 3), -1, 2) is None

@@ -168,3 +168,15 @@ def test_a_sum_that_one_name_takes_past_every_bound() -> None:
     assert (i[0], i[1], reached) == (0, INF, True)  # s == 2, p1 == 0: 64*(p0//2) + 16*(p0 % 2) grows with p0
     i, reached = _reached(parse_expression("p0 - 2*(p0//2)"), given)
     assert not reached  # p0 % 2 in disguise: its interval (-inf, inf) is far from [0, 1]
+
+
+def test_a_sum_of_monomials_that_all_rise_with_one_name() -> None:
+    given = {"i": (None, None), "p0": (0, 255), "s": (33, 64)}
+    f = "((s - 1)//2)"
+    text = f"i + (i//3)*{f} - 2*(i//3) + 2*(p0 % ({f} + 1)) - {f}"  # torch's indirect indexing (resnet, training)
+    i, reached = _reached(parse_expression(text), given)
+    assert (i[0], i[1], reached) == (-INF, INF, True)  # s == 33, p0 == 0: i + 14*(i//3) - 16 rises with i
+    i, reached = _reached(parse_expression("i - 16*(i//3)"), given)
+    assert (i[0], i[1], reached) == (-INF, INF, False)  # i rises, -16*(i//3) falls: not shown (it is reached)
+    i, reached = _reached(parse_expression("i*i - 2*i"), {"i": (0, None)})
+    assert not reached  # (-inf, inf) from the intervals, but i*i - 2*i >= -1: i*i rises, -2*i falls

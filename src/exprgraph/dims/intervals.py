@@ -29,8 +29,8 @@ from collections.abc import Callable
 from typing import Final
 
 from ..core.term import Term
-from .ranges import Range, r_add, r_floordiv, r_mod, r_mul, r_pow
-from .terms import ABS, ADD, CEIL_DIV, CONST, FLOORDIV, MAX, MIN, MOD, MUL, NEG, POW, SUB, SYMBOL
+from .ranges import Range, _neg, r_add, r_floordiv, r_mod, r_mul, r_pow
+from .terms import ABS, ADD, CEIL_DIV, CONST, FLOORDIV, MAX, MIN, MOD, MUL, NEG, POW, SUB, SYMBOL, is_leaf
 
 __all__ = [
     "Interval",
@@ -49,6 +49,7 @@ __all__ = [
     "DEC",
     "DENSE",
     "difference",
+    "summands",
 ]
 
 #: ``(lo, hi, exact, names, flags)``: the bounds, whether they are the least and greatest values, the names' bit
@@ -107,7 +108,7 @@ def _leaf(node: Term, name_range: Callable[[str], Range], bits: dict[str, int]) 
         return (v, v, True, 0, _CONSTANT) if type(v) is int else NO_INTERVAL
     if op is not SYMBOL:
         return NO_INTERVAL
-    name = node.name
+    name = node.attr[0]  # (a name's attr is (name, dtype, shape): read directly, the property costs a call)
     bit = bits.get(name)
     if bit is None:
         bit = bits[name] = 1 << len(bits)
@@ -334,36 +335,46 @@ def _node_key(f: tuple[Term, int]) -> int:
     return id(f[0])
 
 
-def _monomials(t: Term, sign: int, out: dict[tuple, int]) -> bool:
-    """Add ``sign * t`` to ``out`` as a sum of ``c * f1**e1 * f2**e2 ...`` (through sums, differences, negations
-    and products by constants; the factors are the other nodes), keyed by the sorted factors with their powers;
-    False past MAX_MONOMIALS."""
+def summands(t: Term, sign: int, limit: int) -> list[tuple[Term, int]] | None:
+    """``sign * t`` as a sum of signed parts ``(part, +1 or -1)``, through sums, differences and negations (each
+    part is another node), or None past ``limit`` parts (a DAG of shared sums is a tree far larger than itself)."""
+    parts: list[tuple[Term, int]] = []
     stack = [(t, sign)]
     while stack:
         node, c = stack.pop()
         op = node.op
-        if op is ADD:
+        if op is ADD:  # (a + b + ...) * c == a*c + b*c + ...
             stack.extend([(x, c) for x in node.args])
-        elif op is SUB:  # a - b - ...
+        elif op is SUB:  # (a - b - ...) * c == a*c + b*(-c) + ...
             stack.append((node.args[0], c))
             stack.extend([(x, -c) for x in node.args[1:]])
-        elif op is NEG:
+        elif op is NEG:  # (-a) * c == a*(-c)
             stack.append((node.args[0], -c))
         else:
-            fs = _factors(node)
-            if fs is None:
-                return False
-            key = tuple(sorted(fs[1].items(), key=_node_key))
-            out[key] = out.get(key, 0) + c * fs[0]
-        if len(out) + len(stack) > MAX_MONOMIALS:
+            parts.append((node, c))
+        if len(parts) + len(stack) > limit:
+            return None
+    return parts
+
+
+def _monomials(t: Term, sign: int, out: dict[tuple, int]) -> bool:
+    """Add ``sign * t`` to ``out`` as a sum of ``c * f1**e1 * f2**e2 ...`` (its :func:`summands` as products by
+    constants), keyed by the sorted factors (the other nodes) with their powers; False past MAX_MONOMIALS parts."""
+    parts = summands(t, sign, MAX_MONOMIALS)
+    if parts is None:
+        return False
+    for node, c in parts:
+        fs = _factors(node)
+        if fs is None:
             return False
+        key = tuple(sorted(fs[1].items(), key=_node_key))
+        out[key] = out.get(key, 0) + c * fs[0]
     return True
 
 
 def difference(a: Term, b: Term, memo: dict[Term, Interval]) -> Range | None:
-    """An interval holding every value of ``a - b``, from the monomials of both sides once the common ones cancel
-    (``64*f*f + 128*f + 64 - (64*f + 64) = 64*f*f + 64*f``), each factor's interval in ``memo``; None when a side
-    has too many monomials or a factor has no interval."""
+    """An interval holding every value of ``a - b`` from the monomials left once common ones cancel (``64*f*f + 128*f
+    + 64 - (64*f + 64) = 64*f*f + 64*f``), factors' intervals in ``memo``; None past MAX_MONOMIALS or without one."""
     monos: dict[tuple, int] = {}
     if not (_monomials(a, 1, monos) and _monomials(b, -1, monos)):
         return None
@@ -407,10 +418,6 @@ def _power(a: Interval, k: Interval) -> Interval:
     return (r[0], r[1], a[2] and k[0] <= _MAX_EXACT_POWER and (k[0] % 2 == 1 or a[0] >= 0), a[3])
 
 
-def _neg(x: int | float) -> int | float:
-    return -x
-
-
 def relation_of_intervals(op: str, a: Interval, b: Interval) -> bool | None:
     """``x OP y`` (``op``: eq ne lt le gt ge) for every ``x`` in ``a`` and ``y`` in ``b`` (True), for none (False),
     or None when the intervals do not decide it."""
@@ -447,11 +454,6 @@ SOMETIMES: Final = 2
 ASK: Final = 3
 
 
-def _is_leaf(t: Term) -> bool:
-    """Whether ``t`` is a name or an integer constant."""
-    return t.op is SYMBOL or (t.op is CONST and type(t.attr) is int)
-
-
 def quick_relation(
     op: str, a: Term, b: Term, name_range: Callable[[str], Range], memo: dict[Term, Interval], bits: dict[str, int]
 ) -> int:
@@ -468,7 +470,7 @@ def quick_relation(
     v = relation_of_intervals(op, ia, ib)
     if v is not None:
         return ALWAYS if v else NEVER
-    if (_is_leaf(a) and _is_leaf(b) and a is not b) or settled(op, ia, ib):
+    if (is_leaf(a) and is_leaf(b) and a is not b) or settled(op, ia, ib):
         return SOMETIMES
     rest = cancelled(a, b, memo)  # s0*s1 == s0 where s1 == 1 (s0 >= 1)
     if rest is not None:

@@ -55,6 +55,7 @@ __all__ = [
     "is_dim_term",
     "make_term",
     "live_term",
+    "is_leaf",
 ]
 
 
@@ -277,3 +278,9 @@ def dim_const(value: int) -> Term:
 def is_dim_term(term: Any) -> bool:
     """Whether ``term`` is an int64 scalar term (what a symbolic dimension must be)."""
     return type(term) is TERM and term.dtype == INT64 and term.shape == ()
+
+
+def is_leaf(t: Term) -> bool:
+    """Whether ``t`` is a name or an integer constant (every integer of its range is a value, independently)."""
+    op = t.op
+    return op is SYMBOL or (op is CONST and type(t.attr) is int)

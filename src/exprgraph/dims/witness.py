@@ -31,7 +31,7 @@ from typing import Final
 
 from ..core.term import Term
 from ..core.walk import postorder_until
-from .intervals import DENSE, Interval, _monomials, term_interval
+from .intervals import DEC, DENSE, INC, Interval, _monomials, summands, term_interval
 from .ranges import Range
 from .terms import (
     ABS,
@@ -132,7 +132,7 @@ def _apply(node: Term, a: list[int], point: Callable[[str], int]) -> int | None:
     if op is CONST:
         return node.attr if type(node.attr) is int else None
     if op is SYMBOL:
-        return point(node.name)
+        return point(node.attr[0])
     if op is ADD:
         return sum(a)
     if op is MUL:
@@ -169,7 +169,7 @@ def _only_name(t: Term) -> str | None:
     while stack:
         node = stack.pop()
         if node.op is SYMBOL:
-            return node.name
+            return node.attr[0]
         stack.extend(node.args)
     return None
 
@@ -424,43 +424,37 @@ def _pinned(t: Term, keep: str, low: Callable[[str], int]) -> Term | None:
             out[node] = dim_const(v)
         elif args:
             new = tuple([out[x] for x in args])
-            out[node] = node if new == args else Term(node.op, new, node.attr)
+            value = _apply(node, [x.attr for x in new], low) if all([x.op is CONST for x in new]) else None
+            if value is not None and INT64_MIN <= value <= INT64_MAX:
+                out[node] = dim_const(value)  # a node of numbers: its value (so that like monomials meet)
+            else:
+                out[node] = node if new == args else Term(node.op, new, node.attr)
         else:
             out[node] = node
     return out[t]
 
 
-def _summands(t: Term) -> list[tuple[Term, int]]:
-    """``t`` as a sum of signed parts (through sums, differences and negations): ``(part, +1 or -1)``."""
-    parts: list[tuple[Term, int]] = []
-    stack = [(t, 1)]
-    while stack:
-        node, sign = stack.pop()
-        op = node.op
-        if op is ADD:
-            stack.extend([(x, sign) for x in node.args])
-        elif op is SUB:  # a - b - ...
-            stack.append((node.args[0], sign))
-            stack.extend([(x, -sign) for x in node.args[1:]])
-        elif op is NEG:
-            stack.append((node.args[0], -sign))
-        else:
-            parts.append((node, sign))
-    return parts
-
-
 def _grows(t: Term, name: str, name_range: Callable[[str], Range], up: bool) -> bool:
     """Whether ``t`` takes values above (``up``) / below every bound with every name but ``name`` held at the least
-    point of the ranges: a part of the sum left is exact with that end open (it passes every bound as ``name``
-    moves) while every other part is bounded on the other side (at those points the sum passes every bound too)."""
+    point of the ranges (at those points ``t`` passes every bound, so it does everywhere): by its parts
+    (:func:`_parts_grow`), or by its monomials when they all move the same way (:func:`_monotone_grows`)."""
     pinned = _pinned(t, name, _point(name_range, False))
     if pinned is None:
         return False
     memo: dict[Term, Interval] = {}
     if not term_interval(pinned, name_range, memo, {}):
         return False
+    parts = summands(pinned, 1, MAX_NODES)  # (more parts than nodes: sums shared in a DAG, not looked at)
+    if parts is None:
+        return False
+    return _parts_grow(parts, memo, up) or _monotone_grows(pinned, memo, up)
+
+
+def _parts_grow(parts: list[tuple[Term, int]], memo: dict[Term, Interval], up: bool) -> bool:
+    """Whether a sum of signed parts passes every bound above (``up``) / below: one part is exact with that end open
+    (it passes every bound as the name moves) while every other part is bounded on the other side."""
     grows = False
-    for part, sign in _summands(pinned):
+    for part, sign in parts:
         i = memo[part]
         lo, hi = (i[0], i[1]) if sign > 0 else (-i[1], -i[0])
         far, near = (hi, lo) if up else (-lo, -hi)  # (below: the same test on -t)
@@ -468,3 +462,30 @@ def _grows(t: Term, name: str, name_range: Callable[[str], Range], up: bool) -> 
             return False  # this part may fall without bound as the other grows
         grows = grows or (far == float("inf") and bool(i[2]))
     return grows
+
+
+def _monotone_grows(pinned: Term, memo: dict[Term, Interval], up: bool) -> bool:
+    """Whether ``pinned`` (over one name) passes every bound above (``up``) / below, as a sum of monomials
+    ``c * f**e`` (like ones merged: ``f + 16*(f//3) - 2*(f//3) == f + 14*(f//3)``) that all rise with the name, or
+    all fall: then the sum's least upper bound is the sum of theirs (each reaches it at the same end of the range),
+    so one term exact with that end open takes the sum past every bound."""
+    monos: dict[tuple, int] = {}
+    if not _monomials(pinned, 1, monos):
+        return False
+    rising = falling = True
+    grows = False
+    for key, c in monos.items():
+        if c == 0 or not key:
+            continue  # cancelled, or a number
+        if len(key) != 1:
+            return False  # a product of factors: not looked at
+        f, e = key[0]
+        i = memo.get(f)
+        if not i or len(i) < 5 or not (e == 1 or i[0] >= 0):
+            return False  # (f**e for f >= 0 moves as f does)
+        inc, dec = (i[4] & INC, i[4] & DEC) if c > 0 else (i[4] & DEC, i[4] & INC)  # c*f**e rises / falls
+        rising = rising and bool(inc)
+        falling = falling and bool(dec)
+        end = i[1] if (c > 0) == up else i[0]  # the end of f that takes c*f**e past the bound sought
+        grows = grows or (bool(i[2]) and end in (float("inf"), float("-inf")))
+    return (rising or falling) and grows

@@ -31,7 +31,7 @@ from ..core.walk import postorder_until
 from ..dims import DimEnv, dim_const, dim_name, parse_expression
 from ..dims.intervals import ALWAYS, ASK, SOMETIMES, Interval, quick_bound, quick_relation, relation_of_intervals
 from ..dims.ranges import INF, Range
-from ..dims.terms import CONST, RESERVED_NAMES, SYMBOL
+from ..dims.terms import CONST, RESERVED_NAMES, SYMBOL, is_leaf
 from ..dims.witness import reached_ends, sometimes
 from ..errors import ConversionError
 from .torch_read import BOOL_NAMES, FALSE, INF_NAMES, INT64_RANGE, REL_OPS, TRUE, Reader, is_bool, read_torch_expr
@@ -93,11 +93,6 @@ def _check_name(name: Any) -> None:
         raise ConversionError(f"torch ranges: {err}") from None
 
 
-def _is_leaf(t: Term) -> bool:
-    """Whether ``t`` is a name or an integer constant."""
-    return t.op is SYMBOL or (t.is_const and type(t.attr) is int)
-
-
 def _leaf_range(env: DimEnv, t: Term) -> Range:
     """The range of a name in ``env``, or the value of a constant as a range."""
     return env.range_of(t.name) if t.op is SYMBOL else (t.attr, t.attr)
@@ -112,9 +107,11 @@ class TorchDims:
     expressions torch replaced them with (``ShapeEnv.replacements``).
     """
 
-    def __init__(self, var_to_range: Mapping[Any, Any] | None = None, replacements: Mapping[Any, Any] | None = None):
+    def __init__(
+        self, var_to_range: Mapping[Any, Any] | None = None, replacements: Mapping[Any, Any] | None = None
+    ) -> None:
         self._set_ranges(var_to_range)
-        repl = {k if isinstance(k, str) else k.name: v for k, v in (replacements or {}).items()}
+        repl = {k if isinstance(k, str) else k.name: v for k, v in replacements.items()} if replacements else {}
         self._reader = Reader(repl)
 
     def _set_ranges(self, var_to_range: Mapping[Any, Any] | None) -> None:
@@ -202,7 +199,7 @@ class TorchDims:
         """The truth of one relation: by the intervals of its sides when they decide it (or settle that nothing
         does, see :func:`~exprgraph.dims.intervals.quick_relation`), else asked of the DimEnv."""
         a, b = root.args
-        if self._quick and a is not b and _is_leaf(a) and _is_leaf(b):
+        if self._quick and a is not b and is_leaf(a) and is_leaf(b):
             # two different names or numbers (the commonest question): each takes every integer of its range,
             # independently of the other, so their ranges decide it, or nothing does
             return relation_of_intervals(root.op.name, self._leaf_range(a), self._leaf_range(b))
@@ -214,7 +211,7 @@ class TorchDims:
             if sometimes(op, a, b, self._name_range, self._intervals, self._ends):
                 return None  # true at some values, false at others (see exprgraph.dims.witness)
         env = self._dims_env()
-        if not self._quick and _is_leaf(a) and _is_leaf(b) and a is not b and env._facts is None:
+        if not self._quick and is_leaf(a) and is_leaf(b) and a is not b and env._facts is None:
             # two names or numbers under the DimEnv's current ranges: exact (facts relate names: they answer)
             return relation_of_intervals(root.op.name, _leaf_range(env, a), _leaf_range(env, b))
         return env.statically_known(root)
