@@ -40,7 +40,7 @@ import os
 import resource
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -329,6 +329,15 @@ def ready_parts_rows(name: str, rounds: int = 5) -> list[str]:
     ]
 
 
+def print_table(head_lines: list[str], cases: list[str], rows: Callable[[str], Iterable[str]]) -> None:
+    """A markdown table: its heading lines (the last one the header row), then each case's rows as they come."""
+    print("\n".join(head_lines))
+    print("|" + "---|" * (head_lines[-1].count("|") - 1))
+    for name in cases:
+        for row in rows(name):
+            print(row, flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1000,10000,100000", help="outputs (5 per term)")
@@ -352,31 +361,37 @@ def main() -> None:
     for n in (int(s) for s in args.sizes.split(",") if s and not args.skip_family):
         for row in family_rows(n, args.flat_max, args.points):
             print(row, flush=True)
-    if args.opf:
-        print(
-            "\n| case | n | m | derivatives s | vm build s | C build s | vm/C build | vm g+J+H ms | C g+J+H ms", end=""
-        )
-        print(" | vm/C |")
-        print("|" + "---|" * 10)
-        for name in args.opf.split(","):
-            for row in opf_rows(name):
-                print(row, flush=True)
-    if args.one_point:
-        print("\nAt one point, CPU ms: rows 1-3 the machine (lane interpreter vs dense code), the rest the callbacks")
-        print("| case | callback | lane instructions | dense words | lanes warm | dense warm | x | lanes cold ", end="")
-        print("| dense cold | x |")
-        print("|" + "---|" * 10)
-        for name in args.one_point.split(","):
-            for row in one_point_rows(name):
-                print(row, flush=True)
-    if args.ready_parts:
-        print("\nThe five vm callbacks (straight-line) made from the derivative terms, CPU s (median of 5 rounds);")
-        print("encoding from the walk's arrays vs from the terms; then the arrays' road by part (one more run)")
-        print("| case | from terms | from arrays | x | walk | encode | allocate | machine | rest (Python) |")
-        print("|" + "---|" * 9)
-        for name in args.ready_parts.split(","):
-            for row in ready_parts_rows(name):
-                print(row, flush=True)
+    tables = [
+        (
+            args.opf,
+            opf_rows,
+            [
+                "\n| case | n | m | derivatives s | vm build s | C build s | vm/C build | vm g+J+H ms | C g+J+H ms "
+                "| vm/C |",
+            ],
+        ),
+        (
+            args.one_point,
+            one_point_rows,
+            [
+                "\nAt one point, CPU ms: rows 1-3 the machine (lane interpreter vs dense code), the rest the callbacks",
+                "| case | callback | lane instructions | dense words | lanes warm | dense warm | x | lanes cold "
+                "| dense cold | x |",
+            ],
+        ),
+        (
+            args.ready_parts,
+            ready_parts_rows,
+            [
+                "\nThe five vm callbacks (straight-line) made from the derivative terms, CPU s (median of 5 rounds);",
+                "encoding from the walk's arrays vs from the terms; then the arrays' road by part (one more run)",
+                "| case | from terms | from arrays | x | walk | encode | allocate | machine | rest (Python) |",
+            ],
+        ),
+    ]
+    for cases, rows, head_lines in tables:
+        if cases:
+            print_table(head_lines, cases.split(","), rows)
     print(f"\nload average after: {os.getloadavg()}")
 
 

@@ -119,9 +119,7 @@ class Problem:
         return symbols
 
     def _declare(self, symbols: list[Term], lb: Any, ub: Any, start: Any, item: str) -> None:
-        """Add ``symbols`` as variables, their bounds and starts checked (numbers, ``lb <= ub``) all at once."""
-        for symbol in symbols:
-            _check_symbol(symbol)
+        """Add ``symbols`` (scalar symbols: the callers' check) as variables, bounds and starts checked at once."""
         n = len(symbols)
         lows, highs, starts = (_numbers(v, n, w, item) for v, w in ((lb, "lb"), (ub, "ub"), (start, "start")))
         _check_bounds(lows, highs, lambda i: f"variable {symbols[i].name}")
