@@ -39,7 +39,8 @@ demo: $(VENV)/.installed
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
-	$(BIN)/mypy
+	# each venv keeps its own mypy cache: `make -j2 test-all` runs two mypy at once, and a shared cache races
+	$(BIN)/mypy --cache-dir $(VENV)/.mypy_cache
 
 test: lint
 	EXPRGRAPH_EXPECT_COMPILED=1 $(BIN)/python -m pytest -q

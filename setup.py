@@ -136,7 +136,9 @@ def _mypyc_extensions() -> list:
     old = Path.cwd()
     os.chdir(HERE)  # mypyc names modules by their paths from here
     try:
-        extensions = mypycify(args, opt_level="3", group_name=_accel_literals()[1])
+        # its C goes to a directory of this interpreter's own: `make -j2 test-all` builds two at once
+        target = f"build/mypyc-{sys.implementation.cache_tag}"
+        extensions = mypycify(args, opt_level="3", group_name=_accel_literals()[1], target_dir=target)
     except (Exception, SystemExit) as exc:  # a type error (mypyc exits) or a mypyc fault: pure still works
         print(f"exprgraph: mypyc failed ({exc}), building pure Python", file=sys.stderr)
         return []
