@@ -269,10 +269,13 @@ TWINS: tuple[Twin, ...] = (
             "tests/compile/test_vm_encode_twin.py::test_both_roads_run_to_the_same_bits",
             "tests/compile/test_vm_encode_twin.py::test_the_encoding_from_the_walks_arrays_is_the_encoding_from_the_terms",
             "tests/compile/test_vm_encode_twin.py::test_the_walks_arrays_answer_for_their_own_program_only",
+            "tests/compile/test_vm_encode_twin.py::"
+            "test_wide_programs_are_walked_as_lower_py_lowers_them_and_run_to_the_same_bits",
         ),
         "2026-11-29 bench_opf --backend vm, CPU, load 4.7-5.2: our callbacks ready (lower + encode of f, g, "
         "grad, J, H) case1354pegase 2.06 s with the twins -> 0.29 s, case2869pegase 5.03 s -> 0.67 s; "
         "2026-11-29 23:20 load 4.9-5.0, the encoding from the walk's arrays (encode_walked): 0.29 -> 0.20 s, "
-        "0.68 -> 0.50 s",
+        "0.68 -> 0.50 s; 2026-11-30 02:15 load 5.3-5.5, bench_vm --ready-parts: the walk reading the outputs "
+        "and constants ahead, 0.068 -> 0.044 s (case1354pegase), 0.164 -> 0.121 s (case2869pegase)",
     ),
 )

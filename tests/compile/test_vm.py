@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import gc
+import importlib
 import pickle
 import re
+import sys
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +26,8 @@ from exprgraph.core import Term, ops
 from exprgraph.errors import CompileError, EvaluationError, VMUnsupportedError
 
 needs_vm = pytest.mark.skipif(vm._native is None, reason="the vm extension is not built")
+lower = importlib.import_module("exprgraph.compile.lower").lower
+encode = importlib.import_module("exprgraph.compile.vm_encode").encode
 HAVE_CC = any(cbuild.shutil.which(c) for c in ("cc", "gcc", "clang"))
 needs_cc = pytest.mark.skipif(not HAVE_CC, reason="no C compiler")
 
@@ -115,6 +121,35 @@ def test_the_vm_gives_the_numpy_backends_values(outs: list[Term], seed: int, n: 
         return
     for g, w in zip(got, want, strict=True):
         _same(g, w)
+
+
+@needs_vm
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(expressions(), st.integers(0, 2**31), st.sampled_from([1, 7, 300]))
+def test_a_machine_holding_its_codes_bytes_gives_a_copying_machines_bits(outs: list[Term], seed: int, n: int) -> None:
+    """The straight-line code comes as bytes, which the machine holds instead of copying: the same bits as a
+    machine given a private copy, once every other reference to the bytes is gone."""
+    program = lower(outs, INPUTS)
+    try:
+        encoded = encode(program)
+    except VMUnsupportedError:
+        return
+    held = encoded.code.base
+    assert type(held) is bytes  # (the straight-line road gives its code as bytes)
+    before = sys.getrefcount(held)
+    holding = vm.VMRunner(program, encoded)
+    assert sys.getrefcount(held) == before + 1  # held by the machine, not copied
+    copying = vm.VMRunner(program, replace(encoded, code=np.array(encoded.code)))  # (a copy: the machine copies it)
+    assert sys.getrefcount(held) == before + 1
+    del held, encoded
+    gc.collect()
+    x = np.column_stack(_points(n, seed)).astype(np.float64)
+    for rows in (x, x[:1], x[0]):  # blocks of points, then one point (the dense code)
+        got, want = _outcome(holding.packed, [rows]), _outcome(copying.packed, [rows])
+        if got is EvaluationError or want is EvaluationError:
+            assert got is want
+            continue
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
 
 
 @st.composite

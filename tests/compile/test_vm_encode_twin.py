@@ -242,6 +242,35 @@ def test_both_roads_run_to_the_same_bits(outs: list[Term], seed: int, n: int) ->
     assert got.tobytes() == want.tobytes()
 
 
+def _walked_in_c(outs: list[Term]) -> bool:
+    return lower_mod._native.walk(tuple(outs), "symbol", "const") is not None  # (the walk does not decline)
+
+
+@st.composite
+def wide_programs(draw: st.DrawFn) -> list[Term]:
+    """Several random programs' outputs and many constants' products: more outputs and constants than the walk
+    reads ahead (16), its reading ahead met at every position, to the last output and constant."""
+    outs = [t for part in draw(st.lists(programs().filter(_walked_in_c), min_size=2, max_size=6)) for t in part]
+    numbers = draw(st.lists(st.sampled_from([*SPECIAL, 1.25, -7.5, 1e-300]) | st.floats(-1e3, 1e3), min_size=20))
+    scaled = [eg.const(v) * XS[i % len(XS)] for i, v in enumerate(numbers)]  # (a repeated value: one constant)
+    cut = draw(st.integers(0, len(outs)))
+    return [*outs[:cut], *scaled, *outs[cut:]]
+
+
+@needs_c
+@pytest.mark.skipif(vm._native is None, reason="the vm extension is not built")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wide_programs(), st.integers(0, 2**31))
+def test_wide_programs_are_walked_as_lower_py_lowers_them_and_run_to_the_same_bits(outs: list[Term], seed: int) -> None:
+    assert_same_program(lower_mod.lower(outs, INPUTS), lower_mod.lower_py(outs, INPUTS))
+    x = _points(seed, 7)
+    with np.errstate(all="ignore"):
+        got = eg_compile(outs, INPUTS, "vm", packed=True, loops=False)(x)
+        with python_only():
+            want = eg_compile(outs, INPUTS, "vm", packed=True, loops=False)(x)
+    assert got.tobytes() == want.tobytes()
+
+
 @needs_c
 def test_a_million_node_chain_is_walked_and_encoded() -> None:
     x = XS[0]

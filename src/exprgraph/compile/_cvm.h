@@ -75,6 +75,7 @@ enum vm_class_field {
 typedef struct {
     PyObject_HEAD
     int32_t *code;      /* instructions: the main program, then the class bodies */
+    Py_buffer code_view; /* the bytes `code` points into (held, not copied: see keep_code), or obj NULL: ours */
     int64_t main_len;   /* instructions of the main program */
     int32_t *ints;      /* class descriptors and tables */
     double *doubles;    /* class constants */

@@ -47,8 +47,19 @@ typedef struct {
 #define VEC(type) {NULL, 0, 0, sizeof(type)}
 #define AT(v, type, i) (((type *)(v).data)[i])
 
-int vec_room(Vec *v, size_t more);
-int vec_push32(Vec *v, int32_t x);
+/* the slow road of vec_room: the array grown to hold `more` items more */
+int vec_grow(Vec *v, size_t more);
+
+/* room for `more` items more; inline, as it runs for nearly every node the walks meet */
+static inline int vec_room(Vec *v, size_t more) {
+    return v->n + more <= v->cap ? 0 : vec_grow(v, more);
+}
+
+static inline int vec_push32(Vec *v, int32_t x) {
+    if (vec_room(v, 1) < 0) return -1;
+    AT(*v, int32_t, v->n++) = x;
+    return 0;
+}
 
 /* -- the walk's flags of a node (_cvm_walk.c; encode_walked reads them) -- */
 enum { F_SYM = 1, F_CONST = 2, F_SYMBOL = 4, F_LEAF = 8 };

@@ -175,7 +175,11 @@ class Encoded:
             "n_out",
             "n_pk",
         )
-        return {"block": block, **{n: getattr(self, n) for n in names}}
+        args = {"block": block, **{n: getattr(self, n) for n in names}}
+        base: object = self.code.base  # code read from bytes (the straight-line road): the machine holds them, no copy
+        if isinstance(base, bytes) and self.code.dtype == np.int32 and self.code.nbytes == len(base):
+            args["code"] = base
+        return args
 
     @property
     def instructions(self) -> int:
