@@ -6,11 +6,15 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import exprgraph as eg
 from exprgraph.core import Op, register_op
+from exprgraph.core.grad_tools import product
+from exprgraph.core.op import get_op
 from exprgraph.core.stdops import real
-from exprgraph.diff import DifferentiationError, backprop, grad
+from exprgraph.diff import DifferentiationError, backprop, grad, sparse_hessian
 
 x, y, z = eg.symbols("x y z")
 
@@ -146,3 +150,65 @@ def test_the_collector_is_paused_during_a_sweep_and_restored() -> None:
         assert not gc.isenabled()  # a caller's own pause is left alone
     finally:
         gc.enable()
+
+
+def _products_by_one(terms: list[eg.Term]) -> list[eg.Term]:
+    """The products by the float constant 1.0 or -1.0 among the nodes of ``terms``."""
+    seen: set[eg.Term] = set()
+    stack = list(terms)
+    out = []
+    while stack:
+        t = stack.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        stack.extend(t.args)
+        if t.op.name == "mul" and any(
+            a.op.name == "const" and a.attr.__class__ is float and abs(a.attr) == 1.0 for a in t.args
+        ):
+            out.append(t)
+    return out
+
+
+def test_a_product_by_minus_one_is_a_negation() -> None:
+    m = eg.const(-1.0)
+    neg = get_op("neg")
+    for t in (x * y, eg.sin(x), 2.5 * x):
+        # (-1.0)*t -> -t: one neg node (no new constant: -(2.5*x) is not rebuilt as (-2.5)*x)
+        assert product(m, (t,)) is eg.Term(neg, (t,)) and product(t, (m,)) is eg.Term(neg, (t,))
+    assert product(m, (-x,)) is x and product(-x, (m,)) is x  # -(-x) -> x
+    assert product(m, (eg.const(2.0),)) is eg.const(-2.0)  # constants multiply
+    # another dtype: the product decides the dtype, so it stays a product
+    x32, i = eg.Symbol("x32", "float32"), eg.Symbol("i", "int64")
+    assert product(m, (x32,)).op.name == "mul" and product(m, (i,)).op.name == "mul"
+
+
+def test_minus_one_times_t_and_minus_t_have_the_same_bits() -> None:
+    m = eg.const(-1.0)
+    folded = product(m, (x * y,))
+    kept = eg.Term(get_op("mul"), (m, x * y))  # what the sweeps built before the fold
+    values = np.array([0.0, -0.0, 1.0, -1.5, 5e-324, 1e308, np.inf, -np.inf, np.nan, 3.25])
+    with np.errstate(all="ignore"):
+        a = np.asarray(eg.evaluate(folded, {x: values, y: values[::-1]}), dtype=np.float64)
+        b = np.asarray(eg.evaluate(kept, {x: values, y: values[::-1]}), dtype=np.float64)
+    nan = np.isnan(b)  # (a nan's sign is the processor's choice)
+    assert np.array_equal(nan, np.isnan(a)) and a[~nan].tobytes() == b[~nan].tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-3.0, 3.0), st.floats(-3.0, 3.0))
+def test_second_derivatives_build_no_product_by_one(a: float, b: float) -> None:
+    f = x * y * eg.cos(x - y) + x * x
+    h = sparse_hessian(f, [x, y])
+    assert _products_by_one(h.values) == []
+    # the numbers: the Hessian by hand (u = x - y)
+    su, cu = np.sin(a - b), np.cos(a - b)
+    want = {
+        (0, 0): -2.0 * b * su - a * b * cu + 2.0,
+        (1, 0): cu + b * su - a * su + a * b * cu,
+        (1, 1): 2.0 * a * su - a * b * cu,
+    }
+    want[0, 1] = want[1, 0]
+    got = [float(v) for v in eg.evaluate(h.values, {x: a, y: b})]
+    for (r, c), v in zip(zip(h.rows, h.cols, strict=True), got, strict=True):
+        assert v == pytest.approx(want[r, c], rel=1e-12, abs=1e-12)

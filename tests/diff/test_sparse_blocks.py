@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import exprgraph as eg
-from exprgraph.core.grad_tools import negate
 from exprgraph.diff import SparseMatrix, sparse_hessian, sparse_jacobian
 from exprgraph.diff.blocks import BlockHessian, block_hessian, jacobian_and_block_hessian
 from exprgraph.diff.reverse import backprop, one_like
@@ -151,7 +150,7 @@ def test_float32_terms_keep_their_blocks_in_any_company() -> None:
 def per_term_lower(h: BlockHessian, k: int, env: dict) -> dict[tuple[int, int], float]:
     """Term ``k``'s block entries evaluated at ``env``, by (row, column)."""
     mine = [e for e, t in enumerate(h.term.tolist()) if t == k]
-    got = numbers([h.values[e] for e in mine], env)
+    got = numbers([h.values[e] for e in mine], env) * h.signs()[mine]  # a negated entry: -value, exactly
     return {(h.rows[h.position[e]], h.cols[h.position[e]]): float(v) for e, v in zip(mine, got, strict=True)}
 
 
@@ -201,11 +200,35 @@ def test_a_function_of_a_difference_sweeps_one_column_of_the_pair() -> None:
     at = [(h.rows[p], h.cols[p]) for p in h.position.tolist()]
     entries = dict(zip(at, h.values, strict=True))
     assert set(entries) == {(0, 0), (1, 0), (1, 1), (2, 0), (2, 1), (2, 2)}
-    # b's column is a's, negated: built from it, not swept again
-    assert entries[(1, 1)] is negate(entries[(1, 0)]) and entries[(2, 1)] is negate(entries[(2, 0)])
+    # b's column is a's, negated: the same terms, marked negated (not swept again, no -v built)
+    assert entries[(1, 1)] is entries[(1, 0)] and entries[(2, 1)] is entries[(2, 0)]
+    signs = dict(zip(at, h.signs().tolist(), strict=True))
+    assert signs[(1, 1)] == -signs[(1, 0)] and signs[(2, 1)] == -signs[(2, 0)]
+    assert not any(v.op.name == "neg" for v in h.values)  # a -v entry is v, negated
     env = {a: 0.3, b: -0.8, c: 1.7}
     assert per_term_lower(h, 0, env) == own_sweeps(term, env)
     # the Lagrangian's numbers too
     flat = sparse_hessian(2.0 * term, [a, b, c])
     want = np.tril(flat.to_dense(numbers(flat.values, env)))
     np.testing.assert_allclose(lower_dense(h, h.assemble(numbers(h.values, env), [2.0])), want, rtol=1e-13)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seeds=st.tuples(st.integers(0, 10_000), st.integers(0, 1000)))
+def test_negated_entries_assemble_as_their_negations_bit_for_bit(seeds: tuple[int, int]) -> None:
+    count = 1 + seeds[0] % 6
+    h = block_hessian(difference_terms(seeds[0], count), VS)
+    rng = np.random.default_rng(seeds[1])
+    specials = np.array([0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, np.nan, 1e300, -1e-300])
+    weights = np.where(rng.random(count) < 0.5, rng.choice(specials, size=count), rng.normal(size=count))
+    env = {v: float(rng.uniform(-1.2, 1.2)) for v in VS}
+    got = h.assemble(numbers(h.values, env), weights)
+    # the same blocks with each negated entry built as the term -v (as the sweeps built them before)
+    signs = h.signs().tolist()
+    explicit = [-v if s < 0 else v for v, s in zip(h.values, signs, strict=True)]
+    plain = BlockHessian(h.rows, h.cols, explicit, h.term, h.position, h.shape, h.n_terms)
+    want = plain.assemble(numbers(explicit, env), weights)
+    nan = np.isnan(want)  # (a nan's sign is the processor's choice)
+    assert np.array_equal(nan, np.isnan(got)) and got[~nan].tobytes() == want[~nan].tobytes()
+    # fewer negations to evaluate than entries that are negations
+    assert sum(v.op.name == "neg" for v in h.values) <= sum(v.op.name == "neg" for v in explicit)

@@ -7,7 +7,7 @@ shape: reverse mode (``exprgraph.diff``) sums it back to the operand's shape wit
 Rules are written with the ops of this table, so gradients are terms like any other: they can be
 simplified, differentiated again and compiled. Derivatives at kinks and jumps are one-sided
 choices, stated on each rule. Rules build terms with ``Term(op, args)`` directly (no wrapping of
-Python numbers to do) and fold the identities a sweep meets at every node (``1*t``, ``t*1.0``,
+Python numbers to do) and fold the identities a sweep meets at every node (``1*t``, ``t*1.0``, ``(-1.0)*t``,
 ``c1*c2``, ``(1/b)*t``, ``-(-t)``, ``-(c*t)``; see product and negate). A factor that does not
 depend on ``g`` is built on its own (``g * -sin(a)``, not ``-(g*sin(a))``), so that the users of a
 node in second and later sweeps share it.
@@ -62,6 +62,7 @@ DEFERRED_NEGATE = Op("_negate", 1, same, doc="A recorded negate() call of a trac
 
 _NUMBERS = {
     "one": 1.0,
+    "minus_one": -1.0,
     "one_int": 1,
     "zero": 0.0,
     "zero_int": 0,
@@ -101,8 +102,8 @@ def _two(like: Any) -> Any:
 
 
 def product(g: Any, factors: Any) -> Any:
-    """``g * factors[0] * ...`` as one mul; folds ``c1*c2``, ``1*t``, ``t*1.0``, ``(-h)*(-t) -> h*t`` and
-    ``(1/b)*t -> t/b`` when float."""
+    """``g * factors[0] * ...`` as one mul; folds ``c1*c2``, ``1*t``, ``t*1.0``, ``(-h)*(-t) -> h*t``,
+    ``(-1.0)*t -> -t`` and ``(1/b)*t -> t/b`` when float."""
     op = g.op
     if op is SLOT or op is DEFERRED_PRODUCT or op is DEFERRED_NEGATE:
         return Term(DEFERRED_PRODUCT, (g, *factors))  # tracing: replayed on the real terms
@@ -133,11 +134,20 @@ def product(g: Any, factors: Any) -> Any:
         if is_float(dt) and _ARITH2[g.dtype, dt] == dt:
             return first if len(factors) == 1 else Term(_O.mul, tuple(factors))
     elif len(factors) == 1 and is_float(g.dtype) and g.dtype == first.dtype:
+        if g is _O.minus_one:
+            return _minus(first)  # (-1.0)*t -> -t: exact (a nan's sign aside)
+        if first is _O.minus_one:
+            return _minus(g)  # t*(-1.0) -> -t
         if g.op is _O.truediv and g.args[0] is one:
             return Term(_O.truediv, (first, g.args[1]))  # (1/b)*t -> t/b: one rounding fewer
         if first.op is _O.truediv and first.args[0] is one:
             return Term(_O.truediv, (g, first.args[1]))  # g*(1/b) -> g/b
     return Term(_O.mul, (g, *factors))
+
+
+def _minus(t: Any) -> Any:
+    """``-t`` as one neg node, ``-(-s) -> s`` (no new constant: ``-(c*s)`` stays a negation, unlike :func:`negate`)."""
+    return t.args[0] if t.op is _O.neg else Term(_O.neg, (t,))
 
 
 def times(g: Any, t: Any) -> Any:

@@ -67,6 +67,26 @@ make_const(PyObject *value)
     return res;
 }
 
+/* whether t is the float64 constant -1.0 (grad_tools' _O.minus_one) */
+static int
+is_minus_one(PyObject *t)
+{
+    PyObject *attr = TERM(t)->attr;
+    return TERM(t)->op == OpConst && PyFloat_CheckExact(attr) && PyFloat_AS_DOUBLE(attr) == -1.0;
+}
+
+/* grad_tools._minus(t): -t as one neg node, -(-s) -> s (new reference) */
+static PyObject *
+minus(PyObject *t)
+{
+    if (TERM(t)->op == OpNeg) {
+        PyObject *s = ARG(t, 0);
+        Py_INCREF(s);
+        return s;
+    }
+    return make_n(OpNeg, &t, 1);
+}
+
 /* grad_tools.product(g, factors): g * factors[0] * ... with its folds (new reference) */
 PyObject *
 c_product(PyObject *g, PyObject *const *factors, Py_ssize_t n)
@@ -146,6 +166,14 @@ c_product(PyObject *g, PyObject *const *factors, Py_ssize_t n)
             goto done;
         }
     } else if (n == 1 && is_float_index(dg) && dtype_index(TERM(first)->dtype) == dg) {
+        if (is_minus_one(g)) { /* (-1.0)*t -> -t */
+            res = minus(first);
+            goto done;
+        }
+        if (is_minus_one(first)) { /* t*(-1.0) -> -t */
+            res = minus(g);
+            goto done;
+        }
         if (TERM(g)->op == OpTruediv && ARG(g, 0) == one) { /* (1/b)*t -> t/b */
             res = make2(OpTruediv, first, ARG(g, 1));
             goto done;

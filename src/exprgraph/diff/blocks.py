@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from ..core import Term, add, as_term
-from ..core.grad_tools import negate
 from ..core.op import get_op
 from .pattern import DEFAULT_MAX_PATTERN, by_colour, dependency_sets, groups_of, pattern_entries, row_colours
 from .reverse import backprop, collector_paused, one_like
@@ -39,8 +39,8 @@ from .sweep import SWEEP
 __all__ = ["BlockHessian", "block_hessian", "jacobian_and_block_hessian"]
 
 _NEG = get_op("neg")
-#: grad_tools.negate, in C when the sweeps' extension is there (its declared twin)
-_negate = negate if SWEEP is None else SWEEP.negate
+#: the dtypes of the entries whose negation moves to their weight (exact: an int's -(-2**63) wraps)
+_FLOATS = frozenset(("float64", "float32"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,8 +48,11 @@ class BlockHessian:
     """The lower triangle of ``sum_k w_k d2 f_k``, kept as per-term blocks and a scatter map.
 
     The pattern is ``(rows[p], cols[p])`` with ``rows[p] >= cols[p]``, sorted by row then column.
-    Block entry ``e`` is the term ``values[e]``, a second derivative of ``terms[term[e]]`` alone;
-    it adds into pattern entry ``position[e]``. Entries are ordered by term, then row and column.
+    Block entry ``e`` is the term ``values[e]``, negated where ``negated[e]``: a second derivative
+    of ``terms[term[e]]`` alone; it adds into pattern entry ``position[e]``. Entries are ordered by
+    term, then row and column. Negated entries are a mirror column's (``-Q``'s derivatives are
+    ``Q``'s, negated: the same terms) and those the sweeps built as ``-v`` (kept as ``v``): the
+    sign goes to the weight, ``(-w)*v == w*(-v)`` exactly, so no ``-v`` is built or evaluated.
     """
 
     #: row of each pattern entry (lower triangle)
@@ -66,6 +69,8 @@ class BlockHessian:
     shape: tuple[int, int]
     #: how many terms (weights) the sum has
     n_terms: int
+    #: whether each block entry is the negation of its term in ``values`` (None: none is)
+    negated: np.ndarray | None = None
 
     @property
     def nnz(self) -> int:
@@ -75,8 +80,21 @@ class BlockHessian:
     def __repr__(self) -> str:
         return f"BlockHessian(shape={self.shape}, nnz={self.nnz}, blocks={len(self.values)}, terms={self.n_terms})"
 
+    @cached_property
+    def _weight_index(self) -> np.ndarray:
+        """Each entry's index into the signed weights ``[w, -w]``: ``term[e]``, plus ``n_terms`` where negated."""
+        if self.negated is None or not self.negated.any():
+            return self.term
+        return self.term + self.n_terms * self.negated.astype(np.int64)
+
+    def signs(self) -> np.ndarray:
+        """The sign (1.0 or -1.0) of each block entry: its second derivative is ``signs()[e] * values[e]``."""
+        if self.negated is None:
+            return np.ones(len(self.values))
+        return np.where(self.negated, -1.0, 1.0)
+
     def assemble(self, numbers: Any, weights: Any, scratch: np.ndarray | None = None) -> np.ndarray:
-        """The pattern's values: ``numbers`` (of :attr:`values`) times their terms' ``weights``, scatter-added.
+        """The pattern's values: ``numbers`` (of :attr:`values`) times their terms' signed ``weights``, scatter-added.
 
         ``scratch``: a float64 array of one entry per block entry to compute the weighted numbers in (a
         solver calling this every iteration keeps one, instead of two new arrays per call).
@@ -89,13 +107,19 @@ class BlockHessian:
             raise ValueError(f"expected {self.n_terms} weights (one per term), got an array of shape {w.shape}")
         if not len(data):
             return np.zeros(self.nnz)
-        if SWEEP is not None and _int64_rows(self.term) and _int64_rows(self.position):
+        index = self._weight_index
+        if index is not self.term:  # a negated entry: w*(-v) == (-w)*v, bit for bit
+            signed = np.empty(2 * len(w))
+            signed[: len(w)] = w
+            np.negative(w, out=signed[len(w) :])
+            w = signed
+        if SWEEP is not None and _int64_rows(index) and _int64_rows(self.position):
             out = np.empty(self.nnz)  # the same sums in the same order, in one pass (diff/_csweep_assemble.c)
-            SWEEP.assemble(self.position, self.term, np.ascontiguousarray(w), np.ascontiguousarray(data), out)
+            SWEEP.assemble(self.position, index, np.ascontiguousarray(w), np.ascontiguousarray(data), out)
             return out
         if scratch is None or scratch.shape != data.shape or scratch.dtype != np.float64:
-            return np.bincount(self.position, weights=data * w[self.term], minlength=self.nnz)
-        np.take(w, self.term, out=scratch)
+            return np.bincount(self.position, weights=data * w[index], minlength=self.nnz)
+        np.take(w, index, out=scratch)
         np.multiply(scratch, data, out=scratch)
         return np.bincount(self.position, weights=scratch, minlength=self.nnz)
 
@@ -105,8 +129,9 @@ class BlockHessian:
             raise ValueError(f"expected {self.n_terms} weights (one per term), got {len(weights)}")
         parts: list[list[Term]] = [[] for _ in self.rows]
         ws = [as_term(w) for w in weights]
-        for value, k, p in zip(self.values, self.term.tolist(), self.position.tolist(), strict=True):
-            parts[p].append(ws[k] * value)
+        negated = [False] * len(self.values) if self.negated is None else self.negated.tolist()
+        for value, k, p, neg in zip(self.values, self.term.tolist(), self.position.tolist(), negated, strict=True):
+            parts[p].append(ws[k] * (-value if neg else value))
         values = [ps[0] if len(ps) == 1 else add(*ps) for ps in parts]
         return SparseMatrix(list(self.rows), list(self.cols), values, self.shape)
 
@@ -124,23 +149,58 @@ class BlockHessian:
 
 
 class _Entries:
-    """Entries found sweep by sweep: the term, row and column of each (as arrays per sweep), and its value."""
+    """Entries found sweep by sweep: the term, row and column of each (as arrays per sweep), its value and sign."""
 
     def __init__(self) -> None:
         self.parts: tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]] = ([], [], [])
         self.values: list[Term] = []
+        #: per sweep: whether each of its entries is its value negated (None: none is)
+        self.flags: list[np.ndarray | None] = []
 
-    def add(self, term: np.ndarray, row: np.ndarray, col: np.ndarray, values: Iterable[Term]) -> None:
-        """Appends one sweep's entries (``values`` in the order of the arrays)."""
+    def add(
+        self,
+        term: np.ndarray,
+        row: np.ndarray,
+        col: np.ndarray,
+        values: Iterable[Term],
+        negated: np.ndarray | None = None,
+    ) -> None:
+        """Appends one sweep's entries (``values`` in the arrays' order; ``negated[e]``: entry e is ``-value``)."""
         for part, a in zip(self.parts, (term, row, col), strict=True):
             part.append(a)
         self.values.extend(values)
+        self.flags.append(negated)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The term, row and column of every entry, in the order they were added."""
         empty = np.empty(0, dtype=np.int64)
         term, row, col = (np.concatenate(p) if p else empty for p in self.parts)
         return term, row, col
+
+    def negated(self) -> np.ndarray | None:
+        """Whether each entry is its value negated, in the order they were added (None: none is)."""
+        if all(f is None for f in self.flags):
+            return None
+        parts = [
+            np.zeros(len(t), dtype=bool) if f is None else f for f, t in zip(self.flags, self.parts[0], strict=True)
+        ]
+        return np.concatenate(parts)
+
+
+def _unnegated(values: list[Term], candidates: np.ndarray) -> np.ndarray | None:
+    """Takes each float ``-v`` among ``values[candidates]`` as ``v``, negated: which entries were (None: none).
+
+    ``w*(-v) == (-w)*v`` bit for bit, so the sign can go to the weight: no ``-v`` is evaluated.
+    """
+    flags = None
+    for i in candidates.tolist():
+        v = values[i]
+        if v.op is _NEG and v.dtype in _FLOATS:
+            if flags is None:
+                flags = np.zeros(len(values), dtype=bool)
+            values[i] = v.args[0]  # -v -> v, negated
+            flags[i] = True
+    return flags
 
 
 @dataclass
@@ -194,15 +254,18 @@ def _group_blocks(
         adjoints = backprop(outputs, list(map(one_like, outputs)), wanted)
         at = np.fromiter(map(position, adjoints), np.int64, len(adjoints))
         values = list(adjoints.values())
-        out.hessian.add(owner[at], local[at], local[seeded_at[member[at]]], values)
-        mirror.add(seeds, at, values, member, (owner, local), out.hessian)
+        # a -v entry is kept as v, negated; looked for in the rows of the variables whose partial is a -Q
+        negated = _unnegated(values, np.flatnonzero(mirror.negative[at]))
+        out.hessian.add(owner[at], local[at], local[seeded_at[member[at]]], values, negated)
+        mirror.add(seeds, at, (values, negated), member, (owner, local), out.hessian)
 
 
 class _Mirrors:
     """Pairs of one term's partials ``Q`` and ``-Q`` (a function of ``x_i - x_j``): one sweep gives both columns.
 
     Of a pair, the lower position (the *leader*) is swept; the other (the *mirror*) gets the
-    leader's entries in its rows, each negated: ``d(-Q)/dx = -(dQ/dx)``. Every adjoint is linear
+    leader's entries in its rows, each negated: ``d(-Q)/dx = -(dQ/dx)`` (the same terms, marked
+    negated: the sign goes to the weight when the blocks are assembled). Every adjoint is linear
     in its seed and negation is exact, so these are the numbers a sweep of its own gives, bit for
     bit, except where that sweep's folds differ with the sign of the seed (``(1/b)*t`` becomes
     ``t/b``, ``(-1/b)*t`` stays): there they differ by a rounding. A position takes part in one
@@ -213,11 +276,14 @@ class _Mirrors:
         self.follows = np.zeros(len(gradient), dtype=bool)  # position -> it is a mirror (not swept)
         self.mirror_of = np.full(len(gradient), -1, dtype=np.int64)  # leader position -> its mirror's position
         self.at = np.full(members, -1, dtype=np.int64)  # member -> the mirror position of its seed in this slot
+        #: position -> its partial is a negation -Q (where the sweeps build -v second derivatives too)
+        self.negative = np.zeros(len(gradient), dtype=bool)
         positions = live.tolist()
         partials = [g for g in map(gradient.__getitem__, positions) if g is not None]  # (all are: live)
         negated = [i for i, g in enumerate(partials) if g.op is _NEG]  # (live partials are terms)
         if not negated:
             return
+        self.negative[[positions[i] for i in negated]] = True
         where = dict(zip(partials, positions, strict=True)).get  # a partial -> a live position holding it
         owner = member.tolist()
         paired: set[int] = set()
@@ -239,12 +305,13 @@ class _Mirrors:
         self,
         seeds: np.ndarray,
         at: np.ndarray,
-        values: list[Term],
+        found: tuple[list[Term], np.ndarray | None],
         member: np.ndarray,
         columns: tuple[np.ndarray, np.ndarray],
         hessian: _Entries,
     ) -> None:
-        """Adds the mirrors' entries of one slot: the slot's entries (``values`` at positions ``at``), negated.
+        """Adds the mirrors' entries of one slot: the slot's entries (``found``: their values at positions
+        ``at`` and which are negated), negated.
 
         ``columns``: the term and the column of each position (``owner``, ``local``).
         """
@@ -258,9 +325,11 @@ class _Mirrors:
         keep = np.flatnonzero((follow >= 0) & (at >= follow))  # the mirror's rows: at or after its own column
         if len(keep):
             owner, local = columns
-            found = at[keep]
-            mirrored = list(map(_negate, map(values.__getitem__, keep.tolist())))
-            hessian.add(owner[found], local[found], local[follow[keep]], mirrored)
+            rows = at[keep]
+            values, negated = found
+            mirrored = list(map(values.__getitem__, keep.tolist()))  # -(dQ/dx): dQ/dx, negated
+            signs = np.ones(len(keep), dtype=bool) if negated is None else ~negated[keep]
+            hessian.add(owner[rows], local[rows], local[follow[keep]], mirrored, signs)
 
 
 def _ranks(keys: np.ndarray) -> np.ndarray:
@@ -352,6 +421,7 @@ def _assembled(entries: _Entries, n_terms: int, n: int) -> BlockHessian:
     # by term, then row and column: one stable sort of one key (lexsort's order) while the key fits in 63 bits
     order = np.argsort(term * (n * n) + at, kind="stable") if n_terms * n * n < 2**62 else np.lexsort((col, row, term))
     keys, position = np.unique(at[order], return_inverse=True)  # the pattern, by row and column
+    negated = entries.negated()
     return BlockHessian(
         rows=(keys // n).tolist(),
         cols=(keys % n).tolist(),
@@ -360,4 +430,5 @@ def _assembled(entries: _Entries, n_terms: int, n: int) -> BlockHessian:
         position=position.reshape(-1).astype(np.int64),
         shape=(n, n),
         n_terms=n_terms,
+        negated=None if negated is None else negated[order],
     )
