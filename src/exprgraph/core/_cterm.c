@@ -157,8 +157,8 @@ find(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (op == NULL)
         return NULL;
     PyObject *attr = nargs == 3 ? args[2] : Py_None;
-    PyObject *key = NULL;
-    if (attr != Py_None) {
+    PyObject *key = attr != Py_None && is_const_op(op) ? plain_const_key(attr) : NULL;
+    if (key == NULL && attr != Py_None) {
         PyObject *keyf = OP_SLOT(op, OffAttrKey);
         key = keyf != NULL && keyf != Py_None ? PyObject_CallOneArg(keyf, attr) : (Py_INCREF(attr), attr);
         if (key == NULL)
@@ -167,7 +167,7 @@ find(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_hash_t hash = key_hash(op, args[1], key);
     TermObject *t = NULL;
     if (!(hash == -1 && PyErr_Occurred()))
-        t = table_find(op, args[1], key, hash, 0);
+        t = table_find(op, ITEMS(args[1]), PyTuple_GET_SIZE(args[1]), key, hash, 0);
     Py_XDECREF(key);
     if (t == NULL) {
         if (PyErr_Occurred())
@@ -195,7 +195,9 @@ static PyMethodDef module_methods[] = {
      "configure(term_class, registry, op_class, dtypes, promote, numeric, infers, leaf): set the facts from Python."},
     {"operators", set_operators, METH_VARARGS,
      "operators(methods, op_names, forwards, reflecteds): the number slots' ops and Python fallbacks."},
-    {"leaves", set_leaf_rules, METH_VARARGS, "leaves(symbol_infer, const_infer): the leaf rules C may answer for."},
+    {"leaves", set_leaf_rules, METH_VARARGS,
+     "leaves(symbol_infer, const_infer, reserved, max_token): the leaf rules C may answer for, the plain names."},
+    {"plain_symbol", plain_symbol, METH_O, "plain_symbol(name): Symbol(name) for a plain name, else None."},
     {"find", (PyCFunction)(void (*)(void))find, METH_FASTCALL, "find(op, args, attr=None): the live term, or None."},
     {"table_size", table_size, METH_NOARGS, "table_size(): the number of live interned terms."},
     {"table_capacity", capacity, METH_NOARGS, "table_capacity(): the number of slots of the intern table."},

@@ -27,6 +27,9 @@
 /* a term's hash while it is not in the intern table (key_hash never gives -1) */
 #define HASH_UNLINKED ((Py_hash_t)-1)
 
+/* the operands of an args tuple as an array */
+#define ITEMS(tup) ((PyObject *const *)((PyTupleObject *)(tup))->ob_item)
+
 /* ---- configuration, set by configure() (_cterm.c) ---- */
 extern PyTypeObject *TermClass;    /* exprgraph.core.term.Term */
 extern PyTypeObject *OpClass;      /* exprgraph.core.op.Op */
@@ -42,12 +45,15 @@ extern int Configured;
 /* ---- _cterm_table.c: the intern table ---- */
 extern uint64_t TableVersion; /* changes whenever the table does */
 Py_uhash_t mix(Py_uhash_t h, Py_uhash_t v);
+Py_hash_t key_hash_items(PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *key);
 Py_hash_t key_hash(PyObject *op, PyObject *args, PyObject *key);
+void table_prefetch(Py_hash_t hash);
 /* recent_only: only among the terms waiting for their slots (an operand has no user in a slot) */
-TermObject *table_find(PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash, int recent_only);
+TermObject *table_find(PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *key, Py_hash_t hash,
+                       int recent_only);
 int table_insert(TermObject *t);
 int table_insert_later(TermObject *t); /* a term with an operand that has no user in a slot */
-int has_fresh_operand(PyObject *args); /* an operand has no user in a slot (the top bit of its size) */
+int has_fresh_operand(PyObject *const *items, Py_ssize_t n); /* an operand has no user in a slot (its size's top bit) */
 void table_unlink(TermObject *t);
 size_t table_count(void);
 size_t table_capacity(void);
@@ -56,15 +62,22 @@ size_t table_capacity(void);
 extern PyTypeObject TermBaseType;
 int dtype_index(PyObject *dtype);
 PyObject *intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr);
+/* intern_term for the n operands at items; `args` is their tuple, or NULL (made only for a new term) */
+PyObject *intern_items(PyTypeObject *cls, PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *args,
+                       PyObject *attr);
 PyObject *term_vectorcall(PyObject *cls, PyObject *const *args, size_t nargsf, PyObject *kwnames);
 PyObject *intern_taking(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr);
 PyObject *resolve_op(PyObject *op);
 
 /* ---- _cterm_ops.c ---- */
 extern PyNumberMethods TermNumberMethods;
+extern PyObject *OpConst; /* the registered const op, once is_const_op has found it */
+int is_const_op(PyObject *op);
+PyObject *plain_const_key(PyObject *attr);
 PyObject *set_operators(PyObject *module, PyObject *args);
 void install_op_call(PyTypeObject *op_class);
 PyObject *set_leaf_rules(PyObject *module, PyObject *args);
+PyObject *plain_symbol(PyObject *module, PyObject *name);
 int leaf_infer(PyObject *infer, PyObject *attr, PyObject **dtype, PyObject **shape);
 
 #endif

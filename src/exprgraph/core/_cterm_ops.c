@@ -76,6 +76,40 @@ registered(PyObject *name)
     return resolve_op(op);
 }
 
+/* ---- constants of Python numbers ---------------------------------------------------------- */
+
+PyObject *OpConst = NULL; /* the registered const op, found on first use once it is registered */
+
+/* whether op is the registered const op */
+int
+is_const_op(PyObject *op)
+{
+    if (OpConst == NULL && Configured) {
+        PyObject *found = PyDict_GetItemString(Registry, "const");
+        if (found == NULL || Py_TYPE(found) != OpClass)
+            return 0;
+        OpConst = Py_NewRef(found);
+    }
+    return op == OpConst;
+}
+
+/* The intern key of a constant holding an exact float that is neither nan nor zero, or an exact int:
+   the number itself (a new reference; NULL for any other attr: leaves.const_key decides). Such keys
+   are equal exactly when leaves.const_key's ("f", value) and ("i", value) are: floats other than nan
+   and the zeros are equal by value, and the table tells an int from a float by the key's type (see
+   term_matches), so 1 and 1.0 stay two constants. No tuple is made or hashed. */
+PyObject *
+plain_const_key(PyObject *attr)
+{
+    if (PyFloat_CheckExact(attr)) {
+        double v = PyFloat_AS_DOUBLE(attr);
+        if (v != v || v == 0.0)
+            return NULL; /* nan and the zeros are keyed by their bits: const_key decides */
+        return Py_NewRef(attr);
+    }
+    return PyLong_CheckExact(attr) ? Py_NewRef(attr) : NULL;
+}
+
 /* `number` as the constant term _wrap makes of it next to `term` (a new reference); NULL without an
    exception when Python must decide (a bool, a float32 neighbour, an int beyond int64) */
 static PyObject *
@@ -99,12 +133,13 @@ number_const(PyObject *term, PyObject *number)
     if (op == NULL)
         return NULL;
     Py_INCREF(op);
-    PyObject *res = intern_taking(TermClass, op, PyTuple_New(0), number);
+    PyObject *res = intern_items(TermClass, op, NULL, 0, NULL, number);
     Py_DECREF(op);
     return res;
 }
 
-/* a op b for operator k; the Python method when the operands are not two terms or a term and a number */
+/* a op b for operator k; the Python method when the operands are not two terms or a term and a number.
+   The term's args tuple is made only when the term is new (see intern_items). */
 static PyObject *
 binary(int k, PyObject *a, PyObject *b)
 {
@@ -130,9 +165,9 @@ binary(int k, PyObject *a, PyObject *b)
         return NULL;
     }
     Py_INCREF(op); /* held while a Python dtype rule runs (it could register another op of the name) */
-    PyObject *args = reflected ? PyTuple_Pack(2, other, self) : PyTuple_Pack(2, self, other);
-    Py_XDECREF(made);
-    PyObject *res = intern_taking(TermClass, op, args, Py_None);
+    PyObject *items[2] = {reflected ? other : self, reflected ? self : other};
+    PyObject *res = intern_items(TermClass, op, items, 2, NULL, Py_None);
+    Py_XDECREF(made); /* after: a new term's args tuple holds the constant by then */
     Py_DECREF(op);
     return res;
 }
@@ -205,17 +240,54 @@ install_op_call(PyTypeObject *op_class)
    float -> float64 and exact int -> int64, of shape (). Anything else calls the rule. */
 
 static PyObject *SymbolInfer = NULL, *ConstInfer = NULL;
+static PyObject *SymbolName = NULL, *Reserved = NULL; /* "symbol"; tokens.RESERVED_NAMES */
+static Py_ssize_t MaxToken = 0;                        /* tokens.MAX_TOKEN */
 
-/* leaves(symbol_infer, const_infer): the two rules this file may answer for */
+/* leaves(symbol_infer, const_infer, reserved, max_token): the two rules this file may answer for,
+   and what a plain symbol name must pass (see plain_symbol) */
 PyObject *
 set_leaf_rules(PyObject *module, PyObject *args)
 {
-    PyObject *symbol_infer, *const_infer;
-    if (!PyArg_ParseTuple(args, "OO:leaves", &symbol_infer, &const_infer))
+    PyObject *symbol_infer, *const_infer, *reserved;
+    Py_ssize_t max_token;
+    if (!PyArg_ParseTuple(args, "OOO!n:leaves", &symbol_infer, &const_infer, &PyFrozenSet_Type, &reserved, &max_token))
+        return NULL;
+    if (SymbolName == NULL && (SymbolName = PyUnicode_InternFromString("symbol")) == NULL)
         return NULL;
     Py_XSETREF(SymbolInfer, Py_NewRef(symbol_infer));
     Py_XSETREF(ConstInfer, Py_NewRef(const_infer));
+    Py_XSETREF(Reserved, Py_NewRef(reserved));
+    MaxToken = max_token;
     Py_RETURN_NONE;
+}
+
+/* plain_symbol(name): leaves.Symbol(name) (a float64 scalar without assumptions) when the name
+   passes tokens.check_name's test without Python: an exact ASCII str, an identifier of at most
+   MAX_TOKEN characters, not reserved. None otherwise (Python's Symbol decides, and explains). */
+PyObject *
+plain_symbol(PyObject *module, PyObject *name)
+{
+    if (!Configured || Reserved == NULL || DtypeNames[D_FLOAT64] == NULL || !PyUnicode_CheckExact(name) ||
+        !PyUnicode_IS_ASCII(name) || PyUnicode_GET_LENGTH(name) > MaxToken || PyUnicode_IsIdentifier(name) != 1)
+        Py_RETURN_NONE;
+    int reserved = PySet_Contains(Reserved, name);
+    if (reserved != 0)
+        return reserved < 0 ? NULL : Py_NewRef(Py_None);
+    PyObject *op = PyDict_GetItemWithError(Registry, SymbolName);
+    if (op == NULL)
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    if ((op = resolve_op(op)) == NULL)
+        return NULL;
+    PyObject *scalar = PyTuple_New(0);
+    PyObject *attr = scalar != NULL ? PyTuple_Pack(3, name, DtypeNames[D_FLOAT64], scalar) : NULL;
+    Py_XDECREF(scalar);
+    if (attr == NULL)
+        return NULL;
+    Py_INCREF(op);
+    PyObject *res = intern_items(TermClass, op, NULL, 0, NULL, attr);
+    Py_DECREF(op);
+    Py_DECREF(attr);
+    return res;
 }
 
 /* dtype and shape (borrowed) of a leaf whose rule is one of the two above; 1 when done, 0 when the

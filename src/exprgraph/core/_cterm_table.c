@@ -168,14 +168,13 @@ mix(Py_uhash_t h, Py_uhash_t v)
     return h;
 }
 
-/* the intern hash of (op, args, key); -1 with an exception set when the key is unhashable */
+/* the intern hash of (op, the n operands at items, key); -1 with an exception set when the key is unhashable */
 Py_hash_t
-key_hash(PyObject *op, PyObject *args, PyObject *key)
+key_hash_items(PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *key)
 {
     Py_uhash_t h = (Py_uhash_t)((uintptr_t)op >> 4);
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
     for (Py_ssize_t i = 0; i < n; i++)
-        h = mix(h, (Py_uhash_t)((uintptr_t)PyTuple_GET_ITEM(args, i) >> 4));
+        h = mix(h, (Py_uhash_t)((uintptr_t)items[i] >> 4));
     h = mix(h, (Py_uhash_t)n);
     if (key != NULL) {
         Py_hash_t kh = PyObject_Hash(key);
@@ -190,6 +189,21 @@ key_hash(PyObject *op, PyObject *args, PyObject *key)
     if ((Py_hash_t)h == -1)
         h = (Py_uhash_t)-2;
     return (Py_hash_t)h;
+}
+
+/* the intern hash of (op, args, key) for an args tuple */
+Py_hash_t
+key_hash(PyObject *op, PyObject *args, PyObject *key)
+{
+    return key_hash_items(op, ITEMS(args), PyTuple_GET_SIZE(args), key);
+}
+
+/* start reading the home slot of a hash: the probe that follows a little later then finds it in cache */
+void
+table_prefetch(Py_hash_t hash)
+{
+    if (Capacity != 0)
+        PREFETCH(&Slots[(size_t)hash & (Capacity - 1)]);
 }
 
 /* An attr whose __eq__ builds or frees terms changes the table at every comparison: a lookup starts
@@ -213,21 +227,22 @@ table_changed_error(void)
 /* Whether live term t is the term (op, args, key) of this hash: 1 or 0; -1 on an error; 2 when the
    attr's __eq__ ran Python code that changed the table (the caller looks again). */
 static int
-term_matches(TermObject *t, PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash)
+term_matches(TermObject *t, PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *key, Py_hash_t hash)
 {
     if (t->hash != hash || t->op != op)
         return 0;
     PyObject *targs = t->args;
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
     if (PyTuple_GET_SIZE(targs) != n)
         return 0;
     for (Py_ssize_t i = 0; i < n; i++)
-        if (PyTuple_GET_ITEM(targs, i) != PyTuple_GET_ITEM(args, i))
+        if (PyTuple_GET_ITEM(targs, i) != items[i])
             return 0;
     if (key == NULL || t->key == NULL)
         return key == t->key;
     if (t->key == key)
         return 1;
+    if (op == OpConst && Py_TYPE(t->key) != Py_TYPE(key))
+        return 0; /* a constant's plain key is its int or float itself: 1 and 1.0 differ */
     uint64_t version = TableVersion;
     Py_INCREF(t);
     int eq = PyObject_RichCompareBool(t->key, key, Py_EQ);
@@ -308,13 +323,13 @@ pending_flush(void)
 
 /* the waiting term (op, args, key) of this hash, as term_matches answers; *found set on 1 */
 static int
-pending_find(PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash, TermObject **found)
+pending_find(PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *key, Py_hash_t hash, TermObject **found)
 {
     for (size_t k = 0; k < PendingCount; k++) {
         if (PendingHash[k] != hash)
             continue;
         TermObject *t = Pending[k];
-        int m = term_matches(t, op, args, key, hash);
+        int m = term_matches(t, op, items, n, key, hash);
         if (m == 1)
             *found = t;
         if (m != 0)
@@ -344,30 +359,29 @@ pending_remove(TermObject *t)
    and never cleared (a user that has gone leaves it set: the whole table is then looked at, as
    before); a new term starts without it (its memory comes zeroed). */
 int
-has_fresh_operand(PyObject *args)
+has_fresh_operand(PyObject *const *items, Py_ssize_t n)
 {
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *a = PyTuple_GET_ITEM(args, i);
+        PyObject *a = items[i];
         if ((Py_TYPE(a) == TermClass || PyObject_TypeCheck(a, &TermBaseType)) && !(TERM(a)->size & SIZE_USED))
             return 1;
     }
     return 0;
 }
 
-/* The live term for (op, args, key), borrowed; NULL when there is none (or on error: check
-   PyErr_Occurred). `args` holds only pointers to compare, so non-terms simply miss. recent_only:
+/* The live term for (op, the n operands at items, key), borrowed; NULL when there is none (or on error:
+   check PyErr_Occurred). The operands are only pointers to compare, so non-terms simply miss. recent_only:
    the caller knows that an operand has no user in a slot (looked at again in full once Python code
    has changed the table: a flush gives the operands users in slots). */
 TermObject *
-table_find(PyObject *op, PyObject *args, PyObject *key, Py_hash_t hash, int recent_only)
+table_find(PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *key, Py_hash_t hash, int recent_only)
 {
     int retries = 0;
 again:
     if (retries > MAX_LOOKUP_RETRIES)
         return table_changed_error();
     TermObject *found = NULL;
-    int m = pending_find(op, args, key, hash, &found);
+    int m = pending_find(op, items, n, key, hash, &found);
     if (m == 1)
         return found;
     if (m < 0)
@@ -384,7 +398,7 @@ again:
         if ((Slots[i] & ~PtrMask) != tag)
             continue;
         TermObject *t = slot_term(Slots[i]);
-        m = term_matches(t, op, args, key, hash);
+        m = term_matches(t, op, items, n, key, hash);
         if (m == 1)
             return t;
         if (m < 0)

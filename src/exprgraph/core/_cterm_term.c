@@ -154,88 +154,20 @@ untrack_leaf_tuple(PyObject *tup)
     Py_ssize_t n = PyTuple_GET_SIZE(tup);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *x = PyTuple_GET_ITEM(tup, i);
+        if (!PyType_IS_GC(Py_TYPE(x))) /* a term of the configured class: no collector header (inline test) */
+            continue;
         if (PyObject_IS_GC(x) && PyObject_GC_IsTracked(x))
             return;
     }
     PyObject_GC_UnTrack(tup);
 }
 
-/* the const op (looked up once it is registered) and the tags of leaves.const_key */
-static PyObject *OpConst = NULL, *KeyF = NULL, *KeyI = NULL;
-
-/* whether op is the registered const op (found in the registry on first use once registered) */
-static int
-is_const_op(PyObject *op)
-{
-    if (OpConst == NULL && Configured) {
-        PyObject *found = PyDict_GetItemString(Registry, "const");
-        if (found == NULL || Py_TYPE(found) != OpClass)
-            return 0;
-        KeyF = PyUnicode_InternFromString("f");
-        KeyI = PyUnicode_InternFromString("i");
-        if (KeyF == NULL || KeyI == NULL) {
-            PyErr_Clear();
-            Py_CLEAR(KeyF);
-            Py_CLEAR(KeyI);
-            return 0;
-        }
-        OpConst = Py_NewRef(found);
-    }
-    return op == OpConst;
-}
-
-/* leaves.const_key(value) for a float that is neither nan nor zero, or an int: (tag, value) */
+/* The new term (op, args, attr) that the table did not hold, with its attr key (taken over) and hash;
+   fresh: it waits for its slot (see table_insert_later). The term found instead when the dtype rule
+   ran Python code that built an equal one. */
 static PyObject *
-plain_const_key(PyObject *attr)
+make_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr, PyObject *key, Py_hash_t hash, int fresh)
 {
-    if (PyFloat_CheckExact(attr)) {
-        double v = PyFloat_AS_DOUBLE(attr);
-        if (v != v || v == 0.0)
-            return NULL; /* nan and the zeros are keyed by their bits: const_key decides */
-        return PyTuple_Pack(2, KeyF, attr);
-    }
-    if (PyLong_CheckExact(attr))
-        return PyTuple_Pack(2, KeyI, attr);
-    return NULL;
-}
-
-/* The interned term (op, args, attr) of class `cls`: a new reference, or NULL with an exception.
-   `args` must be a tuple; `op` an Op. */
-PyObject *
-intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
-{
-    PyObject *key = NULL;
-    if (is_const_op(op))
-        key = plain_const_key(attr);
-    if (key == NULL && attr != Py_None) {
-        if (PyErr_Occurred())
-            return NULL;
-        PyObject *keyf = OP_SLOT(op, OffAttrKey);
-        if (keyf != NULL && keyf != Py_None) {
-            key = PyObject_CallOneArg(keyf, attr);
-            if (key == NULL)
-                return NULL;
-        } else {
-            key = attr;
-            Py_INCREF(key);
-        }
-    }
-    Py_hash_t hash = key_hash(op, args, key);
-    if (hash == -1 && PyErr_Occurred()) {
-        Py_XDECREF(key);
-        return NULL;
-    }
-    TermObject *found = NULL;
-    int fresh = has_fresh_operand(args); /* then only the waiting terms are read, and it waits too */
-    if ((found = table_find(op, args, key, hash, fresh)) != NULL) {
-        Py_XDECREF(key);
-        Py_INCREF(found);
-        return (PyObject *)found;
-    }
-    if (PyErr_Occurred()) {
-        Py_XDECREF(key);
-        return NULL;
-    }
     PyObject *dtype, *shape;
     uint64_t version = TableVersion;
     if (check_and_infer(op, args, attr, &dtype, &shape) < 0) {
@@ -244,7 +176,7 @@ intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
     }
     /* the dtype rule ran Python code: an equal term may exist now (a fresh operand may have a user) */
     if (version != TableVersion) {
-        found = table_find(op, args, key, hash, 0);
+        TermObject *found = table_find(op, ITEMS(args), PyTuple_GET_SIZE(args), key, hash, 0);
         if (found != NULL || PyErr_Occurred()) {
             Py_XDECREF(key);
             Py_DECREF(dtype);
@@ -260,15 +192,12 @@ intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
         Py_DECREF(shape);
         return NULL;
     }
-    if (PyObject_IS_GC((PyObject *)t))
+    if (PyType_IS_GC(cls) && PyObject_IS_GC((PyObject *)t))
         PyObject_GC_UnTrack(t); /* a heap subclass is a GC type; its terms cannot form cycles (see the top) */
-    Py_INCREF(op);
-    t->op = op;
+    t->op = Py_NewRef(op);
     untrack_leaf_tuple(args);
-    Py_INCREF(args);
-    t->args = args;
-    Py_INCREF(attr);
-    t->attr = attr;
+    t->args = Py_NewRef(args);
+    t->attr = Py_NewRef(attr);
     t->dtype = dtype;
     t->shape = shape;
     t->key = key;
@@ -279,6 +208,60 @@ intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
         return NULL;
     }
     return (PyObject *)t;
+}
+
+/* The interned term (op, the n operands at items, attr) of class `cls`: a new reference, or NULL with an
+   exception. `args` is the operands' tuple, or NULL: then it is made only when the term is new (a term
+   found again costs no tuple). `op` must be an Op. */
+PyObject *
+intern_items(PyTypeObject *cls, PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *args, PyObject *attr)
+{
+    PyObject *key = NULL;
+    if (attr != Py_None && is_const_op(op))
+        key = plain_const_key(attr);
+    if (key == NULL && attr != Py_None) {
+        PyObject *keyf = OP_SLOT(op, OffAttrKey);
+        if (keyf != NULL && keyf != Py_None) {
+            key = PyObject_CallOneArg(keyf, attr);
+            if (key == NULL)
+                return NULL;
+        } else {
+            key = Py_NewRef(attr);
+        }
+    }
+    Py_hash_t hash = key_hash_items(op, items, n, key);
+    if (hash == -1 && PyErr_Occurred()) {
+        Py_XDECREF(key);
+        return NULL;
+    }
+    table_prefetch(hash); /* the home slot's line is on its way while the operands are read */
+    int fresh = has_fresh_operand(items, n); /* then only the waiting terms are read, and it waits too */
+    TermObject *found = table_find(op, items, n, key, hash, fresh);
+    if (found != NULL || PyErr_Occurred())
+        goto done;
+    if (args == NULL) {
+        PyObject *made = PyTuple_New(n); /* the new term's args: items live in it from here on */
+        if (made == NULL)
+            goto done;
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyTuple_SET_ITEM(made, i, Py_NewRef(items[i]));
+        PyObject *res = make_term(cls, op, made, attr, key, hash, fresh);
+        Py_DECREF(made);
+        return res;
+    }
+    return make_term(cls, op, args, attr, key, hash, fresh);
+done: /* found (borrowed), or NULL with an error set */
+    Py_XDECREF(key);
+    Py_XINCREF(found);
+    return (PyObject *)found;
+}
+
+/* The interned term (op, args, attr) of class `cls`: a new reference, or NULL with an exception.
+   `args` must be a tuple; `op` an Op. */
+PyObject *
+intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
+{
+    return intern_items(cls, op, ITEMS(args), PyTuple_GET_SIZE(args), args, attr);
 }
 
 /* intern_term with an args tuple the caller gives up (NULL: an error already set) */

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -189,6 +190,10 @@ def as_shape(shape: Any) -> tuple:
     return tuple(as_dim(e) for e in shape)
 
 
+#: the C base's maker of plain symbols (see the end of this module); None for the pure base
+_plain: Callable[[str], Any] | None = None
+
+
 def Symbol(name: str, dtype: Any = FLOAT64, shape: Any = (), **assumptions: Any) -> Term:  # noqa: N802 - a type
     """A named leaf of the given dtype and shape (``Symbol("A", shape=("m", "n"))``).
 
@@ -196,6 +201,10 @@ def Symbol(name: str, dtype: Any = FLOAT64, shape: Any = (), **assumptions: Any)
     ``nonnegative``, ``negative``, ``nonpositive``, ``nonzero``, ``real``, ``finite``, ``integer``,
     and the bounds ``lower=``, ``upper=``): ``Symbol("x", positive=True)`` is not ``Symbol("x")``.
     """
+    if dtype is FLOAT64 and shape.__class__ is tuple and not shape and not assumptions and _plain is not None:
+        made = _plain(name)  # the C base: a plain name's float64 scalar, the term the code below builds
+        if made is not None:
+            return made
     # an ASCII identifier that is short and not reserved passes check_name (which says why any other fails);
     # tested inline, as a large model makes a symbol per parameter
     if not (name.__class__ is str and name.isascii() and name.isidentifier() and len(name) <= MAX_TOKEN) or (
@@ -227,5 +236,6 @@ def symbols(names: str, dtype: Any = FLOAT64, shape: Any = (), **assumptions: An
 
 
 hooks.const = const
-# the C base answers the plain cases of these two rules itself (an exact tuple attr, a float or an int)
-native_leaf_rules(symbol_infer, const_infer)
+# the C base answers the plain cases of these two rules itself (an exact tuple attr, a float or an int),
+# and builds the symbols of plain names (its twin: the rest of Symbol, which builds them when this is None)
+_plain = native_leaf_rules(symbol_infer, const_infer, RESERVED_NAMES, MAX_TOKEN)

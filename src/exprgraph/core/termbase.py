@@ -245,10 +245,20 @@ def native_operators(cls: type, methods: tuple[tuple[str, str], ...], make: Call
     return True
 
 
-def native_leaf_rules(symbol_infer: Callable[..., Any], const_infer: Callable[..., Any]) -> None:
-    """Name the dtype rules of symbols and constants, whose plain cases the C base answers itself (no-op in Python)."""
-    if _native is not None:
-        _native.leaves(symbol_infer, const_infer)
+def native_leaf_rules(
+    symbol_infer: Callable[..., Any], const_infer: Callable[..., Any], reserved: frozenset[str], max_token: int
+) -> Callable[[str], Any] | None:
+    """Name the dtype rules of symbols and constants, whose plain cases the C base answers itself.
+
+    Returns the C maker of plain symbols (``plain_symbol(name)``: ``Symbol(name)`` for a name that is
+    an ASCII identifier of at most ``max_token`` characters not in ``reserved``, else None), or None
+    for the pure base (nothing to configure).
+    """
+    if _native is None:
+        return None
+    _native.leaves(symbol_infer, const_infer, reserved, max_token)
+    maker: Callable[[str], Any] = _native.plain_symbol
+    return maker
 
 
 def find_term(op: Op, args: tuple, attr: Any = None) -> Any:
