@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 COMMA := ,
 # the sources the build compiles (the C term base, the dims fast path): an edit rebuilds
-BUILD_SOURCES := $(wildcard src/exprgraph/dims/*.py src/exprgraph/poly/ring.py src/exprgraph/poly/monomials.py src/exprgraph/interop/torch_read.py src/exprgraph/interop/torch_calls.py src/exprgraph/accel.py src/exprgraph/core/_cterm*.[ch] src/exprgraph/diff/_csweep*.[ch] src/exprgraph/compile/_cvm*.[ch])
+BUILD_SOURCES := $(wildcard src/exprgraph/dims/*.py src/exprgraph/poly/ring.py src/exprgraph/poly/monomials.py src/exprgraph/interop/torch.py src/exprgraph/interop/torch_read.py src/exprgraph/interop/torch_calls.py src/exprgraph/accel.py src/exprgraph/core/_cterm*.[ch] src/exprgraph/diff/_csweep*.[ch] src/exprgraph/compile/_cvm*.[ch])
 
 .PHONY: demo test test-all lint bench bench-models bench-opf torch-record clean
 

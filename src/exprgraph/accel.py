@@ -47,7 +47,8 @@ __all__ = [
 ]
 
 #: the modules the build compiles with mypyc, by package of exprgraph (setup.py reads this table);
-#: poly's ring comes first: dims' modules call it; interop's reader of torch's expressions calls dims
+#: poly's ring comes first: dims' modules call it; interop's reader of torch's expressions and its answers
+#: (TorchDims) call dims
 COMPILED_MODULES: dict[str, tuple[str, ...]] = {
     "poly": ("monomials", "ring"),
     "dims": (
@@ -77,7 +78,7 @@ COMPILED_MODULES: dict[str, tuple[str, ...]] = {
         "grammar",
         "unparse",
     ),
-    "interop": ("torch_calls", "torch_read"),
+    "interop": ("torch_calls", "torch_read", "torch"),
 }
 
 #: the name of the one mypyc group (its shared library is ``<GROUP>__mypyc`` beside the package)

@@ -71,3 +71,39 @@ def test_the_dimenv_is_made_only_when_asked() -> None:
     left = get_op("sub")(get_op("mul")(s0, get_op("add")(s1, const(2))), s0)
     assert td.static_value(get_op("gt")(left, get_op("mul")(s0, s1))) is True
     assert td._env is not None  # s0*(s1 + 2) - s0 > s0*s1: the polynomials decide
+
+
+def _typed(value: Any) -> Any:
+    return tuple((type(v).__name__, v) for v in value) if isinstance(value, tuple) else (type(value).__name__, value)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(expressions, expressions, st.sampled_from(OPS)), min_size=1, max_size=4), ranges, ranges)
+def test_ranges_made_by_with_ranges_answer_as_fresh_ones(questions: list, first: dict, other: dict) -> None:
+    # a TorchDims made by with_ranges shares the reading only: its answers are those of its own ranges
+    clear_caches()
+    partial = {k: v for k, v in other.items() if k != "p0"}  # p0 given in the first only: its default here
+    root = TorchDims(first)
+    child = root.with_ranges(other)
+    grandchild = child.with_ranges(partial)
+    back = grandchild.with_ranges(first)
+    asked = [(t, get_op(op)(t, u)) for t, u, op in questions]
+    for td, own in ((root, first), (child, other), (grandchild, partial), (back, first), (root, first)):
+        fresh = TorchDims(own)
+        for t, rel in asked:
+            assert _typed(td.bound(t)) == _typed(fresh.bound(t)), (t, own)
+            assert _typed(td.static_value(rel)) == _typed(fresh.static_value(rel)), (rel, own)
+
+
+def test_with_ranges_answers_under_its_own_ranges_only() -> None:
+    s0, s1 = NAMES[0], NAMES[1]
+    t = get_op("add")(get_op("mul")(const(2), s0), const(1))  # 2*s0 + 1
+    u = get_op("mul")(const(3), s1)  # 3*s1: s1 has the same range everywhere below
+    root = TorchDims({"s0": (1, 10), "s1": (0, 4)})
+    assert root.bound(t) == (3, 21) and root.bound(u) == (0, 12)
+    narrow = root.with_ranges({"s0": (5, 6), "s1": (0, 4)})
+    assert narrow.bound(t) == (11, 13) and narrow.bound(u) == (0, 12) and narrow._reader is root._reader
+    unranged = narrow.with_ranges({"s1": (0, 4)})  # s0 has no range: unbounded
+    assert unranged.bound(t) == (-float("inf"), float("inf")) and unranged.bound(u) == (0, 12)
+    again = unranged.with_ranges({"s0": (1, 10), "s1": (0, 4)})
+    assert again.bound(t) == (3, 21) and again.static_value(get_op("lt")(t, const(22))) is True

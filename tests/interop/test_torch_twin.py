@@ -1,10 +1,12 @@
-"""The compiled reader of torch's expressions and its Python twin: the same terms, the same refusals.
+"""The compiled reader of torch's expressions, the compiled TorchDims, and their Python twin: the same terms, the
+same refusals, the same answers (of the same types: a bool stays a bool).
 
-The build compiles :mod:`exprgraph.interop.torch_read` and :mod:`exprgraph.interop.torch_calls` with mypyc
-(``exprgraph.accel.COMPILED_MODULES``). Here their sources are loaded a second time, as pure Python modules under
-another name (``exprgraph._torch_twin``), and both read the same random sympy expressions (torch's function names,
-relations, logic, ratios, float names): in a compiled build this compares the compiled code with its source; run
-pure, it compares the source with itself (and still checks the loader).
+The build compiles :mod:`exprgraph.interop.torch_read`, :mod:`exprgraph.interop.torch_calls` and
+:mod:`exprgraph.interop.torch` with mypyc (``exprgraph.accel.COMPILED_MODULES``). Here their sources are loaded a
+second time, as pure Python modules under another name (``exprgraph._torch_twin``), and both read (and answer) the
+same random sympy expressions (torch's function names, relations, logic, ratios, float names): in a compiled build
+this compares the compiled code with its source; run pure, it compares the source with itself (and still checks
+the loader).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from exprgraph import accel  # noqa: E402
 from exprgraph.errors import ConversionError  # noqa: E402
+from exprgraph.interop import torch as fast_torch  # noqa: E402
 from exprgraph.interop import torch_calls as fast_calls  # noqa: E402
 from exprgraph.interop import torch_read as fast_read  # noqa: E402
 
@@ -29,13 +32,13 @@ TWIN_PACKAGE = "exprgraph._torch_twin"
 INTEROP_DIR = Path(accel.__file__).parent / "interop"
 
 
-def _load_twin() -> tuple[ModuleType, ModuleType]:
-    """The pure Python reader and its calls, loaded from their sources under TWIN_PACKAGE."""
+def _load_twin() -> tuple[ModuleType, ModuleType, ModuleType]:
+    """The pure Python reader, its calls and TorchDims, loaded from their sources under TWIN_PACKAGE."""
     twins = accel.source_twins("interop", TWIN_PACKAGE)
-    return twins["torch_read"], twins["torch_calls"]
+    return twins["torch_read"], twins["torch_calls"], twins["torch"]
 
 
-TWIN_READ, TWIN_CALLS = _load_twin()
+TWIN_READ, TWIN_CALLS, TWIN_TORCH = _load_twin()
 
 S = [sp.Symbol(n, integer=True, positive=True) for n in ("s0", "s1")] + [
     sp.Symbol("p0", integer=True, nonnegative=True)
@@ -108,11 +111,12 @@ def _outcome(read: Any) -> Any:
 
 
 def test_the_twin_is_pure_python_from_the_same_files() -> None:
-    assert not accel.is_compiled(TWIN_READ) and not accel.is_compiled(TWIN_CALLS)
+    assert not any(accel.is_compiled(m) for m in (TWIN_READ, TWIN_CALLS, TWIN_TORCH))
     assert Path(TWIN_READ.__file__) == INTEROP_DIR / "torch_read.py"
+    assert Path(TWIN_TORCH.__file__) == INTEROP_DIR / "torch.py"
     assert TWIN_READ.MAX_NODES == fast_read.MAX_NODES and TWIN_CALLS.INT64_RANGE == fast_calls.INT64_RANGE
     if accel.compiled_modules("interop"):
-        assert accel.is_compiled(fast_read) and accel.is_compiled(fast_calls)
+        assert all(accel.is_compiled(m) for m in (fast_read, fast_calls, fast_torch))
 
 
 @settings(max_examples=80, deadline=None)
@@ -150,3 +154,65 @@ def test_json_trees_fold_alike() -> None:
         out = fold(tree, lambda x, i=i: seen[i].append(x) or str(x), lambda name, args: f"{name}({', '.join(args)})")
         seen[i].append(out)
     assert seen[0] == seen[1]
+
+
+def _typed(value: Any) -> Any:
+    """A value with its type spelt out (True and 1 differ), pairs item by item."""
+    if isinstance(value, tuple):
+        return tuple(_typed(v) for v in value)
+    return (type(value).__name__, value)
+
+
+def _answers(td: Any, q: Any) -> list[Any]:
+    """Every answer of a TorchDims to one question, types included (a simplified term, or the error raised)."""
+    return [
+        _typed(td.static_value(q)),
+        _typed(td.bound(q)),
+        _typed(td.evaluate(q)),
+        _typed(td.statically_known_true(q)),
+        _outcome(lambda: td.simplify(q)),
+    ]
+
+
+_ENDS = st.one_of(st.none(), st.integers(-4, 12))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32), st.lists(st.tuples(_ENDS, _ENDS), min_size=4, max_size=4))
+def test_the_compiled_torchdims_answers_what_its_source_answers(seed: int, ends: list[Any]) -> None:
+    rng = random.Random(seed)
+    ranges = {}
+    for name, (lo, hi) in zip(("s0", "s1", "p0", "b0"), ends, strict=True):
+        if lo is not None and hi is not None and lo > hi:
+            lo, hi = hi, lo
+        ranges[name] = (lo, hi)
+    questions = [_question(rng) for _ in range(6)] + [sp.true, sp.false, sp.Integer(3), S[0], sp.Eq(S[0], S[0])]
+    fast, twin = fast_torch.TorchDims(ranges), TWIN_TORCH.TorchDims(ranges)
+    for q in questions:  # one TorchDims each for all (the intervals and the reading kept), and a fresh one each
+        assert _answers(fast, q) == _answers(twin, q)
+        assert _answers(fast_torch.TorchDims(ranges), q) == _answers(TWIN_TORCH.TorchDims(ranges), q)
+    shared, twin_shared = fast.with_ranges({"s0": (3, 3)}), twin.with_ranges({"s0": (3, 3)})
+    for q in questions:
+        assert _answers(shared, q) == _answers(twin_shared, q)
+
+
+def test_a_bool_answer_stays_a_bool_and_a_number_an_int() -> None:
+    for module in (fast_torch, TWIN_TORCH):
+        td = module.TorchDims({"s0": (2, 2), "s1": (1, 8)})
+        s0, s1 = S[0], S[1]
+        assert td.static_value(sp.true) is True and td.static_value(sp.false) is False
+        assert td.static_value(sp.Ge(s1, 1)) is True and td.static_value(sp.Gt(s1, 8)) is False
+        assert td.bound(sp.Ge(s1, 1)) == (True, True) and type(td.bound(sp.Ge(s1, 1))[0]) is bool
+        assert td.bound(sp.Lt(s1, 4)) == (False, True) and type(td.bound(sp.Lt(s1, 4))[1]) is bool
+        for value in (td.static_value(s0), td.static_value(sp.Integer(1)), td.static_value(2 * s0 - 3)):
+            assert type(value) is int and value in (1, 2)
+        assert td.static_value(s1) is None and td.bound(s1 + 1) == (2, 9)
+        assert td.statically_known_true(True) is True and td.statically_known_true(sp.Lt(s1, 4)) is False
+
+
+def test_shared_readers_take_no_replacements_of_their_own() -> None:
+    td = fast_torch.TorchDims({"s0": (1, 4)})
+    other = fast_torch.TorchDims({"s1": (2, 2)}, reader=td._reader)
+    assert other._reader is td._reader and other.static_value(S[1]) == 2
+    with pytest.raises(ConversionError):
+        fast_torch.TorchDims({}, {"s0": S[1]}, reader=td._reader)

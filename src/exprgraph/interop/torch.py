@@ -104,47 +104,68 @@ class TorchDims:
     ``var_to_range`` maps sympy symbols or names to ``ValueRanges`` or ``(lo, hi)`` pairs (None, ``int_oo`` or
     ``oo`` for an open end); a name without a range gets torch's default (``>= 1`` for a positive symbol,
     ``>= 0`` for a nonnegative one, else unbounded). ``replacements`` maps symbols (or names) to the
-    expressions torch replaced them with (``ShapeEnv.replacements``).
+    expressions torch replaced them with (``ShapeEnv.replacements``); ``reader`` shares the expressions another
+    TorchDims read (and its replacements: ``replacements`` is then not given).
     """
 
+    # (compiled by mypyc, exprgraph.accel: a bool never passes through an int-typed expression, which would make
+    # True the int 1; the answers that may be either are typed Any)
+    _given: dict[str, tuple[int | None, int | None]]
+    _env: DimEnv | None
+    _defaults_seen: int
+    _intervals: dict[Term, Interval]
+    _bits: dict[str, int]
+    _ends: dict[Term, tuple[int, int] | None]
+    _quick: bool
+    _reader: Reader
+
     def __init__(
-        self, var_to_range: Mapping[Any, Any] | None = None, replacements: Mapping[Any, Any] | None = None
+        self,
+        var_to_range: Mapping[Any, Any] | None = None,
+        replacements: Mapping[Any, Any] | None = None,
+        *,
+        reader: Reader | None = None,
     ) -> None:
         self._set_ranges(var_to_range)
+        if reader is not None:
+            if replacements:
+                raise ConversionError("torch ranges: replacements are those of the reader shared")
+            self._reader = reader
+            return
         repl = {k if isinstance(k, str) else k.name: v for k, v in replacements.items()} if replacements else {}
         self._reader = Reader(repl)
 
     def _set_ranges(self, var_to_range: Mapping[Any, Any] | None) -> None:
         """The ranges given (checked: identifiers, non-empty); the DimEnv over them is made when first needed."""
         ranges: dict[str, tuple[int | None, int | None]] = {}
-        for key, r in (var_to_range or {}).items():
-            bounds = None if r is None else _range_of(r)
-            if bounds is not None:
-                name = key if type(key) is str else key.name
-                lo, hi = bounds
-                if lo is not None and hi is not None and lo > hi:
-                    raise ConversionError(f"torch ranges: the range of {name!r} is empty: [{lo}, {hi}]")
-                if not (type(name) is str and name.isascii() and name.isidentifier() and name not in RESERVED_NAMES):
-                    _check_name(name)  # (a plain identifier, the common case, needs no term to be checked)
-                ranges[name] = bounds
+        if var_to_range:
+            for key, r in var_to_range.items():
+                bounds = None if r is None else _range_of(r)
+                if bounds is not None:
+                    name: Any = key if type(key) is str else key.name
+                    lo, hi = bounds
+                    if lo is not None and hi is not None and lo > hi:
+                        raise ConversionError(f"torch ranges: the range of {name!r} is empty: [{lo}, {hi}]")
+                    if not (
+                        type(name) is str and name.isascii() and name.isidentifier() and name not in RESERVED_NAMES
+                    ):
+                        _check_name(name)  # (a plain identifier, the common case, needs no term to be checked)
+                    ranges[name] = bounds
         self._given = ranges
-        self._env: DimEnv | None = None
+        self._env = None
         self._defaults_seen = 0
         #: the interval of each term read (see exprgraph.dims.intervals), and the bit of each name in their masks
-        self._intervals: dict[Term, Interval] = {}
-        self._bits: dict[str, int] = {}
+        self._intervals = {}
+        self._bits = {}
         #: each node's values at the least and the farthest points of the ranges (see exprgraph.dims.witness)
-        self._ends: dict[Term, tuple[int, int] | None] = {}
+        self._ends = {}
         #: whether the intervals answer first: not once the DimEnv is handed out (its ranges may be narrowed)
         self._quick = True
 
     def with_ranges(self, var_to_range: Mapping[Any, Any] | None) -> TorchDims:
         """A :class:`TorchDims` over other ranges (a kernel's loop variables, a size-oblivious question) with the
         same replacements, sharing the expressions read so far (a term does not depend on the ranges)."""
-        other = TorchDims.__new__(TorchDims)
-        other._set_ranges(var_to_range)
-        other._reader = self._reader
-        return other
+        return TorchDims(var_to_range, reader=self._reader)
 
     @property
     def env(self) -> DimEnv:
@@ -156,7 +177,8 @@ class TorchDims:
         """The DimEnv (made at the first question the intervals do not answer), the names met given their defaults."""
         env = self._env
         if env is None:
-            env = self._env = DimEnv(self._given, default=(None, None))
+            env = DimEnv(self._given, default=(None, None))
+            self._env = env
         met = self._reader.symbols
         if len(met) != self._defaults_seen:
             for name, (lo, hi) in list(met.items())[self._defaults_seen :]:
@@ -185,7 +207,9 @@ class TorchDims:
     def _leaf_range(self, t: Term) -> Range:
         """The range of a name (:meth:`_name_range`), or the value of an integer constant as a range."""
         # (a symbol's attr is (name, dtype, shape): read directly, the ``name`` property costs a call)
-        return self._name_range(t.attr[0]) if t.op is SYMBOL else (t.attr, t.attr)
+        if t.op is SYMBOL:
+            return self._name_range(t.attr[0])
+        return (t.attr, t.attr)
 
     def _name_range(self, name: str) -> Range:
         """The range of a name: given, else torch's default from its assumptions (>= 1, >= 0), else unbounded."""
@@ -199,16 +223,19 @@ class TorchDims:
         """The truth of one relation: by the intervals of its sides when they decide it (or settle that nothing
         does, see :func:`~exprgraph.dims.intervals.quick_relation`), else asked of the DimEnv."""
         a, b = root.args
-        if self._quick and a is not b and is_leaf(a) and is_leaf(b):
-            # two different names or numbers (the commonest question): each takes every integer of its range,
-            # independently of the other, so their ranges decide it, or nothing does
-            return relation_of_intervals(root.op.name, self._leaf_range(a), self._leaf_range(b))
         if self._quick:
-            op = root.op.name
-            v = quick_relation(op, a, b, self._name_range, self._intervals, self._bits)
+            op: str = root.op.name
+            if a is not b and is_leaf(a) and is_leaf(b):
+                # two different names or numbers (the commonest question): each takes every integer of its range,
+                # independently of the other, so their ranges decide it, or nothing does
+                return relation_of_intervals(op, self._leaf_range(a), self._leaf_range(b))
+            name_range = self._name_range
+            v = quick_relation(op, a, b, name_range, self._intervals, self._bits)
             if v != ASK:
-                return None if v == SOMETIMES else v == ALWAYS
-            if sometimes(op, a, b, self._name_range, self._intervals, self._ends):
+                if v == SOMETIMES:
+                    return None
+                return v == ALWAYS
+            if sometimes(op, a, b, name_range, self._intervals, self._ends):
                 return None  # true at some values, false at others (see exprgraph.dims.witness)
         env = self._dims_env()
         if not self._quick and is_leaf(a) and is_leaf(b) and a is not b and env._facts is None:
@@ -218,17 +245,21 @@ class TorchDims:
 
     def _truth(self, root: Term) -> bool | None:
         """The truth of a boolean term (relations asked of the DimEnv, combined by And/Or/Not), None if unknown."""
-        if root.op.name in REL_OPS:  # one relation (the commonest question)
+        name: str = root.op.name
+        if name in REL_OPS:  # one relation (the commonest question)
             return self._relation(root)
+        if root.is_const:
+            return bool(root.attr)
         done: dict[Term, bool | None] = {}
-
-        def atom(t: Term) -> bool | None:  # a relation (asked) or a constant
-            return bool(t.attr) if t.is_const else self._relation(t)
-
-        if root.is_const or root.op.name in REL_OPS:
-            return atom(root)
-        for t in postorder_until([root], lambda n: n.is_const or n.op.name in REL_OPS):
-            vals = [done[a] if a in done else done.setdefault(a, atom(a)) for a in t.args]
+        for t in postorder_until([root], _is_atom):
+            vals: list[bool | None] = []
+            for a in t.args:
+                if a in done:
+                    vals.append(done[a])
+                else:
+                    v = self._atom(a)
+                    done[a] = v
+                    vals.append(v)
             name = t.op.name
             if name == "logical_not":
                 done[t] = None if vals[0] is None else not vals[0]
@@ -238,13 +269,19 @@ class TorchDims:
                 done[t] = True if True in vals else False if all(v is False for v in vals) else None
         return done[root]
 
+    def _atom(self, t: Term) -> bool | None:
+        """The truth of a relation (asked) or of a boolean constant."""
+        if t.is_const:
+            return bool(t.attr)
+        return self._relation(t)
+
     def statically_known_true(self, expr: Any) -> bool:
         """Whether ``expr`` (a relation, or a Python bool) holds for every value the ranges allow."""
         if expr is True or expr is False:
-            return expr
+            return bool(expr)
         return self.evaluate(expr) is True
 
-    def bound(self, expr: Any) -> tuple[int | float, int | float]:
+    def bound(self, expr: Any) -> tuple[Any, Any]:
         """``(lo, hi)`` holding every value of an integer expression (``-inf``/``inf`` when open or unreadable);
         for a relation, ``(False, True)`` unless its truth is known."""
         t = self._reader.try_read(expr)
@@ -252,56 +289,70 @@ class TorchDims:
             return (-math.inf, math.inf)
         if t.dtype == "bool":
             v = self._truth(t)
-            return (False, True) if v is None else (v, v)
+            if v is None:
+                return (False, True)
+            return (v, v)
         return self._int_bound(t)
 
-    def _int_bound(self, t: Term) -> tuple[int | float, int | float]:
+    def _int_bound(self, t: Term) -> tuple[Any, Any]:
         """:meth:`bound` of an integer term."""
         op = t.op
         if op is CONST:
             return (t.attr, t.attr)  # a number (torch asks for many)
-        if op is SYMBOL and self._quick:
-            return self._name_range(t.attr[0])  # a name: its range (every integer of it is a value)
         if self._quick:
-            r = quick_bound(t, self._name_range, self._intervals, self._bits)
+            if op is SYMBOL:
+                return self._name_range(t.attr[0])  # a name: its range (every integer of it is a value)
+            name_range = self._name_range
+            r = quick_bound(t, name_range, self._intervals, self._bits)
             if r is not None:
                 return r  # the least and the greatest value (or the only one): nothing is tighter
             i = self._intervals.get(t)
-            if i and reached_ends(t, i, self._name_range, self._intervals, self._ends):
+            if i and reached_ends(t, i, name_range, self._intervals, self._ends):
                 return (i[0], i[1])  # both ends reached (see exprgraph.dims.witness): nothing is tighter
         env = self._dims_env()
         if t.op is SYMBOL and env._facts is None:
             return env.range_of(t.name)  # a name without facts: its range
         return env.bound(t)
 
-    def static_value(self, expr: Any) -> int | bool | None:
+    def static_value(self, expr: Any) -> Any:
         """The value of ``expr`` when the ranges fix it (an int, or a bool for a relation), else None."""
         t = self._reader.try_read(expr)
         if t is None:
             return None
         op = t.op
         if op is CONST:
-            v = t.attr
-            return v if type(v) is bool else int(v)  # true/false, or a number
+            v: Any = t.attr
+            if type(v) is bool:
+                return v  # true/false
+            return int(v)  # a number
         if t.dtype == "bool":
             return self._truth(t)
         if op is SYMBOL and self._quick:  # a name: known when its range is one number
-            lo, hi = self._name_range(t.attr[0])
-            return lo if lo == hi else None
+            r = self._name_range(t.attr[0])
+            return r[0] if r[0] == r[1] else None
         lo, hi = self._int_bound(t)
-        return int(lo) if lo == hi else None
+        if lo == hi:
+            return int(lo)
+        return None
 
     def simplify(self, expr: Any) -> Term:
         """The canonical term of an integer expression under the ranges (a relation: true/false when known)."""
         t = self.term(expr)
         if is_bool(t):
             v = self._truth(t)
-            return t if v is None else (TRUE if v else FALSE)
+            if v is None:
+                return t
+            return TRUE if v else FALSE
         out = self._dims_env().simplify(t)
         if isinstance(out, int):
             return dim_const(out)
         assert isinstance(out, Term)
         return out
+
+
+def _is_atom(t: Term) -> bool:
+    """Whether :meth:`TorchDims._truth` stops at ``t``: a constant or a relation (asked as one)."""
+    return bool(t.is_const) or t.op.name in REL_OPS
 
 
 def from_shape_env(shape_env: Any) -> TorchDims:

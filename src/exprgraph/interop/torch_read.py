@@ -114,8 +114,9 @@ class Reader:
     the expressions torch replaced them with."""
 
     def __init__(self, replacements: Mapping[str, Any] | None = None) -> None:
-        #: id(node) -> (node, its term or ratio): the node is kept, so its id is not reused
-        self.done: dict[int, tuple[Any, Any]] = {}
+        #: id(node) -> its term or ratio; every node keyed is kept in ``kept``, so no other object takes its id
+        self.done: dict[int, Any] = {}
+        self.kept: list[Any] = []
         self.replacements = dict(replacements or {})
         #: id(root) -> (root, the error reading it raised): expressions that have no term
         self.failed: dict[int, tuple[Any, ConversionError]] = {}
@@ -133,7 +134,7 @@ class Reader:
 
     def value(self, x: Any) -> Any:
         """The term (or ratio) read for ``x`` (the table is keyed by identity: hashing sympy is slow)."""
-        return self.done[id(x)][1]
+        return self.done[id(x)]
 
     def read(self, root: Any) -> Term:
         """The term of one expression (integer, or boolean for a relation)."""
@@ -141,20 +142,21 @@ class Reader:
             return self.node(root)
         done = self.done
         hit = done.get(id(root))
-        if hit is not None and hit[0] is root:
-            return self._result(hit[1], root)
+        if hit is not None:
+            return self._result(hit, root)
         failed = self.failed.get(id(root))
         if failed is not None and failed[0] is root:
             raise ConversionError(str(failed[1])) from None
         if len(done) > MAX_NODES:
             done.clear()
+            self.kept.clear()
             self.failed.clear()
         try:
             if not self.replacements:
                 self._read_tree(root)  # no replacement: no cycle can be met
             else:
                 self._walk(root)
-            return self._result(done[id(root)][1], root)
+            return self._result(done[id(root)], root)
         except ConversionError as err:
             self.failed[id(root)] = (root, err)  # asked again, it fails at once
             raise
@@ -164,8 +166,8 @@ class Reader:
         if type(root) is Term:
             return root
         hit = self.done.get(id(root))
-        if hit is not None and hit[0] is root and type(hit[1]) is Term:
-            return hit[1]  # read before
+        if type(hit) is Term:
+            return hit  # read before
         failed = self.failed.get(id(root))
         if failed is not None and failed[0] is root:
             return None
@@ -196,7 +198,8 @@ class Reader:
         except ConversionError as err:
             self.failed[id(root)] = (root, err)  # asked again, it fails at once
             return None
-        self.done[id(root)] = (root, value)
+        self.done[id(root)] = value
+        self.kept.append(root)
         return value if type(value) is Term else None  # (a rational has no term)
 
     def _read_one(self, root: Any, how: Any) -> Term | None:
@@ -206,8 +209,8 @@ class Reader:
         vals = []
         for a in _args(root):
             h = done.get(id(a))
-            if h is not None and h[0] is a:
-                vals.append(h[1])
+            if h is not None:
+                vals.append(h)
             elif getattr(a, "is_Symbol", False) is True and _fact(a, "integer") is not True:
                 # a float or a bool name (torch asks about them): no term, and no error raised
                 err = ConversionError(f"torch expression: the symbol {a.name!r} is not an integer (a float or a bool)")
@@ -219,43 +222,46 @@ class Reader:
                 except ConversionError as err:
                     self.failed[id(root)] = (root, err)  # asked again, it fails at once
                     return None
-                value = done[id(root)][1]
+                value = done[id(root)]
                 return value if type(value) is Term else None  # (a ratio has no term)
         try:
             value = how(self, vals, root)
         except ConversionError as err:
             self.failed[id(root)] = (root, err)  # asked again, it fails at once
             return None
-        done[id(root)] = (root, value)
+        done[id(root)] = value
+        self.kept.append(root)
         return value if type(value) is Term else None  # (a ratio has no term)
 
     def _read_tree(self, root: Any) -> None:
         """Read ``root`` and the nodes under it not read yet (a node is read once its arguments are)."""
         done = self.done
+        kept = self.kept
         stack = [root]
         count = 0
         while stack:
             node = stack.pop()
             key = id(node)
-            hit = done.get(key)
-            if hit is not None and hit[0] is node:
+            if key in done:
                 continue
             cls = type(node)
             how = _HOW.get(cls, _UNSEEN)
             if how is _UNSEEN:
                 how = _learn_class(node)
             if how is None:  # a leaf
-                done[key] = (node, self.node(node))
+                done[key] = self.node(node)
+                kept.append(node)
                 continue
             args = node._args if cls in _RAW_ARGS else node.args
             vals = []
             for a in args:
                 h = done.get(id(a))
-                if h is None or h[0] is not a:
+                if h is None:
                     break
-                vals.append(h[1])
+                vals.append(h)
             else:  # every argument read: this node now
-                done[key] = (node, how(self, vals, node))
+                done[key] = how(self, vals, node)
+                kept.append(node)
                 continue
             count += 1
             if count > MAX_NODES:
@@ -274,10 +280,10 @@ class Reader:
             key = id(node)
             if expanded:
                 on_path.discard(key)
-                done[key] = (node, self.node(node))
+                done[key] = self.node(node)
+                self.kept.append(node)
                 continue
-            hit = done.get(key)
-            if hit is not None and hit[0] is node:
+            if key in done:
                 continue
             if key in on_path:
                 raise ConversionError(f"torch expression: the replacements of {node} form a cycle")
@@ -286,7 +292,8 @@ class Reader:
                 raise ConversionError(f"torch expression: more than {MAX_NODES} distinct nodes")
             children = self.children(node)
             if not children:  # a leaf: read at once
-                done[key] = (node, self.node(node))
+                done[key] = self.node(node)
+                self.kept.append(node)
                 continue
             on_path.add(key)
             stack.append((node, True))
@@ -317,7 +324,7 @@ class Reader:
         if name in INF_NAMES:
             raise ConversionError(f"torch expression: {name} (infinity) is not a dimension")
         done = self.done
-        args = [done[id(a)][1] for a in _args(x)]
+        args = [done[id(a)] for a in _args(x)]
         return self.call(name, args, x)
 
     def symbol(self, x: Any) -> Term:
