@@ -225,3 +225,31 @@ def test_operator_rules_and_templates():
     double = V.x + V.x >> 2 * V.x
     assert double(y + y) is 2 * y
     assert rewrite(parse("(q + q) + (q + q)"), [double]) is parse("2*(2*q)")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(algebra_terms(), min_size=1, max_size=4))
+def test_a_shared_memo_gives_the_normal_forms_of_fresh_rewrites(ts):
+    # one memo carried through several rewrites with the same rules: each result is what a rewrite of its
+    # own gives, and a term rewritten again is looked up, not walked (no node visited)
+    memo: dict = {}
+    for t in ts:
+        assert rewrite(t, ALGEBRA, memo=memo) is rewrite(t, ALGEBRA)
+    profile = RewriteProfile()
+    assert rewrite(ts[0], ALGEBRA, memo=memo, profile=profile) is rewrite(ts[0], ALGEBRA)
+    assert profile.nodes == 0
+
+
+def test_a_memo_stays_valid_after_a_cycle():
+    rs = RuleSet([rule("a + b -> b + a"), rule("x * 1 -> x")])
+    memo: dict = {}
+    try:
+        rewrite(parse("(y*1) + (x*1)"), rs, memo=memo)
+    except RewriteLimitError:
+        pass
+    else:  # pragma: no cover - the commuting rule cycles
+        raise AssertionError("expected a cycle")
+    assert memo  # the operands were normalised before the sum cycled
+    for term, normal in memo.items():
+        assert normal is rewrite(normal, RuleSet([rule("x * 1 -> x")])), (str(term), str(normal))
+    assert rewrite(parse("y*1"), rs, memo=memo) is y

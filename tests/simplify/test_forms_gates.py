@@ -20,8 +20,8 @@ from exprgraph.poly.dense import d_mul
 from exprgraph.poly.factor_univariate import d_factor, factor_squarefree
 from exprgraph.poly.gcd import atom_order
 from exprgraph.simplify import cost
-from exprgraph.simplify.forms import FORMS, formed, forms_for
-from exprgraph.simplify.simplify import DEFAULT_MAX_STEPS, _passes, simplify
+from exprgraph.simplify.forms import FORMS, formed, forms_for, settled
+from exprgraph.simplify.simplify import _ALGEBRA_MIN_COST, DEFAULT_MAX_STEPS, _passes, simplify
 
 x, y = symbols("x y")
 LEAVES = [x, y, const(1), const(2), const(-3)]
@@ -85,6 +85,32 @@ def test_a_form_left_out_is_never_cheaper(t):
         except (ArithmeticError, ValueError):
             continue
         assert cost(_unsafe_passes(form)) >= cost(alone), (name, str(t), str(form))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_terms())
+def test_no_form_beats_a_passes_result_below_the_cost_gate(t):
+    # the claim behind _ALGEBRA_MIN_COST: where the unsafe passes reach a form of cost 3 or less that no form
+    # reshapes, its constants folded (``(-1)**-1`` of integers stays: numpy raises on it), no form of
+    # the term or of that result, put through the passes, is cheaper (so unsafe simplify skips the forms)
+    alone = _unsafe_passes(t)
+    if cost(alone) >= _ALGEBRA_MIN_COST or not settled(alone):
+        return
+    for base in (t, alone):
+        for name in FORMS:
+            try:
+                form = formed(name, base, {})
+            except (ArithmeticError, ValueError):
+                continue
+            assert cost(_unsafe_passes(form)) >= cost(alone), (name, str(t), str(alone), str(form))
+
+
+def test_forms_for_with_a_memo_works_each_term_out_once():
+    memo: dict = {}
+    t = parse("(x + 1)**2 - x**2")
+    assert forms_for(t, memo) == forms_for(t) == FORMS
+    memo["forms_for", t] = ("expand",)  # a call's memo is read first: the nodes are not checked again
+    assert forms_for(t, memo) == ("expand",)
 
 
 def _unsafe_passes(t):

@@ -85,6 +85,9 @@ class ERule:
         self.name: str = rule.name
         self.why = Why("rule", rule, rule.name)
         self.lhs = EPattern(rule.pattern, machine)
+        #: the heads an e-node must have for the rule to match (None: a pattern rooted at a variable or a
+        #: leaf); the runner skips the rule in an iteration whose e-graph lacks one of them
+        self.heads: frozenset | None = frozenset(self.lhs.heads) if self.lhs.root_kind == "op" else None
         names = self.lhs.names
         #: user variable names (anonymous slots of ``_`` and leaves are left out of bindings)
         self.user = [(i, n) for i, n in enumerate(names) if not n.startswith("_")]

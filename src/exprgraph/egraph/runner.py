@@ -144,9 +144,15 @@ def _goals_reached(egraph: EGraph, goals: list[tuple[Term, Term]]) -> bool:
 def _search(
     egraph: EGraph, rules: list[ERule], sched: Scheduler, i: int, it: Iteration, budget: Budget
 ) -> tuple[list[tuple[ERule, list]], StopReason | None]:
-    """Every rule's matches (searches stop at the deadline, or once the iteration holds ``match_limit``)."""
+    """Every rule's matches (searches stop at the deadline, or once the iteration holds ``match_limit``).
+
+    A rule whose pattern needs a head no e-node of the e-graph has is not searched (nor shown to the
+    scheduler): it has no match, and most rules of a run find none of theirs in a small e-graph."""
     found: list[tuple[ERule, list]] = []
+    present = egraph._index()[0].keys()
     for r in rules:
+        if r.heads is not None and not present >= r.heads:
+            continue  # a head the pattern needs has no e-node: no match
         ms = sched.search(i, r, egraph)
         found.append((r, ms))
         if ms:

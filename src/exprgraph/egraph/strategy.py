@@ -73,6 +73,15 @@ def rules_for(form: Term, unsafe: bool) -> tuple[Rule, ...]:
     return active if any(r.name not in _SAFE_ALGEBRA and r.name not in MIRRORED for r in active) else ()
 
 
+def _rules_for(form: Term, run: Run) -> tuple[Rule, ...]:
+    """:func:`rules_for` once per form in a call (the rounds after the first meet their form again)."""
+    key = ("rules_for", form, run.unsafe)
+    found = run.memo.get(key)
+    if found is None:
+        found = run.memo[key] = rules_for(form, run.unsafe)
+    return found
+
+
 def _saturated(term: Term, fast: Term, run: Run, rules: tuple[Rule, ...]) -> Term | None:
     """The cheapest form of the e-graph of ``fast`` (the canonical form of ``term``) if cheaper than
     ``fast`` and no larger than ``term``, else None. The e-graph starts from ``fast`` alone, so that
@@ -147,7 +156,7 @@ def strategy(term: Term, run: Run) -> Term:
         fast = rule_stage(current, run)
         found = None
         too_large = size(current) > MAX_INPUT_SIZE
-        rules = () if too_large else rules_for(fast, run.unsafe)
+        rules = () if too_large else _rules_for(fast, run)
         if too_large:
             info.stop_reason = "skipped: input over MAX_INPUT_SIZE"
         elif not rules:

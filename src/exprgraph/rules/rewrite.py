@@ -51,11 +51,15 @@ def rewrite(
     *,
     max_steps: int = DEFAULT_MAX_STEPS,
     profile: RewriteProfile | None = None,
+    memo: dict[Term, Term] | None = None,
 ) -> Any:
     """Rewrite ``expr`` bottom-up to a normal form of ``rules`` (a RuleSet, rules, rule strings).
 
     Raises :class:`~exprgraph.errors.RewriteLimitError` on a cycle or after ``max_steps``
     rewrites. Pass a :class:`RewriteProfile` to count tries, matches and time per rule.
+    ``memo`` (terms only) carries normal forms from call to call: pass the same dict to rewrites
+    with the same ``rules`` and a subterm normalised before is not walked again (it holds only
+    finished normal forms, each a function of its term alone, so it stays valid after an error).
     """
     ruleset = as_ruleset(rules)
     if max_steps < 0:
@@ -65,7 +69,8 @@ def rewrite(
     if expr.__class__ is Term:
         get, wild, final = _dispatch(ruleset, profile)
         leave = _term_leave(get, wild, profile)
-        walk = Walk(leave=_no_tree, leave_term=leave, memo={}, fixpoint=True, leaves_final=final, max_steps=max_steps)
+        memo = {} if memo is None else memo
+        walk = Walk(leave=_no_tree, leave_term=leave, memo=memo, fixpoint=True, leaves_final=final, max_steps=max_steps)
     else:  # the rule table is built when the walk meets its first term
         walk = Walk(leave=_tree_leave(ruleset, profile), memo={}, fixpoint=True, max_steps=max_steps)
         walk.prepare = _preparer(ruleset, profile)

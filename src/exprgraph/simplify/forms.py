@@ -8,6 +8,7 @@ A form's term depends on the rational function and on the dtype of the term it c
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..core import Term, get_op, postorder
@@ -16,7 +17,7 @@ from ..poly import Ratio, r_cancel, same_kind, to_ratio
 from .polynomial import expand, factored
 from .rational import fraction_term
 
-__all__ = ["FORMS", "formed", "forms_for"]
+__all__ = ["FORMS", "formed", "forms_for", "small_integers", "settled"]
 
 #: the forms, in the order they are tried
 FORMS = ("expand", "factor", "cancel")
@@ -30,7 +31,17 @@ _RING = _SUMS | _PRODUCTS
 _MAX_FLAT = 64
 
 
-def forms_for(term: Term) -> tuple[str, ...]:
+def forms_for(term: Term, memo: dict[tuple, Any] | None = None) -> tuple[str, ...]:
+    """The forms (of :data:`FORMS`) that may reshape ``term`` (once per term with a call's ``memo``)."""
+    if memo is None:
+        return _forms_for(term)
+    found = memo.get(("forms_for", term))
+    if found is None:
+        found = memo["forms_for", term] = _forms_for(term)
+    return found
+
+
+def _forms_for(term: Term) -> tuple[str, ...]:
     """The forms (of :data:`FORMS`) that may reshape ``term``, by a check over its nodes before any algebra.
 
     All three where a product, quotient or power has a sum operand, a product or quotient is raised
@@ -112,3 +123,35 @@ def _lowest_terms(base: Term, memo: dict[tuple, Any]) -> tuple[Ratio, tuple[froz
     if isinstance(found, Exception):
         raise found
     return found
+
+
+def small_integers(term: Term) -> bool:
+    """Whether every scalar constant of ``term`` is an integer of at most 2**53 (exact as a float).
+
+    The polynomial forms compute with exact coefficients: from floats such as 1e200 they make
+    integers no float holds, whose written form then overflows or underflows where the input does not.
+    """
+    for t in postorder((term,)):
+        if t.op.name == "const" and not t.shape:
+            v = t.attr
+            if isinstance(v, float) and not (math.isfinite(v) and v == int(v)):
+                return False
+            if abs(int(v)) > 2**53:
+                return False
+    return True
+
+
+def settled(term: Term, memo: dict[tuple, Any] | None = None) -> bool:
+    """Whether no form reshapes ``term`` (:func:`forms_for`) and its constants are folded: no operation on
+    constants alone, no division by a constant nor power of one (the passes leave ``(-1)**-1`` and ``x/1**-1``
+    of integers, numpy raising on a negative integer power; a form folds them)."""
+    if forms_for(term, memo):
+        return False
+    for t in postorder((term,)):
+        if t.args and (
+            all(a.op is _CONST for a in t.args)
+            or (t.op is _TRUEDIV and t.args[1].op is _CONST)
+            or (t.op is _POW and t.args[0].op is _CONST)
+        ):
+            return False
+    return True

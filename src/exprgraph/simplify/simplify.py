@@ -13,7 +13,6 @@ zero reaches a divisor stays never -0.0 (:func:`sign_sensitive`, :func:`never_mi
 
 from __future__ import annotations
 
-import math
 import time
 import weakref
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from ..errors import ExprgraphError, RewriteLimitError
 from ..rules import RewriteProfile, RuleSet, rewrite
 from .budget import DEFAULT_MAX_STEPS, SimplifyInfo, check_budget_args, deadline
 from .canonical import CANONICAL_RULES, SAFE_ONLY, GuardedRule
-from .forms import formed, forms_for
+from .forms import formed, forms_for, settled, small_integers
 from .integers import simplify_integers
 from .numbers import const_like
 from .output import OUTPUT_RULES
@@ -61,6 +60,10 @@ _INTEGER_ROUNDS = 3
 _ALGEBRA_MAX_COST = 400
 #: rounds of the polynomial forms, each from the best form of the last
 _ALGEBRA_ROUNDS = 4
+#: the polynomial forms are tried against a best form of this cost or more: one of cost 3 or less (an atom, or
+#: one or two operations: ``x + 1``) that no form reshapes and whose constants are folded, a form of the input
+#: beats only where the passes missed a respelling (none in 455 on the corpus; test_forms_gates.py checks it)
+_ALGEBRA_MIN_COST = 4
 
 
 #: each term's cost, worked out once (terms are immutable and interned, so it never changes)
@@ -250,7 +253,9 @@ def _algebraic(term: Term, best: Term, run: Run) -> Term:
     Unsafe: a cancelled factor may be 0 (``x - 1`` at ``x = -1``), an expansion rounds differently."""
     if cost(term) > _ALGEBRA_MAX_COST:
         return best
-    bases = [(b, forms_for(b)) for b in (term, best) if _small_integers(b)]
+    if run.cost is None and cost(best) < _ALGEBRA_MIN_COST and settled(best, run.memo):
+        return best  # a form of the input beats so small a form only where the passes missed a respelling
+    bases = [(b, forms_for(b, run.memo)) for b in (term, best) if small_integers(b)]
     for _ in range(_ALGEBRA_ROUNDS):  # again from what improved, so that the result is a fixpoint
         found = None
         for base, forms in bases:
@@ -258,7 +263,7 @@ def _algebraic(term: Term, best: Term, run: Run) -> Term:
                 candidate = _algebraic_form(form, base, run)
                 if candidate is None:
                     continue  # a budget or a limit of the polynomial algebra: that form is not tried
-                if better(candidate, found or best, run) and no_larger(candidate, term) and _small_integers(candidate):
+                if better(candidate, found or best, run) and no_larger(candidate, term) and small_integers(candidate):
                     found, name = candidate, form
         if found is None:
             break
@@ -266,7 +271,7 @@ def _algebraic(term: Term, best: Term, run: Run) -> Term:
             run.log.append((f"{name} (unsafe)", best, found))
         best = found
         run.info.chosen = name
-        bases = [(best, forms_for(best))]
+        bases = [(best, forms_for(best, run.memo))]
     return best
 
 
@@ -291,24 +296,9 @@ def passes(term: Term, unsafe: bool, run: Run, log: list[LogEntry] | None = None
     key = ("passes", term, unsafe)
     found = run.memo.get(key)
     if found is None:
-        found = run.memo[key] = _passes(term, unsafe, None, run.max_steps, run.time_limit, None)
+        memos = run.memo.setdefault(("walks", unsafe), ({}, {}))
+        found = run.memo[key] = _passes(term, unsafe, None, run.max_steps, run.time_limit, None, memos)
     return found
-
-
-def _small_integers(term: Term) -> bool:
-    """Whether every scalar constant of ``term`` is an integer of at most 2**53 (exact as a float).
-
-    The polynomial forms compute with exact coefficients: from floats such as 1e200 they make
-    integers no float holds, whose written form then overflows or underflows where the input does not.
-    """
-    for t in postorder((term,)):
-        if t.op.name == "const" and not t.shape:
-            v = t.attr
-            if isinstance(v, float) and not (math.isfinite(v) and v == int(v)):
-                return False
-            if abs(int(v)) > 2**53:
-                return False
-    return True
 
 
 def _passes(
@@ -318,17 +308,18 @@ def _passes(
     max_steps: int,
     time_limit: float | None,
     log: list[LogEntry] | None,
+    memos: tuple[dict[Term, Term], dict[Term, Term]] | None = None,
 ) -> Term:
     """The two passes; then, while that changes something, integer subterms in dims' canonical form
     (:mod:`.integers`) and the two passes again on what it gave (``abs(a - a) -> abs(0) -> 0``)."""
-    out = _two_passes(term, unsafe, profile, max_steps, time_limit, log)
+    out = _two_passes(term, unsafe, profile, max_steps, time_limit, log, memos)
     for _ in range(_INTEGER_ROUNDS):
         ints = simplify_integers(out, unsafe=unsafe, cost=cost)
         if ints is out:
             break
         if log is not None:
             log.append(("integers (exprgraph.dims)", out, ints))
-        out = _two_passes(ints, unsafe, profile, max_steps, time_limit, log)
+        out = _two_passes(ints, unsafe, profile, max_steps, time_limit, log, memos)
     return out
 
 
@@ -339,19 +330,22 @@ def _two_passes(
     max_steps: int,
     time_limit: float | None,
     log: list[LogEntry] | None,
+    memos: tuple[dict[Term, Term], dict[Term, Term]] | None = None,
 ) -> Term:
-    """The canonical pass, then the output pass, within the budget (RewriteLimitError past it)."""
+    """The canonical pass, then the output pass, within the budget (RewriteLimitError past it); ``memos``
+    (each pass's normal forms, kept by the call; not with a log) spare the subterms met before a walk."""
     inner_rules, outer_rules = canonical_ruleset(unsafe), output_ruleset(unsafe)
+    inner_memo, outer_memo = (None, None) if memos is None or log is not None else memos
     if log is not None:
         inner_rules, outer_rules = recording(inner_rules, log), recording(outer_rules, log)
     try:
         with deadline(time_limit):
             mark = None if log is None else len(log)
-            inner = rewrite(term, inner_rules, max_steps=max_steps, profile=profile)
+            inner = rewrite(term, inner_rules, max_steps=max_steps, profile=profile, memo=inner_memo)
             if log is not None:
                 log[mark:] = with_reuses(term, log[mark:])
                 mark = len(log)
-            out = rewrite(inner, outer_rules, max_steps=max_steps, profile=profile)
+            out = rewrite(inner, outer_rules, max_steps=max_steps, profile=profile, memo=outer_memo)
             if log is not None:
                 log[mark:] = with_reuses(inner, log[mark:])
             return out
