@@ -36,10 +36,10 @@ $(VENV)/.installed-bench: pyproject.toml setup.py $(BUILD_SOURCES) | $(BIN)/pyth
 demo: $(VENV)/.installed
 	$(BIN)/exprgraph demo
 
+# each venv keeps its own mypy cache: `make -j2 test-all` runs two mypy at once, and a shared cache races
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
-	# each venv keeps its own mypy cache: `make -j2 test-all` runs two mypy at once, and a shared cache races
 	$(BIN)/mypy --cache-dir $(VENV)/.mypy_cache
 
 test: lint
