@@ -1,10 +1,10 @@
 """The intern table's shortcuts for new operands (``_cterm_term.c``, ``_cterm_table.c``).
 
-A term with an operand that has no user in a slot of the table is looked for only among the few
-terms waiting for their slots, and waits there too (the slots of the set are read together).
-Nothing of that may show: every term is found again by
-its fields, dead terms leave the table, the table's size counts the waiting terms, and the flag
-kept in the word of ``_size`` neither changes ``_size`` nor gets lost when ``_size`` is written.
+A term with an operand that has no user of its op in a slot of the table is looked for only among
+the few terms waiting for their slots, and waits there too (the slots of the set are read
+together). Nothing of that may show: every term is found again by its fields, dead terms leave the
+table, the table's size counts the waiting terms, and writing ``_size`` changes no lookup (the
+user bits live in the word of ``_depth``: see test_intern_users.py).
 """
 
 from __future__ import annotations

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from unittest.mock import patch
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from exprgraph.diff import blocks as blocks_module
 from exprgraph.diff import sweep
 from exprgraph.diff.blocks import BlockHessian
 
@@ -25,6 +29,18 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.array_equal(nan, np.isnan(b)) and a[~nan].tobytes() == b[~nan].tobytes())
 
 
+def random_blocks(test: Callable[..., None]) -> Callable[..., None]:
+    """The examples of both bit-for-bit tests: a seed, the sizes of a block Hessian, special values or not."""
+    examples = given(
+        seed=st.integers(0, 2**32 - 1),
+        n_entries=st.integers(1, 300),
+        nnz=st.integers(1, 40),
+        n_terms=st.integers(1, 12),
+        special=st.booleans(),
+    )
+    return settings(max_examples=200, deadline=None)(examples(test))
+
+
 def blocks(rng: np.random.Generator, n_entries: int, nnz: int, n_terms: int) -> BlockHessian:
     position = rng.integers(0, nnz, n_entries).astype(np.int64)
     term = np.sort(rng.integers(0, n_terms, n_entries)).astype(np.int64)
@@ -41,14 +57,7 @@ def values(rng: np.random.Generator, n: int, special: bool) -> np.ndarray:
     return out
 
 
-@settings(max_examples=200, deadline=None)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    n_entries=st.integers(1, 300),
-    nnz=st.integers(1, 40),
-    n_terms=st.integers(1, 12),
-    special=st.booleans(),
-)
+@random_blocks
 def test_the_c_sum_is_bincounts_bit_for_bit(seed: int, n_entries: int, nnz: int, n_terms: int, special: bool) -> None:
     rng = np.random.default_rng(seed)
     h = blocks(rng, n_entries, nnz, n_terms)
@@ -86,3 +95,39 @@ def test_bad_arrays_are_refused_never_read_outside() -> None:
     with pytest.raises(TypeError):
         c.assemble(pos, term, w, num)
     assert not out.any()  # nothing written by the refused calls
+
+
+@random_blocks
+def test_signed_weights_read_in_place_are_the_built_ones_bit_for_bit(
+    seed: int, n_entries: int, nnz: int, n_terms: int, special: bool
+) -> None:
+    rng = np.random.default_rng(seed)
+    h = blocks(rng, n_entries, nnz, n_terms)
+    negated = rng.random(n_entries) < 0.5
+    h = BlockHessian(h.rows, h.cols, [None] * n_entries, h.term, h.position, h.shape, n_terms, negated)  # type: ignore[list-item]
+    numbers, weights = values(rng, n_entries, special), values(rng, n_terms, special)
+    index = h.term + n_terms * negated.astype(np.int64)
+    with np.errstate(all="ignore"):  # the generic road: [w, -w] built, then bincount
+        want = np.bincount(h.position, weights=numbers * np.concatenate([weights, -weights])[index], minlength=nnz)
+    out = np.full(nnz, 7.0)
+    c = sweep.SWEEP
+    assert c is not None
+    c.assemble(h.position, index, weights, numbers, out, True)
+    assert same_bits(out, want)
+    assert same_bits(h.assemble(numbers, weights), want)
+    with patch.object(blocks_module, "SWEEP", None), np.errstate(all="ignore"):  # assemble's numpy road
+        assert same_bits(h.assemble(numbers, weights), want)
+        assert same_bits(h.assemble(numbers, weights, np.empty(n_entries)), want)
+
+
+def test_a_signed_index_past_both_halves_is_refused() -> None:
+    pos, w, num, out = np.array([0, 1], dtype=np.int64), np.ones(2), np.ones(2), np.zeros(2)
+    c = sweep.SWEEP
+    assert c is not None
+    c.assemble(pos, np.array([0, 3], dtype=np.int64), w, num, out, True)
+    assert out.tolist() == [1.0, -1.0]
+    with pytest.raises(IndexError, match="entry 1"):
+        c.assemble(pos, np.array([0, 4], dtype=np.int64), w, num, out, True)
+    with pytest.raises(IndexError, match="entry 1"):
+        c.assemble(pos, np.array([0, 2], dtype=np.int64), w, num, out)  # unsigned: 2 is past the weights
+    assert not out.any()

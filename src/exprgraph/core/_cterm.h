@@ -4,7 +4,7 @@
    _cterm.c        the module: configuration from Python, the functions Python calls, the capsule
    _cterm_table.c  the intern table of live terms
    _cterm_term.c   TermBase: the dtype rules of scalar operands, construction
-   _cterm_ops.c    the Python operators of terms and the calls of ops, in C
+   _cterm_ops.c    the Python operators of terms and the calls of ops, in C, and the ops' user bits
 
    The sweeps of exprgraph.diff are another extension (exprgraph.diff._csweep) built on the API.
    Built with -fvisibility=hidden: only PyInit__cterm leaves the library. */
@@ -19,10 +19,12 @@
 /* an op's name for messages: any object (printed with %R or %S), never NULL */
 #define OP_NAME(op) (OP_SLOT(op, OffName) != NULL ? OP_SLOT(op, OffName) : Py_None)
 
-/* TermObject.size: the cached size plus one in the low 31 bits; the top bit set once the term is
-   an operand of a term in a slot of the intern table (see has_fresh_operand in _cterm_table.c) */
-#define SIZE_USED ((uint32_t)1 << 31)
-#define SIZE_COUNT (SIZE_USED - 1)
+/* TermObject.depth: the cached depth plus one in the low 24 bits; the top 8 bits say which ops the
+   term's users in slots of the intern table have, one bit per op (given by op_user_bit): an op's
+   bit is set once a term of that op with this operand takes its slot, and never cleared (see
+   has_fresh_operand in _cterm_table.c) */
+#define DEPTH_USERS ((uint32_t)0xFF << 24)
+#define DEPTH_COUNT (((uint32_t)1 << 24) - 1)
 
 /* a term's hash while it is not in the intern table (key_hash never gives -1) */
 #define HASH_UNLINKED ((Py_hash_t)-1)
@@ -48,12 +50,13 @@ Py_uhash_t mix(Py_uhash_t h, Py_uhash_t v);
 Py_hash_t key_hash_items(PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *key);
 Py_hash_t key_hash(PyObject *op, PyObject *args, PyObject *key);
 void table_prefetch(Py_hash_t hash);
-/* recent_only: only among the terms waiting for their slots (an operand has no user in a slot) */
+/* recent_only: only among the terms waiting for their slots (an operand has no user of op in a slot) */
 TermObject *table_find(PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *key, Py_hash_t hash,
                        int recent_only);
 int table_insert(TermObject *t);
-int table_insert_later(TermObject *t); /* a term with an operand that has no user in a slot */
-int has_fresh_operand(PyObject *const *items, Py_ssize_t n); /* an operand has no user in a slot (its size's top bit) */
+int table_insert_later(TermObject *t); /* a term with an operand that has no user of its op in a slot */
+/* an operand has no user of op's bit in a slot (see DEPTH_USERS): no term (op, items) is in a slot */
+int has_fresh_operand(PyObject *op, PyObject *const *items, Py_ssize_t n);
 void table_unlink(TermObject *t);
 size_t table_count(void);
 size_t table_capacity(void);
@@ -73,6 +76,7 @@ PyObject *resolve_op(PyObject *op);
 extern PyNumberMethods TermNumberMethods;
 extern PyObject *OpConst; /* the registered const op, once is_const_op has found it */
 int is_const_op(PyObject *op);
+uint32_t op_user_bit(PyObject *op); /* the bit of DEPTH_USERS that stands for op */
 PyObject *plain_const_key(PyObject *attr);
 PyObject *set_operators(PyObject *module, PyObject *args);
 void install_op_call(PyTypeObject *op_class);

@@ -33,8 +33,8 @@ typedef struct TermObject {
     PyObject *key;   /* the attr's intern key, NULL when attr is None */
     PyObject *free;  /* cache of free symbols, NULL until computed (AttributeError when read before) */
     PyObject *weakreflist;
-    uint32_t depth;  /* caches of depth and size, stored plus one: 0 until computed */
-    uint32_t size;   /* (its top bit is a flag of core's intern table: read size & 0x7fffffff) */
+    uint32_t depth;  /* caches of depth and size, stored plus one: 0 until computed (depth's top */
+    uint32_t size;   /* 8 bits are flags of core's intern table: read depth & 0xffffff) */
 } TermObject;
 
 /* The struct is 112 bytes, a size class of CPython's allocator, and the configured term class

@@ -313,3 +313,37 @@ leaf_infer(PyObject *infer, PyObject *attr, PyObject **dtype, PyObject **shape)
     }
     return 0;
 }
+
+/* ---- the user bits of DEPTH_USERS --------------------------------------------------------------
+   The ops met first as users (terms with operands: a leaf's op never asks) get the 8 bits in turn
+   (a build meets its common ops early, so they get bits of their own); an op past a full map
+   shares a bit by the hash of its address. Any op-to-bit map is
+   sound as long as it does not change for a live op: a term holds its op, so an op's address is
+   not reused while a term of it is in a slot. */
+#define OP_BIT_SLOTS 256
+
+static PyObject *OpBitKey[OP_BIT_SLOTS];
+static uint8_t OpBitVal[OP_BIT_SLOTS];
+static unsigned OpBitCount = 0;
+
+uint32_t
+op_user_bit(PyObject *op)
+{
+    uint64_t h = (uint64_t)(uintptr_t)op >> 4;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 32;
+    size_t i = (size_t)h & (OP_BIT_SLOTS - 1);
+    for (unsigned probes = 0; probes < OP_BIT_SLOTS; probes++, i = (i + 1) & (OP_BIT_SLOTS - 1)) {
+        if (OpBitKey[i] == op)
+            return (uint32_t)1 << (24 + OpBitVal[i]);
+        if (OpBitKey[i] == NULL) {
+            if (2 * OpBitCount >= OP_BIT_SLOTS)
+                break; /* full: the hash decides */
+            OpBitKey[i] = op; /* the address only: a key, never dereferenced */
+            OpBitVal[i] = (uint8_t)(OpBitCount++ & 7);
+            return (uint32_t)1 << (24 + OpBitVal[i]);
+        }
+    }
+    return (uint32_t)1 << (24 + (unsigned)(h >> 61));
+}

@@ -11,18 +11,28 @@
    Open addressing with linear probing over one word per slot: a term's address with the top 16
    bits of its hash as a tag in the address bits that user space leaves zero, so a probe touches
    the term only when the tags agree (a false match is one in 65,536); at most half the slots are
-   used; a term that leaves shifts the run behind it back (no tombstones). Should an address ever
-   use those bits, the table drops the tags for good (it then compares each probed term's hash). */
+   used, by terms and tombstones together. A term that leaves leaves a tombstone (TOMB), which a
+   probe passes over and an insertion reuses; the slots of a run are then never read again, nor the
+   hashes of the terms behind it (each one a cache miss in a large table); a resize drops them all.
+   Should an address ever use those bits, the table drops the tags for good (it then compares each
+   probed term's hash). */
 
 typedef uintptr_t Slot; /* 0: an empty slot */
+
+/* a slot whose term has left: no term's slot (a term's address is aligned, its low bit clear) */
+#define TOMB ((Slot)1)
 
 static Slot *Slots = NULL;
 static size_t Capacity = 0; /* a power of two */
 static size_t Count = 0;
+static size_t Tombs = 0; /* the tombstones among the slots */
 uint64_t TableVersion = 0; /* changes whenever the table does */
 
-/* the smallest capacity; the table never shrinks below it */
+/* the smallest capacity */
 #define MIN_CAPACITY ((size_t)1 << 15)
+/* the table never shrinks below this (2 MiB of slots, about a processor's L2): a process that drops an
+   expression of a few hundred thousand terms and builds it again does not shrink and regrow the table */
+#define SHRINK_FLOOR ((size_t)1 << 18)
 
 #if UINTPTR_MAX > 0xFFFFFFFFu
 #define TAG_MASK ((uintptr_t)0xFFFF << 48)
@@ -95,11 +105,11 @@ table_resize(size_t n, int untag)
         PtrMask = ~(uintptr_t)0;
     for (size_t i = 0; i < Capacity; i++) {
         /* read ahead: the hash of the term RESIZE_FAR slots on, the new home of the one RESIZE_NEAR on */
-        if (i + RESIZE_FAR < Capacity && Slots[i + RESIZE_FAR] != 0)
+        if (i + RESIZE_FAR < Capacity && Slots[i + RESIZE_FAR] > TOMB)
             PREFETCH(&((TermObject *)(Slots[i + RESIZE_FAR] & old_mask))->hash);
-        if (i + RESIZE_NEAR < Capacity && Slots[i + RESIZE_NEAR] != 0)
+        if (i + RESIZE_NEAR < Capacity && Slots[i + RESIZE_NEAR] > TOMB)
             PREFETCH(&fresh[(size_t)((TermObject *)(Slots[i + RESIZE_NEAR] & old_mask))->hash & (n - 1)]);
-        if (Slots[i] == 0)
+        if (Slots[i] <= TOMB)
             continue;
         TermObject *t = (TermObject *)(Slots[i] & old_mask);
         size_t j = (size_t)t->hash & (n - 1);
@@ -111,6 +121,7 @@ table_resize(size_t n, int untag)
         slots_free(Slots, Capacity);
     Slots = fresh;
     Capacity = n;
+    Tombs = 0;
     TableVersion++;
     return 0;
 }
@@ -138,24 +149,22 @@ table_unlink(TermObject *t)
     if (Capacity == 0)
         return;
     size_t mask = Capacity - 1, i = (size_t)t->hash & mask;
-    while (slot_term(Slots[i]) != t) {
+    while (Slots[i] == TOMB || slot_term(Slots[i]) != t) {
         if (Slots[i] == 0)
             return; /* not there (cannot happen for a linked term) */
         i = (i + 1) & mask;
     }
-    /* shift back each later entry of the run that may live at i (its home is not in (i, j]) */
-    size_t j = i;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (Slots[j] == 0)
-            break;
-        size_t k = (size_t)slot_term(Slots[j])->hash & mask;
-        if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
-            continue;
-        Slots[i] = Slots[j];
-        i = j;
+    if (Slots[(i + 1) & mask] == 0) {
+        /* the end of its run: the slot empties, and so do the tombstones just before it */
+        Slots[i] = 0;
+        for (i = (i - 1) & mask; Slots[i] == TOMB; i = (i - 1) & mask) {
+            Slots[i] = 0;
+            Tombs--;
+        }
+    } else {
+        Slots[i] = TOMB;
+        Tombs++;
     }
-    Slots[i] = 0;
     t->hash = HASH_UNLINKED;
     Count--;
     TableVersion++;
@@ -253,31 +262,37 @@ term_matches(TermObject *t, PyObject *op, PyObject *const *items, Py_ssize_t n, 
 }
 
 /* ---- terms waiting for their slot ------------------------------------------------------------
-   A term with an operand that has no user in a slot (intern_term looks for it among the waiting
-   terms only) waits here for its own slot: a slot read is a cache miss in a large table, and
+   A term with an operand that has no user of its op in a slot (intern_term looks for it among the
+   waiting terms only) waits here for its own slot: a slot read is a cache miss in a large table, and
    PENDING_MAX of them are read at once when the set fills (each slot prefetched first), so the
    misses overlap instead of coming one after another. The set is part of the table: lookups and
-   removals look here first. Invariant: every operand of a term in a slot has SIZE_USED. */
+   removals look here first. Invariant: every operand of a term in a slot has the term's op's bit
+   in its DEPTH_USERS. */
 #define PENDING_MAX 16
 
 static TermObject *Pending[PENDING_MAX];
 static Py_hash_t PendingHash[PENDING_MAX];
 static size_t PendingCount = 0;
 
-/* put a term in its slot (room checked by the caller); its operands now have a user in a slot */
+/* put a term in its slot (room checked by the caller); its operands now have a user of its op in a slot */
 static void
 slot_put(TermObject *t)
 {
     size_t i = (size_t)t->hash & (Capacity - 1);
-    while (Slots[i] != 0)
+    while (Slots[i] > TOMB)
         i = (i + 1) & (Capacity - 1);
+    if (Slots[i] == TOMB) /* (t is not in the table: lookups came first, so no later slot holds it) */
+        Tombs--;
     Slots[i] = (uintptr_t)t | slot_tag(t->hash);
     Count++;
     PyObject *args = t->args;
+    if (PyTuple_GET_SIZE(args) == 0)
+        return; /* a leaf: its op needs no bit */
+    uint32_t bit = op_user_bit(t->op);
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(args); k++) {
         PyObject *a = PyTuple_GET_ITEM(args, k);
         if (Py_TYPE(a) == TermClass || PyObject_TypeCheck(a, &TermBaseType))
-            TERM(a)->size |= SIZE_USED;
+            TERM(a)->depth |= bit;
     }
 }
 
@@ -285,7 +300,15 @@ slot_put(TermObject *t)
 static int
 make_room(size_t more, int untag)
 {
-    while (untag || 2 * (Count + more) > Capacity) {
+    while (untag || 2 * (Count + Tombs + more) > Capacity) {
+        /* mostly tombstones: the same size again drops them (a shrink below may follow) */
+        if (!untag && 4 * (Count + more) <= Capacity) {
+            if (table_resize(Capacity, 0) < 0) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            continue;
+        }
         if (table_grow(untag) < 0)
             return -1;
         untag = 0;
@@ -295,9 +318,9 @@ make_room(size_t more, int untag)
        resize at the next construction, to a table at most a quarter full, so freeing a large
        expression does not rehash the table once per halving and growing again takes as many new
        terms as there are live ones */
-    if (Capacity > MIN_CAPACITY && Count + more < Capacity / 8) {
+    if (Capacity > SHRINK_FLOOR && Count + more < Capacity / 8) {
         size_t n = Capacity / 2;
-        while (n > MIN_CAPACITY && 4 * (Count + more) <= n / 2)
+        while (n > SHRINK_FLOOR && 4 * (Count + more) <= n / 2)
             n /= 2;
         (void)table_resize(n, 0);
     }
@@ -353,17 +376,22 @@ pending_remove(TermObject *t)
     return 0;
 }
 
-/* Whether an operand has no user in the slots of the intern table (SIZE_USED unset): then every
-   live term with it among its args is one of the few terms waiting for their slots (see
-   table_insert_later), and the lookup reads only those. The flag is set when a user takes its slot
-   and never cleared (a user that has gone leaves it set: the whole table is then looked at, as
-   before); a new term starts without it (its memory comes zeroed). */
+/* Whether an operand has no user of op in the slots of the intern table (op's bit of DEPTH_USERS
+   unset): then every live term (op, ... it ...) is one of the few terms waiting for their slots
+   (see table_insert_later), and the lookup reads only those. A bit is set when a user of an op with
+   that bit takes its slot and never cleared (a user that has gone, or another op sharing the bit,
+   leaves it set: the whole table is then looked at, as before); a new term starts without any (its
+   memory comes zeroed). A new term whose operands have users of other ops only (sin(s) once s*c
+   exists) so costs no read of the slot array, which for a large table is a cache miss. */
 int
-has_fresh_operand(PyObject *const *items, Py_ssize_t n)
+has_fresh_operand(PyObject *op, PyObject *const *items, Py_ssize_t n)
 {
+    if (n == 0)
+        return 0; /* a leaf: no operand, and its op takes no bit */
+    uint32_t bit = op_user_bit(op);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = items[i];
-        if ((Py_TYPE(a) == TermClass || PyObject_TypeCheck(a, &TermBaseType)) && !(TERM(a)->size & SIZE_USED))
+        if ((Py_TYPE(a) == TermClass || PyObject_TypeCheck(a, &TermBaseType)) && !(TERM(a)->depth & bit))
             return 1;
     }
     return 0;
@@ -371,7 +399,7 @@ has_fresh_operand(PyObject *const *items, Py_ssize_t n)
 
 /* The live term for (op, the n operands at items, key), borrowed; NULL when there is none (or on error:
    check PyErr_Occurred). The operands are only pointers to compare, so non-terms simply miss. recent_only:
-   the caller knows that an operand has no user in a slot (looked at again in full once Python code
+   the caller knows that an operand has no user of op in a slot (looked at again in full once Python code
    has changed the table: a flush gives the operands users in slots). */
 TermObject *
 table_find(PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *key, Py_hash_t hash, int recent_only)
@@ -395,7 +423,7 @@ again:
         return NULL;
     uintptr_t tag = slot_tag(hash);
     for (size_t i = (size_t)hash & (Capacity - 1); Slots[i] != 0; i = (i + 1) & (Capacity - 1)) {
-        if ((Slots[i] & ~PtrMask) != tag)
+        if ((Slots[i] & ~PtrMask) != tag || Slots[i] == TOMB)
             continue;
         TermObject *t = slot_term(Slots[i]);
         m = term_matches(t, op, items, n, key, hash);
@@ -427,6 +455,9 @@ int
 table_insert_later(TermObject *t)
 {
     if (PendingCount == PENDING_MAX && pending_flush() < 0)
+        return -1;
+    /* the shrink of a mostly empty table (see make_room) at the first construction, as for table_insert */
+    if (Capacity > SHRINK_FLOOR && Count + PendingCount + 1 < Capacity / 8 && make_room(PendingCount + 1, 0) < 0)
         return -1;
     if (((uintptr_t)t & ~PtrMask) != 0)
         return table_insert(t);

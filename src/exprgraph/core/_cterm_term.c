@@ -235,7 +235,7 @@ intern_items(PyTypeObject *cls, PyObject *op, PyObject *const *items, Py_ssize_t
         return NULL;
     }
     table_prefetch(hash); /* the home slot's line is on its way while the operands are read */
-    int fresh = has_fresh_operand(items, n); /* then only the waiting terms are read, and it waits too */
+    int fresh = has_fresh_operand(op, items, n); /* then only the waiting terms are read, and it waits too */
     TermObject *found = table_find(op, items, n, key, hash, fresh);
     if (found != NULL || PyErr_Occurred())
         goto done;
@@ -424,12 +424,12 @@ static PyMemberDef term_members[] = {
     {NULL},
 };
 
-/* _depth and _size: counts cached in 32 bits each, stored plus one (0: not computed yet, read as an
+/* _depth and _size: counts cached in 24 and 32 bits, stored plus one (0: not computed yet, read as an
    AttributeError like an empty slot); a count that does not fit is simply not cached */
 static PyObject *
 get_count(TermObject *self, void *which)
 {
-    uint32_t v = which == NULL ? self->depth : self->size & SIZE_COUNT;
+    uint32_t v = which == NULL ? self->depth & DEPTH_COUNT : self->size;
     if (v == 0) {
         PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute '%s'", Py_TYPE(self)->tp_name,
                      which == NULL ? "_depth" : "_size");
@@ -442,8 +442,8 @@ static int
 set_count(TermObject *self, PyObject *value, void *which)
 {
     uint32_t *slot = which == NULL ? &self->depth : &self->size;
-    uint32_t keep = which == NULL ? 0 : self->size & SIZE_USED; /* the size's word keeps its flag */
-    uint32_t limit = which == NULL ? UINT32_MAX : SIZE_COUNT;
+    uint32_t keep = which == NULL ? self->depth & DEPTH_USERS : 0; /* the depth's word keeps its user bits */
+    uint32_t limit = which == NULL ? DEPTH_COUNT : UINT32_MAX;
     if (value == NULL) {
         *slot = keep;
         return 0;

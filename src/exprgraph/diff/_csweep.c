@@ -132,7 +132,8 @@ static PyMethodDef module_methods[] = {
     {"negate", py_negate, METH_O, "negate(g): grad_tools.negate in C."},
     {"fan_in", py_fan_in, METH_O, "fan_in(parts): the sum of adjoint parts, as reverse._fan_in."},
     {"assemble", (PyCFunction)(void (*)(void))py_assemble, METH_FASTCALL,
-     "assemble(position, term, weights, numbers, out): diff.blocks.BlockHessian.assemble's scatter-add."},
+     "assemble(position, term, weights, numbers, out, signed=False): diff.blocks.BlockHessian.assemble's "
+     "scatter-add (signed: a term index past the weights reads -weights[k - len(weights)])."},
     {"template_count", template_count, METH_NOARGS, "template_count(): recorded gradient templates."},
     {"backprop", (PyCFunction)(void (*)(void))marked_backprop, METH_FASTCALL,
      "backprop(outputs, seeds, targets, seed_for): reverse.backprop in C (NotImplemented while another runs)."},

@@ -3,7 +3,9 @@
    out[position[e]] += weights[term[e]] * numbers[e] for every block entry e in order, out zeroed first:
    numpy's bincount(position, weights=numbers * weights[term]) adds in the same order, so the bits are
    the same (built without contraction of the product into the sum: see setup.py's flags). A solver
-   calls it every iteration; bincount takes three passes and two new arrays. */
+   calls it every iteration; bincount takes three passes and two new arrays. With `signed` set, a
+   term index k in [nw, 2 nw) reads -weights[k - nw]: the weights [w, -w] without building them
+   (negation is exact, so the bits are those of the built array). */
 
 #include "_csweep.h"
 
@@ -27,16 +29,20 @@ get_array(PyObject *obj, Py_buffer *view, int writable, char kind, const char *w
     return 0;
 }
 
-/* assemble(position, term, weights, numbers, out): BlockHessian.assemble's sum into out; an index outside
-   out or weights is an IndexError and leaves out zeroed */
+/* assemble(position, term, weights, numbers, out, signed=False): BlockHessian.assemble's sum into out; an
+   index outside out or the (signed) weights is an IndexError and leaves out zeroed */
 PyObject *
 py_assemble(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "assemble(position, term, weights, numbers, out) takes 5 arrays");
+    if (nargs != 5 && nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "assemble(position, term, weights, numbers, out, signed=False) takes 5 "
+                                         "arrays and a flag");
         return NULL;
     }
+    int sign = nargs == 6 ? PyObject_IsTrue(args[5]) : 0;
+    if (sign < 0)
+        return NULL;
     Py_buffer v[5];
     static const char kinds[5] = {'q', 'q', 'd', 'd', 'd'};
     static const char *names[5] = {"position", "term", "weights", "numbers", "out"};
@@ -56,11 +62,21 @@ py_assemble(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         else {
             memset(out, 0, (size_t)nout * sizeof(double));
             Py_ssize_t e = 0;
-            for (; e < n; e++) {
-                int64_t p = pos[e], k = term[e];
-                if (p < 0 || p >= nout || k < 0 || k >= nw)
-                    break;
-                out[p] += w[k] * num[e];
+            if (sign) {
+                for (; e < n; e++) {
+                    int64_t p = pos[e], k = term[e];
+                    if (p < 0 || p >= nout || k < 0 || k >= 2 * nw)
+                        break;
+                    out[p] += (k < nw ? w[k] : -w[k - nw]) * num[e];
+                }
+            }
+            else {
+                for (; e < n; e++) {
+                    int64_t p = pos[e], k = term[e];
+                    if (p < 0 || p >= nout || k < 0 || k >= nw)
+                        break;
+                    out[p] += w[k] * num[e];
+                }
             }
             if (e < n) {
                 memset(out, 0, (size_t)nout * sizeof(double)); /* no half sum left behind */

@@ -351,6 +351,9 @@ marked_backprop(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         Py_DECREF(g);
     }
+    /* every scratch of the walk was taken on the way (a live operand comes after its user in this
+       loop), so walk_end need not read each node once more to clear it */
+    w.n = 0;
     goto out;
 fail:
     Py_CLEAR(result);

@@ -108,15 +108,17 @@ class BlockHessian:
         if not len(data):
             return np.zeros(self.nnz)
         index = self._weight_index
-        if index is not self.term:  # a negated entry: w*(-v) == (-w)*v, bit for bit
+        negated = index is not self.term  # a negated entry: w*(-v) == (-w)*v, bit for bit
+        if SWEEP is not None and _int64_rows(index) and _int64_rows(self.position):
+            # the same sums in the same order, in one pass, reading [w, -w] without building it (_csweep_assemble.c)
+            out = np.empty(self.nnz)
+            SWEEP.assemble(self.position, index, np.ascontiguousarray(w), np.ascontiguousarray(data), out, negated)
+            return out
+        if negated:
             signed = np.empty(2 * len(w))
             signed[: len(w)] = w
             np.negative(w, out=signed[len(w) :])
             w = signed
-        if SWEEP is not None and _int64_rows(index) and _int64_rows(self.position):
-            out = np.empty(self.nnz)  # the same sums in the same order, in one pass (diff/_csweep_assemble.c)
-            SWEEP.assemble(self.position, index, np.ascontiguousarray(w), np.ascontiguousarray(data), out)
-            return out
         if scratch is None or scratch.shape != data.shape or scratch.dtype != np.float64:
             return np.bincount(self.position, weights=data * w[index], minlength=self.nnz)
         np.take(w, index, out=scratch)
