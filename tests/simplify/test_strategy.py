@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 from eg_strategies import SYMBOLS, X, Y, Z, point_arrays, terms
@@ -11,12 +13,15 @@ from test_simplify import values_agree
 
 import exprgraph as eg
 from exprgraph.diff import grad
+from exprgraph.egraph.strategy import repeats, rules_for
 from exprgraph.simplify import cost, simplify
 from exprgraph.simplify.budget import SimplifyInfo
 from exprgraph.simplify.signed_zero import never_minus_zero, sign_sensitive
 from exprgraph.simplify.simplify import size
 
 x, y, z = X, Y, Z
+#: the module (``exprgraph.egraph.strategy`` the attribute is the strategy function)
+STRATEGY = importlib.import_module("exprgraph.egraph.strategy")
 
 
 # -- never larger, idempotent, same values ---------------------------------------------------------
@@ -232,3 +237,36 @@ def test_seed_gradient_of_the_repeated_sum() -> None:
     d = grad(x + x + x + x + x)
     assert str(simplify(d[x])) == "5.0"
     _no_larger_than_printed(d[x], "5")
+
+
+# -- which forms the unsafe saturation leaves out ------------------------------------------------------
+
+
+def test_repeats_finds_an_operand_met_twice() -> None:
+    assert not repeats(eg.parse("sin(x + y) + cos(z)")) and not repeats(eg.parse("cos(2*x)"))
+    assert repeats(eg.parse("sin(x) + cos(x)")) and repeats(eg.parse("x*x")) and repeats(eg.parse("cos(2*x)**2"))
+    assert repeats(eg.parse("sin(0.5*(0.25*y)**3)"))  # two constants the unsafe algebra may fold into one
+
+
+def test_a_tree_with_a_negation_is_still_saturated() -> None:
+    # the unsafe algebra takes the negation into a constant: -(sin(z) + 1/x) -> -1/x - sin(z)
+    form = eg.parse("-(sin(z) + 1.0/x)")
+    assert rules_for(form, True) and not rules_for(eg.parse("sin(z) + 1.0/x"), True)
+    assert str(simplify(eg.parse("y - sin(z) - (1.0/x + y)"), unsafe=True)) == "-1/x - sin(z)"
+
+
+@settings(max_examples=300, deadline=None)
+@given(t=terms(max_depth=4, kind="continuous"))
+# found by the claim's first spellings: constants folded across a product, exp(log(u)) -> u
+@example(t=eg.sin(eg.exp(eg.log(Y)) * eg.exp(eg.const(-1.5))))
+@example(t=eg.tan(0.5 * eg.tanh((Y / (1.5 + eg.sin(eg.const(2.0)))) ** 2 / (1.5 + eg.sin(-eg.tanh(eg.const(0.5)))))))
+def test_the_saturation_left_out_would_find_nothing_cheaper(t: eg.Term) -> None:
+    # the claim behind rules_for leaving out a tree: saturating it anyway gives no cheaper result
+    ours = simplify(t, unsafe=True)
+    saved = STRATEGY.repeats
+    STRATEGY.repeats = lambda form: True  # every form with a function the identities are about is saturated
+    try:
+        full = simplify(t, unsafe=True)
+    finally:
+        STRATEGY.repeats = saved
+    assert cost(ours) <= cost(full), (str(t), str(ours), str(full))

@@ -1,6 +1,6 @@
 """The polynomial forms ``simplify(unsafe=True)`` tries: ``expand``, ``factor`` and ``cancel`` of a term.
 
-Each is worked out once per call of ``simplify`` (``memo`` is the call's): ``factor`` and ``cancel``
+Each is worked out once per call of ``simplify`` (through the call's ``Run.once``): ``factor`` and ``cancel``
 read a term's rational function in lowest terms once, and a rational function met again (a term and
 its canonical form often have the same one: ``x*y + x*z`` and ``x*z + x*y``) is not factored again.
 A form's term depends on the rational function and on the dtype of the term it came from only.
@@ -9,9 +9,11 @@ A form's term depends on the rational function and on the dtype of the term it c
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from ..core import Term, get_op, postorder
+from ..core.dtypes import is_float
 from ..errors import ExprgraphError
 from ..poly import Ratio, r_cancel, same_kind, to_ratio
 from .polynomial import expand, factored
@@ -31,17 +33,7 @@ _RING = _SUMS | _PRODUCTS
 _MAX_FLAT = 64
 
 
-def forms_for(term: Term, memo: dict[tuple, Any] | None = None) -> tuple[str, ...]:
-    """The forms (of :data:`FORMS`) that may reshape ``term`` (once per term with a call's ``memo``)."""
-    if memo is None:
-        return _forms_for(term)
-    found = memo.get(("forms_for", term))
-    if found is None:
-        found = memo["forms_for", term] = _forms_for(term)
-    return found
-
-
-def _forms_for(term: Term) -> tuple[str, ...]:
+def forms_for(term: Term) -> tuple[str, ...]:
     """The forms (of :data:`FORMS`) that may reshape ``term``, by a check over its nodes before any algebra.
 
     All three where a product, quotient or power has a sum operand, a product or quotient is raised
@@ -97,29 +89,42 @@ def _atoms_of(t: Term) -> set[Term]:
     return out
 
 
-def formed(name: str, base: Term, memo: dict[tuple, Any]) -> Term:
+#: ``once(key, make)`` (a call's :meth:`~.simplify.Run.once`): ``make()`` the first time ``key`` is asked
+#: for in the call, the same value after
+Once = Callable[[tuple, Callable[[], Any]], Any]
+
+
+def _now(key: tuple, make: Callable[[], Any]) -> Any:
+    """``make()`` (the ``once`` of a call without a memo: every time)."""
+    return make()
+
+
+def formed(name: str, base: Term, once: Once | None = None) -> Term:
     """The form ``name`` (one of :data:`FORMS`) of ``base``; raises what the polynomial algebra raises
-    past its limits (:class:`~exprgraph.errors.TermTooLargeError`, ValueError, ZeroDivisionError)."""
+    past its limits (:class:`~exprgraph.errors.TermTooLargeError`, ValueError, ZeroDivisionError).
+    With ``once``, each rational function is worked out once a call."""
     if name == "expand":
         return expand(base)
-    ratio, key = _lowest_terms(base, memo)
-    raw_key = (name, key, base.dtype, base.shape)
-    raw = memo.get(raw_key)
-    if raw is None:
-        raw = memo[raw_key] = factored(ratio, base) if name == "factor" else fraction_term(ratio, base)
-    return same_kind(raw, base)
+    work = once or _now
+    ratio, key = _lowest_terms(base, work)
+
+    def make() -> Term:
+        return factored(ratio, base) if name == "factor" else fraction_term(ratio, base)
+
+    return same_kind(work((name, key, base.dtype, base.shape), make), base)
 
 
-def _lowest_terms(base: Term, memo: dict[tuple, Any]) -> tuple[Ratio, tuple[frozenset, frozenset]]:
+def _lowest_terms(base: Term, once: Once) -> tuple[Ratio, tuple]:
     """``base``'s rational function in lowest terms and a hashable key of it (once a call; a failure too)."""
-    found = memo.get(("ratio", base))
-    if found is None:
+
+    def make() -> Any:
         try:
             ratio = r_cancel(to_ratio(base))
-            found = (ratio, (frozenset(ratio[0].items()), frozenset(ratio[1].items())))
+            return (ratio, (frozenset(ratio[0].items()), frozenset(ratio[1].items())))
         except (ExprgraphError, ValueError, ZeroDivisionError) as e:  # kept: raised again for the other form
-            found = e
-        memo["ratio", base] = found
+            return e
+
+    found = once(("ratio", base), make)
     if isinstance(found, Exception):
         raise found
     return found
@@ -141,15 +146,17 @@ def small_integers(term: Term) -> bool:
     return True
 
 
-def settled(term: Term, memo: dict[tuple, Any] | None = None) -> bool:
-    """Whether no form reshapes ``term`` (:func:`forms_for`) and its constants are folded: no operation on
-    constants alone, no division by a constant nor power of one (the passes leave ``(-1)**-1`` and ``x/1**-1``
-    of integers, numpy raising on a negative integer power; a form folds them)."""
-    if forms_for(term, memo):
+def settled(term: Term, forms: tuple[str, ...] | None = None) -> bool:
+    """Whether no form reshapes ``term`` (:func:`forms_for`, or ``forms`` if known) and its constants are folded:
+    no operation on constants alone, no division by a constant nor power of one (the passes leave ``(-1)**-1``
+    and ``x/1**-1`` of integers, numpy raising on a negative integer power; a form folds them). A float
+    operation on constants alone the passes leave is an exact number no fold simplifies (``sqrt(3)``): an
+    atom to the forms too."""
+    if forms_for(term) if forms is None else forms:
         return False
     for t in postorder((term,)):
         if t.args and (
-            all(a.op is _CONST for a in t.args)
+            (all(a.op is _CONST for a in t.args) and not is_float(t.dtype))
             or (t.op is _TRUEDIV and t.args[1].op is _CONST)
             or (t.op is _POW and t.args[0].op is _CONST)
         ):

@@ -17,13 +17,14 @@ Mixed with a float, they fold to a float.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from ..core import Term, const, get_op
+from ..core import Term, const, get_op, postorder
 from ..core.dtypes import FLOAT32, FLOAT64, INT64_MAX, INT64_MIN
 from ..core.exact import Rational
 from ..core.exact_fold import EXACT_LEAVES, exact_value, fold_exact, is_exact
@@ -45,6 +46,7 @@ __all__ = [
     "one_base",
     "const_like",
     "exact_first",
+    "cost",
     "INT_MIN",
     "INT_MAX",
 ]
@@ -314,3 +316,23 @@ def _float_fold(t: Term) -> Term | None:
         return const(evaluate(t, {}), dtype=t.dtype)
     except (EvaluationError, ArithmeticError, ValueError, TypeError):
         return None
+
+
+#: each term's cost, worked out once (terms are immutable and interned, so it never changes)
+_COSTS: weakref.WeakKeyDictionary[Term, int] = weakref.WeakKeyDictionary()
+
+
+def cost(term: Term) -> int:
+    """Distinct nodes of ``term`` other than scalar constants (operations, symbols, array constants).
+
+    A node of n > 2 operands counts n - 1, the binary operations it stands for, so a flat
+    ``x + y + x`` (as parsed) costs what ``(x + y) + x`` does. Cached per term.
+    """
+    found = _COSTS.get(term)
+    if found is None:
+        found = _COSTS[term] = sum(
+            len(t.args) - 1 if len(t.args) > 2 else 1
+            for t in postorder(term)
+            if not (t.op.name == "const" and not t.shape)
+        )
+    return found

@@ -14,11 +14,10 @@ zero reaches a divisor stays never -0.0 (:func:`sign_sensitive`, :func:`never_mi
 from __future__ import annotations
 
 import time
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 from ..core import Term, as_term, get_op, postorder, substitute
 from ..core.dtypes import is_float
@@ -28,7 +27,7 @@ from .budget import DEFAULT_MAX_STEPS, SimplifyInfo, check_budget_args, deadline
 from .canonical import CANONICAL_RULES, SAFE_ONLY, GuardedRule
 from .forms import formed, forms_for, settled, small_integers
 from .integers import simplify_integers
-from .numbers import const_like
+from .numbers import const_like, cost
 from .output import OUTPUT_RULES
 from .signed_zero import KeptSum, never_minus_zero, placeholder, same_minus_zero, sign_sensitive
 from .steps import LogEntry, recording, step, with_reuses
@@ -43,6 +42,8 @@ __all__ = [
     "METHODS",
     "DEFAULT_MAX_STEPS",
 ]
+
+T = TypeVar("T")
 
 #: simplification methods other than the rule engine, by name: ``fn(term, *, unsafe) -> term``.
 #: A layer above registers its own when imported (``exprgraph.egraph`` adds "egraph"; importing
@@ -64,26 +65,6 @@ _ALGEBRA_ROUNDS = 4
 #: one or two operations: ``x + 1``) that no form reshapes and whose constants are folded, a form of the input
 #: beats only where the passes missed a respelling (none in 455 on the corpus; test_forms_gates.py checks it)
 _ALGEBRA_MIN_COST = 4
-
-
-#: each term's cost, worked out once (terms are immutable and interned, so it never changes)
-_COSTS: weakref.WeakKeyDictionary[Term, int] = weakref.WeakKeyDictionary()
-
-
-def cost(term: Term) -> int:
-    """Distinct nodes of ``term`` other than scalar constants (operations, symbols, array constants).
-
-    A node of n > 2 operands counts n - 1, the binary operations it stands for, so a flat
-    ``x + y + x`` (as parsed) costs what ``(x + y) + x`` does. Cached per term.
-    """
-    found = _COSTS.get(term)
-    if found is None:
-        found = _COSTS[term] = sum(
-            len(t.args) - 1 if len(t.args) > 2 else 1
-            for t in postorder(term)
-            if not (t.op.name == "const" and not t.shape)
-        )
-    return found
 
 
 def _used(rule: GuardedRule, unsafe: bool) -> bool:
@@ -213,6 +194,17 @@ class Run:
     #: coincide; each round starts from the last's form) is not worked out again
     memo: dict[tuple, Any] = field(default_factory=dict)
 
+    def once(self, key: tuple, make: Callable[[], T]) -> T:
+        """``make()`` the first time ``key`` is asked for in this call, the same value after (None too)."""
+        found = self.memo.get(key, _MISSING)
+        if found is _MISSING:
+            found = self.memo[key] = make()
+        return found
+
+
+#: what :meth:`Run.once` finds for a key not worked out yet
+_MISSING: Any = object()
+
 
 def better(a: Term, b: Term, run: Run) -> bool:
     """Whether ``a`` is strictly cheaper than ``b``: by ``run.cost`` if given, else by :func:`cost` (the DAG
@@ -253,9 +245,9 @@ def _algebraic(term: Term, best: Term, run: Run) -> Term:
     Unsafe: a cancelled factor may be 0 (``x - 1`` at ``x = -1``), an expansion rounds differently."""
     if cost(term) > _ALGEBRA_MAX_COST:
         return best
-    if run.cost is None and cost(best) < _ALGEBRA_MIN_COST and settled(best, run.memo):
+    if run.cost is None and cost(best) < _ALGEBRA_MIN_COST and settled(best, _forms(best, run)):
         return best  # a form of the input beats so small a form only where the passes missed a respelling
-    bases = [(b, forms_for(b, run.memo)) for b in (term, best) if small_integers(b)]
+    bases = [(b, _forms(b, run)) for b in (term, best) if small_integers(b)]
     for _ in range(_ALGEBRA_ROUNDS):  # again from what improved, so that the result is a fixpoint
         found = None
         for base, forms in bases:
@@ -265,40 +257,46 @@ def _algebraic(term: Term, best: Term, run: Run) -> Term:
                     continue  # a budget or a limit of the polynomial algebra: that form is not tried
                 if better(candidate, found or best, run) and no_larger(candidate, term) and small_integers(candidate):
                     found, name = candidate, form
+                    if run.cost is None and cost(found) == 0:
+                        break  # a constant: no form is cheaper (and a constant has no forms)
+            if found is not None and run.cost is None and cost(found) == 0:
+                break
         if found is None:
             break
         if run.log is not None:  # the form of an equal term (the input, or the best so far)
             run.log.append((f"{name} (unsafe)", best, found))
         best = found
         run.info.chosen = name
-        bases = [(best, forms_for(best, run.memo))]
+        bases = [(best, _forms(best, run))]
     return best
+
+
+def _forms(term: Term, run: Run) -> tuple[str, ...]:
+    """:func:`~.forms.forms_for` once per term in a call."""
+    return run.once(("forms_for", term), lambda: forms_for(term))
 
 
 def _algebraic_form(form: str, base: Term, run: Run) -> Term | None:
     """The form ``form`` of ``base`` (:mod:`.forms`) put through the unsafe passes, None past a limit of
     the polynomial algebra (once a call)."""
-    key = ("form", form, base)
-    if key in run.memo:
-        return run.memo[key]
-    try:
-        candidate: Term | None = passes(formed(form, base, run.memo), True, run)
-    except (ExprgraphError, ValueError, ZeroDivisionError):
-        candidate = None
-    run.memo[key] = candidate
-    return candidate
+
+    def make() -> Term | None:
+        try:
+            return passes(formed(form, base, run.once), True, run)
+        except (ExprgraphError, ValueError, ZeroDivisionError):
+            return None
+
+    return run.once(("form", form, base), make)
 
 
 def passes(term: Term, unsafe: bool, run: Run, log: list[LogEntry] | None = None) -> Term:
     """:func:`_passes` within ``run``'s budget; without a log or a profile once per term and strength in a call."""
     if log is not None or run.profile is not None:
         return _passes(term, unsafe, run.profile, run.max_steps, run.time_limit, log)
-    key = ("passes", term, unsafe)
-    found = run.memo.get(key)
-    if found is None:
-        memos = run.memo.setdefault(("walks", unsafe), ({}, {}))
-        found = run.memo[key] = _passes(term, unsafe, None, run.max_steps, run.time_limit, None, memos)
-    return found
+    memos: tuple[dict[Term, Term], dict[Term, Term]] = run.once(("walks", unsafe), lambda: ({}, {}))
+    return run.once(
+        ("passes", term, unsafe), lambda: _passes(term, unsafe, None, run.max_steps, run.time_limit, None, memos)
+    )
 
 
 def _passes(

@@ -30,6 +30,7 @@ from .numbers import const_like, number, power, scaled, split_coefficient
 from .trig_terms import (
     FUNCTIONS,
     Key,
+    Reading,
     contains,
     factor_terms,
     half,
@@ -267,13 +268,16 @@ def _instances(exps: dict[Key, Any], bases: dict[Key, Term], unsafe: bool = True
     table = _ONE_BY_FUNCTION[unsafe]
     for k in funcs:
         u = bases[k].args[0]
+        halved: tuple | None = None  # (linear form, term) of half of u, worked out once a base
         for r, has_u, has_2u in table.get(k[0], ()):
             if has_u:
                 out.append((r, {"u": k[1]}, {"u": u}))
             if has_2u:  # cos(2*u) + 1 -> 2*cos(u)**2: u is half the argument
-                h = half(u)
-                if h is not None:
-                    out.append((r, {"u": scale(k[1], Fraction(1, 2))}, {"u": h}))
+                if halved is None:
+                    h = half(u)
+                    halved = (None, None) if h is None else (scale(k[1], Fraction(1, 2)), h)
+                if halved[1] is not None:
+                    out.append((r, {"u": halved[0]}, {"u": halved[1]}))
     two = _TWO_BY_STRENGTH[unsafe]
     if not two:
         return out
@@ -378,11 +382,12 @@ _PRODUCTS_BOTH_WAYS = PRODUCTS + [(n, a, _inverse(s), 1 / k, _inverse(r), safe) 
 _PRODUCTS_BY_STRENGTH = {True: _PRODUCTS_BOTH_WAYS, False: [p for p in _PRODUCTS_BOTH_WAYS if p[5]]}
 
 
-def _product(t: Term, unsafe: bool) -> Term | None:
-    """The first identity of PRODUCTS found in the product ``t``, applied."""
-    if not _has_function(t):
-        return None  # cheap rejection: every identity of PRODUCTS has a trigonometric or hyperbolic factor
-    read = read_term(t, strict=not unsafe)
+def _product(t: Term, unsafe: bool, read: Reading | None = None) -> Term | None:
+    """The first identity of PRODUCTS found in the product ``t`` (read as ``read`` if given), applied."""
+    if read is None:
+        if not _has_function(t):
+            return None  # cheap rejection: every identity of PRODUCTS has a trigonometric or hyperbolic factor
+        read = read_term(t, strict=not unsafe)
     if read is None:
         return None
     coef, exps, bases = read
@@ -406,8 +411,13 @@ def _product(t: Term, unsafe: bool) -> Term | None:
 def trig_product(t: Term) -> Term | None:
     # c*sin(u)*cos(u)**-1*O -> c*tan(u)*O, 2*sin(u)*cos(u) -> sin(2*u), ... anywhere in a product, and
     # sin(u)**2/(1 - cos(u)) -> 1 + cos(u) (unsafe)
-    out = _product(t, unsafe=True)
-    return out if out is not None else square_over_one_minus(t)
+    if not _has_function(t):
+        return None  # cheap rejection: both need a trigonometric or hyperbolic factor (sin(u)**2 above the line)
+    read = read_term(t)  # (read once for both)
+    if read is None:
+        return None
+    out = _product(t, True, read)
+    return out if out is not None else square_over_one_minus(t, read)
 
 
 def trig_product_safe(t: Term) -> Term | None:

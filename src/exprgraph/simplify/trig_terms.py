@@ -15,9 +15,9 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from ..core import Term, get_op, postorder
+from ..core import Term, get_op
 from ..core.dtypes import is_float
-from .numbers import const_like, number, power, scaled, split_coefficient
+from .numbers import const_like, cost, number, power, scaled, split_coefficient
 
 __all__ = [
     "FUNCTIONS",
@@ -55,9 +55,8 @@ Monomial = dict
 Reading = tuple[Fraction, dict[Key, Any], dict[Key, Term]]
 
 
-def size(t: Term) -> int:
-    """Distinct nodes of ``t`` other than scalar constants (the simplifier's measure, n-ary nodes as n - 1)."""
-    return sum(len(a.args) - 1 if len(a.args) > 2 else 1 for a in postorder(t) if not (a.op is CONST and not a.shape))
+#: distinct nodes of a term other than scalar constants, n-ary nodes as n - 1: the simplifier's measure (cached)
+size = cost
 
 
 def _exact(v: Any) -> Fraction | None:
@@ -67,8 +66,13 @@ def _exact(v: Any) -> Fraction | None:
     return Fraction(v)
 
 
+_ONE = Fraction(1)
+
+
 def linear(t: Term) -> Linear | None:
     """The linear form of ``t`` over its non-sum, non-numeric parts (None past 64 parts or for nan/inf)."""
+    if t.op is not ADD and t.op is not MUL and number(t) is None:
+        return frozenset(((t, _ONE),))  # one part (a symbol, a function): the common case, without a walk
     total: dict[Term | None, Fraction] = {}
     stack: list[tuple[Fraction, Term]] = [(Fraction(1), t)]
     while stack:

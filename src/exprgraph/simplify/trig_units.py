@@ -10,7 +10,7 @@ from typing import Any
 
 from ..core import Term, get_op
 from .numbers import const_like, number, power, split_coefficient
-from .trig_terms import contains, factor_terms, key_of, monomial, read_term, size
+from .trig_terms import Reading, contains, factor_terms, key_of, monomial, read_term, size
 
 __all__ = ["difference_of_squares", "square_over_one_minus"]
 
@@ -52,10 +52,10 @@ def difference_of_squares(t: Term) -> Term | None:
 _OTHER = {"sin": "cos", "cos": "sin"}
 
 
-def square_over_one_minus(t: Term) -> Term | None:
+def square_over_one_minus(t: Term, read: Reading | None = None) -> Term | None:
     # sin(u)**2/(1 - cos(u)) -> 1 + cos(u), sin(u)**2/(1 + cos(u)) -> 1 - cos(u) (and sin, cos swapped):
-    # (1 - g**2)/(1 - g) = 1 + g; unsafe: 0/0 = nan at u = 0, where 1 + cos(u) is 2
-    read = read_term(t)
+    # (1 - g**2)/(1 - g) = 1 + g; unsafe: 0/0 = nan at u = 0, where 1 + cos(u) is 2 (``read``: t read already)
+    read = read or read_term(t)
     if read is None:
         return None
     coef, exps, bases = read
