@@ -103,3 +103,19 @@ def test_products_and_powers_of_powers_keep_values(a: int | float, b: int | floa
         if unsafe:
             continue  # unsafe merges may differ at 0, inf and nan
         same_values(t, s)
+
+
+@pytest.mark.parametrize("base", [1, 2, -3])
+def test_an_integer_reciprocal_is_not_made_a_quotient(base: int) -> None:
+    # an int64 b**-1 is an evaluation error, and a/b a number: the safe output pass keeps the factor, and
+    # the result is a fixed point (it once became a/1, which a second call folded: not idempotent)
+    from exprgraph.core import const
+    from exprgraph.errors import EvaluationError
+
+    t = 2 / x * const(base) ** const(-1)
+    with pytest.raises(EvaluationError):
+        evaluate(t, {"x": 4.0})
+    once = simplify(t)
+    assert simplify(once) is once
+    with pytest.raises(EvaluationError):
+        evaluate(once, {"x": 4.0})

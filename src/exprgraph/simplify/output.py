@@ -16,6 +16,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..core import Term, const, get_op
+from ..core.dtypes import BOOL, INT64
 from ..core.exact_fold import is_exact
 from .canonical import GuardedRule, number
 from .numbers import const_like
@@ -94,8 +95,11 @@ def sum_to_differences(t: Term) -> Term | None:
 
 
 def _reciprocal(a: Term) -> Term | None:
-    """``b`` for a factor ``b**-1``, or ``1/b`` already in output form (``b**-1`` is rewritten first); else None."""
-    if a.op is POW and number(a.args[1]) == -1:
+    """``b`` for a factor ``b**-1``, or ``1/b`` already in output form (``b**-1`` is rewritten first); else None.
+
+    An integer ``b**-1`` is not one: it is an error when evaluated where ``a/b`` is a number.
+    """
+    if a.op is POW and number(a.args[1]) == -1 and a.dtype not in (INT64, BOOL):
         return a.args[0]
     if a.op is DIV and number(a.args[0]) == 1:
         return a.args[1]
