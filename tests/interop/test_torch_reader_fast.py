@@ -112,8 +112,11 @@ def test_a_float_name_inside_a_relation_is_refused_quietly_then_loudly() -> None
     r.try_read(NAMES[0])
     rel = sp.Lt(ZF, NAMES[0])
     assert r.try_read(rel) is None  # the quick path: no exception raised
-    with pytest.raises(ConversionError, match="not an integer"):
-        r.read(rel)  # the remembered failure, as an error
+    with pytest.raises(ConversionError, match=f"{ZF.name!r} is not an integer"):
+        r.read(rel)  # the remembered failure, as an error made now (it names the float symbol)
+    assert r.try_read(ZF) is None
+    with pytest.raises(ConversionError, match=f"{ZF.name!r} is not an integer"):
+        r.read(ZF)
     assert r.try_read(sp.Integer(7)) is not None and r.try_read(sp.Rational(1, 2)) is None
 
 

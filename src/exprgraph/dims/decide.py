@@ -16,7 +16,7 @@ from .division import coefficient_gcd, mod_poly, monomial_quotient
 from .factored import exact_quotient, expand, has_sums
 from .normal import top_term
 from .ranges import Range
-from .relations import sign_known, tight_range
+from .relations import factored_range, meet, sign_known, tight_range
 from .ring import Poly, p_const_value, p_is_const, p_sub
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "never_zero",
     "decide",
     "decide_difference",
+    "factored",
     "compare",
     "divides",
     "exact_quotient_term",
@@ -89,7 +90,17 @@ def decide_difference(op: str, lp: Poly, rp: Poly, ctx: Context) -> tuple[bool |
     if answer is not None:
         return answer, d
     lo, hi = tight_range(d, ctx, (-r[1], -r[0]) if flip else r)
-    return sign_known(op, (-hi, -lo) if flip else (lo, hi)), d
+    answer = sign_known(op, (-hi, -lo) if flip else (lo, hi))
+    if answer is None:
+        lo, hi = factored(d, ctx, (lo, hi))
+        answer = sign_known(op, (-hi, -lo) if flip else (lo, hi))
+    return answer, d
+
+
+def factored(d: Poly, ctx: Context, r: Range) -> Range:
+    """``r`` (a range of ``d``) met with the range of ``d``'s factors (see :func:`.relations.factored_range`)."""
+    f = factored_range(d, ctx)
+    return r if f is None else meet(r, f)
 
 
 def compare(lp: Poly, rp: Poly, ctx: Context) -> str | None:
@@ -98,6 +109,8 @@ def compare(lp: Poly, rp: Poly, ctx: Context) -> str | None:
     if is_zero(d, ctx):
         return "=="
     lo, hi = tight_range(d, ctx)
+    if lo <= 0 <= hi:
+        lo, hi = factored(d, ctx, (lo, hi))
     if lo > 0:
         return ">"
     if hi < 0:

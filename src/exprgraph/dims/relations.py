@@ -3,22 +3,30 @@
 A relation is ``(op, left, right)`` with op one of lt, le, gt, ge, eq, ne: text such as
 ``"s0 + 1 >= 2**4"`` or torch's ``"Eq(s0, 1)"``, or a core relational term. Bounds of ranges may
 be written with powers of integer literals (``2**31-1``) and infinities (``inf``, ``oo``, ``int_oo``).
+
+When the ranges of a difference leave its sign open, :func:`factored_range` bounds it by its factors: the linear
+factors ``x - end`` that vanish at an end of an atom's range (``s*k**2 + 2*s*k + 3 - 3*s - 3*k`` is
+``(k - 1)*(s*(k + 3) - 3)``, ``>= 0`` for ``k >= 1, s >= 1``) are taken out by
+:func:`exprgraph.poly.factor.p_root_factors`, and the range of the product is that of the factors' ranges.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, Final
 
 from ..core.term import Term
-from ..errors import DimExpressionError
-from .context import Context, context
+from ..errors import DimExpressionError, TermTooLargeError
+from ..poly.factor import p_root_factors
+from .context import CACHE_LIMIT, CLEAR_HOOKS, Context, context
+from .intervals import Interval, _monomials, summands
 from .monomials import Mono, mono_div
 from .normal import top_term
 from .parse import parse_expression
-from .ranges import INF, Range, ceil_div, floor_div, r_add, r_mul
+from .ranges import INF, UNBOUNDED, Range, ceil_div, floor_div, r_add, r_mul, r_pow
 from .regions import to_poly
-from .ring import Poly, p_add, p_mono_gcd, p_scale
+from .ring import Budget, Poly, p_add, p_atoms, p_degree, p_eval, p_mono_gcd, p_scale
 from .terms import CONST, FN, MOD, TERM, dim_const, is_dim_term
 
 __all__ = [
@@ -37,6 +45,10 @@ __all__ = [
     "floor_bound",
     "sign_known",
     "tight_range",
+    "factored_range",
+    "quick_factored",
+    "MAX_FACTOR_TERMS",
+    "MAX_FACTOR_ATOMS",
     "narrowings",
 ]
 
@@ -48,6 +60,11 @@ _RELATIONS: Final = ("lt", "le", "gt", "ge", "eq", "ne")
 _COMPARATORS: Final = (("<=", "le"), (">=", "ge"), ("==", "eq"), ("!=", "ne"), ("<", "lt"), (">", "gt"))
 #: sympy's and torch's relation calls: Eq(a, b) ...
 _RELATION_CALLS: Final = {"Eq": "eq", "Ne": "ne", "Lt": "lt", "Le": "le", "Gt": "gt", "Ge": "ge"}
+#: factored_range tries differences of at most this many terms, over at most this many atoms, and spends at
+#: most FACTOR_WORK monomial operations (a larger difference keeps the sign its ranges give)
+MAX_FACTOR_TERMS: Final = 16
+MAX_FACTOR_ATOMS: Final = 4
+FACTOR_WORK: Final = 4096
 _POWER: Final = re.compile(r"(\d+)\s*\*\*\s*(\d+)")
 RANGE_TEXT: Final = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s+in\s*[\[(](.*),(.*)[\])]\s*\Z", re.S)
 _INFINITE: Final = frozenset(["inf", "oo", "int_oo", "+inf", "+oo", "+int_oo", "-inf", "-oo", "-int_oo", "None", ""])
@@ -231,6 +248,104 @@ def tight_range(p: Poly, ctx: Context, known: Range | None = None) -> Range:
         del rest[m]
         lo, hi = ctx.range_of(p_add(rest, p_scale(args[1], c), {(): -c}))
         r = meet(r, (lo, INF) if c < 0 else (-INF, hi))
+    return r
+
+
+def factored_range(p: Poly, ctx: Context) -> Range | None:
+    """A range of ``p`` from its factors ``p == q * prod (x - e)**k``, ``e`` an end of the range of the atom ``x``
+    (so ``x - e`` keeps one sign): the product of the factors' ranges (``q``'s tight range). None when no such
+    factor divides ``p``, or ``p`` is past the limits (MAX_FACTOR_TERMS, MAX_FACTOR_ATOMS, FACTOR_WORK)."""
+    return _by_factors(p, ctx.atom_range, lambda q: tight_range(q, ctx))
+
+
+def quick_factored(op: str, a: Term, b: Term, memo: dict[Term, Interval]) -> bool | None:
+    """``a OP b`` (lt le gt ge) for every value, from the factors of ``a - b`` written over the nodes that the
+    intervals in ``memo`` bound (the monomials of :func:`.intervals.difference`): True, False, or None when they do
+    not decide it. No polynomial of the DimEnv is made (torch's quick path asks this before the DimEnv)."""
+    if op == "eq" or op == "ne":
+        return None
+    ma, mb = _side_monomials(a), _side_monomials(b)
+    if ma is None or mb is None:
+        return None
+    d: Poly = dict(ma)  # a - b (monomials keyed by factors sorted by identity: the ring's)
+    for m, c in mb.items():
+        v = d.get(m, 0) - c
+        if v:
+            d[m] = v
+        else:
+            d.pop(m, None)
+
+    def atom_range(x: Term) -> Range:
+        i = memo.get(x)
+        return (i[0], i[1]) if i else UNBOUNDED
+
+    def poly_range(q: Poly) -> Range:
+        r: Range = (0, 0)
+        for m, c in q.items():
+            mr: Range = (c, c)
+            for x, e in m:
+                xr = atom_range(x)
+                mr = r_mul(mr, r_pow(xr, e) if e > 1 else xr)
+            r = r_add(r, mr)
+        return r
+
+    r = _by_factors(d, atom_range, poly_range)
+    if r is None:
+        return None
+    if op == "lt" or op == "le":  # d < 0 is -d > 0
+        return sign_known("gt" if op == "lt" else "ge", (-r[1], -r[0]))
+    return sign_known(op, r)
+
+
+#: the monomials of each side quick_factored met (None: too many parts); sides recur across questions and ranges
+_SIDES: Final[dict[Term, Poly | None]] = {}
+
+
+def _side_monomials(t: Term) -> Poly | None:
+    """The monomials of ``t`` over the nodes the intervals bound (None past MAX_FACTOR_TERMS parts), cached."""
+    if t in _SIDES:
+        return _SIDES[t]
+    out: Poly | None = None
+    monos: dict[tuple, int] = {}
+    if summands(t, 1, MAX_FACTOR_TERMS) is not None and _monomials(t, 1, monos):
+        out = {m: c for m, c in monos.items() if c}
+    if len(_SIDES) > CACHE_LIMIT:
+        _SIDES.clear()
+    _SIDES[t] = out
+    return out
+
+
+CLEAR_HOOKS.append(_SIDES.clear)
+
+
+def _by_factors(p: Poly, atom_range: Callable[[Term], Range], poly_range: Callable[[Poly], Range]) -> Range | None:
+    """:func:`factored_range` with the ranges of atoms and of polynomials given."""
+    if len(p) < 3 or len(p) > MAX_FACTOR_TERMS:
+        return None  # (a difference of two terms is bounded exactly by tight_range's common factor)
+    atoms = p_atoms(p)
+    if len(atoms) > MAX_FACTOR_ATOMS:
+        return None
+    roots: dict[Term, list[int]] = {}
+    for a in atoms:
+        if p_degree(p, a) < 2 and len(atoms) == 1:
+            return None  # linear in its only atom: no factor but itself
+        lo, hi = atom_range(a)
+        ends = [e for e in (lo, hi) if type(e) is int and not p_eval(p, {a: e})]  # the ends where p is 0
+        if ends:
+            roots[a] = ends
+    if not roots:
+        return None
+    try:
+        found, q = p_root_factors(p, roots, Budget(FACTOR_WORK))
+    except TermTooLargeError:
+        return None
+    if not found:
+        return None
+    r = poly_range(q)
+    for a, e, k in found:
+        # x - e for x in [lo, hi]: [lo - e, hi - e], one sign as e is an end
+        shifted = r_add(atom_range(a), (-e, -e))
+        r = r_mul(r, r_pow(shifted, k) if k > 1 else shifted)
     return r
 
 

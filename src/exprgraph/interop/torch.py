@@ -31,6 +31,7 @@ from ..core.walk import postorder_until
 from ..dims import DimEnv, dim_const, dim_name, parse_expression
 from ..dims.intervals import ALWAYS, ASK, SOMETIMES, Interval, quick_bound, quick_relation, relation_of_intervals
 from ..dims.ranges import INF, Range
+from ..dims.relations import quick_factored
 from ..dims.terms import CONST, RESERVED_NAMES, SYMBOL, is_leaf
 from ..dims.witness import reached_ends, sometimes
 from ..errors import ConversionError
@@ -237,6 +238,9 @@ class TorchDims:
                 return v == ALWAYS
             if sometimes(op, a, b, name_range, self._intervals, self._ends):
                 return None  # true at some values, false at others (see exprgraph.dims.witness)
+            known = quick_factored(op, a, b, self._intervals)
+            if known is not None:
+                return known  # decided by the factors of a - b (see exprgraph.dims.relations)
         env = self._dims_env()
         if not self._quick and is_leaf(a) and is_leaf(b) and a is not b and env._facts is None:
             # two names or numbers under the DimEnv's current ranges: exact (facts relate names: they answer)

@@ -104,6 +104,13 @@ def _basic_args(cls: type) -> bool:
     return False
 
 
+def _error(why: Any) -> ConversionError:
+    """The error of an expression that has no term: ``why`` is the error, or the name of its float or bool symbol."""
+    if isinstance(why, ConversionError):
+        return ConversionError(str(why))
+    return ConversionError(f"torch expression: the symbol {why!r} is not an integer (a float or a bool)")
+
+
 def _args(node: Any) -> Any:
     """The arguments of a node (sympy's slot when its ``args`` is ``Basic``'s: the property costs a call)."""
     return node._args if type(node) in _RAW_ARGS else node.args
@@ -118,8 +125,9 @@ class Reader:
         self.done: dict[int, Any] = {}
         self.kept: list[Any] = []
         self.replacements = dict(replacements or {})
-        #: id(root) -> (root, the error reading it raised): expressions that have no term
-        self.failed: dict[int, tuple[Any, ConversionError]] = {}
+        #: id(root) -> (root, the error reading it raised, or the name of the float or bool symbol it has: the error
+        #: is made only if it is raised): expressions that have no term
+        self.failed: dict[int, tuple[Any, Any]] = {}
         #: names met, with the default range their assumptions give (torch's default for a name without a range)
         self.symbols: dict[str, tuple[int | None, int | None]] = {}
 
@@ -131,6 +139,11 @@ class Reader:
         if isinstance(x, (int, float, bool)):
             return ()
         return getattr(x, "args", ())
+
+    def keep(self, node: Any, value: Any) -> None:
+        """Record the term (or ratio) read for ``node``; the node is kept alive, so no other object takes its id."""
+        self.done[id(node)] = value
+        self.kept.append(node)
 
     def value(self, x: Any) -> Any:
         """The term (or ratio) read for ``x`` (the table is keyed by identity: hashing sympy is slow)."""
@@ -146,7 +159,7 @@ class Reader:
             return self._result(hit, root)
         failed = self.failed.get(id(root))
         if failed is not None and failed[0] is root:
-            raise ConversionError(str(failed[1])) from None
+            raise _error(failed[1]) from None
         if len(done) > MAX_NODES:
             done.clear()
             self.kept.clear()
@@ -179,7 +192,7 @@ class Reader:
                 return self._read_one(root, how)
         if getattr(root, "is_Symbol", False) is True and _fact(root, "integer") is not True:
             if root.name not in self.replacements:  # a float or a bool name: no term (and no error to raise)
-                self.failed[id(root)] = (root, ConversionError(f"torch expression: {root.name!r} is not an integer"))
+                self.failed[id(root)] = (root, root.name)
                 return None
         try:
             return self.read(root)
@@ -189,17 +202,15 @@ class Reader:
     def _read_leaf(self, root: Any) -> Term | None:
         """:meth:`try_read` of a leaf (no replacements)."""
         if getattr(root, "is_Symbol", False) is True and _fact(root, "integer") is not True:
-            # a float or a bool name (torch asks about many): no term, and no error raised (raising costs)
-            err = ConversionError(f"torch expression: the symbol {root.name!r} is not an integer (a float or a bool)")
-            self.failed[id(root)] = (root, err)
+            # a float or a bool name (torch asks about many): no term, and no error made (see _error)
+            self.failed[id(root)] = (root, root.name)
             return None
         try:
             value = self.node(root)
         except ConversionError as err:
             self.failed[id(root)] = (root, err)  # asked again, it fails at once
             return None
-        self.done[id(root)] = value
-        self.kept.append(root)
+        self.keep(root, value)
         return value if type(value) is Term else None  # (a rational has no term)
 
     def _read_one(self, root: Any, how: Any) -> Term | None:
@@ -212,9 +223,8 @@ class Reader:
             if h is not None:
                 vals.append(h)
             elif getattr(a, "is_Symbol", False) is True and _fact(a, "integer") is not True:
-                # a float or a bool name (torch asks about them): no term, and no error raised
-                err = ConversionError(f"torch expression: the symbol {a.name!r} is not an integer (a float or a bool)")
-                self.failed[id(root)] = (root, err)
+                # a float or a bool name (torch asks about them): no term, and no error made (see _error)
+                self.failed[id(root)] = (root, a.name)
                 return None
             else:  # an argument not read yet: the walk
                 try:
@@ -229,14 +239,12 @@ class Reader:
         except ConversionError as err:
             self.failed[id(root)] = (root, err)  # asked again, it fails at once
             return None
-        done[id(root)] = value
-        self.kept.append(root)
+        self.keep(root, value)
         return value if type(value) is Term else None  # (a ratio has no term)
 
     def _read_tree(self, root: Any) -> None:
         """Read ``root`` and the nodes under it not read yet (a node is read once its arguments are)."""
         done = self.done
-        kept = self.kept
         stack = [root]
         count = 0
         while stack:
@@ -249,8 +257,7 @@ class Reader:
             if how is _UNSEEN:
                 how = _learn_class(node)
             if how is None:  # a leaf
-                done[key] = self.node(node)
-                kept.append(node)
+                self.keep(node, self.node(node))
                 continue
             args = node._args if cls in _RAW_ARGS else node.args
             vals = []
@@ -260,8 +267,7 @@ class Reader:
                     break
                 vals.append(h)
             else:  # every argument read: this node now
-                done[key] = how(self, vals, node)
-                kept.append(node)
+                self.keep(node, how(self, vals, node))
                 continue
             count += 1
             if count > MAX_NODES:
@@ -280,8 +286,7 @@ class Reader:
             key = id(node)
             if expanded:
                 on_path.discard(key)
-                done[key] = self.node(node)
-                self.kept.append(node)
+                self.keep(node, self.node(node))
                 continue
             if key in done:
                 continue
@@ -292,8 +297,7 @@ class Reader:
                 raise ConversionError(f"torch expression: more than {MAX_NODES} distinct nodes")
             children = self.children(node)
             if not children:  # a leaf: read at once
-                done[key] = self.node(node)
-                self.kept.append(node)
+                self.keep(node, self.node(node))
                 continue
             on_path.add(key)
             stack.append((node, True))
@@ -332,7 +336,7 @@ class Reader:
         if r is not None and r is not x:
             return _int(self.value(r), x)
         if _fact(x, "integer") is not True:
-            raise ConversionError(f"torch expression: the symbol {x.name!r} is not an integer (a float or a bool)")
+            raise _error(x.name)
         try:
             term = dim_name(x.name)
         except ValueError as err:

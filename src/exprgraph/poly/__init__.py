@@ -18,7 +18,7 @@ from __future__ import annotations
 from .. import accel as _accel  # noqa: F401 - first: picks the compiled ring or its source for the group
 from .dense import Dense
 from .division import from_univariate, order_key, p_divides, p_divmod, p_exact_div, p_leading, to_univariate
-from .factor import p_factor, p_sqf
+from .factor import p_factor, p_root_factors, p_sqf
 from .factor_univariate import d_factor
 from .gcd import atom_order, normal_sign, p_cofactors, p_gcd, p_gcd_list, p_lcm
 from .monomials import MAX_DEGREE, ONE, Mono, mono_div, mono_gcd, mono_lcm, mono_mul, mono_of_powers, mono_pow
@@ -118,6 +118,7 @@ __all__ = [
     "p_lcm",
     "p_sqf",
     "p_factor",
+    "p_root_factors",
     "d_factor",
     "r_normal",
     "r_add",

@@ -11,10 +11,14 @@ recombined and each candidate mapped back and checked by exact division. A part 
 would pass degree :data:`MAX_KRONECKER_DEGREE` (or whose recombination passes
 :data:`MAX_SUBSETS`) is kept whole: every factor returned divides ``p``, none is ever wrong, but
 such a part may be reducible.
+
+``p_root_factors(p, roots)`` is the cheap, bounded step: the linear factors ``x - r`` for candidate roots the
+caller names (found by substitution, taken out by exact division), without the work of a full factorisation.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from itertools import combinations
 from typing import Final
@@ -34,6 +38,7 @@ from .ring import (
     p_degree,
     p_diff,
     p_div_mono,
+    p_eval,
     p_mono_gcd,
     p_mul,
     p_pow,
@@ -41,7 +46,7 @@ from .ring import (
     p_sub,
 )
 
-__all__ = ["MAX_KRONECKER_DEGREE", "MAX_SUBSETS", "p_factor", "p_sqf", "factor_key"]
+__all__ = ["MAX_KRONECKER_DEGREE", "MAX_SUBSETS", "p_factor", "p_sqf", "p_root_factors", "factor_key"]
 
 #: largest degree of the univariate image of a multivariate square-free part
 MAX_KRONECKER_DEGREE: Final = 200
@@ -240,3 +245,27 @@ def p_factor(p: Poly, budget: Budget | None = None) -> tuple[Coeff, list[tuple[P
             old = merged.get(key)
             merged[key] = (f, i + (old[1] if old else 0))
     return _fix_constant(p, c, list(merged.values()), budget)
+
+
+def p_root_factors(
+    p: Poly, roots: Mapping[Term, Sequence[int]], budget: Budget | None = None
+) -> tuple[list[tuple[Term, int, int]], Poly]:
+    """The linear factors ``atom - r`` of ``p`` for the candidate roots given: ``([(atom, r, e), ...], q)`` with
+    ``p == q * prod (atom - r)**e``. A candidate is a root when substituting it for its atom gives zero; its factor
+    is then divided out exactly (as often as it divides). Cheap: one substitution per candidate and exponent."""
+    budget = budget or Budget()
+    found: list[tuple[Term, int, int]] = []
+    q = p
+    for atom, candidates in roots.items():
+        for r in candidates:
+            e = 0
+            # (atom - r) divides q exactly when q vanishes at atom == r (the factor theorem, in atom)
+            while p_degree(q, atom) > 0 and not p_eval(q, {atom: r}):
+                factor: Poly = {((atom, 1),): 1, ONE: -r} if r else {((atom, 1),): 1}
+                quotient = p_exact_div(q, factor, budget)
+                if quotient is None:
+                    break  # (not reached: a root's factor divides)
+                q, e = quotient, e + 1
+            if e:
+                found.append((atom, r, e))
+    return found, q
