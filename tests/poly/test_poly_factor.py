@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -23,6 +24,7 @@ from exprgraph.poly import (
     p_sub,
 )
 from exprgraph.poly.dense import d_mul, d_pow, d_trim
+from exprgraph.poly.ring import Poly
 
 
 def _product(c, factors):
@@ -67,9 +69,18 @@ def test_univariate_factor_against_sympy():
         assert sorted((len(f) - 1, e) for f, e in factors) == sorted((sympy.degree(f, t), e) for f, e in theirs)
 
 
+def _agrees_with_sympy(p: Poly, sympy: Any) -> None:
+    """``p``'s factors multiply back, and as many irreducible factors (with multiplicity) as sympy finds."""
+    sym = {a: sympy.Symbol(a.name) for a in ATOMS}
+    c, factors = p_factor(p)
+    assert _product(c, factors) == p
+    expr = sum(sympy.Integer(k) * sympy.Mul(*[sym[a] ** e for a, e in m]) for m, k in p.items())
+    _, theirs = sympy.factor_list(expr)
+    assert sum(e for _, e in factors) == sum(e for _, e in theirs), (p, factors, theirs)
+
+
 def test_multivariate_factor_against_sympy():
     sympy = pytest.importorskip("sympy")
-    sym = {a: sympy.Symbol(a.name) for a in ATOMS}
     rng = random.Random(11)
     for _ in range(40):
         p = {ONE: 1}
@@ -80,13 +91,8 @@ def test_multivariate_factor_against_sympy():
                 m = mono_of_powers({a: rng.randint(1, 2) for a in chosen})
                 f = p_add(f, {m: rng.choice([-2, -1, 1, 3])})
             p = p_mul(p, f)
-        if not p:
-            continue
-        c, factors = p_factor(p)
-        assert _product(c, factors) == p
-        expr = sum(sympy.Integer(k) * sympy.Mul(*[sym[a] ** e for a, e in m]) for m, k in p.items())
-        _, theirs = sympy.factor_list(expr)
-        assert sum(e for _, e in factors) == sum(e for _, e in theirs), (p, factors, theirs)
+        if p:
+            _agrees_with_sympy(p, sympy)
 
 
 def test_textbook_factorisations():
@@ -101,3 +107,29 @@ def test_textbook_factorisations():
     assert p_factor(sd) == (1, [(sd, 1)])
     c, f = p_factor(p_mul(p_pow(p_add(x, one), 3), p_pow(y, 2)))
     assert sorted(e for _, e in f) == [2, 3]
+
+
+def _homogeneous(rng: random.Random, degree: int) -> Poly:
+    """A random homogeneous polynomial of ``degree`` in the first three atoms."""
+    out: Poly = {}
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randint(0, degree)
+        j = rng.randint(0, degree - i)
+        powers = dict(zip(ATOMS[:3], (i, j, degree - i - j), strict=True))
+        out = p_add(out, {mono_of_powers({a: k for a, k in powers.items() if k}): rng.choice([-3, -1, 1, 2])})
+    return out
+
+
+def test_homogeneous_factorisations_against_sympy():
+    # homogeneous polynomials are factored in one atom less (the last set to 1, each factor made homogeneous again)
+    sympy = pytest.importorskip("sympy")
+    rng = random.Random(5)
+    for _ in range(60):
+        p: Poly = {ONE: 1}
+        for _ in range(rng.randint(1, 3)):
+            p = p_mul(p, _homogeneous(rng, rng.randint(1, 2)))
+        if p:
+            _agrees_with_sympy(p, sympy)
+    x, y, z = (p_atom(a) for a in ATOMS[:3])
+    cube = p_sub(p_add(p_add(p_pow(x, 3), p_pow(y, 3)), p_pow(z, 3)), p_scale(p_mul(p_mul(x, y), z), 3))
+    assert len(p_factor(cube)[1]) == 2  # x**3 + y**3 + z**3 - 3xyz = (x + y + z)(x**2 + ... - zx)
