@@ -26,7 +26,7 @@ from .normal import top_term
 from .parse import parse_expression
 from .ranges import INF, UNBOUNDED, Range, ceil_div, floor_div, r_add, r_mul, r_pow
 from .regions import to_poly
-from .ring import Budget, Poly, p_add, p_atoms, p_degree, p_eval, p_mono_gcd, p_scale
+from .ring import Budget, Poly, p_add, p_atoms, p_degree, p_eval, p_mono_gcd, p_scale, p_sub
 from .terms import CONST, FN, MOD, TERM, dim_const, is_dim_term
 
 __all__ = [
@@ -267,13 +267,7 @@ def quick_factored(op: str, a: Term, b: Term, memo: dict[Term, Interval]) -> boo
     ma, mb = _side_monomials(a), _side_monomials(b)
     if ma is None or mb is None:
         return None
-    d: Poly = dict(ma)  # a - b (monomials keyed by factors sorted by identity: the ring's)
-    for m, c in mb.items():
-        v = d.get(m, 0) - c
-        if v:
-            d[m] = v
-        else:
-            d.pop(m, None)
+    d = p_sub(ma, mb)  # a - b (monomials keyed by factors sorted by identity: the ring's)
 
     def atom_range(x: Term) -> Range:
         i = memo.get(x)
