@@ -261,6 +261,18 @@ TWINS: tuple[Twin, ...] = (
     ),
     Twin(
         "C",
+        ("compile/_cvm_nlp.c",),
+        "exprgraph.optimize.ipopt_c._Callbacks (IPOPT's callbacks in Python over the CompiledNLP methods)",
+        "exprgraph.optimize.ipopt_c.NATIVE = False (or a backend other than the vm)",
+        (
+            "tests/optimize/test_native_callbacks.py::test_the_c_callbacks_give_the_nlps_values_bit_for_bit",
+            "tests/optimize/test_native_callbacks.py::test_a_solve_on_either_road_is_the_same_solve",
+        ),
+        "2026-11-30 session 15 bench_opf --backend vm: callback CPU per IPOPT iteration on case1354pegase "
+        "0.85-0.87 -> 0.62-0.63 ms, the same solve bit for bit",
+    ),
+    Twin(
+        "C",
         (
             "compile/_cvm_walk.c",
             "compile/_cvm_encode.c",

@@ -196,12 +196,13 @@ def test_an_error_in_the_intermediate_callback(place: str, monkeypatch: pytest.M
 
 
 @needs_lib
-def test_a_nan_inside_the_solve_names_the_constraint(place: str) -> None:
+@pytest.mark.parametrize("backend", ["numpy", "vm"])  # the Python callbacks; the vm's C callbacks
+def test_a_nan_inside_the_solve_names_the_constraint(place: str, backend: str) -> None:
     p = Problem()
     x = p.variable("x", start=-0.5)
     p.constraint(eg.log(x) + x, lb=-3.0, name="log_x")
     p.minimize(x * x)
-    nlp = p.compile("numpy")
+    nlp = p.compile(backend)
     with pytest.raises(NonFiniteError, match="constraint log_x is not finite during the IPOPT solve"):
         ipopt_c.solve_ipopt_c(nlp, nlp.x0.copy(), library=place)  # the start check skipped: IPOPT meets the nan
 

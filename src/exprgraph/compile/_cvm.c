@@ -233,7 +233,7 @@ done:
 }
 
 /* `total` rows of n_cols doubles in at x, rows of every output as doubles out at o; the error flag */
-static int run_packed(Machine *vm, int64_t total, const double *x, double *o) {
+int vm_run_packed(Machine *vm, int64_t total, const double *x, double *o) {
     const int64_t B = vm->block, cols = vm->n_cols;
     vm->error = 0;
     vm->packed = 1;
@@ -274,7 +274,7 @@ static PyObject *machine_packed(Machine *vm, PyObject *args) {
     long long total;
     unsigned long long xa, oa;
     if (!PyArg_ParseTuple(args, "LKK", &total, &xa, &oa)) return NULL;
-    return PyLong_FromLong(run_packed(vm, total, (const double *)(uintptr_t)xa, (double *)(uintptr_t)oa));
+    return PyLong_FromLong(vm_run_packed(vm, total, (const double *)(uintptr_t)xa, (double *)(uintptr_t)oa));
 }
 
 /* a one-dimensional C-contiguous buffer of `count` doubles (writable if asked), else 0 and no error set */
@@ -302,7 +302,7 @@ static PyObject *machine_one(Machine *vm, PyObject *args) {
         PyBuffer_Release(&bx);
         return PyLong_FromLong(2);
     }
-    const int error = run_packed(vm, 1, bx.buf, bo.buf);
+    const int error = vm_run_packed(vm, 1, bx.buf, bo.buf);
     PyBuffer_Release(&bx);
     PyBuffer_Release(&bo);
     return PyLong_FromLong(error);
@@ -332,7 +332,7 @@ static PyGetSetDef machine_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyTypeObject MachineType = {
+PyTypeObject MachineType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "exprgraph.compile._cvm.Machine",
     .tp_basicsize = sizeof(Machine),
     .tp_dealloc = (destructor)machine_dealloc,
@@ -372,9 +372,8 @@ PyMODINIT_FUNC PyInit__cvm(void) {
     if (PyType_Ready(&MachineType) < 0) return NULL;
     PyObject *m = PyModule_Create(&cvm_module);
     if (m == NULL) return NULL;
-    Py_INCREF(&MachineType);
-    if (PyModule_AddObject(m, "Machine", (PyObject *)&MachineType) < 0) {
-        Py_DECREF(&MachineType);
+    if (PyType_Ready(&NLPCallbacksType) < 0 || PyModule_AddObjectRef(m, "Machine", (PyObject *)&MachineType) < 0 ||
+        PyModule_AddObjectRef(m, "NLPCallbacks", (PyObject *)&NLPCallbacksType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

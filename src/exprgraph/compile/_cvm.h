@@ -138,6 +138,12 @@ void vm_run_loop_members(Machine *vm, const int32_t *cls);
 int vm_one_transcode(Machine *vm, const int32_t *const_reg, const double *const_val, int64_t n_const);
 void vm_one_run(Machine *vm, double *o);
 
+/* `total` rows of n_cols doubles in at x, rows of every output as doubles out at o: the error flag (_cvm.c) */
+int vm_run_packed(Machine *vm, int64_t total, const double *x, double *o);
+/* the Python types: the machine (_cvm.c), a nonlinear program's callbacks in C over machines (_cvm_nlp.c) */
+extern PyTypeObject MachineType;
+extern PyTypeObject NLPCallbacksType;
+
 /* the lowering's walk (_cvm_walk.c) and the straight-line encoding (_cvm_encode.c); twins: lower.py, vm_encode.py */
 PyObject *cvm_walk(PyObject *self, PyObject *args);
 /* register allocation of straight-line code (_cvm_alloc.c; twin: vm_alloc.py's allocate_py) */

@@ -40,7 +40,7 @@ except ImportError:  # not built: the numpy backend runs instead
 if os.environ.get(PURE_ENV):
     _native = None
 
-__all__ = ["VMRunner", "build_vm", "block_for", "BLOCK", "MIN_BLOCK", "REGISTER_BYTES", "ONE_POINT"]
+__all__ = ["VMRunner", "build_vm", "block_for", "nlp_callbacks", "BLOCK", "MIN_BLOCK", "REGISTER_BYTES", "ONE_POINT"]
 
 #: most lanes per register (points evaluated per instruction)
 BLOCK = 128
@@ -118,6 +118,14 @@ def build_vm(
         structure = None
     encoded = encode(program, structure)
     return VMRunner(program, encoded, block, structure.report() if structure is not None else None)
+
+
+def nlp_callbacks(machines: tuple[Any, ...], **arrays: Any) -> Any | None:
+    """A nonlinear program's five callbacks in C over these machines (``_cvm.NLPCallbacks``: IPOPT calls them with
+    no Python on the way), or None when the extension is not built or a machine does not run at one point."""
+    if _native is None or not ONE_POINT or not all(m is None or isinstance(m, _native.Machine) for m in machines):
+        return None
+    return _native.NLPCallbacks(tuple(None if m is None else m for m in machines), **arrays)
 
 
 def _build(program: Program, build_timeout: float | None, loops: int = 0) -> Built:

@@ -81,7 +81,7 @@ class BlockHessian:
         return f"BlockHessian(shape={self.shape}, nnz={self.nnz}, blocks={len(self.values)}, terms={self.n_terms})"
 
     @cached_property
-    def _weight_index(self) -> np.ndarray:
+    def weight_index(self) -> np.ndarray:
         """Each entry's index into the signed weights ``[w, -w]``: ``term[e]``, plus ``n_terms`` where negated."""
         if self.negated is None or not self.negated.any():
             return self.term
@@ -107,7 +107,7 @@ class BlockHessian:
             raise ValueError(f"expected {self.n_terms} weights (one per term), got an array of shape {w.shape}")
         if not len(data):
             return np.zeros(self.nnz)
-        index = self._weight_index
+        index = self.weight_index
         negated = index is not self.term  # a negated entry: w*(-v) == (-w)*v, bit for bit
         if SWEEP is not None and _int64_rows(index) and _int64_rows(self.position):
             # the same sums in the same order, in one pass, reading [w, -w] without building it (_csweep_assemble.c)

@@ -30,11 +30,13 @@ import numpy as np
 
 from ..compile import CompiledFunction
 from ..compile import compile as compile_terms
+from ..compile.native import NEGATIVE_POWER
+from ..compile.vm import nlp_callbacks
 from ..compile.vm_auto import Switch
 from ..core import Term, const
 from ..diff.blocks import BlockHessian, block_hessian, jacobian_and_block_hessian
 from ..diff.sparse import SparseMatrix, sparse_jacobian
-from ..errors import BuildTimeoutError, CompilerNotFoundError, NonFiniteError, ProblemError
+from ..errors import BuildTimeoutError, CompilerNotFoundError, EvaluationError, NonFiniteError, ProblemError
 
 if TYPE_CHECKING:
     from .problem import Problem
@@ -177,6 +179,50 @@ class CompiledNLP:
     def active(self) -> dict[str, str]:
         """The code serving each compiled callback now: ``"vm"`` or ``"c"`` under "auto", else the backend."""
         return {name: self._code(fn) for name, fn in self._fns.items() if fn is not None}
+
+    def native(self) -> Any | None:
+        """The five callbacks in C over the vm's machines (``compile._cvm.NLPCallbacks``), or None where they
+        cannot serve: another backend, the extension not built, a machine that does not run at one point.
+
+        A solver's C interface calls them with no Python on the way; they compute what :meth:`objective`,
+        :meth:`gradient`, :meth:`constraints`, :meth:`jacobian` and :meth:`hessian` compute, bit for bit, and
+        :meth:`absorb` adds what they recorded to this object's counts.
+        """
+        if self.backend != "vm":
+            return None
+        machines = tuple(None if fn is None else fn.library for fn in (self._fns[name] for name in CALLBACKS))
+        jac_rows, jac_cols = self.jacobianstructure()
+        hess_rows, hess_cols = self.hessianstructure()
+        index = self.hess.weight_index
+        return nlp_callbacks(
+            machines,
+            n=self.n,
+            m=self.m,
+            grad_cols=self._grad_cols,
+            jac_rows=jac_rows.astype(np.int32),
+            jac_cols=jac_cols.astype(np.int32),
+            hess_rows=hess_rows.astype(np.int32),
+            hess_cols=hess_cols.astype(np.int32),
+            position=np.ascontiguousarray(self.hess.position, dtype=np.int64),
+            term=np.ascontiguousarray(index, dtype=np.int64),
+            n_terms=self.hess.n_terms,
+            n_objective_terms=self.n_objective_terms,
+            signed=index is not self.hess.term,
+        )
+
+    def absorb(self, native: Any) -> EvaluationError | None:
+        """Add the calls, CPU seconds and non-finite value that :meth:`native`'s callbacks recorded; the error a
+        machine met (an integer power with a negative exponent), or None."""
+        calls, cpu, error, nonfinite = native.record()
+        for name, count, spent in zip(CALLBACKS, calls, cpu, strict=True):
+            if count:
+                self.calls[name] += count
+                self.cpu[name] += spent
+                self.cpu_on["vm"] = self.cpu_on.get("vm", 0.0) + spent
+                self.served[name]["vm"] = self.served[name].get("vm", 0) + count
+        if nonfinite is not None:
+            self.nonfinite = (CALLBACKS[nonfinite[0]], nonfinite[1])
+        return EvaluationError(NEGATIVE_POWER) if error else None
 
     def _code(self, fn: Any) -> str:
         library = fn.library

@@ -8,6 +8,11 @@ bundled IPOPT, cyipopt-wheels', the system's), so a solve can run on the fastest
 the machine. IPOPT's arrays reach the callbacks as numpy views of its memory (no copy of ``x``,
 the multipliers or the structure); each result is written into IPOPT's array once.
 
+On the vm backend IPOPT calls C functions of the extension that run the machines directly
+(:meth:`~exprgraph.optimize.CompiledNLP.native`: no Python per call, the same values bit for bit; inside a solve
+the Python road costs 20-50 us a call once IPOPT's linear algebra has evicted it from the caches), so a
+``CompiledNLP`` method replaced on the instance is not called there; :data:`NATIVE` = False keeps the Python road.
+
 Crash safety: no Python exception crosses into C. A callback that raises stores the exception and
 returns false, every later callback returns false at once and the intermediate callback asks IPOPT
 to stop; after ``IpoptSolve`` returns, the problem is freed and the exception is raised again.
@@ -35,6 +40,10 @@ _VP = ctypes.c_void_p
 _IDX = ctypes.c_int
 _NUM = ctypes.c_double
 _PROTOTYPES: dict[Any, dict[str, Any]] = {}
+
+#: IPOPT calls the vm's machines through C callbacks (:meth:`CompiledNLP.native`) where they can serve; False: the
+#: Python callbacks below always (the twin: the same values, bit for bit)
+NATIVE = True
 
 
 def _prototypes(bool_type: Any) -> dict[str, Any]:
@@ -94,11 +103,26 @@ class _Callbacks:
         self.c_jac_g = types["jac_g"](self._jac_g)
         self.c_h = types["h"](self._h)
         self.c_intermediate = types["intermediate"](self._intermediate)
+        #: the callbacks in C (no Python per call), or None: the Python ones above serve
+        self.native = nlp.native() if NATIVE else None
 
     def pointers(self) -> list[int | None]:
         """eval_f, eval_g, eval_grad_f, eval_jac_g, eval_h as CreateIpoptProblem takes them."""
+        if self.native is not None:
+            return list(self.native.pointers())
         fns = (self.c_f, self.c_g, self.c_grad_f, self.c_jac_g, self.c_h)
         return [ctypes.cast(fn, _VP).value for fn in fns]
+
+    def user_data(self) -> int | None:
+        """The user data pointer IPOPT passes to every callback: the C callbacks' object, else none."""
+        return None if self.native is None else self.native.address
+
+    def finish(self) -> None:
+        """After the solve: what the C callbacks recorded added to the NLP's counts, and their error kept."""
+        if self.native is not None:
+            error = self.nlp.absorb(self.native)
+            if error is not None and self.error is None:
+                self.error = error
 
     def _fail(self, error: BaseException) -> bool:
         if self.error is None:  # the first error is the cause; later ones follow from it
@@ -167,7 +191,7 @@ class _Callbacks:
             return self._fail(e)
 
     def _intermediate(self, *info: Any) -> bool:
-        if self.error is not None:
+        if self.error is not None or (self.native is not None and self.native.error):
             return False  # IPOPT stops with User_Requested_Stop
         try:
             return self.adapter.intermediate(*info[:11])
@@ -228,11 +252,11 @@ def _run(
         _add_options(lib, handle, settings)
         if not c.SetIntermediateCallback(handle, ctypes.cast(calls.c_intermediate, _VP)):
             raise ProblemError("IPOPT refused the intermediate callback: use IPOPT 3.12 or later")
-        code = c.IpoptSolve(
-            handle, _array(x), _array(g), ctypes.byref(obj), _array(mult_g), _array(mult_x_l), _array(mult_x_u), None
-        )
+        multipliers = (_array(mult_g), _array(mult_x_l), _array(mult_x_u))
+        code = c.IpoptSolve(handle, _array(x), _array(g), ctypes.byref(obj), *multipliers, calls.user_data())
     finally:
         c.FreeIpoptProblem(handle)
+        calls.finish()
     return {
         "status": int(code),
         "obj_val": obj.value,
