@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 import exprgraph as eg
 from exprgraph.compile import vm
-from exprgraph.errors import EvaluationError, NonFiniteError
+from exprgraph.errors import EvaluationError
 from exprgraph.optimize import CompiledNLP, Problem, ipopt_c, ipopt_lib
+from exprgraph.optimize.callbacks import CALLBACKS
 
 pytestmark = pytest.mark.skipif(vm._native is None, reason="the vm extension is not built")
 
@@ -97,8 +98,10 @@ def test_the_c_callbacks_give_the_nlps_values_bit_for_bit(
     np.testing.assert_array_equal(g, NLP.constraints(x))
     np.testing.assert_array_equal(jac, NLP.jacobian(x))
     np.testing.assert_array_equal(hess, NLP.hessian(x, mult, sigma))
-    calls, cpu, error, nonfinite = native.record()
-    assert calls == (1, 1, 1, 1, 1) and all(s >= 0.0 for s in cpu) and not error and nonfinite is None
+    by_code, error, nonfinite = native.record()
+    (calls, cpu), (on_c, _) = by_code["vm"], by_code["c"]
+    assert calls == (1, 1, 1, 1, 1) and on_c == (0,) * 5 and all(s >= 0.0 for s in cpu)
+    assert not error and nonfinite is None
 
 
 @settings(max_examples=20, deadline=None)
@@ -150,14 +153,40 @@ def test_a_machine_error_returns_false_and_stops_later_calls() -> None:
     assert native.error
     grad = np.zeros(1)
     assert not c_function(native, "grad_f", ctypes.c_int)(1, ptr(np.array([5.0])), 0, ptr(grad), native.address)
-    assert native.record()[0] == (1, 0, 0, 0, 0)  # the later call did not run
+    assert native.record()[0]["vm"][0] == (1, 0, 0, 0, 0)  # the later call did not run
     assert isinstance(nlp.absorb(native), EvaluationError)
     with pytest.raises(EvaluationError):
         nlp.objective(point)  # the twin raises at the same point
 
 
+def test_under_auto_each_library_takes_over_when_handed() -> None:
+    nlp = shared_terms().compile("auto")
+    native = nlp.native()  # the builds may have finished already: then the libraries serve from the start
+    assert native is not None
+    x, lam = np.array([0.3, -0.7, 1.2]), np.array([0.5, -1.5, 2.0])
+    before = call_all(nlp, native, ctypes.c_bool, x, lam, 0.75)
+    assert nlp.wait(120) and all(build["error"] is None for build in nlp.background_builds().values())
+    nlp.hand_over(native)
+    after = call_all(nlp, native, ctypes.c_bool, x, lam, 0.75)
+    by_code = native.record()[0]
+    on_vm, on_c = by_code["vm"][0], by_code["c"][0]
+    assert min(on_c) >= 1 and all(v + c == 2 for v, c in zip(on_vm, on_c, strict=True))
+    for a, b in zip(before, after, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-13)  # the library's libm may round a last bit otherwise
+    f, grad, g, jac, hess = after  # the library through the C callbacks gives the Python road's bits
+    assert f == nlp.objective(x)
+    np.testing.assert_array_equal(grad, nlp.gradient(x))
+    np.testing.assert_array_equal(g, nlp.constraints(x))
+    np.testing.assert_array_equal(jac, nlp.jacobian(x))
+    np.testing.assert_array_equal(hess, nlp.hessian(x, lam, 0.75))
+    nlp.absorb(native)
+    assert all(nlp.served[name]["c"] == 1 + on_c[k] for k, name in enumerate(CALLBACKS))
+    assert {name for k, name in enumerate(CALLBACKS) if on_vm[k]} == set(nlp.switched)
+
+
 def test_other_backends_have_no_c_callbacks(monkeypatch: pytest.MonkeyPatch) -> None:
     assert shared_terms().compile("numpy").native() is None
+    assert shared_terms().compile("c").native() is None
     monkeypatch.setattr(vm, "ONE_POINT", False)
     assert shared_terms().compile("vm").native() is None
 

@@ -1,18 +1,20 @@
-/* The five callbacks of a nonlinear program in C, over the vm's machines: what a solver's C interface calls
- * (IPOPT's IpStdCInterface prototypes) with no Python on the way.
+/* The five callbacks of a nonlinear program in C, over the vm's machines (or the C libraries that replace them):
+ * what a solver's C interface calls (IPOPT's IpStdCInterface prototypes) with no Python on the way.
  *
  * exprgraph.optimize.ipopt_c's Python callbacks are the twin: each callback there goes ctypes -> Python ->
  * CompiledNLP -> the machine, and inside a solve, where the solver's linear algebra has evicted that code and
  * its objects from the processor's caches, that road costs 20-50 us a call. Here IPOPT calls C functions that
  * run the machines at one point (vm_run_packed) on IPOPT's arrays: the same programs on the same inputs, so the
- * same bits. What CompiledNLP adds around a call is done here the same way:
+ * same bits. Under the "auto" backend a callback's C library, once its background build has finished, is handed
+ * over between two iterations (use_library: its packed entry and this thread's work area) and serves from then
+ * on, as the Python road switches. What CompiledNLP adds around a call is done here the same way:
  *   - the gradient's non-zeros scattered into the dense gradient (zeros elsewhere);
  *   - the Hessian's block numbers summed with the signed weights (obj_factor for the objective's terms, the
  *     multipliers for the constraints'): out[position[e]] += w[term[e]] * numbers[e] in entry order, a term
  *     index k >= n_terms reading -w[k - n_terms] (diff.blocks.BlockHessian.assemble, the same sums in the same
  *     order);
  *   - the first non-finite output of a call recorded as (callback, index), the values still returned;
- *   - calls and thread CPU seconds counted per callback; an integer power with a negative exponent (the
+ *   - calls and thread CPU seconds counted per callback and code (the vm, a library); an integer power with a negative exponent (the
  *     machine's error flag) recorded, the callback and every later one returning false.
  * The solver calls these without the GIL (ctypes releases it around IpoptSolve): nothing here touches a Python
  * object; the Python object only owns the buffers and the machines while the solve runs.
@@ -31,10 +33,17 @@
 
 /* the callbacks, in CompiledNLP's order of CALLBACKS */
 enum { CB_F, CB_GRAD, CB_G, CB_JAC, CB_H, CB_COUNT };
+/* the code that served a call */
+enum { ON_VM, ON_LIBRARY, ON_COUNT };
+
+/* a C library's packed entry (compile/c_emit's eg_packed): rows of inputs in, rows of outputs out, its work area */
+typedef int (*library_fn)(int64_t points, const double *x, double *o, void *work);
 
 typedef struct {
     PyObject_HEAD
     PyObject *machines[CB_COUNT]; /* Machine or None (a callback with no outputs: zeros) */
+    library_fn library[CB_COUNT]; /* the library serving callback k instead of its machine, or NULL */
+    void *work[CB_COUNT];         /* its work area (the Python object owning it outlives the solve) */
     Py_buffer views[8];           /* the arrays below, held while the object lives */
     int n_views;
     int64_t n, m;
@@ -47,8 +56,8 @@ typedef struct {
     int signed_terms;             /* term indices past n_terms read negated weights */
     double *grad_buf, *blocks, *weights; /* scratch owned here */
     /* the record of the calls */
-    int64_t calls[CB_COUNT];
-    double cpu[CB_COUNT];
+    int64_t calls[ON_COUNT][CB_COUNT];
+    double cpu[ON_COUNT][CB_COUNT];
     int error;                    /* a machine's error flag was met: every later callback returns false */
     int nonfinite_where;          /* the callback of the first non-finite value met, or -1 */
     int64_t nonfinite_index;
@@ -65,14 +74,14 @@ static Machine *machine_of(NLPCallbacks *cb, int k) {
     return cb->machines[k] == Py_None ? NULL : (Machine *)cb->machines[k];
 }
 
-/* machine k at x into o (n_out values; zeros without a machine): 1, or 0 after recording an error */
+/* callback k's code at x into o (n_out values; zeros without a machine): 1, or 0 after recording an error */
 static int run(NLPCallbacks *cb, int k, const double *x, double *o, int64_t n_out) {
     Machine *vm = machine_of(cb, k);
-    if (vm == NULL) {
+    if (vm == NULL && cb->library[k] == NULL) {
         memset(o, 0, (size_t)n_out * sizeof(double));
         return 1;
     }
-    if (vm_run_packed(vm, 1, x, o)) {
+    if (cb->library[k] != NULL ? cb->library[k](1, x, o, cb->work[k]) : vm_run_packed(vm, 1, x, o)) {
         cb->error = 1;
         return 0;
     }
@@ -86,8 +95,9 @@ static int run(NLPCallbacks *cb, int k, const double *x, double *o, int64_t n_ou
 }
 
 static void done(NLPCallbacks *cb, int k, double start) {
-    cb->calls[k]++;
-    cb->cpu[k] += thread_seconds() - start;
+    const int on = cb->library[k] != NULL ? ON_LIBRARY : ON_VM;
+    cb->calls[on][k]++;
+    cb->cpu[on][k] += thread_seconds() - start;
 }
 
 static int eval_f(int n, double *x, int new_x, double *obj, void *ud) {
@@ -301,16 +311,39 @@ static PyObject *nlp_pointers(PyObject *self, PyObject *unused) {
                          (unsigned long long)(uintptr_t)eval_h);
 }
 
-/* record(): (calls, cpu seconds) per callback as two 5-tuples, the error flag, and (callback, index) or None */
+/* a 5-tuple of the counts (or seconds) of one code */
+static PyObject *per_callback(const int64_t *calls, const double *cpu) {
+    return calls != NULL ? Py_BuildValue("(LLLLL)", (long long)calls[0], (long long)calls[1], (long long)calls[2],
+                                         (long long)calls[3], (long long)calls[4])
+                         : Py_BuildValue("(ddddd)", cpu[0], cpu[1], cpu[2], cpu[3], cpu[4]);
+}
+
+/* record(): {code: (calls per callback, CPU seconds per callback)} for "vm" and "c", the error flag, and
+   (callback, index) of the last non-finite value met or None */
 static PyObject *nlp_record(NLPCallbacks *self, PyObject *unused) {
     (void)unused;
     PyObject *nonfinite = self->nonfinite_where < 0
                               ? Py_NewRef(Py_None)
                               : Py_BuildValue("(iL)", self->nonfinite_where, (long long)self->nonfinite_index);
     if (nonfinite == NULL) return NULL;
-    return Py_BuildValue("((LLLLL)(ddddd)iN)", (long long)self->calls[0], (long long)self->calls[1],
-                         (long long)self->calls[2], (long long)self->calls[3], (long long)self->calls[4],
-                         self->cpu[0], self->cpu[1], self->cpu[2], self->cpu[3], self->cpu[4], self->error, nonfinite);
+    return Py_BuildValue("({s:(NN),s:(NN)}iN)", "vm", per_callback(self->calls[ON_VM], NULL),
+                         per_callback(NULL, self->cpu[ON_VM]), "c", per_callback(self->calls[ON_LIBRARY], NULL),
+                         per_callback(NULL, self->cpu[ON_LIBRARY]), self->error, nonfinite);
+}
+
+/* use_library(k, entry, work): callback k is served from now on by a C library's packed entry (an address) with
+   the work area at `work` (the caller keeps the library and the area alive); made between two solver calls */
+static PyObject *nlp_use_library(NLPCallbacks *self, PyObject *args) {
+    int k;
+    unsigned long long entry, work;
+    if (!PyArg_ParseTuple(args, "iKK:use_library", &k, &entry, &work)) return NULL;
+    if (k < 0 || k >= CB_COUNT || entry == 0) {
+        PyErr_SetString(PyExc_ValueError, "use_library: a callback number 0-4 and a library entry's address");
+        return NULL;
+    }
+    self->library[k] = (library_fn)(uintptr_t)entry;
+    self->work[k] = (void *)(uintptr_t)work;
+    Py_RETURN_NONE;
 }
 
 static PyObject *nlp_address(NLPCallbacks *self, void *closure) {
@@ -322,8 +355,10 @@ static PyMethodDef nlp_methods[] = {
     {"pointers", nlp_pointers, METH_NOARGS,
      "The addresses of eval_f, eval_g, eval_grad_f, eval_jac_g, eval_h (IPOPT's C prototypes)."},
     {"record", (PyCFunction)nlp_record, METH_NOARGS,
-     "((calls per callback), (CPU seconds per callback), error flag, (callback, index) of a non-finite value or "
-     "None)"},
+     "({code: ((calls per callback), (CPU seconds per callback))}, error flag, (callback, index) of the last "
+     "non-finite value or None)"},
+    {"use_library", (PyCFunction)nlp_use_library, METH_VARARGS,
+     "use_library(k, entry, work): callback k served by a C library's packed entry from now on"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -86,6 +86,7 @@ class CRunner(NativeRunner):
         i64, ptr = ctypes.c_int64, ctypes.c_void_p
         run = library.function("eg_run", ctypes.c_int, [i64, ptr, ptr, ptr, ptr])
         packed = library.function("eg_packed", ctypes.c_int, [i64, ptr, ptr, ptr])
+        self._packed_address = ctypes.cast(packed, ptr).value
         self.block = int(library.function("eg_block", ctypes.c_int, [])())
         self.work_bytes = int(library.function("eg_work_bytes", ctypes.c_int64, [])())
         self._local = threading.local()
@@ -96,6 +97,12 @@ class CRunner(NativeRunner):
             lambda n, ins, steps, outs: run(n, ins, steps, outs, self.work()),
             lambda n, x, o: packed(n, x, o, self.work()),
         )
+
+    def packed_entry(self) -> tuple[int, int]:
+        """The library's packed entry (``int eg_packed(int64_t points, const double *x, double *o, void *work)``)
+        and this thread's work area, as addresses (for C callers; keep this runner alive while they call)."""
+        assert self._packed_address is not None
+        return self._packed_address, self.work()
 
     def work(self) -> int:
         """The address of this thread's workspace (each thread has its own)."""

@@ -109,6 +109,7 @@ class CompiledNLP:
         #: the solver's current iteration (the IPOPT backend keeps it up to date)
         self.iteration = 0
         self._where = ""
+        self._handed: set[str] = set()  # the callbacks whose C library serves the C callbacks (hand_over)
         #: (callback, index) of the last non-finite value met, or None
         self.nonfinite: tuple[str, int] | None = None
         start = time.process_time()
@@ -182,19 +183,22 @@ class CompiledNLP:
 
     def native(self) -> Any | None:
         """The five callbacks in C over the vm's machines (``compile._cvm.NLPCallbacks``), or None where they
-        cannot serve: another backend, the extension not built, a machine that does not run at one point.
+        cannot serve: a backend other than "vm" and "auto", the extension not built, a machine that does not run
+        at one point.
 
         A solver's C interface calls them with no Python on the way; they compute what :meth:`objective`,
-        :meth:`gradient`, :meth:`constraints`, :meth:`jacobian` and :meth:`hessian` compute, bit for bit, and
-        :meth:`absorb` adds what they recorded to this object's counts.
+        :meth:`gradient`, :meth:`constraints`, :meth:`jacobian` and :meth:`hessian` compute, bit for bit. Under
+        "auto", :meth:`hand_over` gives them each C library whose build has finished (call it between solver
+        iterations); :meth:`absorb` adds what they recorded to this object's counts.
         """
-        if self.backend != "vm":
+        if self.backend not in ("vm", "auto"):
             return None
-        machines = tuple(None if fn is None else fn.library for fn in (self._fns[name] for name in CALLBACKS))
+        switches = [None if fn is None else fn.library for fn in (self._fns[name] for name in CALLBACKS)]
+        machines = tuple(s.vm.machine if isinstance(s, Switch) else s for s in switches)
         jac_rows, jac_cols = self.jacobianstructure()
         hess_rows, hess_cols = self.hessianstructure()
         index = self.hess.weight_index
-        return nlp_callbacks(
+        native = nlp_callbacks(
             machines,
             n=self.n,
             m=self.m,
@@ -209,17 +213,37 @@ class CompiledNLP:
             n_objective_terms=self.n_objective_terms,
             signed=index is not self.hess.term,
         )
+        if native is not None:
+            self._handed = set()
+            self.hand_over(native)
+        return native
+
+    def hand_over(self, native: Any) -> None:
+        """Under "auto": each callback whose C library has been loaded since the last call is served by it in
+        ``native`` (:meth:`native`'s callbacks) from now on; call between two solver calls, in the solving thread."""
+        for k, name in enumerate(CALLBACKS):
+            fn = self._fns[name]
+            switch = None if fn is None else fn.library
+            if not isinstance(switch, Switch) or switch.c is None or name in self._handed:
+                continue
+            native.use_library(k, *switch.c.packed_entry())
+            self._handed.add(name)
+            native_vm = native.record()[0]["vm"][0][k]
+            if native_vm + self.served[name].get("vm", 0) and name not in self.switched:
+                # as the Python road records it: the number of the call the library takes, the iteration
+                self.switched[name] = (self.calls[name] + native_vm, self.iteration)
 
     def absorb(self, native: Any) -> EvaluationError | None:
         """Add the calls, CPU seconds and non-finite value that :meth:`native`'s callbacks recorded; the error a
-        machine met (an integer power with a negative exponent), or None."""
-        calls, cpu, error, nonfinite = native.record()
-        for name, count, spent in zip(CALLBACKS, calls, cpu, strict=True):
-            if count:
-                self.calls[name] += count
-                self.cpu[name] += spent
-                self.cpu_on["vm"] = self.cpu_on.get("vm", 0.0) + spent
-                self.served[name]["vm"] = self.served[name].get("vm", 0) + count
+        machine or library met (an integer power with a negative exponent), or None."""
+        by_code, error, nonfinite = native.record()
+        for code, (calls, cpu) in by_code.items():
+            for name, count, spent in zip(CALLBACKS, calls, cpu, strict=True):
+                if count:
+                    self.calls[name] += count
+                    self.cpu[name] += spent
+                    self.cpu_on[code] = self.cpu_on.get(code, 0.0) + spent
+                    self.served[name][code] = self.served[name].get(code, 0) + count
         if nonfinite is not None:
             self.nonfinite = (CALLBACKS[nonfinite[0]], nonfinite[1])
         return EvaluationError(NEGATIVE_POWER) if error else None

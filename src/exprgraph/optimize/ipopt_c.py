@@ -8,9 +8,10 @@ bundled IPOPT, cyipopt-wheels', the system's), so a solve can run on the fastest
 the machine. IPOPT's arrays reach the callbacks as numpy views of its memory (no copy of ``x``,
 the multipliers or the structure); each result is written into IPOPT's array once.
 
-On the vm backend IPOPT calls C functions of the extension that run the machines directly
+On the vm and auto backends IPOPT calls C functions of the extension that run the machines directly
 (:meth:`~exprgraph.optimize.CompiledNLP.native`: no Python per call, the same values bit for bit; inside a solve
-the Python road costs 20-50 us a call once IPOPT's linear algebra has evicted it from the caches), so a
+the Python road costs 20-50 us a call once IPOPT's linear algebra has evicted it from the caches; under "auto"
+each C library takes over between two iterations once built), so a
 ``CompiledNLP`` method replaced on the instance is not called there; :data:`NATIVE` = False keeps the Python road.
 
 Crash safety: no Python exception crosses into C. A callback that raises stores the exception and
@@ -194,6 +195,8 @@ class _Callbacks:
         if self.error is not None or (self.native is not None and self.native.error):
             return False  # IPOPT stops with User_Requested_Stop
         try:
+            if self.native is not None:
+                self.nlp.hand_over(self.native)  # under "auto": the libraries built since, between two iterations
             return self.adapter.intermediate(*info[:11])
         except BaseException as e:
             return self._fail(e)
