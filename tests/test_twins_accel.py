@@ -65,7 +65,7 @@ def test_the_table_is_a_literal_setup_can_read():
             if isinstance(target, ast.Name) and target.id in ("COMPILED_MODULES", "GROUP"):
                 values[target.id] = ast.literal_eval(node.value)
     assert values == {"COMPILED_MODULES": accel.COMPILED_MODULES, "GROUP": accel.GROUP}
-    assert accel.COMPILED_MODULES["poly"] == ("monomials", "ring")
+    assert accel.COMPILED_MODULES["poly"][:2] == ("monomials", "ring")  # the ring first: dims' modules call it
     assert {"monomials", "ring"} <= set(accel.COMPILED_MODULES["dims"])
     assert dims_accel.COMPILED_MODULES == accel.COMPILED_MODULES["dims"]
     for package, names in accel.COMPILED_MODULES.items():

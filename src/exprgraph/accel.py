@@ -50,7 +50,19 @@ __all__ = [
 #: poly's ring comes first: dims' modules call it; interop's reader of torch's expressions and its answers
 #: (TorchDims) call dims
 COMPILED_MODULES: dict[str, tuple[str, ...]] = {
-    "poly": ("monomials", "ring"),
+    "poly": (
+        "monomials",
+        "ring",
+        "dense",
+        "division",
+        "heuristic",
+        "gcd",
+        "modular",
+        "factor_univariate",
+        "factor",
+        "rational",
+        "terms",
+    ),
     "dims": (
         "ranges",
         "intervals",

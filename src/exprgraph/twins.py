@@ -128,6 +128,28 @@ TWINS: tuple[Twin, ...] = (
     ),
     Twin(
         "mypyc",
+        (
+            "exprgraph.poly.dense",
+            "exprgraph.poly.division",
+            "exprgraph.poly.heuristic",
+            "exprgraph.poly.gcd",
+            "exprgraph.poly.modular",
+            "exprgraph.poly.factor_univariate",
+            "exprgraph.poly.factor",
+            "exprgraph.poly.rational",
+            "exprgraph.poly.terms",
+        ),
+        "the same modules' Python source (poly/*.py), loaded a second time",
+        f"{PURE_ENV}=1 (for the whole group: exprgraph.accel)",
+        (
+            "tests/poly/test_algebra_twin.py::test_the_compiled_gcds_and_divisions_give_what_their_sources_give",
+            "tests/poly/test_algebra_twin.py::test_the_compiled_factorisation_gives_what_its_source_gives",
+            "tests/poly/test_algebra_twin.py::test_the_compiled_rational_functions_give_what_their_sources_give",
+            "tests/poly/test_algebra_twin.py::test_the_compiled_term_conversions_give_what_their_sources_give",
+        ),
+    ),
+    Twin(
+        "mypyc",
         ("exprgraph.dims.accel.COMPILED_MODULES",),
         "the same modules' Python source",
         f"{PURE_ENV}=1 (for the whole group: exprgraph.accel)",

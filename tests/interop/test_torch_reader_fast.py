@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -140,3 +141,68 @@ def test_the_replay_bench_warms_and_clears_both_sides_alike() -> None:
     one = ["clear {}", "run {}", "clear {}", "run {}"]
     expected = [s.format("ours") for s in one] + [s.format("torch") for s in one] + [s.format("ours") for s in one]
     assert log == expected
+
+
+_PAIR_END = st.one_of(
+    st.none(),
+    st.integers(-5, 5),
+    st.integers(-(2**70), 2**70),
+    st.sampled_from([INT64_RANGE[0], INT64_RANGE[1], True, False, math.inf, -math.inf, 2.5]),
+)
+
+
+@given(_PAIR_END, _PAIR_END)
+def test_a_range_given_as_a_pair_answers_as_a_value_range(lo: object, hi: object) -> None:
+    # a pair takes the quick way of _range_of when its ends are ints in int64 (or None); a ValueRanges the general one
+    def make(r: object) -> Any:
+        try:
+            return TorchDims({"s0": r})
+        except ConversionError:
+            return "error"
+
+    pair, read = make((lo, hi)), make(SimpleNamespace(lower=lo, upper=hi))
+    if pair == "error" or read == "error":
+        assert pair == read == "error"
+        return
+    s0 = NAMES[0]
+    r = _range_of((lo, hi))
+    assert r is not None
+    expected = (-math.inf if r[0] is None else r[0], math.inf if r[1] is None else r[1])
+    assert pair.bound(s0) == read.bound(s0) == expected
+    for rel in RELATIONS:
+        assert pair.static_value(rel(s0, 3)) == read.static_value(rel(s0, 3))
+
+
+_LEAVES = [*NAMES, *(sp.Integer(k) for k in (-1, 0, 1, 3))]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(-3, 4), st.integers(0, 5)), min_size=3, max_size=3),
+    st.sampled_from(_LEAVES),
+    st.sampled_from(_LEAVES),
+    st.sampled_from(RELATIONS),
+)
+def test_a_relation_of_two_leaves_is_decided_exactly(spans: list[tuple[int, int]], a: Any, b: Any, rel: Any) -> None:
+    # two different names or numbers: decided by their ranges exactly (the commonest question), whether the leaves
+    # were read before (a question over known expressions) or not
+    ranges = {s.name: (lo, lo + w) for s, (lo, w) in zip(NAMES, spans, strict=True)}
+    q = rel(a, b, evaluate=False)
+    if q in (sp.true, sp.false):
+        return
+    shared = TorchDims(ranges)
+    shared.bound(a), shared.bound(b)  # the leaves read first
+    answers = (shared.static_value(q), shared.evaluate(q), shared.bound(q))
+    alone = TorchDims(ranges)  # the relation read first
+    assert answers == (alone.static_value(q), alone.evaluate(q), alone.bound(q))
+    # brute force: True / False when it holds at every point of the ranges / at none, else None
+    values = {s: range(lo, hi + 1) for s, (lo, hi) in ((s, ranges[s.name]) for s in NAMES)}
+
+    def points(x: Any) -> Any:
+        return values[x] if x in values else [int(x)]
+
+    truths = {bool(rel(u, v)) for u in points(a) for v in points(b)} if a is not b else None
+    if truths is not None:
+        expected = truths.pop() if len(truths) == 1 else None
+        assert answers[0] == expected and answers[1] == expected
+        assert answers[2] == ((False, True) if expected is None else (expected, expected))

@@ -418,6 +418,13 @@ def fold_radicals(t: Term) -> Term | None:
 _FOLDED: weakref.WeakKeyDictionary[Term, Term | None] = weakref.WeakKeyDictionary()
 
 
+def clear_radical_caches() -> None:
+    """Forget the radical values, folds and factorisations worked out so far (none goes stale)."""
+    _VALUES.clear()
+    _FOLDED.clear()
+    _factor.cache_clear()
+
+
 def _fold(t: Term) -> Term | None:
     """:func:`fold_radicals`, computed."""
     v = radical_value(t)

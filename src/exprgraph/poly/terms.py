@@ -203,9 +203,11 @@ def _ratio_sum(node: Term, args: list[Ratio], budget: Budget, single: set[Term])
     """A sum or difference; polynomial parts are added in place into a numerator nothing else reads."""
     out = args[0]
     owned = node.args[0] in single and node.args[0] is not node.args[1]
+    added = False  # a flag, not ``out is args[0]``: compiled code does not keep a tuple's identity
     for r in args[1:]:
         if not r[0]:
             continue
+        added = True
         if _is_one(out[1]) and _is_one(r[1]):
             num = out[0] if owned else dict(out[0])
             add = dict(r[0]) if r[0] is num else r[0]  # x - x: the same dict on both sides
@@ -214,7 +216,7 @@ def _ratio_sum(node: Term, args: list[Ratio], budget: Budget, single: set[Term])
         else:
             out = r_add(out, r, budget) if node.op is ADD else r_sub(out, r, budget)
             owned = True
-    if out is args[0] and not owned:
+    if not added and not owned:
         return dict(out[0]), out[1]  # only zeros added: a copy, never the dict of an operand others read
     return out
 

@@ -14,6 +14,7 @@ Rewriting stack of docs/architecture.md: imports rules, match, eval, dims (integ
 from __future__ import annotations
 
 from .budget import SimplifyInfo
+from .caches import clear_caches
 from .canonical import CANONICAL_RULES, GuardedRule
 from .output import OUTPUT_RULES
 from .polynomial import collect, expand, factor
@@ -22,4 +23,4 @@ from .simplify import DEFAULT_MAX_STEPS, canonical, canonical_ruleset, cost, out
 
 __all__ = ["simplify", "canonical", "cost", "rules", "canonical_ruleset", "output_ruleset", "DEFAULT_MAX_STEPS"]
 __all__ += ["GuardedRule", "CANONICAL_RULES", "OUTPUT_RULES"]
-__all__ += ["expand", "collect", "factor", "cancel", "together", "apart", "SimplifyInfo", "size"]
+__all__ += ["expand", "collect", "factor", "cancel", "together", "apart", "SimplifyInfo", "size", "clear_caches"]

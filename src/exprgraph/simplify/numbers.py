@@ -322,6 +322,11 @@ def _float_fold(t: Term) -> Term | None:
 _COSTS: weakref.WeakKeyDictionary[Term, int] = weakref.WeakKeyDictionary()
 
 
+def clear_costs() -> None:
+    """Forget the costs worked out so far."""
+    _COSTS.clear()
+
+
 def cost(term: Term) -> int:
     """Distinct nodes of ``term`` other than scalar constants (operations, symbols, array constants).
 

@@ -22,6 +22,11 @@ __all__ = ["digest", "sort_key"]
 _digests: weakref.WeakKeyDictionary[Term, bytes] = weakref.WeakKeyDictionary()
 
 
+def clear_digests() -> None:
+    """Forget the digests worked out so far."""
+    _digests.clear()
+
+
 def _attr_text(t: Term) -> str:
     attr = t.attr
     if attr is None:

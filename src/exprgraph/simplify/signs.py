@@ -384,6 +384,11 @@ def _widen(t: Term, f: Facts) -> Facts:
 _CACHE: weakref.WeakKeyDictionary[Term, Facts] = weakref.WeakKeyDictionary()
 
 
+def clear_facts() -> None:
+    """Forget the facts worked out so far (they never go stale: this only frees memory, or times a cold call)."""
+    _CACHE.clear()
+
+
 def facts_of(t: Term) -> Facts:
     """The :class:`Facts` of a term's value (every subterm's are worked out once and cached)."""
     found = _CACHE.get(t)

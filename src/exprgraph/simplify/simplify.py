@@ -249,18 +249,7 @@ def _algebraic(term: Term, best: Term, run: Run) -> Term:
         return best  # a form of the input beats so small a form only where the passes missed a respelling
     bases = [(b, _forms(b, run)) for b in (term, best) if small_integers(b)]
     for _ in range(_ALGEBRA_ROUNDS):  # again from what improved, so that the result is a fixpoint
-        found = None
-        for base, forms in bases:
-            for form in forms:  # those that may reshape the base
-                candidate = _algebraic_form(form, base, run)
-                if candidate is None:
-                    continue  # a budget or a limit of the polynomial algebra: that form is not tried
-                if better(candidate, found or best, run) and no_larger(candidate, term) and small_integers(candidate):
-                    found, name = candidate, form
-                    if run.cost is None and cost(found) == 0:
-                        break  # a constant: no form is cheaper (and a constant has no forms)
-            if found is not None and run.cost is None and cost(found) == 0:
-                break
+        found, name = _cheapest_form(bases, term, best, run)
         if found is None:
             break
         if run.log is not None:  # the form of an equal term (the input, or the best so far)
@@ -269,6 +258,22 @@ def _algebraic(term: Term, best: Term, run: Run) -> Term:
         run.info.chosen = name
         bases = [(best, _forms(best, run))]
     return best
+
+
+def _cheapest_form(bases: list[tuple[Term, tuple[str, ...]]], term: Term, best: Term, run: Run) -> tuple[Any, str]:
+    """The cheapest form of ``bases`` through the passes cheaper than ``best`` and no larger than ``term``, and
+    its name, or ``(None, "")``; a constant ends the search (no form is cheaper, and a constant has no forms)."""
+    found, name = None, ""
+    for base, forms in bases:
+        for form in forms:  # those that may reshape the base
+            candidate = _algebraic_form(form, base, run)
+            if candidate is None:
+                continue  # a budget or a limit of the polynomial algebra: that form is not tried
+            if better(candidate, found or best, run) and no_larger(candidate, term) and small_integers(candidate):
+                found, name = candidate, form
+                if run.cost is None and cost(found) == 0:
+                    return found, name
+    return found, name
 
 
 def _forms(term: Term, run: Run) -> tuple[str, ...]:
