@@ -19,9 +19,9 @@ cleared) from prebuilt sympy expressions (our time includes reading them, each n
 environments of a round share one reading table, as torch's side shares sympy's cache). Two columns of times,
 each side treated exactly as the other: *cold*, a full gc right before each timed run (it walks torch's large heap
 and evicts the processor's caches: about 0.3 ms of ours on a quiet machine), and *warm*, the same run done once
-untimed first and the side's own caches cleared again before the timed run (see :func:`warm_best_of`). Questions
-over float symbols are outside integer dimension reasoning: counted in their own column, answered by neither
-side's count.
+untimed first and the side's own caches cleared again before the timed run (see
+:func:`bench.common.warm_best_of`). Questions over float symbols are outside integer dimension reasoning:
+counted in their own column, answered by neither side's count.
 
 The corpus is our own JSON tree format: it is read back by :func:`to_sympy` below (a table of class names,
 never text evaluation). Run: ``python -m bench.bench_torch_dims [MODEL ...]``. Without torch the rows are
@@ -30,7 +30,6 @@ skipped with a message.
 
 from __future__ import annotations
 
-import gc
 import gzip
 import json
 import math
@@ -41,7 +40,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import best_of, print_table, skip
+from bench.common import best_of, print_table, skip, warm_best_of
 from bench.torch_record import tree_names
 from exprgraph.interop.torch import TorchDims
 from exprgraph.interop.torch_read import fold_tree
@@ -436,41 +435,13 @@ def replay(name: str, corpus: dict[str, Any], have_torch: bool) -> list[Any]:
     clears = {"ours": clear_caches, "torch": sc.clear_cache}
     rounds = {"ours": 5, "torch": 3}
     times = best_of(sides, repeat=rounds, setup=clears, clock=time.thread_time)
-    warm = warm_best_of(sides, rounds, clears)
+    warm = warm_best_of(sides, repeat=rounds, clears=clears, clock=time.thread_time)
     return _row(
         f"{name} ({corpus['backend']})",
         [len(qs), matched, torch_ranges, extra, wrong, len(qs) - len(ints)],
         (times["ours"], warm["ours"]),
         (times["torch"], warm["torch"]),
     )
-
-
-def warm_best_of(
-    sides: dict[str, Any], rounds: dict[str, int], clears: dict[str, Any], clock: Any = time.thread_time
-) -> dict[str, float]:
-    """Best CPU time of each side with the processor's caches warm and the side's own caches cold: per round and
-    side, interleaved, a full gc, one untimed run (which brings code and data into the processor's caches), the
-    side's caches cleared (ours: every dims cache and the reading table; torch's: sympy's cache), then the timed
-    run. Both sides get exactly this; :func:`bench.common.best_of` (the cold column) runs the gc right before the
-    timed run instead, which evicts the processor's caches (measured on a quiet machine: about 0.3 ms, half of our
-    time on the small models and 1-2% of torch's)."""
-    best = dict.fromkeys(sides, math.inf)
-    for r in range(max(rounds.values())):
-        for name, fn in sides.items():
-            if r >= rounds[name]:
-                continue
-            clears[name]()
-            gc.collect()
-            gc.disable()
-            try:
-                fn()  # untimed: the processor's caches warm
-                clears[name]()  # the side's own caches cold again
-                start = clock()
-                fn()
-                best[name] = min(best[name], clock() - start)
-            finally:
-                gc.enable()
-    return best
 
 
 def _row(label: str, counts: list[int], ours_s: tuple[float, float], torch_s: tuple[float, float]) -> list[Any]:
