@@ -28,10 +28,10 @@ def capacity() -> int:
 
 
 @needs_native
-def test_a_c_term_is_112_bytes_without_a_collector_header() -> None:
+def test_a_c_term_holds_its_operands_without_a_collector_header() -> None:
     x = eg.Symbol("x_mem")
     t = eg.sin(x) * x
-    assert sys.getsizeof(t) == 112
+    assert sys.getsizeof(t) == 128  # a fixed part of 112 bytes and two operand words, no tuple
     assert not eg.Term.__flags__ & (1 << 14)  # Py_TPFLAGS_HAVE_GC
     assert not gc.is_tracked(t)
 

@@ -199,7 +199,7 @@ int32_t enc_instructions(Enc *e, PyObject *name, int dtype, Py_ssize_t n, EncOpe
 
 /* operand i of the node ctx (by its mark) */
 static int32_t operand_of_term(Enc *e, void *ctx, Py_ssize_t i) {
-    return operand(e, PyTuple_GET_ITEM(TERM(ctx)->args, i));
+    return operand(e, TERM_ARG(ctx, i));
 }
 
 /* the instructions of one step; 0 done, -1 error, -2 the twin must run */
@@ -211,8 +211,8 @@ static int step(Enc *e, PyObject *node) {
     return store(e, node, dst);
 }
 
-/* ask for what the steps after step k read, in stages (their terms, their operand tuples, their operands'
-   words): the encoding is bound by memory latency, one term after another */
+/* ask for what the steps after step k read, in stages (their terms, the operands held in them, their
+   operands' words): the encoding is bound by memory latency, one term after another */
 static inline void ahead(PyObject *steps, Py_ssize_t k, Py_ssize_t n) {
     if (k + 32 < n) {
         const char *t = (const char *)PyList_GET_ITEM(steps, k + 32);
@@ -220,14 +220,14 @@ static inline void ahead(PyObject *steps, Py_ssize_t k, Py_ssize_t n) {
         __builtin_prefetch(t + 32);
     }
     if (k + 16 < n && IS_TERM(PyList_GET_ITEM(steps, k + 16))) {
-        const char *args = (const char *)TERM(PyList_GET_ITEM(steps, k + 16))->args;
+        const char *args = (const char *)TERM(PyList_GET_ITEM(steps, k + 16))->items; /* (in the term) */
         __builtin_prefetch(args);
         __builtin_prefetch(args + 32);
     }
     if (k + 6 < n && IS_TERM(PyList_GET_ITEM(steps, k + 6))) {
-        PyObject *args = TERM(PyList_GET_ITEM(steps, k + 6))->args;
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args) && i < 4; i++) {
-            const char *a = (const char *)PyTuple_GET_ITEM(args, i);
+        PyObject *soon = PyList_GET_ITEM(steps, k + 6);
+        for (Py_ssize_t i = 0; i < TERM_NARGS(soon) && i < 4; i++) {
+            const char *a = (const char *)TERM_ARG(soon, i);
             __builtin_prefetch(a + offsetof(TermObject, mark));
         }
     }

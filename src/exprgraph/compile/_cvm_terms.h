@@ -28,7 +28,7 @@ CTermAPI *cvm_term_api(void);
 extern CTermAPI *CvmTerms;
 
 #define IS_TERM(o) (Py_TYPE(o) == *CvmTerms->term_class)
-#define NARGS(t) PyTuple_GET_SIZE(TERM(t)->args)
+#define NARGS(t) TERM_NARGS(t)
 
 /* the index of the dtype of term t (D_BOOL ... D_FLOAT64), -1 for another */
 static inline int dtype_of(PyObject *t) {

@@ -171,21 +171,22 @@ static int walk_root(Graph *g, Vec *stack, int32_t k) {
     AT(*stack, Frame, stack->n++) = (Frame){k, 0, 0, 0};
     while (stack->n > 0) {
         Frame *fr = &AT(*stack, Frame, stack->n - 1);
-        PyObject *args = TERM(NODE(g, fr->k))->args;
+        PyObject *nd = NODE(g, fr->k);
+        const Py_ssize_t nargs = TERM_NARGS(nd);
         int32_t push = -1;
         if (fr->next == 0) /* the operands' words are read next: ask for them all at once (memory bound) */
-            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++) {
-                const char *a = (const char *)PyTuple_GET_ITEM(args, i);
+            for (Py_ssize_t i = 0; i < nargs; i++) {
+                const char *a = (const char *)TERM_ARG(nd, i);
                 __builtin_prefetch(a);
                 __builtin_prefetch(a + sizeof(TermObject) / 2);
             }
-        while (fr->next < PyTuple_GET_SIZE(args)) {
+        while (fr->next < nargs) {
             const Py_ssize_t slot = fr->next++;
-            PyObject *child = PyTuple_GET_ITEM(args, slot);
+            PyObject *child = TERM_ARG(nd, slot);
             if (!IS_TERM(child)) return 0; /* (core makes none such; a mark is read from terms only) */
-            if (fr->next < PyTuple_GET_SIZE(args)) { /* the next operand's own operands, asked for early */
-                PyObject *next = PyTuple_GET_ITEM(args, fr->next);
-                if (IS_TERM(next)) __builtin_prefetch(TERM(next)->args);
+            if (fr->next < nargs) { /* the next operand's own operands, asked for early */
+                PyObject *next = TERM_ARG(nd, fr->next);
+                if (IS_TERM(next)) __builtin_prefetch(TERM(next)->items);
             }
             int32_t j = number(child);
             const int seen = j >= 0;
@@ -230,7 +231,7 @@ static inline void ask_ahead(PyObject *outputs, Py_ssize_t r) {
     if (r + OUTPUT_AHEAD < n) PREFETCH(PyTuple_GET_ITEM(outputs, r + OUTPUT_AHEAD));
     if (r + OUTPUT_AHEAD / 2 < n) {
         PyObject *soon = PyTuple_GET_ITEM(outputs, r + OUTPUT_AHEAD / 2);
-        if (IS_TERM(soon)) PREFETCH(TERM(soon)->args);
+        if (IS_TERM(soon)) PREFETCH(TERM(soon)->items);
     }
     if (r + OUTPUT_AHEAD / 4 < n) {
         PyObject *soon = PyTuple_GET_ITEM(outputs, r + OUTPUT_AHEAD / 4);

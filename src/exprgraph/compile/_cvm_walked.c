@@ -4,7 +4,7 @@
  * encode_walked(walked, steps, symbols, inputs, outputs, values, tables) encodes the program lower() made
  * from walk(..., arrays=True) as encode_flat does, in the same order (the inputs, the stores of the outputs
  * known before the run, then each step): only each step's op, dtype and operands come from the walk's
- * arrays, by node number, where encode_flat reads every step's term, its operand tuple and its operands'
+ * arrays, by node number, where encode_flat reads every step's term, its operands (held in the term) and its operands'
  * marks again, one cache miss after another. It first checks that the program is the one walked (its
  * steps, constants and symbols are the walk's nodes in the walk's order, its outputs the walk's outputs):
  * any other program, or one encode_flat declines, answers None. No node is stamped.

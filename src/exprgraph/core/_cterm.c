@@ -7,7 +7,7 @@
    method. Construction interns: a term equal to a live one (same op object, the same operand
    objects, an equal attr key) is that one. Live terms sit in one hash table of borrowed pointers;
    a term unlinks itself when it is freed, so the table needs no weak references. Terms are not
-   tracked by the cyclic collector: a term refers only to older terms (through its args tuple), its
+   tracked by the cyclic collector: a term refers only to older terms (its operands, held in itself), its
    op and its attr, so it cannot be part of a cycle unless an attr object is later mutated to refer
    back to it.
 
@@ -199,6 +199,8 @@ static PyMethodDef module_methods[] = {
      "leaves(symbol_infer, const_infer, reserved, max_token): the leaf rules C may answer for, the plain names."},
     {"plain_symbol", plain_symbol, METH_O, "plain_symbol(name): Symbol(name) for a plain name, else None."},
     {"find", (PyCFunction)(void (*)(void))find, METH_FASTCALL, "find(op, args, attr=None): the live term, or None."},
+    {"postorder", (PyCFunction)(void (*)(void))term_postorder, METH_FASTCALL,
+     "postorder(roots, stop): walk.postorder_until's list over C terms, or None for other roots."},
     {"table_size", table_size, METH_NOARGS, "table_size(): the number of live interned terms."},
     {"table_capacity", capacity, METH_NOARGS, "table_capacity(): the number of slots of the intern table."},
     {NULL, NULL, 0, NULL},
@@ -212,7 +214,7 @@ static struct PyModuleDef module_def = {
 /* what other extensions use (see _cterm_api.h); static: it lives as long as the module's library */
 static CTermAPI Api = {
     CTERM_API_VERSION, sizeof(TermObject), &Configured, &TermClass, DtypeNames, Promote, Numeric, InferFns,
-    &OffInfer, &OffGrad, &OffName, &OffReadsConsts, dtype_index, mix, intern_taking,
+    &OffInfer, &OffGrad, &OffName, &OffReadsConsts, dtype_index, mix, intern_taking, intern_items_api,
 };
 
 PyMODINIT_FUNC

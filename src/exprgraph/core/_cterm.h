@@ -4,7 +4,9 @@
    _cterm.c        the module: configuration from Python, the functions Python calls, the capsule
    _cterm_table.c  the intern table of live terms
    _cterm_term.c   TermBase: the dtype rules of scalar operands, construction
+   _cterm_fields.c TermBase as a Python object: attributes, `args`, freeing, the type
    _cterm_ops.c    the Python operators of terms and the calls of ops, in C, and the ops' user bits
+   _cterm_walk.c   the postorder walk of exprgraph.core.walk over C terms
 
    The sweeps of exprgraph.diff are another extension (exprgraph.diff._csweep) built on the API.
    Built with -fvisibility=hidden: only PyInit__cterm leaves the library. */
@@ -25,6 +27,16 @@
    has_fresh_operand in _cterm_table.c) */
 #define DEPTH_USERS ((uint32_t)0xFF << 24)
 #define DEPTH_COUNT (((uint32_t)1 << 24) - 1)
+
+/* TermObject.size: the cached size plus one in the low 31 bits; the top bit says that the attr's
+   intern key is an object of its own, stored after the operands (else the key is attr itself, or
+   none when attr is None) */
+#define SIZE_OWN_KEY ((uint32_t)1 << 31)
+#define SIZE_COUNT (SIZE_OWN_KEY - 1)
+
+/* the intern key of term t (borrowed): NULL when its attr is None */
+#define TERM_KEY(t)                                                                                          \
+    (TERM(t)->attr == Py_None ? NULL : (TERM(t)->size & SIZE_OWN_KEY) ? TERM(t)->items[Py_SIZE(t)] : TERM(t)->attr)
 
 /* a term's hash while it is not in the intern table (key_hash never gives -1) */
 #define HASH_UNLINKED ((Py_hash_t)-1)
@@ -61,7 +73,7 @@ void table_unlink(TermObject *t);
 size_t table_count(void);
 size_t table_capacity(void);
 
-/* ---- _cterm_term.c ---- */
+/* ---- _cterm_term.c (construction) and _cterm_fields.c (TermBaseType, freeing, attributes) ---- */
 extern PyTypeObject TermBaseType;
 int dtype_index(PyObject *dtype);
 PyObject *intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr);
@@ -70,7 +82,14 @@ PyObject *intern_items(PyTypeObject *cls, PyObject *op, PyObject *const *items, 
                        PyObject *attr);
 PyObject *term_vectorcall(PyObject *cls, PyObject *const *args, size_t nargsf, PyObject *kwnames);
 PyObject *intern_taking(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr);
+PyObject *intern_items_api(PyTypeObject *cls, PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *attr);
+PyObject *term_new(PyTypeObject *cls, PyObject *args, PyObject *kwds);
+/* untrack a tuple of objects that the collector does not follow (terms, numbers) */
+void untrack_leaf_tuple(PyObject *tup);
 PyObject *resolve_op(PyObject *op);
+
+/* ---- _cterm_walk.c ---- */
+PyObject *term_postorder(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 /* ---- _cterm_ops.c ---- */
 extern PyNumberMethods TermNumberMethods;

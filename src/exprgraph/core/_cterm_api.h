@@ -18,11 +18,11 @@
 #endif
 
 typedef struct TermObject {
-    /* what a lookup and a sweep read of every node come first, next to each other */
-    PyObject_HEAD
+    /* what a lookup and a sweep read of every node come first, next to each other; the operands
+       come last, in the struct itself (ob_size of the var-size header: their number) */
+    PyObject_VAR_HEAD
     PyObject *op;
-    PyObject *args;  /* a tuple of terms */
-    Py_hash_t hash;  /* intern hash of (op, args, key); HASH_UNLINKED while not in the table */
+    Py_hash_t hash;  /* intern hash of (op, operands, key); HASH_UNLINKED while not in the table */
     /* scratch space of the traversals of other extensions (core only frees it): marks stamped with
        the traversal's epoch, and one owned value (a pending adjoint, a dependency set) */
     uint64_t mark;
@@ -30,16 +30,20 @@ typedef struct TermObject {
     PyObject *dtype; /* one of the dtype names */
     PyObject *shape; /* a tuple */
     PyObject *attr;  /* None or a hashable payload */
-    PyObject *key;   /* the attr's intern key, NULL when attr is None */
+    PyObject *args;  /* the operands' tuple, made the first time Python reads `args`; NULL before */
     PyObject *free;  /* cache of free symbols, NULL until computed (AttributeError when read before) */
     PyObject *weakreflist;
     uint32_t depth;  /* caches of depth and size, stored plus one: 0 until computed (depth's top */
-    uint32_t size;   /* 8 bits are flags of core's intern table: read depth & 0xffffff) */
+    uint32_t size;   /* 8 bits are flags of core's intern table: read depth & 0xffffff; size's top bit
+                        is core's too: read size & 0x7fffffff) */
+    /* the operands, then the attr's intern key when it is another object than attr (core's: see
+       TERM_KEY in _cterm.h) */
+    PyObject *items[];
 } TermObject;
 
-/* The struct is 112 bytes, a size class of CPython's allocator, and the configured term class
-   carries no collector header (see configure in _cterm.c): a node costs 112 bytes plus its args tuple
-   and its share of the intern table. */
+/* The fixed part is 112 bytes and the configured term class carries no collector header (see
+   configure in _cterm.c): a node of two operands costs 128 bytes (a size class of CPython's
+   allocator) and its share of the intern table; no tuple, no second allocation. */
 
 /* Start reading the cache line at p (a hint; p need not be valid). An asm statement on x86-64: GCC at
    -O2 deletes a loop whose body is only __builtin_prefetch calls. */
@@ -52,13 +56,17 @@ typedef struct TermObject {
 #endif
 
 #define TERM(o) ((TermObject *)(o))
-#define ARG(t, i) PyTuple_GET_ITEM(TERM(t)->args, (i))
+/* the operands of a term: their number, the i-th, and their array */
+#define TERM_NARGS(t) Py_SIZE(t)
+#define TERM_ARG(t, i) (TERM(t)->items[(i)])
+#define TERM_ITEMS(t) ((PyObject *const *)TERM(t)->items)
+#define ARG(t, i) TERM_ARG(t, i)
 #define OP_SLOT(op, off) (*(PyObject **)((char *)(op) + (off)))
 
 enum { K_ARITH = 0, K_REAL = 1, K_SAME = 2, K_BOOLEAN = 3, K_WHERE = 4 };
 enum { D_BOOL = 0, D_INT64 = 1, D_FLOAT32 = 2, D_FLOAT64 = 3 };
 
-#define CTERM_API_VERSION 1
+#define CTERM_API_VERSION 2
 #define CTERM_CAPSULE "exprgraph.core._cterm._C_API"
 
 typedef struct {
@@ -77,6 +85,8 @@ typedef struct {
     Py_uhash_t (*mix)(Py_uhash_t h, Py_uhash_t v);
     /* the interned Term(op, args, attr) for an args tuple the caller gives up (NULL: error set) */
     PyObject *(*intern_taking)(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr);
+    /* the interned Term(op, the n operands at items, attr): a new reference (NULL: error set); no tuple */
+    PyObject *(*intern_items)(PyTypeObject *cls, PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *attr);
 } CTermAPI;
 
 #endif

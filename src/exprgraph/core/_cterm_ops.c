@@ -139,7 +139,7 @@ number_const(PyObject *term, PyObject *number)
 }
 
 /* a op b for operator k; the Python method when the operands are not two terms or a term and a number.
-   The term's args tuple is made only when the term is new (see intern_items). */
+   The operands are held in the new term (see intern_items); no args tuple is made. */
 static PyObject *
 binary(int k, PyObject *a, PyObject *b)
 {
@@ -167,7 +167,7 @@ binary(int k, PyObject *a, PyObject *b)
     Py_INCREF(op); /* held while a Python dtype rule runs (it could register another op of the name) */
     PyObject *items[2] = {reflected ? other : self, reflected ? self : other};
     PyObject *res = intern_items(TermClass, op, items, 2, NULL, Py_None);
-    Py_XDECREF(made); /* after: a new term's args tuple holds the constant by then */
+    Py_XDECREF(made); /* after: a new term holds the constant among its operands by then */
     Py_DECREF(op);
     return res;
 }

@@ -1,6 +1,6 @@
 /* _cterm_table.c: the intern table of exprgraph.core._cterm (see _cterm.c): every live term, by
    (op, the operand objects, the attr's key), as a borrowed pointer that the term removes when it
-   is freed. */
+   is freed. The operands are read from the term itself (no tuple: see _cterm_api.h). */
 
 #include "_cterm.h"
 #ifdef __linux__
@@ -10,8 +10,8 @@
 /* ---- the intern table ------------------------------------------------------------------------
    Open addressing with linear probing over one word per slot: a term's address with the top 16
    bits of its hash as a tag in the address bits that user space leaves zero, so a probe touches
-   the term only when the tags agree (a false match is one in 65,536); at most half the slots are
-   used, by terms and tombstones together. A term that leaves leaves a tombstone (TOMB), which a
+   the term only when the tags agree (a false match is one in 65,536); at most three quarters of the
+   slots are used, by terms and tombstones together (LOAD_NUM / LOAD_DEN). A term that leaves leaves a tombstone (TOMB), which a
    probe passes over and an insertion reuses; the slots of a run are then never read again, nor the
    hashes of the terms behind it (each one a cache miss in a large table); a resize drops them all.
    Should an address ever use those bits, the table drops the tags for good (it then compares each
@@ -88,6 +88,12 @@ slots_free(Slot *slots, size_t n)
 #endif
     PyMem_Free(slots);
 }
+
+/* the most of the slots that terms and tombstones may fill together: three quarters (an unsuccessful
+   probe then reads about 8 slots, one or two cache lines, and only the slots: see the tags above; a
+   node's share of the table is 1.3-2.7 slots, against 2-4 at one half) */
+#define LOAD_NUM 3
+#define LOAD_DEN 4
 
 #define RESIZE_FAR 48
 #define RESIZE_NEAR 24
@@ -240,21 +246,23 @@ term_matches(TermObject *t, PyObject *op, PyObject *const *items, Py_ssize_t n, 
 {
     if (t->hash != hash || t->op != op)
         return 0;
-    PyObject *targs = t->args;
-    if (PyTuple_GET_SIZE(targs) != n)
+    if (Py_SIZE(t) != n)
         return 0;
     for (Py_ssize_t i = 0; i < n; i++)
-        if (PyTuple_GET_ITEM(targs, i) != items[i])
+        if (t->items[i] != items[i])
             return 0;
-    if (key == NULL || t->key == NULL)
-        return key == t->key;
-    if (t->key == key)
+    PyObject *tkey = TERM_KEY(t);
+    if (key == NULL || tkey == NULL)
+        return key == tkey;
+    if (tkey == key)
         return 1;
-    if (op == OpConst && Py_TYPE(t->key) != Py_TYPE(key))
+    if (op == OpConst && Py_TYPE(tkey) != Py_TYPE(key))
         return 0; /* a constant's plain key is its int or float itself: 1 and 1.0 differ */
     uint64_t version = TableVersion;
     Py_INCREF(t);
-    int eq = PyObject_RichCompareBool(t->key, key, Py_EQ);
+    Py_INCREF(tkey); /* (the term holds it; held too while its __eq__ runs) */
+    int eq = PyObject_RichCompareBool(tkey, key, Py_EQ);
+    Py_DECREF(tkey);
     Py_DECREF(t); /* linked while the version holds, so still alive */
     if (version != TableVersion) /* Python code ran and changed the table */
         return eq < 0 ? -1 : 2;
@@ -285,12 +293,12 @@ slot_put(TermObject *t)
         Tombs--;
     Slots[i] = (uintptr_t)t | slot_tag(t->hash);
     Count++;
-    PyObject *args = t->args;
-    if (PyTuple_GET_SIZE(args) == 0)
+    Py_ssize_t n = Py_SIZE(t);
+    if (n == 0)
         return; /* a leaf: its op needs no bit */
     uint32_t bit = op_user_bit(t->op);
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(args); k++) {
-        PyObject *a = PyTuple_GET_ITEM(args, k);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *a = t->items[k];
         if (Py_TYPE(a) == TermClass || PyObject_TypeCheck(a, &TermBaseType))
             TERM(a)->depth |= bit;
     }
@@ -300,7 +308,7 @@ slot_put(TermObject *t)
 static int
 make_room(size_t more, int untag)
 {
-    while (untag || 2 * (Count + Tombs + more) > Capacity) {
+    while (untag || LOAD_DEN * (Count + Tombs + more) > LOAD_NUM * Capacity) {
         /* mostly tombstones: the same size again drops them (a shrink below may follow) */
         if (!untag && 4 * (Count + more) <= Capacity) {
             if (table_resize(Capacity, 0) < 0) {

@@ -1,7 +1,7 @@
 /* _cterm_term.c: TermBase, the interned term node (see _cterm.c and exprgraph.core.termbase).
 
    One hash table (_cterm_table.c) holds every live term as a borrowed pointer; a term unlinks
-   itself when freed. The key is (op, the operand objects, the attr's key); a lookup that had to
+   itself when freed (_cterm_fields.c). The key is (op, the operand objects, the attr's key); a lookup that had to
    call Python (an attr's __eq__) starts again if the table changed meanwhile. A new term's dtype
    and shape come from the op's rule: for scalar operands of the elementwise rules this file
    applies the promotion table itself, anything else calls the rule. */
@@ -26,7 +26,7 @@ dtype_index(PyObject *dtype)
 /* dtype and shape for scalar operands of an op whose rule is one of InferFns; 1 when done, 0 when
    the Python rule must decide (a shape, an unknown dtype, another rule) */
 static int
-fast_infer(PyObject *infer, PyObject *args, PyObject **dtype, PyObject **shape)
+fast_infer(PyObject *infer, PyObject *const *items, Py_ssize_t n, PyObject **dtype, PyObject **shape)
 {
     int kind = -1;
     for (int k = 0; k < 5; k++)
@@ -34,12 +34,11 @@ fast_infer(PyObject *infer, PyObject *args, PyObject **dtype, PyObject **shape)
             kind = k;
     if (kind < 0)
         return 0;
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
     if (n == 0 || (kind == K_WHERE && n != 3))
         return 0;
     int d = D_BOOL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        TermObject *a = (TermObject *)PyTuple_GET_ITEM(args, i);
+        TermObject *a = (TermObject *)items[i];
         if (PyTuple_GET_SIZE(a->shape) != 0)
             return 0;
         int ad = dtype_index(a->dtype);
@@ -56,7 +55,7 @@ fast_infer(PyObject *infer, PyObject *args, PyObject **dtype, PyObject **shape)
     default: d = D_BOOL;
     }
     *dtype = DtypeNames[d];
-    *shape = ((TermObject *)PyTuple_GET_ITEM(args, 0))->shape; /* the empty tuple */
+    *shape = ((TermObject *)items[0])->shape; /* the empty tuple */
     return 1;
 }
 
@@ -82,12 +81,25 @@ arity_error(PyObject *op, Py_ssize_t n)
     return -1;
 }
 
-/* validate the operands and attr as Op.check does, and find the result's dtype and shape
-   (new references in *dtype and *shape) */
-static int
-check_and_infer(PyObject *op, PyObject *args, PyObject *attr, PyObject **dtype, PyObject **shape)
+/* the n operands at items as a new tuple (NULL: error set) */
+static PyObject *
+items_tuple(PyObject *const *items, Py_ssize_t n)
 {
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *tup = PyTuple_New(n);
+    if (tup == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(tup, i, Py_NewRef(items[i]));
+    return tup;
+}
+
+/* validate the n operands at items and attr as Op.check does, and find the result's dtype and shape
+   (new references in *dtype and *shape); `args` is the operands' tuple or NULL (made when a Python
+   dtype rule needs it) */
+static int
+check_and_infer(PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *args, PyObject *attr,
+                PyObject **dtype, PyObject **shape)
+{
     PyObject *arity = OP_SLOT(op, OffArity);
     if (arity == NULL || !PyTuple_Check(arity) || PyTuple_GET_SIZE(arity) != 2) {
         PyErr_SetString(PyExc_TypeError, "an Op's arity must be a (min, max) tuple");
@@ -106,7 +118,7 @@ check_and_infer(PyObject *op, PyObject *args, PyObject *attr, PyObject **dtype, 
     if (n < lo || (hi >= 0 && n > hi))
         return arity_error(op, n);
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *a = PyTuple_GET_ITEM(args, i);
+        PyObject *a = items[i];
         if (Py_TYPE(a) != TermClass) {
             PyErr_Format(PyExc_TypeError, "operands of %S must be terms, got %s", OP_NAME(op),
                          Py_TYPE(a)->tp_name);
@@ -122,12 +134,16 @@ check_and_infer(PyObject *op, PyObject *args, PyObject *attr, PyObject **dtype, 
         }
     }
     PyObject *infer = OP_SLOT(op, OffInfer);
-    if (n == 0 ? leaf_infer(infer, attr, dtype, shape) : fast_infer(infer, args, dtype, shape)) {
+    if (n == 0 ? leaf_infer(infer, attr, dtype, shape) : fast_infer(infer, items, n, dtype, shape)) {
         Py_INCREF(*dtype);
         Py_INCREF(*shape);
         return 0;
     }
-    PyObject *res = PyObject_CallFunctionObjArgs(infer, args, attr, NULL);
+    PyObject *made = args == NULL ? items_tuple(items, n) : NULL;
+    if (args == NULL && made == NULL)
+        return -1;
+    PyObject *res = PyObject_CallFunctionObjArgs(infer, args != NULL ? args : made, attr, NULL);
+    Py_XDECREF(made);
     if (res == NULL)
         return -1;
     if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2) {
@@ -146,7 +162,7 @@ check_and_infer(PyObject *op, PyObject *args, PyObject *attr, PyObject **dtype, 
 /* Untrack a tuple that holds no object the collector follows (terms are untracked, ints are
    not containers): it can never be part of a cycle, and the collector would untrack it at its first
    pass anyway, after walking it once. Done here, the young generation stays smaller. */
-static void
+void
 untrack_leaf_tuple(PyObject *tup)
 {
     if (!PyTuple_CheckExact(tup) || !PyObject_GC_IsTracked(tup))
@@ -162,21 +178,49 @@ untrack_leaf_tuple(PyObject *tup)
     PyObject_GC_UnTrack(tup);
 }
 
-/* The new term (op, args, attr) that the table did not hold, with its attr key (taken over) and hash;
-   fresh: it waits for its slot (see table_insert_later). The term found instead when the dtype rule
-   ran Python code that built an equal one. */
+/* A zeroed term of class cls for n operands and `extra` more words after them (ob_size n). A class
+   without the collector header (see configure) gets exactly its bytes from CPython's allocator:
+   tp_alloc would add a word for a sentinel item that terms do not have. */
+static TermObject *
+term_alloc(PyTypeObject *cls, Py_ssize_t n, Py_ssize_t extra)
+{
+    if (PyType_IS_GC(cls)) {
+        TermObject *t = (TermObject *)cls->tp_alloc(cls, n + extra);
+        if (t == NULL)
+            return NULL;
+        if (PyObject_IS_GC((PyObject *)t))
+            PyObject_GC_UnTrack(t); /* a heap subclass is a GC type; its terms cannot form cycles (see the top) */
+        Py_SET_SIZE(t, n);
+        return t;
+    }
+    size_t bytes = (size_t)cls->tp_basicsize + (size_t)(n + extra) * sizeof(PyObject *);
+    TermObject *t = (TermObject *)PyObject_Malloc(bytes);
+    if (t == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memset(t, 0, bytes);
+    PyObject_InitVar((PyVarObject *)t, cls, n); /* (takes a reference to a heap class) */
+    return t;
+}
+
+/* The new term (op, the n operands at items, attr) that the table did not hold, with its attr key
+   (taken over) and hash; `args` is their tuple or NULL; fresh: it waits for its slot (see
+   table_insert_later). The term found instead when the dtype rule ran Python code that built an
+   equal one. */
 static PyObject *
-make_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr, PyObject *key, Py_hash_t hash, int fresh)
+make_term(PyTypeObject *cls, PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *args, PyObject *attr,
+          PyObject *key, Py_hash_t hash, int fresh)
 {
     PyObject *dtype, *shape;
     uint64_t version = TableVersion;
-    if (check_and_infer(op, args, attr, &dtype, &shape) < 0) {
+    if (check_and_infer(op, items, n, args, attr, &dtype, &shape) < 0) {
         Py_XDECREF(key);
         return NULL;
     }
     /* the dtype rule ran Python code: an equal term may exist now (a fresh operand may have a user) */
     if (version != TableVersion) {
-        TermObject *found = table_find(op, ITEMS(args), PyTuple_GET_SIZE(args), key, hash, 0);
+        TermObject *found = table_find(op, items, n, key, hash, 0);
         if (found != NULL || PyErr_Occurred()) {
             Py_XDECREF(key);
             Py_DECREF(dtype);
@@ -185,22 +229,26 @@ make_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr, PyObj
             return (PyObject *)found;
         }
     }
-    TermObject *t = (TermObject *)cls->tp_alloc(cls, 0);
+    int own_key = key != NULL && key != attr; /* else the key is attr itself (or none): no word for it */
+    TermObject *t = term_alloc(cls, n, own_key);
     if (t == NULL) {
         Py_XDECREF(key);
         Py_DECREF(dtype);
         Py_DECREF(shape);
         return NULL;
     }
-    if (PyType_IS_GC(cls) && PyObject_IS_GC((PyObject *)t))
-        PyObject_GC_UnTrack(t); /* a heap subclass is a GC type; its terms cannot form cycles (see the top) */
     t->op = Py_NewRef(op);
-    untrack_leaf_tuple(args);
-    t->args = Py_NewRef(args);
+    for (Py_ssize_t i = 0; i < n; i++)
+        t->items[i] = Py_NewRef(items[i]);
     t->attr = Py_NewRef(attr);
     t->dtype = dtype;
     t->shape = shape;
-    t->key = key;
+    if (own_key) {
+        t->items[n] = key; /* the reference taken over */
+        t->size = SIZE_OWN_KEY;
+    } else {
+        Py_XDECREF(key);
+    }
     t->hash = hash;
     if ((fresh ? table_insert_later(t) : table_insert(t)) < 0) {
         t->hash = HASH_UNLINKED;
@@ -211,8 +259,8 @@ make_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr, PyObj
 }
 
 /* The interned term (op, the n operands at items, attr) of class `cls`: a new reference, or NULL with an
-   exception. `args` is the operands' tuple, or NULL: then it is made only when the term is new (a term
-   found again costs no tuple). `op` must be an Op. */
+   exception. `args` is the operands' tuple, or NULL: a term keeps its operands in itself and never
+   needs one (a Python dtype rule gets one made). `op` must be an Op. */
 PyObject *
 intern_items(PyTypeObject *cls, PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *args, PyObject *attr)
 {
@@ -239,17 +287,7 @@ intern_items(PyTypeObject *cls, PyObject *op, PyObject *const *items, Py_ssize_t
     TermObject *found = table_find(op, items, n, key, hash, fresh);
     if (found != NULL || PyErr_Occurred())
         goto done;
-    if (args == NULL) {
-        PyObject *made = PyTuple_New(n); /* the new term's args: items live in it from here on */
-        if (made == NULL)
-            goto done;
-        for (Py_ssize_t i = 0; i < n; i++)
-            PyTuple_SET_ITEM(made, i, Py_NewRef(items[i]));
-        PyObject *res = make_term(cls, op, made, attr, key, hash, fresh);
-        Py_DECREF(made);
-        return res;
-    }
-    return make_term(cls, op, args, attr, key, hash, fresh);
+    return make_term(cls, op, items, n, args, attr, key, hash, fresh);
 done: /* found (borrowed), or NULL with an error set */
     Py_XDECREF(key);
     Py_XINCREF(found);
@@ -262,6 +300,13 @@ PyObject *
 intern_term(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr)
 {
     return intern_items(cls, op, ITEMS(args), PyTuple_GET_SIZE(args), args, attr);
+}
+
+/* intern_items for other extensions (see _cterm_api.h) */
+PyObject *
+intern_items_api(PyTypeObject *cls, PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *attr)
+{
+    return intern_items(cls, op, items, n, NULL, attr);
 }
 
 /* intern_term with an args tuple the caller gives up (NULL: an error already set) */
@@ -325,7 +370,7 @@ check_class(PyTypeObject *cls)
     return -1;
 }
 
-static PyObject *
+PyObject *
 term_new(PyTypeObject *cls, PyObject *args, PyObject *kwds)
 {
     static char *names[] = {"op", "args", "attr", NULL};
@@ -394,88 +439,3 @@ term_vectorcall(PyObject *cls, PyObject *const *args, size_t nargsf, PyObject *k
     Py_XDECREF(kwds);
     return result;
 }
-
-static void
-term_dealloc(TermObject *self)
-{
-    if (self->hash != HASH_UNLINKED)
-        table_unlink(self);
-    if (self->weakreflist != NULL)
-        PyObject_ClearWeakRefs((PyObject *)self);
-    Py_CLEAR(self->op);
-    Py_CLEAR(self->attr);
-    Py_CLEAR(self->dtype);
-    Py_CLEAR(self->shape);
-    Py_CLEAR(self->free);
-    Py_CLEAR(self->key);
-    Py_CLEAR(self->scratch);
-    Py_CLEAR(self->args); /* last: freeing it may free a long chain of operands */
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static PyMemberDef term_members[] = {
-    {"op", T_OBJECT_EX, offsetof(TermObject, op), READONLY, "The op of the term."},
-    {"args", T_OBJECT_EX, offsetof(TermObject, args), READONLY, "The operands, a tuple of terms."},
-    {"attr", T_OBJECT_EX, offsetof(TermObject, attr), READONLY, "The attribute payload (None for most ops)."},
-    {"dtype", T_OBJECT_EX, offsetof(TermObject, dtype), READONLY, "The element dtype."},
-    {"shape", T_OBJECT_EX, offsetof(TermObject, shape), READONLY, "The shape, a tuple of ints and int64 terms."},
-    {"_free", T_OBJECT_EX, offsetof(TermObject, free), 0, NULL},
-    {"__weakref__", T_OBJECT, offsetof(TermObject, weakreflist), READONLY, NULL},
-    {NULL},
-};
-
-/* _depth and _size: counts cached in 24 and 32 bits, stored plus one (0: not computed yet, read as an
-   AttributeError like an empty slot); a count that does not fit is simply not cached */
-static PyObject *
-get_count(TermObject *self, void *which)
-{
-    uint32_t v = which == NULL ? self->depth & DEPTH_COUNT : self->size;
-    if (v == 0) {
-        PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute '%s'", Py_TYPE(self)->tp_name,
-                     which == NULL ? "_depth" : "_size");
-        return NULL;
-    }
-    return PyLong_FromUnsignedLong((unsigned long)(v - 1));
-}
-
-static int
-set_count(TermObject *self, PyObject *value, void *which)
-{
-    uint32_t *slot = which == NULL ? &self->depth : &self->size;
-    uint32_t keep = which == NULL ? self->depth & DEPTH_USERS : 0; /* the depth's word keeps its user bits */
-    uint32_t limit = which == NULL ? DEPTH_COUNT : UINT32_MAX;
-    if (value == NULL) {
-        *slot = keep;
-        return 0;
-    }
-    if (!PyLong_Check(value)) {
-        PyErr_Format(PyExc_TypeError, "a term's cached %s must be an int", which == NULL ? "depth" : "size");
-        return -1;
-    }
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
-    if (v == -1 && PyErr_Occurred())
-        return -1;
-    *slot = keep | (overflow == 0 && v >= 0 && v < (long long)limit ? (uint32_t)(v + 1) : 0);
-    return 0;
-}
-
-static PyGetSetDef term_getset[] = {
-    {"_depth", (getter)get_count, (setter)set_count, NULL, NULL},
-    {"_size", (getter)get_count, (setter)set_count, NULL, (void *)1},
-    {NULL},
-};
-
-PyTypeObject TermBaseType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "exprgraph.core._cterm.TermBase",
-    .tp_basicsize = sizeof(TermObject),
-    .tp_dealloc = (destructor)term_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "The fields of an interned term, in C (subclassed by exprgraph.Term).",
-    .tp_weaklistoffset = offsetof(TermObject, weakreflist),
-    .tp_as_number = &TermNumberMethods,
-    .tp_members = term_members,
-    .tp_getset = term_getset,
-    .tp_new = term_new,
-};

@@ -261,6 +261,14 @@ def native_leaf_rules(
     return maker
 
 
+def native_postorder() -> Callable[[list | tuple, Any], list | None] | None:
+    """The C twin of ``walk.postorder_until`` (None for the pure base); it answers None for other roots."""
+    if _native is None:
+        return None
+    walk: Callable[[list | tuple, Any], list | None] = _native.postorder
+    return walk
+
+
 def find_term(op: Op, args: tuple, attr: Any = None) -> Any:
     """The live term ``(op, args, attr)`` if there is one, else None (nothing is built)."""
     if _native is not None:

@@ -1,9 +1,15 @@
-"""Iterative DAG walks over anything with an ``args`` tuple (no recursion, each node once)."""
+"""Iterative DAG walks over anything with an ``args`` tuple (no recursion, each node once).
+
+Over C terms the walk runs in C (``_cterm_walk.c``): the same list, without making the ``args``
+tuple of every node that a walk in Python reads (a C term holds its operands in itself).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from typing import Any
+
+from .termbase import native_postorder
 
 __all__ = ["postorder", "postorder_until"]
 
@@ -15,6 +21,17 @@ def postorder(roots: Iterable[Any]) -> list[Any]:
 
 def postorder_until(roots: Iterable[Any], stop: Callable[[Any], bool] | None) -> list[Any]:
     """Like :func:`postorder`, but do not enter (or list) nodes for which ``stop(node)`` is true."""
+    if _c_walk is not None:
+        if not isinstance(roots, (list, tuple)):
+            roots = list(roots)
+        found = _c_walk(roots, stop)
+        if found is not None:
+            return found
+    return _postorder_py(roots, stop)
+
+
+def _postorder_py(roots: Iterable[Any], stop: Callable[[Any], bool] | None) -> list[Any]:
+    """The walk in Python (the twin of the C walk; any node with an ``args`` tuple)."""
     seen: set[Any] = set()
     order: list[Any] = []
     append = order.append
@@ -41,3 +58,7 @@ def postorder_until(roots: Iterable[Any], stop: Callable[[Any], bool] | None) ->
                 add(node)
                 append(node)
     return order
+
+
+#: the C walk (None: the pure base); it answers None when a root is not a C term
+_c_walk = native_postorder()

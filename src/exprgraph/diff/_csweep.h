@@ -33,6 +33,7 @@ extern CTermAPI *CT;
 #define dtype_index(d) (CT->dtype_index(d))
 #define mix(h, v) (CT->mix((h), (v)))
 #define intern_taking(cls, op, args, attr) (CT->intern_taking((cls), (op), (args), (attr)))
+#define intern_items(cls, op, items, n, attr) (CT->intern_items((cls), (op), (items), (n), (attr)))
 
 /* an op's name for messages: any object (printed with %R or %S), never NULL */
 #define OP_NAME(op) (OP_SLOT(op, OffName) != NULL ? OP_SLOT(op, OffName) : Py_None)
@@ -91,7 +92,7 @@ stamp(TermObject *t, uint64_t epoch, int bits)
 }
 
 /* The nodes a loop over a walk's order visits next (dir -1: backwards): the node PREFETCH_FAR ahead,
-   the args tuple of the one PREFETCH_MID ahead, and the operands of the one PREFETCH_NEAR ahead (a
+   the operands held in the one PREFETCH_MID ahead, and the operands of the one PREFETCH_NEAR ahead (a
    rule reads their op, dtype and shape), so that their cache misses overlap. */
 #define PREFETCH_FAR 16
 #define PREFETCH_MID 10
@@ -105,13 +106,13 @@ prefetch_walk(TermObject **order, Py_ssize_t n, Py_ssize_t k, int dir)
         PREFETCH(order[far]);
         PREFETCH((char *)order[far] + 64);
     }
-    if (mid >= 0 && mid < n)
-        PREFETCH(order[mid]->args);
+    if (mid >= 0 && mid < n && TERM_NARGS(order[mid]) > 0)
+        PREFETCH(&order[mid]->items[0]); /* (the operands are in the node: its line after the fixed part) */
     if (near >= 0 && near < n) {
-        PyObject *items = order[near]->args;
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items) && i < 8; i++) {
-            PREFETCH(PyTuple_GET_ITEM(items, i));
-            PREFETCH((char *)PyTuple_GET_ITEM(items, i) + 64);
+        TermObject *t = order[near];
+        for (Py_ssize_t i = 0; i < TERM_NARGS(t) && i < 8; i++) {
+            PREFETCH(TERM_ARG(t, i));
+            PREFETCH((char *)TERM_ARG(t, i) + 64);
         }
     }
 }

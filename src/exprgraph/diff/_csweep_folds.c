@@ -14,23 +14,23 @@ is_float_index(int d)
 PyObject *
 make_head(PyObject *op, PyObject *head, PyObject *const *items, Py_ssize_t n)
 {
-    PyObject *tuple = PyTuple_New(n + 1);
-    if (tuple != NULL) {
-        Py_INCREF(head);
-        PyTuple_SET_ITEM(tuple, 0, head);
-        for (Py_ssize_t i = 0; i < n; i++) {
-            Py_INCREF(items[i]);
-            PyTuple_SET_ITEM(tuple, i + 1, items[i]);
-        }
-    }
-    return intern_taking(TermClass, op, tuple, Py_None);
+    PyObject *small[16];
+    PyObject **all = n < 16 ? small : (PyObject **)PyMem_Malloc((size_t)(n + 1) * sizeof(PyObject *));
+    if (all == NULL)
+        return PyErr_NoMemory();
+    all[0] = head;
+    memcpy(all + 1, items, (size_t)n * sizeof(PyObject *));
+    PyObject *res = intern_items(TermClass, op, all, n + 1, Py_None);
+    if (all != small)
+        PyMem_Free(all);
+    return res;
 }
 
 /* Term(op, items[0..n)), n >= 1 */
 PyObject *
 make_n(PyObject *op, PyObject *const *items, Py_ssize_t n)
 {
-    return make_head(op, items[0], items + 1, n - 1);
+    return intern_items(TermClass, op, items, n, Py_None);
 }
 
 PyObject *
@@ -59,7 +59,7 @@ make_const(PyObject *value)
         plain = overflow == 0;
     }
     if (plain) {
-        res = intern_taking(TermClass, OpConst, PyTuple_New(0), value);
+        res = intern_items(TermClass, OpConst, NULL, 0, value);
     } else {
         res = PyObject_CallOneArg(ConstFn, value);
     }
@@ -221,8 +221,7 @@ c_negate(PyObject *g)
             PyObject *c = make_const(PyNumber_Negative(TERM(first)->attr));
             if (c == NULL)
                 return NULL;
-            PyObject *args = TERM(g)->args;
-            PyObject *res = make_head(OpMul, c, &PyTuple_GET_ITEM(args, 1), PyTuple_GET_SIZE(args) - 1);
+            PyObject *res = make_head(OpMul, c, TERM_ITEMS(g) + 1, TERM_NARGS(g) - 1);
             Py_DECREF(c);
             return res;
         }
@@ -238,7 +237,7 @@ c_fan_in(PyObject *parts)
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *p = PyList_GET_ITEM(parts, i);
         if (TERM(p)->op != OpConst || !PyFloat_CheckExact(TERM(p)->attr))
-            return intern_taking(TermClass, OpAdd, PyList_AsTuple(parts), Py_None);
+            return intern_items(TermClass, OpAdd, ((PyListObject *)parts)->ob_item, n, Py_None);
     }
     double total = PyFloat_AS_DOUBLE(TERM(PyList_GET_ITEM(parts, 0))->attr);
     for (Py_ssize_t i = 1; i < n; i++)

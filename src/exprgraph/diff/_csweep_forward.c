@@ -27,11 +27,10 @@ push_elementwise(TermObject *node, PyObject *const *moved, Py_ssize_t nmoved, Py
     PyObject *rule = OP_SLOT(node->op, OffGrad);
     if (rule == NULL || rule == Py_None)
         return NULL; /* the Python pusher says there is no rule */
-    PyObject *args = node->args;
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    Py_ssize_t n = TERM_NARGS(node);
     int others_const = nmoved == 1;
     for (Py_ssize_t j = 0; others_const && j < n; j++)
-        if (j != first && TERM(PyTuple_GET_ITEM(args, j))->op != OpConst)
+        if (j != first && TERM(TERM_ARG(node, j))->op != OpConst)
             others_const = 0;
     PyObject *g = others_const ? moved[first] : (dtype_index(node->dtype) == D_FLOAT32 ? One32 : One);
     PyObject *cs = replayed((PyObject *)node, g, rule);
@@ -65,7 +64,7 @@ push_elementwise(TermObject *node, PyObject *const *moved, Py_ssize_t nmoved, Py
         res = PyList_GET_ITEM(parts, 0);
         Py_INCREF(res);
     } else {
-        res = intern_taking(TermClass, OpAdd, PyList_AsTuple(parts), Py_None);
+        res = intern_items(TermClass, OpAdd, ((PyListObject *)parts)->ob_item, k, Py_None);
     }
     Py_DECREF(parts);
     return res;
@@ -86,14 +85,13 @@ elementwise(TermObject *node)
 static PyObject *
 push(TermObject *node, uint64_t epoch, PyObject *pusher)
 {
-    PyObject *args = node->args;
-    Py_ssize_t n = PyTuple_GET_SIZE(args), nmoved = 0, first = -1;
+    Py_ssize_t n = TERM_NARGS(node), nmoved = 0, first = -1;
     PyObject *small[MAX_RECORDED];
     PyObject **moved = n <= MAX_RECORDED ? small : (PyObject **)PyMem_Calloc(n, sizeof(PyObject *));
     if (moved == NULL)
         return PyErr_NoMemory();
     for (Py_ssize_t i = 0; i < n; i++) {
-        TermObject *a = TERM(PyTuple_GET_ITEM(args, i));
+        TermObject *a = TERM(TERM_ARG(node, i));
         moved[i] = (marks(a, epoch) & M_LIVE) ? a->scratch : NULL;
         if (moved[i] != NULL && nmoved++ == 0)
             first = i;
@@ -156,7 +154,7 @@ marked_forward(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     for (Py_ssize_t k = 0; k < w.n; k++) {
         TermObject *node = w.order[k];
         prefetch_walk(w.order, w.n, k, 1);
-        if (PyTuple_GET_SIZE(node->args) == 0 || (marks(node, w.epoch) & M_TARGET))
+        if (TERM_NARGS(node) == 0 || (marks(node, w.epoch) & M_TARGET))
             continue;
         PyObject *t = push(node, w.epoch, args[2]);
         if (t == NULL)

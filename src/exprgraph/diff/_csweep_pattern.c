@@ -27,8 +27,7 @@ marked_dependency_sets(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     for (Py_ssize_t k = 0; k < w.n; k++) {
         TermObject *node = w.order[k];
         prefetch_walk(w.order, w.n, k, 1);
-        PyObject *nargs_t = node->args;
-        Py_ssize_t na = PyTuple_GET_SIZE(nargs_t);
+        Py_ssize_t na = TERM_NARGS(node);
         PyObject *column = NULL;
         if (marks(node, epoch) & M_TARGET) {
             column = PyDict_GetItemWithError(columns, (PyObject *)node);
@@ -53,8 +52,8 @@ marked_dependency_sets(PyObject *module, PyObject *const *args, Py_ssize_t nargs
         PyObject *morelist = NULL;
         Py_ssize_t nmore = 0;
         for (Py_ssize_t i = 0; i < na; i++) {
-            PyObject *s = TERM(PyTuple_GET_ITEM(nargs_t, i))->scratch;
-            if ((marks(TERM(PyTuple_GET_ITEM(nargs_t, i)), epoch) & M_SEEN) == 0)
+            PyObject *s = TERM(TERM_ARG(node, i))->scratch;
+            if ((marks(TERM(TERM_ARG(node, i)), epoch) & M_SEEN) == 0)
                 s = NULL;
             if (s == NULL || s == best)
                 continue;

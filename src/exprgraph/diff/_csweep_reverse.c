@@ -23,12 +23,12 @@ room(void **array, Py_ssize_t *cap, Py_ssize_t n, size_t elem)
     return 0;
 }
 
-/* start reading the terms of an args tuple (their first line: op, args, hash, mark, scratch) */
+/* start reading a node's operands (their first line: op, hash, mark, scratch) */
 static inline void
-prefetch_items(PyObject *items)
+prefetch_items(TermObject *t)
 {
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(items); i++)
-        PREFETCH(PyTuple_GET_ITEM(items, i));
+    for (Py_ssize_t i = 0; i < TERM_NARGS(t); i++)
+        PREFETCH(TERM_ARG(t, i));
 }
 
 /* the live nodes under outs, children first (as live_order), in a PyMem array of borrowed terms */
@@ -36,36 +36,37 @@ static TermObject **
 live_nodes(PyObject *outs, uint64_t epoch, Py_ssize_t *count)
 {
     Py_ssize_t cap = 256, depth = 0, n = 0, ocap = 1024;
-    struct Frame { TermObject *node; PyObject *items; Py_ssize_t next; } *stack = PyMem_Malloc(cap * sizeof(*stack));
+    struct Frame { TermObject *node; PyObject *const *items; Py_ssize_t count, next; } *stack = PyMem_Malloc(cap * sizeof(*stack));
     TermObject **order = PyMem_Malloc(ocap * sizeof(TermObject *));
     if (stack == NULL || order == NULL) {
         PyErr_NoMemory();
         goto fail;
     }
     stack[0].node = NULL;
-    stack[0].items = outs;
+    stack[0].items = ((PyTupleObject *)outs)->ob_item;
+    stack[0].count = PyTuple_GET_SIZE(outs);
     stack[0].next = 0;
     depth = 1;
     while (depth > 0) {
         struct Frame *fr = &stack[depth - 1];
         TermObject *push = NULL;
-        while (fr->next < PyTuple_GET_SIZE(fr->items)) {
-            PyObject *item = PyTuple_GET_ITEM(fr->items, fr->next++);
+        while (fr->next < fr->count) {
+            PyObject *item = fr->items[fr->next++];
             if (Py_TYPE(item) != TermClass) {
                 PyErr_Format(PyExc_TypeError, "expected a term, got %s", Py_TYPE(item)->tp_name);
                 goto fail;
             }
             TermObject *a = TERM(item);
-            if (fr->next < PyTuple_GET_SIZE(fr->items)) { /* the next sibling's args, read after a's subtree */
-                PyObject *sibling = PyTuple_GET_ITEM(fr->items, fr->next);
-                if (Py_TYPE(sibling) == TermClass)
-                    PREFETCH(TERM(sibling)->args);
+            if (fr->next < fr->count) { /* the next sibling's operands, read after a's subtree */
+                PyObject *sibling = fr->items[fr->next];
+                if (Py_TYPE(sibling) == TermClass && TERM_NARGS(sibling) > 0)
+                    PREFETCH(&TERM(sibling)->items[0]);
             }
             int m = marks(a, epoch);
             if (m & M_SEEN)
                 continue;
             stamp(a, epoch, M_SEEN);
-            if (PyTuple_GET_SIZE(a->args) > 0) {
+            if (TERM_NARGS(a) > 0) {
                 push = a;
                 break;
             }
@@ -80,10 +81,11 @@ live_nodes(PyObject *outs, uint64_t epoch, Py_ssize_t *count)
             if (room((void **)&stack, &cap, depth, sizeof(*stack)) < 0)
                 goto fail;
             stack[depth].node = push;
-            stack[depth].items = push->args;
+            stack[depth].items = TERM_ITEMS(push);
+            stack[depth].count = TERM_NARGS(push);
             stack[depth].next = 0;
             depth++;
-            prefetch_items(push->args); /* their marks and args are read next, one after another */
+            prefetch_items(push); /* their marks and operands are read next, one after another */
             continue;
         }
         depth--;
@@ -91,9 +93,8 @@ live_nodes(PyObject *outs, uint64_t epoch, Py_ssize_t *count)
         if (node == NULL)
             continue;
         int keep = marks(node, epoch) & M_TARGET;
-        PyObject *args = node->args;
-        for (Py_ssize_t i = 0; !keep && i < PyTuple_GET_SIZE(args); i++)
-            keep = marks(TERM(PyTuple_GET_ITEM(args, i)), epoch) & M_LIVE;
+        for (Py_ssize_t i = 0; !keep && i < TERM_NARGS(node); i++)
+            keep = marks(TERM(TERM_ARG(node, i)), epoch) & M_LIVE;
         if (keep) {
             stamp(node, epoch, M_LIVE);
             if (room((void **)&order, &ocap, n, sizeof(TermObject *)) < 0)
@@ -198,8 +199,7 @@ send_scratch(TermObject *a, PyObject *c)
 static int
 marked_step(TermObject *node, PyObject *g, uint64_t epoch)
 {
-    PyObject *args = node->args;
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    Py_ssize_t n = TERM_NARGS(node);
     PyObject *cs = contributions((PyObject *)node, g);
     if (cs == NULL)
         return -1;
@@ -211,7 +211,7 @@ marked_step(TermObject *node, PyObject *g, uint64_t epoch)
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *c = PyTuple_GET_ITEM(cs, i);
-        TermObject *a = TERM(PyTuple_GET_ITEM(args, i));
+        TermObject *a = TERM(TERM_ARG(node, i));
         if (c == Py_None || !(marks(a, epoch) & M_LIVE))
             continue;
         if (Py_TYPE(c) != TermClass) {
@@ -331,21 +331,21 @@ marked_backprop(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 goto fail;
         }
         int m = marks(node, epoch);
-        PyObject *nargs_t = node->args;
+        Py_ssize_t na = TERM_NARGS(node);
         if (m & M_TARGET) {
             if (PyDict_SetItem(result, (PyObject *)node, g) < 0) {
                 Py_DECREF(g);
                 goto fail;
             }
             int any = 0;
-            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(nargs_t) && !any; i++)
-                any = marks(TERM(PyTuple_GET_ITEM(nargs_t, i)), epoch) & M_LIVE;
+            for (Py_ssize_t i = 0; i < na && !any; i++)
+                any = marks(TERM(TERM_ARG(node, i)), epoch) & M_LIVE;
             if (!any) {
                 Py_DECREF(g);
                 continue;
             }
         }
-        if (PyTuple_GET_SIZE(nargs_t) > 0 && marked_step(node, g, epoch) < 0) {
+        if (na > 0 && marked_step(node, g, epoch) < 0) {
             Py_DECREF(g);
             goto fail;
         }

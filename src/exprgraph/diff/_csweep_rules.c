@@ -173,8 +173,7 @@ free_template(Template *t)
 static Template *
 find_template(PyObject *node, PyObject *g, PyObject *rule)
 {
-    PyObject *args = TERM(node)->args;
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    Py_ssize_t n = TERM_NARGS(node);
     if (n > MAX_RECORDED || PyTuple_GET_SIZE(TERM(node)->shape) != 0 || PyTuple_GET_SIZE(TERM(g)->shape) != 0)
         return NULL;
     PyObject *op = TERM(node)->op;
@@ -182,7 +181,7 @@ find_template(PyObject *node, PyObject *g, PyObject *rule)
     int read_values = reads != NULL && PyObject_IsTrue(reads) == 1;
     PyObject *sig[SIG_HEAD + MAX_RECORDED], **keys = sig + SIG_HEAD;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *a = PyTuple_GET_ITEM(args, i);
+        PyObject *a = TERM_ARG(node, i);
         if (PyTuple_GET_SIZE(TERM(a)->shape) != 0)
             return NULL;
         int d = dtype_index(TERM(a)->dtype);
@@ -263,12 +262,17 @@ replay(Template *t, PyObject *node, PyObject *g)
         case I_ARG: v = ARG(node, in->index); Py_INCREF(v); break;
         case I_CONST: v = in->attr; Py_INCREF(v); break;
         case I_RAW: {
-            PyObject *tuple = PyTuple_New(in->n);
-            for (int j = 0; tuple != NULL && j < in->n; j++) {
-                Py_INCREF(regs[in->operands[j]]);
-                PyTuple_SET_ITEM(tuple, j, regs[in->operands[j]]);
+            PyObject *operands[MAX_RECORDED + 8];
+            PyObject **os = in->n <= MAX_RECORDED + 8 ? operands : (PyObject **)PyMem_Malloc(in->n * sizeof(PyObject *));
+            if (os == NULL) {
+                PyErr_NoMemory();
+                goto fail;
             }
-            v = intern_taking(TermClass, in->op, tuple, in->attr);
+            for (int j = 0; j < in->n; j++)
+                os[j] = regs[in->operands[j]];
+            v = intern_items(TermClass, in->op, os, in->n, in->attr);
+            if (os != operands)
+                PyMem_Free(os);
             break;
         }
         case I_PRODUCT: {

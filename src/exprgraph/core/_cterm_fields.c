@@ -1,0 +1,170 @@
+/* _cterm_fields.c: what a term is as a Python object (see _cterm.c): its attributes, the lazily made
+   `args` tuple, its size in bytes, its freeing, and the type TermBase. Construction is _cterm_term.c. */
+
+#include "_cterm.h"
+
+/* ---- freeing ---------------------------------------------------------------------------------
+   A term releases its operands itself (no tuple does it for it), so freeing the root of a chain would
+   free the chain by recursion, one C frame per node. Past DEALLOC_NEST nested frees, an operand that
+   would be freed now (its last reference) is set aside in Doomed instead, and the outermost free
+   releases those one after another: the depth of C recursion stays bounded whatever the graph. */
+#define DEALLOC_NEST 64
+
+static PyObject **Doomed = NULL;
+static size_t DoomedCount = 0, DoomedCap = 0;
+static int DeallocNest = 0;
+
+/* give up the reference to operand a: now, or later when it is the last one and the nest is deep */
+static void
+release_operand(PyObject *a)
+{
+    if (DeallocNest >= DEALLOC_NEST && Py_REFCNT(a) == 1) {
+        if (DoomedCount == DoomedCap) {
+            size_t cap = DoomedCap ? 2 * DoomedCap : 256;
+            PyObject **grown = (PyObject **)PyMem_Realloc(Doomed, cap * sizeof(PyObject *));
+            if (grown != NULL) {
+                Doomed = grown;
+                DoomedCap = cap;
+            }
+        }
+        if (DoomedCount < DoomedCap) {
+            Doomed[DoomedCount++] = a; /* the reference moves to the list */
+            return;
+        }
+        /* out of memory for the list: free it here, with the recursion that costs */
+    }
+    Py_DECREF(a);
+}
+
+static void
+term_dealloc(TermObject *self)
+{
+    if (self->hash != HASH_UNLINKED)
+        table_unlink(self);
+    if (self->weakreflist != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    Py_CLEAR(self->op);
+    Py_CLEAR(self->dtype);
+    Py_CLEAR(self->shape);
+    Py_CLEAR(self->free);
+    if (self->size & SIZE_OWN_KEY) {
+        self->size &= ~SIZE_OWN_KEY;
+        Py_CLEAR(self->items[Py_SIZE(self)]);
+    }
+    Py_CLEAR(self->attr);
+    Py_CLEAR(self->scratch);
+    Py_CLEAR(self->args); /* a cached tuple: the operands are still held below */
+    Py_ssize_t n = Py_SIZE(self);
+    DeallocNest++;
+    for (Py_ssize_t i = 0; i < n; i++) /* last: freeing them may free a long chain of operands */
+        release_operand(self->items[i]);
+    Py_SET_SIZE(self, 0);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+    if (DeallocNest == 1) /* the outermost free: the operands set aside, freed at this depth */
+        while (DoomedCount > 0) {
+            PyObject *a = Doomed[--DoomedCount];
+            Py_DECREF(a);
+        }
+    DeallocNest--;
+}
+
+static PyMemberDef term_members[] = {
+    {"op", T_OBJECT_EX, offsetof(TermObject, op), READONLY, "The op of the term."},
+    {"attr", T_OBJECT_EX, offsetof(TermObject, attr), READONLY, "The attribute payload (None for most ops)."},
+    {"dtype", T_OBJECT_EX, offsetof(TermObject, dtype), READONLY, "The element dtype."},
+    {"shape", T_OBJECT_EX, offsetof(TermObject, shape), READONLY, "The shape, a tuple of ints and int64 terms."},
+    {"_free", T_OBJECT_EX, offsetof(TermObject, free), 0, NULL},
+    {"__weakref__", T_OBJECT, offsetof(TermObject, weakreflist), READONLY, NULL},
+    {NULL},
+};
+
+/* `args`: the operands as a tuple, made at the first read and kept (the term holds its operands
+   itself; most terms are never asked) */
+static PyObject *
+get_args(TermObject *self, void *unused)
+{
+    if (self->args == NULL) {
+        Py_ssize_t n = Py_SIZE(self);
+        PyObject *tup = PyTuple_New(n);
+        if (tup == NULL)
+            return NULL;
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyTuple_SET_ITEM(tup, i, Py_NewRef(self->items[i]));
+        untrack_leaf_tuple(tup);
+        self->args = tup;
+    }
+    return Py_NewRef(self->args);
+}
+
+/* the bytes of the term's block: the fixed part, its operands and its own key */
+static PyObject *
+term_sizeof(TermObject *self, PyObject *unused)
+{
+    Py_ssize_t words = Py_SIZE(self) + ((self->size & SIZE_OWN_KEY) ? 1 : 0);
+    return PyLong_FromSsize_t(Py_TYPE(self)->tp_basicsize + words * (Py_ssize_t)sizeof(PyObject *));
+}
+
+static PyMethodDef term_methods[] = {
+    {"__sizeof__", (PyCFunction)term_sizeof, METH_NOARGS, "The bytes of the term's own block."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* _depth and _size: counts cached in 24 and 31 bits, stored plus one (0: not computed yet, read as an
+   AttributeError like an empty slot); a count that does not fit is simply not cached */
+static PyObject *
+get_count(TermObject *self, void *which)
+{
+    uint32_t v = which == NULL ? self->depth & DEPTH_COUNT : self->size & SIZE_COUNT;
+    if (v == 0) {
+        PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute '%s'", Py_TYPE(self)->tp_name,
+                     which == NULL ? "_depth" : "_size");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLong((unsigned long)(v - 1));
+}
+
+static int
+set_count(TermObject *self, PyObject *value, void *which)
+{
+    uint32_t *slot = which == NULL ? &self->depth : &self->size;
+    /* the depth's word keeps its user bits, the size's its key bit */
+    uint32_t keep = which == NULL ? self->depth & DEPTH_USERS : self->size & SIZE_OWN_KEY;
+    uint32_t limit = which == NULL ? DEPTH_COUNT : SIZE_COUNT;
+    if (value == NULL) {
+        *slot = keep;
+        return 0;
+    }
+    if (!PyLong_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "a term's cached %s must be an int", which == NULL ? "depth" : "size");
+        return -1;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    *slot = keep | (overflow == 0 && v >= 0 && v < (long long)limit ? (uint32_t)(v + 1) : 0);
+    return 0;
+}
+
+static PyGetSetDef term_getset[] = {
+    {"args", (getter)get_args, NULL, "The operands, a tuple of terms.", NULL},
+    {"_depth", (getter)get_count, (setter)set_count, NULL, NULL},
+    {"_size", (getter)get_count, (setter)set_count, NULL, (void *)1},
+    {NULL},
+};
+
+PyTypeObject TermBaseType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "exprgraph.core._cterm.TermBase",
+    .tp_basicsize = offsetof(TermObject, items),
+    .tp_itemsize = sizeof(PyObject *),
+    .tp_dealloc = (destructor)term_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The fields of an interned term, in C (subclassed by exprgraph.Term).",
+    .tp_weaklistoffset = offsetof(TermObject, weakreflist),
+    .tp_as_number = &TermNumberMethods,
+    .tp_members = term_members,
+    .tp_methods = term_methods,
+    .tp_getset = term_getset,
+    .tp_new = term_new,
+};
