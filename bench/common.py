@@ -26,6 +26,7 @@ def best_of(
     repeat: int | dict[str, int] = 3,
     setup: dict[str, Callable[[], Any]] | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    warm: bool = False,
 ) -> dict[str, float]:
     """Best wall time of each contender over ``repeat`` rounds, run interleaved (A B C, A B C, ...).
 
@@ -34,7 +35,8 @@ def best_of(
     (to clear a cache, say). The garbage collector runs before, and is paused during, each timed
     call; the call's result is dropped after the clock stops, so freeing it is not timed.
     ``clock`` reads the time (``time.thread_time`` times single-threaded work by the CPU time of
-    the calling thread, which other processes on a busy machine cannot stretch).
+    the calling thread, which other processes on a busy machine cannot stretch). ``warm``: see
+    :func:`warm_best_of`.
     """
     setup = setup or {}
     rounds = repeat if isinstance(repeat, dict) else dict.fromkeys(contenders, repeat)
@@ -43,11 +45,17 @@ def best_of(
         for name, fn in contenders.items():
             if r >= rounds.get(name, 1):
                 continue
-            if name in setup:
-                setup[name]()
+            prepare = setup.get(name)
+            if prepare is not None:
+                prepare()
             gc.collect()
             gc.disable()
             try:
+                if warm:
+                    untimed = fn()  # the processor's caches warm
+                    del untimed
+                    if prepare is not None:
+                        prepare()  # the contender's own caches emptied again
                 start = clock()
                 result = fn()
                 elapsed = clock() - start
@@ -70,31 +78,7 @@ def warm_best_of(
     the timed call. :func:`best_of` runs the gc right before the timed call instead, which walks the whole heap
     and evicts the processor's caches: a cold call, as after other work. Report both, each side treated alike.
     """
-    clears = clears or {}
-    rounds = repeat if isinstance(repeat, dict) else dict.fromkeys(contenders, repeat)
-    best = dict.fromkeys(contenders, float("inf"))
-    for r in range(max(rounds.values())):
-        for name, fn in contenders.items():
-            if r >= rounds.get(name, 1):
-                continue
-            clear = clears.get(name)
-            if clear is not None:
-                clear()
-            gc.collect()
-            gc.disable()
-            try:
-                del_me = fn()  # untimed: the processor's caches warm
-                del del_me
-                if clear is not None:
-                    clear()
-                start = clock()
-                result = fn()
-                elapsed = clock() - start
-                del result
-            finally:
-                gc.enable()
-            best[name] = min(best[name], elapsed)
-    return best
+    return best_of(contenders, repeat, clears, clock, warm=True)
 
 
 def peak_memory(fn: Callable[[], Any]) -> int:

@@ -221,6 +221,8 @@ class CompiledNLP:
     def hand_over(self, native: Any) -> None:
         """Under "auto": each callback whose C library has been loaded since the last call is served by it in
         ``native`` (:meth:`native`'s callbacks) from now on; call between two solver calls, in the solving thread."""
+        if self.backend != "auto":
+            return  # no library replaces a machine
         for k, name in enumerate(CALLBACKS):
             fn = self._fns[name]
             switch = None if fn is None else fn.library
