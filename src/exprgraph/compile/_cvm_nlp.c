@@ -59,8 +59,8 @@ typedef struct {
     int64_t calls[ON_COUNT][CB_COUNT];
     double cpu[ON_COUNT][CB_COUNT];
     int error;                    /* a machine's error flag was met: every later callback returns false */
-    int nonfinite_where;          /* the callback of the first non-finite value met, or -1 */
-    int64_t nonfinite_index;
+    int nonfinite_where;          /* the callback of the last call with a non-finite value (-1: none yet), */
+    int64_t nonfinite_index;      /* and the index of that call's first one (CompiledNLP keeps the same) */
 } NLPCallbacks;
 
 static double thread_seconds(void) {
@@ -86,7 +86,7 @@ static int run(NLPCallbacks *cb, int k, const double *x, double *o, int64_t n_ou
         return 0;
     }
     for (int64_t i = 0; i < n_out; i++)
-        if (!isfinite(o[i])) { /* the last one met, as CompiledNLP keeps it */
+        if (!isfinite(o[i])) { /* this call's first, replacing an earlier call's, as CompiledNLP keeps it */
             cb->nonfinite_where = k;
             cb->nonfinite_index = i;
             break;
