@@ -239,6 +239,59 @@ def test_float_equivalents_agree(name, a, b):
         assert np.signbit(got) == np.signbit(want)
 
 
+DTYPES = ("bool", "int64", "float32", "float64")
+UNARY = ("log2", "log10", "identity", "trunc")
+BINARY = ("fmod", "truncdiv", "ceil_div", "broadcast_dim", "hypot", "atan2")
+
+
+@pytest.mark.parametrize("name", UNARY + BINARY)
+@pytest.mark.parametrize("a", DTYPES)
+@pytest.mark.parametrize("b", DTYPES)
+def test_an_equivalent_has_the_dtype_of_its_node(name, a, b):
+    # fmod of a bool and a float32 is a float32: its equivalent must not widen it (a converter reads it back by dtype)
+    args = (Symbol("x", a),) if name in UNARY else (Symbol("x", a), Symbol("y", b))
+    if name in UNARY and b != "bool":
+        return
+    try:
+        node = get_op(name)(*args)
+    except (TypeError, ValueError):
+        return  # the op refuses these dtypes
+    assert equivalent(node).dtype == node.dtype
+
+
+def _value(dtype: str, draw_int: int, draw_float: float):
+    if dtype == "bool":
+        return np.bool_(draw_int % 2)
+    if dtype == "int64":
+        return np.int64(draw_int)
+    with np.errstate(over="ignore"):
+        return np.dtype(dtype).type(draw_float)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["fmod", "truncdiv", "ceil_div", "hypot", "atan2"]),
+    st.sampled_from(DTYPES),
+    st.sampled_from(DTYPES),
+    INT64_VALUES,
+    INT64_VALUES,
+    FLOAT_VALUES,
+    FLOAT_VALUES,
+)
+@example("fmod", "bool", "float32", 0, 0, 0.0, 2.0)
+@example("ceil_div", "int64", "float64", -(2**63), 0, 0.0, 2.0)
+def test_mixed_dtype_equivalents_agree(name, da, db, ia, ib, fa, fb):
+    # a bool or int64 operand beside a float: the node computes in the float dtype, and so does its equivalent
+    node = get_op(name)(Symbol("x", da), Symbol("y", db))
+    env = {"x": _value(da, ia, fa), "y": _value(db, ib, fb)}
+    with np.errstate(all="ignore"):
+        got, want = evaluate(equivalent(node), env), evaluate(node, env)
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    exact = name in ("fmod", "truncdiv", "ceil_div") or not np.issubdtype(np.asarray(want).dtype, np.floating)
+    rtol = 0 if exact else (4e-15 if np.asarray(want).dtype == np.float64 else 4e-6)
+    np.testing.assert_allclose(got, want, rtol=rtol, equal_nan=True)
+
+
 @pytest.mark.parametrize(
     ("module", "function"),
     [("sympy", "to_sympy"), ("pytensor", "to_pytensor"), ("jax", "to_jax"), ("onnx", "to_onnx")],

@@ -186,6 +186,23 @@ def test_formulas_compute_our_values_for_integers_and_mixed_floats():
     assert list(from_pytensor(graph).outputs) == outs
 
 
+@pytest.mark.parametrize("name", ["fmod", "truncdiv", "ceil_div", "hypot", "atan2"])
+def test_equivalents_of_a_bool_beside_a_float32_read_back_and_compute_in_float32(name):
+    # fmod(False, sqrt(f)) with f float32 is a float32: its formula once came out a float64 and read back as another
+    # term; it must stay float32 in PyTensor and read back as the very term
+    b, f = Symbol("b", "bool"), Symbol("f", "float32")
+    outs = [get_op(name)(b, f), get_op(name)(f, b)]
+    graph = to_pytensor(FunctionGraph([b, f], outs))
+    assert [v.type.dtype for v in graph.outputs] == ["float32", "float32"]
+    assert list(from_pytensor(graph).outputs) == outs
+    columns = [np.array([False, True, True, False]), np.array([2.5, 1 / 3, -0.0, 3.0], dtype=np.float32)]
+    with np.errstate(all="ignore"):
+        got = _run_points(graph.inputs, graph.outputs, columns)
+        want = evaluate(outs, {"b": columns[0], "f": columns[1]})
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=4e-7, equal_nan=True)
+
+
 def test_compiled_c_code_computes_our_values():
     # PyTensor's C code: n // 0 raises, int64 maximum goes through a double, int64 with float32 is
     # computed in float32, pow(-inf, 0.5) is inf; the graphs we write avoid all four

@@ -282,6 +282,23 @@ def test_auto_uses_a_libipopt_without_cyipopt(monkeypatch: pytest.MonkeyPatch) -
 
 
 @needs_lib
+def test_auto_prefers_the_c_interface_even_beside_cyipopt(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the same IPOPT with the callbacks in C: "auto" takes the C route whenever a libipopt is found
+    monkeypatch.delenv(ipopt_lib.ENV_VAR, raising=False)
+    monkeypatch.setattr(ipopt_backend, "available", lambda: True)
+    res = solve(product(), backend="numpy", progress=False)
+    assert res.success and res.library == ipopt_lib.load_library("auto").describe()
+
+
+@pytest.mark.skipif(not HAVE_CYIPOPT, reason="needs cyipopt")
+def test_auto_falls_back_to_cyipopt_without_a_library(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ipopt_lib.ENV_VAR, raising=False)
+    monkeypatch.setattr(ipopt_c, "available", lambda library=None: False)
+    res = solve(product(), backend="numpy", progress=False)
+    assert res.success and res.solver == "ipopt" and res.library == ""
+
+
+@needs_lib
 def test_library_is_loaded_once_and_described(place: str) -> None:
     lib = ipopt_lib.load_library(place)
     again, by_path = ipopt_lib.load_library(place), ipopt_lib.load_library(lib.path)

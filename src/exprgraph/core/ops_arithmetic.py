@@ -140,9 +140,17 @@ def _grad_abs(node: Any, g: Any) -> tuple:
 
 
 def _as_numbers(a: Any, b: Any) -> tuple[Any, Any]:
-    """Operands as arrays, bools counted as integers (as ``arith`` types them)."""
+    """Operands as arrays, bools counted as integers (as ``arith`` types them), or as the other operand's float
+    dtype beside a float (as a float32 beside a bool is computed in float32, not widened by an int64)."""
     a, b = np.asarray(a), np.asarray(b)
-    return (a.astype(np.int64) if a.dtype.kind == "b" else a), (b.astype(np.int64) if b.dtype.kind == "b" else b)
+    return _as_number(a, b), _as_number(b, a)
+
+
+def _as_number(x: Any, other: Any) -> Any:
+    """``x``, a bool array as ``other``'s float dtype or as int64."""
+    if x.dtype.kind != "b":
+        return x
+    return x.astype(other.dtype if other.dtype.kind == "f" else np.int64)
 
 
 def _truncdiv(a: Any, b: Any) -> Any:

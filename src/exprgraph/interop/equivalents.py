@@ -129,6 +129,22 @@ EQUIVALENTS: dict[str, Callable[..., Term]] = {
 }
 
 
+def _as_dtype(x: Term, dtype: str) -> Term:
+    """``x`` with the values it has as an operand of a node of ``dtype``: a bool or an int64 that the node
+    computes with as a float is converted first (``x*1.0``, exact for a bool and as numpy rounds an int64), a
+    bool that it computes with as an int64 becomes 0 or 1."""
+    if x.dtype == dtype or is_float(x.dtype):
+        return x
+    if is_float(dtype):
+        return x * const(1.0, dtype)
+    if dtype == INT64 and x.dtype == BOOL:
+        return get_op("where")(x, const(1, INT64), const(0, INT64))
+    return x
+
+
 def equivalent(node: Term) -> Term:
-    """A term with the values of ``node``, of ops other than its own (KeyError: no entry for the op)."""
-    return EQUIVALENTS[node.op.name](*node.args)
+    """A term with the values and the dtype of ``node``, of ops other than its own (KeyError: no entry for the
+    op). Operands are first converted to the dtype the node computes in, so that each builder's own dtype rules
+    cannot widen a float32 (``fmod`` of a bool and a float32 is a float32) or keep a bool."""
+    build = EQUIVALENTS[node.op.name]
+    return build(*(_as_dtype(a, node.dtype) for a in node.args))

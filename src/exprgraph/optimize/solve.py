@@ -1,5 +1,5 @@
-"""Choosing a solver and checking the start: IPOPT (through cyipopt, or IPOPT's C interface on a libipopt
-the user names), else scipy's trust-constr."""
+"""Choosing a solver and checking the start: IPOPT (through IPOPT's C interface on a libipopt that is found or
+named, or through cyipopt), else scipy's trust-constr."""
 
 from __future__ import annotations
 
@@ -36,10 +36,12 @@ def _pick(solver: str, library: Any) -> tuple[str, Any]:
         return "ipopt", library if isinstance(library, IpoptLibrary) else load_library(library)
     if solver != "auto":
         return solver, None
-    if ipopt_backend.available():
-        return "ipopt", None
-    if ipopt_c.available():  # no cyipopt, but a libipopt (casadi's, the system's): its C interface
+    if ipopt_c.available():
+        # a libipopt found (casadi's, cyipopt-wheels', the system's): its C interface, where IPOPT calls the
+        # vm's callbacks with no Python per call (cyipopt's API takes Python callables)
         return "ipopt", load_library("auto")
+    if ipopt_backend.available():  # cyipopt over an IPOPT our places do not find
+        return "ipopt", None
     if scipy_backend.available():
         return "scipy", None
     raise OptionalDependencyError(
@@ -76,8 +78,9 @@ def solve(
 ) -> Result:
     """Solve ``problem`` (compiled first unless it is a :class:`CompiledNLP` already).
 
-    ``solver``: "ipopt" (cyipopt), "scipy" (trust-constr) or "auto" (IPOPT when cyipopt imports or a
-    libipopt is found, else scipy); ``ipopt_library`` runs IPOPT through its own C interface
+    ``solver``: "ipopt" (cyipopt), "scipy" (trust-constr) or "auto" (IPOPT through its C interface when a
+    libipopt is found, else through cyipopt when it imports, else scipy); ``ipopt_library`` runs IPOPT through
+    its own C interface
     (:mod:`~exprgraph.optimize.ipopt_c`) on a libipopt: a path, a place ("casadi", "cyipopt", "system")
     or "auto" (``EXPRGRAPH_IPOPT_LIBRARY``, then those places); with it unset, the environment
     variable alone selects that route too, else IPOPT runs through cyipopt;
