@@ -70,17 +70,25 @@ def test_args_of_a_term_never_read_before_are_made_once_and_kept() -> None:
 @needs_native
 def test_sizes_count_the_operands_in_the_node() -> None:
     x, y, z = (eg.Symbol(n) for n in ("x_sz", "y_sz", "z_sz"))
-    assert sys.getsizeof(x) == 112  # a leaf: the fixed part only (its name is its key: no own word)
-    assert sys.getsizeof(eg.sin(x)) == 120
-    assert sys.getsizeof(x * y) == 128
-    assert sys.getsizeof(eg.add(x, y, z)) == 136
+    # the fixed part is 80 bytes; a word per operand; a word for an attr (a leaf's name, a constant's value)
+    assert sys.getsizeof(x) == 88  # a leaf: its name is its key (no own word)
+    assert sys.getsizeof(eg.sin(x)) == 88
+    assert sys.getsizeof(x * y) == 96
+    assert sys.getsizeof(eg.add(x, y, z)) == 104
     many = [eg.Symbol(f"w_sz{i}") for i in range(50)]
-    assert sys.getsizeof(eg.add(*many)) == 112 + 8 * 50
-    assert sys.getsizeof(eg.const(2.5)) == 112  # a plain float is its own key
+    assert sys.getsizeof(eg.add(*many)) == 80 + 8 * 50
+    assert sys.getsizeof(eg.const(2.515625)) == 88  # a plain float is its own key
     # a key that is another object than the attr (a zero is keyed by its bits) takes one word more
-    assert sys.getsizeof(eg.const(-0.0)) == 120
-    (x * y).args  # the lazily made tuple is its own object, not counted in the node
-    assert sys.getsizeof(x * y) == 128
+    # (the constant may be shared with other tests: its lazy block made first, two words more)
+    zero = eg.const(-0.0)
+    assert zero.args == ()
+    assert sys.getsizeof(zero) == 96 + 16
+    vec = eg.Symbol("v_sz", shape=(3,))
+    assert sys.getsizeof(vec) == 88 + 8  # a shape that is not () takes a word
+    assert sys.getsizeof(eg.sin(vec)) == 88 + 8
+    xy = x * y
+    xy.args  # the lazily made tuple is its own object; the block that keeps it (two words) is the node's
+    assert sys.getsizeof(xy) == 96 + 16
 
 
 def test_constants_keyed_apart_stay_apart_and_are_found_again() -> None:

@@ -31,12 +31,7 @@ extern CTermAPI *CvmTerms;
 #define NARGS(t) TERM_NARGS(t)
 
 /* the index of the dtype of term t (D_BOOL ... D_FLOAT64), -1 for another */
-static inline int dtype_of(PyObject *t) {
-    PyObject *d = TERM(t)->dtype;
-    for (int i = 0; i < 4; i++)
-        if (CvmTerms->dtype_names[i] == d) return i;
-    return -1;
-}
+static inline int dtype_of(PyObject *t) { return TERM_DTYPE_INDEX(t); }
 
 /* -- growable arrays (malloc'd; -1 with MemoryError set when they cannot grow) -- */
 typedef struct {

@@ -133,7 +133,7 @@ static int keep(Graph *g, PyObject *t) {
 /* a node seen for the first time: numbered (one read), stamped, flagged if a leaf (and put in the
    order); its number, -1 on an error, -2 when lower_py must take the program */
 static int32_t first_visit(Graph *g, PyObject *t) {
-    if (!IS_TERM(t) || PyTuple_GET_SIZE(TERM(t)->shape) != 0) return -2;
+    if (!IS_TERM(t) || TERM_HAS_SHAPE(t)) return -2;
     int32_t k = (int32_t)g->saved.n;
     if (g->saved.n >= 0x7fffffff) return -2;
     if (vec_room(&g->reads, 1) < 0 || vec_room(&g->flag, 1) < 0 || stamp(&g->saved, t, (uint64_t)k) < 0) return -1;
@@ -358,8 +358,8 @@ static PyObject *values_of(PyObject *constants, PyObject *scalars, PyObject *val
     for (Py_ssize_t i = 0; values != NULL && i < n; i++) {
         /* two misses per constant (its term, then its value's object): asked for ahead, as the outputs */
         if (i + OUTPUT_AHEAD < n) PREFETCH(PyList_GET_ITEM(constants, i + OUTPUT_AHEAD));
-        if (i + OUTPUT_AHEAD / 2 < n) PREFETCH(TERM(PyList_GET_ITEM(constants, i + OUTPUT_AHEAD / 2))->attr);
-        PyObject *c = PyList_GET_ITEM(constants, i), *attr = TERM(c)->attr;
+        if (i + OUTPUT_AHEAD / 2 < n) PREFETCH(TERM_ATTR(PyList_GET_ITEM(constants, i + OUTPUT_AHEAD / 2)));
+        PyObject *c = PyList_GET_ITEM(constants, i), *attr = TERM_ATTR(c);
         PyObject *make = PyDict_GetItemWithError(scalars, (PyObject *)Py_TYPE(attr));
         PyObject *v = make != NULL    ? PyObject_CallOneArg(make, attr)
                       : PyErr_Occurred() ? NULL

@@ -28,15 +28,26 @@
 #define DEPTH_USERS ((uint32_t)0xFF << 24)
 #define DEPTH_COUNT (((uint32_t)1 << 24) - 1)
 
-/* TermObject.size: the cached size plus one in the low 31 bits; the top bit says that the attr's
-   intern key is an object of its own, stored after the operands (else the key is attr itself, or
-   none when attr is None) */
-#define SIZE_OWN_KEY ((uint32_t)1 << 31)
-#define SIZE_COUNT (SIZE_OWN_KEY - 1)
+/* TermObject.size: the cached size plus one in the low TERM_COUNT_BITS bits; above them the flags of
+   the tail (see TermObject) and, in bits 28-30, the dtype's code (see TERM_DTYPE_CODE) */
+#define SIZE_OWN_KEY TERM_F_OWN_KEY
+#define SIZE_DTYPE ((uint32_t)7 << TERM_DTYPE_SHIFT)
+#define SIZE_COUNT (((uint32_t)1 << TERM_COUNT_BITS) - 1)
 
 /* the intern key of term t (borrowed): NULL when its attr is None */
-#define TERM_KEY(t)                                                                                          \
-    (TERM(t)->attr == Py_None ? NULL : (TERM(t)->size & SIZE_OWN_KEY) ? TERM(t)->items[Py_SIZE(t)] : TERM(t)->attr)
+#define TERM_KEY(t) \
+    (!(TERM(t)->size & TERM_F_ATTR) ? NULL : TERM_TAIL(t)[(TERM(t)->size & SIZE_OWN_KEY) ? 1 : 0])
+
+/* the dtype object of a term whose dtype code is TERM_DTYPE_OTHER (borrowed): the word after the
+   attr and the own key */
+#define TERM_OTHER_DTYPE(t) (TERM_TAIL(t)[((TERM(t)->size >> 27) & 1) + (TERM(t)->size >> 31)])
+
+/* the words of a term's tail */
+#define TERM_TAIL_WORDS(t) (TERM_TAIL_BEFORE_SHAPE(t) + TERM_HAS_SHAPE(t))
+
+/* the dtype object of term t (borrowed) */
+#define TERM_DTYPE(t) \
+    (TERM_DTYPE_CODE(t) < TERM_DTYPE_OTHER ? DtypeNames[TERM_DTYPE_CODE(t)] : TERM_OTHER_DTYPE(t))
 
 /* a term's hash while it is not in the intern table (key_hash never gives -1) */
 #define HASH_UNLINKED ((Py_hash_t)-1)

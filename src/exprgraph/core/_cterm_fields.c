@@ -44,17 +44,18 @@ term_dealloc(TermObject *self)
     if (self->weakreflist != NULL)
         PyObject_ClearWeakRefs((PyObject *)self);
     Py_CLEAR(self->op);
-    Py_CLEAR(self->dtype);
-    Py_CLEAR(self->shape);
-    Py_CLEAR(self->free);
-    if (self->size & SIZE_OWN_KEY) {
-        self->size &= ~SIZE_OWN_KEY;
-        Py_CLEAR(self->items[Py_SIZE(self)]);
-    }
-    Py_CLEAR(self->attr);
+    Py_ssize_t n = Py_SIZE(self), tail = (Py_ssize_t)TERM_TAIL_WORDS(self);
+    self->size &= SIZE_COUNT; /* the tail is gone (and the dtype's code with it) */
+    for (Py_ssize_t i = n; i < n + tail; i++)
+        Py_CLEAR(self->items[i]);
     Py_CLEAR(self->scratch);
-    Py_CLEAR(self->args); /* a cached tuple: the operands are still held below */
-    Py_ssize_t n = Py_SIZE(self);
+    TermExtras *extras = self->extras;
+    if (extras != NULL) {
+        self->extras = NULL;
+        Py_CLEAR(extras->free);
+        Py_CLEAR(extras->args); /* a cached tuple: the operands are still held below */
+        PyMem_Free(extras);
+    }
     DeallocNest++;
     for (Py_ssize_t i = 0; i < n; i++) /* last: freeing them may free a long chain of operands */
         release_operand(self->items[i]);
@@ -70,20 +71,31 @@ term_dealloc(TermObject *self)
 
 static PyMemberDef term_members[] = {
     {"op", T_OBJECT_EX, offsetof(TermObject, op), READONLY, "The op of the term."},
-    {"attr", T_OBJECT_EX, offsetof(TermObject, attr), READONLY, "The attribute payload (None for most ops)."},
-    {"dtype", T_OBJECT_EX, offsetof(TermObject, dtype), READONLY, "The element dtype."},
-    {"shape", T_OBJECT_EX, offsetof(TermObject, shape), READONLY, "The shape, a tuple of ints and int64 terms."},
-    {"_free", T_OBJECT_EX, offsetof(TermObject, free), 0, NULL},
     {"__weakref__", T_OBJECT, offsetof(TermObject, weakreflist), READONLY, NULL},
     {NULL},
 };
+
+/* the term's block of lazy caches, made (zeroed) on the first need and kept; NULL: MemoryError set */
+static TermExtras *
+extras_of(TermObject *self)
+{
+    if (self->extras == NULL) {
+        self->extras = (TermExtras *)PyMem_Calloc(1, sizeof(TermExtras));
+        if (self->extras == NULL)
+            PyErr_NoMemory();
+    }
+    return self->extras;
+}
 
 /* `args`: the operands as a tuple, made at the first read and kept (the term holds its operands
    itself; most terms are never asked) */
 static PyObject *
 get_args(TermObject *self, void *unused)
 {
-    if (self->args == NULL) {
+    TermExtras *extras = extras_of(self);
+    if (extras == NULL)
+        return NULL;
+    if (extras->args == NULL) {
         Py_ssize_t n = Py_SIZE(self);
         PyObject *tup = PyTuple_New(n);
         if (tup == NULL)
@@ -91,17 +103,69 @@ get_args(TermObject *self, void *unused)
         for (Py_ssize_t i = 0; i < n; i++)
             PyTuple_SET_ITEM(tup, i, Py_NewRef(self->items[i]));
         untrack_leaf_tuple(tup);
-        self->args = tup;
+        extras->args = tup;
     }
-    return Py_NewRef(self->args);
+    return Py_NewRef(extras->args);
 }
 
-/* the bytes of the term's block: the fixed part, its operands and its own key */
+/* `_free`: the cached free symbols, an AttributeError until set (as an empty slot reads) */
+static PyObject *
+get_free(TermObject *self, void *unused)
+{
+    if (self->extras == NULL || self->extras->free == NULL) {
+        PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute '_free'", Py_TYPE(self)->tp_name);
+        return NULL;
+    }
+    return Py_NewRef(self->extras->free);
+}
+
+static int
+set_free(TermObject *self, PyObject *value, void *unused)
+{
+    if (value == NULL) { /* del: as an empty slot, an AttributeError when there is nothing to delete */
+        if (self->extras == NULL || self->extras->free == NULL) {
+            PyErr_SetString(PyExc_AttributeError, "_free");
+            return -1;
+        }
+        Py_CLEAR(self->extras->free);
+        return 0;
+    }
+    TermExtras *extras = extras_of(self);
+    if (extras == NULL)
+        return -1;
+    Py_XSETREF(extras->free, Py_NewRef(value));
+    return 0;
+}
+
+/* `attr`: the payload kept in the tail, or None */
+static PyObject *
+get_attr(TermObject *self, void *unused)
+{
+    return Py_NewRef(TERM_ATTR(self));
+}
+
+/* `shape`: the tuple kept in the tail, or the empty one */
+static PyObject *
+get_shape(TermObject *self, void *unused)
+{
+    return Py_NewRef(TERM_SHAPE(self));
+}
+
+/* `dtype`: one of the configured names, read from the term's code, or the object kept for another */
+static PyObject *
+get_dtype(TermObject *self, void *unused)
+{
+    return Py_NewRef(TERM_DTYPE(self));
+}
+
+/* the bytes of the term's own blocks: the fixed part, its operands, its tail, and the
+   block of lazy caches when made (the objects cached there are their own) */
 static PyObject *
 term_sizeof(TermObject *self, PyObject *unused)
 {
-    Py_ssize_t words = Py_SIZE(self) + ((self->size & SIZE_OWN_KEY) ? 1 : 0);
-    return PyLong_FromSsize_t(Py_TYPE(self)->tp_basicsize + words * (Py_ssize_t)sizeof(PyObject *));
+    Py_ssize_t words = Py_SIZE(self) + (Py_ssize_t)TERM_TAIL_WORDS(self);
+    Py_ssize_t extras = self->extras != NULL ? (Py_ssize_t)sizeof(TermExtras) : 0;
+    return PyLong_FromSsize_t(Py_TYPE(self)->tp_basicsize + words * (Py_ssize_t)sizeof(PyObject *) + extras);
 }
 
 static PyMethodDef term_methods[] = {
@@ -109,7 +173,7 @@ static PyMethodDef term_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-/* _depth and _size: counts cached in 24 and 31 bits, stored plus one (0: not computed yet, read as an
+/* _depth and _size: counts cached in 24 and 26 bits, stored plus one (0: not computed yet, read as an
    AttributeError like an empty slot); a count that does not fit is simply not cached */
 static PyObject *
 get_count(TermObject *self, void *which)
@@ -127,8 +191,8 @@ static int
 set_count(TermObject *self, PyObject *value, void *which)
 {
     uint32_t *slot = which == NULL ? &self->depth : &self->size;
-    /* the depth's word keeps its user bits, the size's its key bit */
-    uint32_t keep = which == NULL ? self->depth & DEPTH_USERS : self->size & SIZE_OWN_KEY;
+    /* the depth's word keeps its user bits, the size's its dtype and key bits */
+    uint32_t keep = which == NULL ? self->depth & DEPTH_USERS : self->size & ~SIZE_COUNT;
     uint32_t limit = which == NULL ? DEPTH_COUNT : SIZE_COUNT;
     if (value == NULL) {
         *slot = keep;
@@ -148,6 +212,10 @@ set_count(TermObject *self, PyObject *value, void *which)
 
 static PyGetSetDef term_getset[] = {
     {"args", (getter)get_args, NULL, "The operands, a tuple of terms.", NULL},
+    {"attr", (getter)get_attr, NULL, "The attribute payload (None for most ops).", NULL},
+    {"dtype", (getter)get_dtype, NULL, "The element dtype.", NULL},
+    {"shape", (getter)get_shape, NULL, "The shape, a tuple of ints and int64 terms.", NULL},
+    {"_free", (getter)get_free, (setter)set_free, NULL, NULL},
     {"_depth", (getter)get_count, (setter)set_count, NULL, NULL},
     {"_size", (getter)get_count, (setter)set_count, NULL, (void *)1},
     {NULL},

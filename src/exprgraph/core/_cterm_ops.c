@@ -127,7 +127,7 @@ number_const(PyObject *term, PyObject *number)
     } else if (!PyFloat_CheckExact(number)) {
         return NULL;
     }
-    if (dtype_index(TERM(term)->dtype) == D_FLOAT32)
+    if (TERM_DTYPE_INDEX(term) == D_FLOAT32)
         return NULL; /* a weak Python number next to float32 is a float32 constant: Python's way */
     PyObject *op = registered(ConstName);
     if (op == NULL)

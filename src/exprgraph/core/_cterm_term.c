@@ -23,10 +23,10 @@ dtype_index(PyObject *dtype)
     return -1;
 }
 
-/* dtype and shape for scalar operands of an op whose rule is one of InferFns; 1 when done, 0 when
-   the Python rule must decide (a shape, an unknown dtype, another rule) */
+/* dtype (its index in *dcode) and shape for scalar operands of an op whose rule is one of InferFns; 1
+   when done, 0 when the Python rule must decide (a shape, an unknown dtype, another rule) */
 static int
-fast_infer(PyObject *infer, PyObject *const *items, Py_ssize_t n, PyObject **dtype, PyObject **shape)
+fast_infer(PyObject *infer, PyObject *const *items, Py_ssize_t n, PyObject **dtype, PyObject **shape, int *dcode)
 {
     int kind = -1;
     for (int k = 0; k < 5; k++)
@@ -39,9 +39,9 @@ fast_infer(PyObject *infer, PyObject *const *items, Py_ssize_t n, PyObject **dty
     int d = D_BOOL;
     for (Py_ssize_t i = 0; i < n; i++) {
         TermObject *a = (TermObject *)items[i];
-        if (PyTuple_GET_SIZE(a->shape) != 0)
+        if (TERM_HAS_SHAPE(a))
             return 0;
-        int ad = dtype_index(a->dtype);
+        int ad = TERM_DTYPE_INDEX(a);
         if (ad < 0)
             return 0;
         if (kind == K_WHERE && i == 0)
@@ -55,7 +55,8 @@ fast_infer(PyObject *infer, PyObject *const *items, Py_ssize_t n, PyObject **dty
     default: d = D_BOOL;
     }
     *dtype = DtypeNames[d];
-    *shape = ((TermObject *)items[0])->shape; /* the empty tuple */
+    *dcode = d;
+    *shape = term_empty_tuple();
     return 1;
 }
 
@@ -94,11 +95,11 @@ items_tuple(PyObject *const *items, Py_ssize_t n)
 }
 
 /* validate the n operands at items and attr as Op.check does, and find the result's dtype and shape
-   (new references in *dtype and *shape); `args` is the operands' tuple or NULL (made when a Python
-   dtype rule needs it) */
+   (new references in *dtype and *shape; the dtype's code in *dcode, see TERM_DTYPE_CODE); `args` is
+   the operands' tuple or NULL (made when a Python dtype rule needs it) */
 static int
 check_and_infer(PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *args, PyObject *attr,
-                PyObject **dtype, PyObject **shape)
+                PyObject **dtype, PyObject **shape, int *dcode)
 {
     PyObject *arity = OP_SLOT(op, OffArity);
     if (arity == NULL || !PyTuple_Check(arity) || PyTuple_GET_SIZE(arity) != 2) {
@@ -134,7 +135,12 @@ check_and_infer(PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *ar
         }
     }
     PyObject *infer = OP_SLOT(op, OffInfer);
-    if (n == 0 ? leaf_infer(infer, attr, dtype, shape) : fast_infer(infer, items, n, dtype, shape)) {
+    *dcode = -1;
+    if (n == 0 ? leaf_infer(infer, attr, dtype, shape) : fast_infer(infer, items, n, dtype, shape, dcode)) {
+        if (*dcode < 0)
+            *dcode = dtype_index(*dtype);
+        if (*dcode < 0)
+            *dcode = TERM_DTYPE_OTHER;
         Py_INCREF(*dtype);
         Py_INCREF(*shape);
         return 0;
@@ -153,6 +159,14 @@ check_and_infer(PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *ar
     }
     *dtype = PyTuple_GET_ITEM(res, 0);
     *shape = PyTuple_GET_ITEM(res, 1);
+    *dcode = dtype_index(*dtype);
+    if (*dcode < 0) {
+        if (PyErr_Occurred()) { /* a str subclass whose comparison failed */
+            Py_DECREF(res);
+            return -1;
+        }
+        *dcode = TERM_DTYPE_OTHER; /* kept as given, after the operands */
+    }
     Py_INCREF(*dtype);
     Py_INCREF(*shape);
     Py_DECREF(res);
@@ -213,8 +227,9 @@ make_term(PyTypeObject *cls, PyObject *op, PyObject *const *items, Py_ssize_t n,
           PyObject *key, Py_hash_t hash, int fresh)
 {
     PyObject *dtype, *shape;
+    int dcode;
     uint64_t version = TableVersion;
-    if (check_and_infer(op, items, n, args, attr, &dtype, &shape) < 0) {
+    if (check_and_infer(op, items, n, args, attr, &dtype, &shape, &dcode) < 0) {
         Py_XDECREF(key);
         return NULL;
     }
@@ -229,8 +244,12 @@ make_term(PyTypeObject *cls, PyObject *op, PyObject *const *items, Py_ssize_t n,
             return (PyObject *)found;
         }
     }
+    /* the tail (see TermObject): a word for each of these only when the term needs it */
+    int has_attr = attr != Py_None;
     int own_key = key != NULL && key != attr; /* else the key is attr itself (or none): no word for it */
-    TermObject *t = term_alloc(cls, n, own_key);
+    int other = dcode == TERM_DTYPE_OTHER;   /* a dtype none of the names */
+    int has_shape = !(PyTuple_CheckExact(shape) && PyTuple_GET_SIZE(shape) == 0); /* not a scalar */
+    TermObject *t = term_alloc(cls, n, has_attr + own_key + other + has_shape);
     if (t == NULL) {
         Py_XDECREF(key);
         Py_DECREF(dtype);
@@ -240,14 +259,27 @@ make_term(PyTypeObject *cls, PyObject *op, PyObject *const *items, Py_ssize_t n,
     t->op = Py_NewRef(op);
     for (Py_ssize_t i = 0; i < n; i++)
         t->items[i] = Py_NewRef(items[i]);
-    t->attr = Py_NewRef(attr);
-    t->dtype = dtype;
-    t->shape = shape;
+    PyObject **tail = t->items + n;
+    t->size = (uint32_t)dcode << TERM_DTYPE_SHIFT;
+    if (has_attr) {
+        *tail++ = Py_NewRef(attr);
+        t->size |= TERM_F_ATTR;
+    }
     if (own_key) {
-        t->items[n] = key; /* the reference taken over */
-        t->size = SIZE_OWN_KEY;
+        *tail++ = key; /* the reference taken over */
+        t->size |= SIZE_OWN_KEY;
     } else {
         Py_XDECREF(key);
+    }
+    if (other)
+        *tail++ = dtype; /* the reference taken over */
+    else
+        Py_DECREF(dtype); /* a name: DtypeNames holds it */
+    if (has_shape) {
+        *tail++ = shape; /* the reference taken over */
+        t->size |= TERM_F_SHAPE;
+    } else {
+        Py_DECREF(shape); /* the empty tuple, read back as the shared one */
     }
     t->hash = hash;
     if ((fresh ? table_insert_later(t) : table_insert(t)) < 0) {

@@ -30,7 +30,6 @@ extern CTermAPI *CT;
 #define OffGrad (*CT->off_grad)
 #define OffName (*CT->off_name)
 #define OffReadsConsts (*CT->off_reads_consts)
-#define dtype_index(d) (CT->dtype_index(d))
 #define mix(h, v) (CT->mix((h), (v)))
 #define intern_taking(cls, op, args, attr) (CT->intern_taking((cls), (op), (args), (attr)))
 #define intern_items(cls, op, items, n, attr) (CT->intern_items((cls), (op), (items), (n), (attr)))

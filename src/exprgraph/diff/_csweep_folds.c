@@ -71,7 +71,7 @@ make_const(PyObject *value)
 static int
 is_minus_one(PyObject *t)
 {
-    PyObject *attr = TERM(t)->attr;
+    PyObject *attr = TERM_ATTR(t);
     return TERM(t)->op == OpConst && PyFloat_CheckExact(attr) && PyFloat_AS_DOUBLE(attr) == -1.0;
 }
 
@@ -108,7 +108,7 @@ c_product(PyObject *g, PyObject *const *factors, Py_ssize_t n)
         f[0] = first = ARG(first, 0);
     }
     if (TERM(g)->op == OpConst && TERM(first)->op == OpConst) {
-        PyObject *a = TERM(g)->attr, *b = TERM(first)->attr;
+        PyObject *a = TERM_ATTR(g), *b = TERM_ATTR(first);
         if ((PyFloat_CheckExact(a) && (PyLong_CheckExact(b) || PyFloat_CheckExact(b))) ||
             (PyFloat_CheckExact(b) && PyLong_CheckExact(a))) {
             PyObject *c = make_const(PyNumber_Multiply(a, b)); /* c1*c2 -> c */
@@ -125,7 +125,7 @@ c_product(PyObject *g, PyObject *const *factors, Py_ssize_t n)
             first = f[0];
         }
     }
-    int dg = dtype_index(TERM(g)->dtype);
+    int dg = TERM_DTYPE_INDEX(g);
     if (dg < 0)
         goto general;
     PyObject *one = dg == D_FLOAT32 ? One32 : One;
@@ -147,9 +147,9 @@ c_product(PyObject *g, PyObject *const *factors, Py_ssize_t n)
         first = f[0];
     }
     if (g == One || g == OneInt || g == One32) { /* 1*t -> t */
-        int dt = dtype_index(TERM(first)->dtype);
+        int dt = TERM_DTYPE_INDEX(first);
         for (Py_ssize_t i = 1; i < n && dt >= 0; i++) {
-            int di = dtype_index(TERM(f[i])->dtype);
+            int di = TERM_DTYPE_INDEX(f[i]);
             dt = di < 0 ? -1 : Promote[dt][di];
         }
         if (dt < 0)
@@ -165,7 +165,7 @@ c_product(PyObject *g, PyObject *const *factors, Py_ssize_t n)
             }
             goto done;
         }
-    } else if (n == 1 && is_float_index(dg) && dtype_index(TERM(first)->dtype) == dg) {
+    } else if (n == 1 && is_float_index(dg) && TERM_DTYPE_INDEX(first) == dg) {
         if (is_minus_one(g)) { /* (-1.0)*t -> -t */
             res = minus(first);
             goto done;
@@ -196,7 +196,7 @@ done:
 PyObject *
 c_negate(PyObject *g)
 {
-    PyObject *op = TERM(g)->op, *attr = TERM(g)->attr;
+    PyObject *op = TERM(g)->op, *attr = TERM_ATTR(g);
     if (op == OpConst) {
         PyTypeObject *cls = Py_TYPE(attr);
         int ok = cls == &PyFloat_Type || (PyObject *)cls == Float32Type;
@@ -217,8 +217,8 @@ c_negate(PyObject *g)
     }
     if (op == OpMul) {
         PyObject *first = ARG(g, 0);
-        if (TERM(first)->op == OpConst && PyFloat_CheckExact(TERM(first)->attr)) { /* -(c*t) -> (-c)*t */
-            PyObject *c = make_const(PyNumber_Negative(TERM(first)->attr));
+        if (TERM(first)->op == OpConst && PyFloat_CheckExact(TERM_ATTR(first))) { /* -(c*t) -> (-c)*t */
+            PyObject *c = make_const(PyNumber_Negative(TERM_ATTR(first)));
             if (c == NULL)
                 return NULL;
             PyObject *res = make_head(OpMul, c, TERM_ITEMS(g) + 1, TERM_NARGS(g) - 1);
@@ -236,11 +236,11 @@ c_fan_in(PyObject *parts)
     Py_ssize_t n = PyList_GET_SIZE(parts);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *p = PyList_GET_ITEM(parts, i);
-        if (TERM(p)->op != OpConst || !PyFloat_CheckExact(TERM(p)->attr))
+        if (TERM(p)->op != OpConst || !PyFloat_CheckExact(TERM_ATTR(p)))
             return intern_items(TermClass, OpAdd, ((PyListObject *)parts)->ob_item, n, Py_None);
     }
-    double total = PyFloat_AS_DOUBLE(TERM(PyList_GET_ITEM(parts, 0))->attr);
+    double total = PyFloat_AS_DOUBLE(TERM_ATTR(PyList_GET_ITEM(parts, 0)));
     for (Py_ssize_t i = 1; i < n; i++)
-        total += PyFloat_AS_DOUBLE(TERM(PyList_GET_ITEM(parts, i))->attr);
+        total += PyFloat_AS_DOUBLE(TERM_ATTR(PyList_GET_ITEM(parts, i)));
     return make_const(PyFloat_FromDouble(total));
 }

@@ -13,8 +13,8 @@
 static PyObject *
 scale(PyObject *t, PyObject *p)
 {
-    if (TERM(p)->op == OpConst && PyFloat_CheckExact(TERM(p)->attr) && PyFloat_AS_DOUBLE(TERM(p)->attr) == -1.0 &&
-        dtype_index(TERM(t)->dtype) == D_FLOAT64)
+    if (TERM(p)->op == OpConst && PyFloat_CheckExact(TERM_ATTR(p)) && PyFloat_AS_DOUBLE(TERM_ATTR(p)) == -1.0 &&
+        TERM_DTYPE_INDEX(t) == D_FLOAT64)
         return c_negate(t);
     return c_product(t, &p, 1);
 }
@@ -32,7 +32,7 @@ push_elementwise(TermObject *node, PyObject *const *moved, Py_ssize_t nmoved, Py
     for (Py_ssize_t j = 0; others_const && j < n; j++)
         if (j != first && TERM(TERM_ARG(node, j))->op != OpConst)
             others_const = 0;
-    PyObject *g = others_const ? moved[first] : (dtype_index(node->dtype) == D_FLOAT32 ? One32 : One);
+    PyObject *g = others_const ? moved[first] : (TERM_DTYPE_INDEX(node) == D_FLOAT32 ? One32 : One);
     PyObject *cs = replayed((PyObject *)node, g, rule);
     if (cs == NULL)
         return NULL;

@@ -221,8 +221,8 @@ marked_step(TermObject *node, PyObject *g, uint64_t epoch)
             return -1;
         }
         Py_INCREF(c);
-        if (TERM(c)->shape != a->shape) {
-            int eq = PyObject_RichCompareBool(TERM(c)->shape, a->shape, Py_EQ);
+        if (TERM_SHAPE(c) != TERM_SHAPE(a)) {
+            int eq = PyObject_RichCompareBool(TERM_SHAPE(c), TERM_SHAPE(a), Py_EQ);
             if (eq <= 0) { /* undo the broadcast of a in node */
                 if (eq == 0)
                     Py_SETREF(c, PyObject_CallFunctionObjArgs(SumTo, c, (PyObject *)a, NULL));
@@ -310,8 +310,7 @@ marked_backprop(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             continue;
         PyObject *seed = PyTuple_GET_ITEM(seeds, i);
         /* a term of the output's shape is its own seed (what seed_for answers for it); else seed_for */
-        if (Py_TYPE(seed) == TermClass && (TERM(seed)->shape == o->shape ||
-                                           (PyTuple_GET_SIZE(TERM(seed)->shape) == 0 && PyTuple_GET_SIZE(o->shape) == 0)))
+        if (Py_TYPE(seed) == TermClass && (TERM_SHAPE(seed) == TERM_SHAPE(o) || (!TERM_HAS_SHAPE(seed) && !TERM_HAS_SHAPE(o))))
             Py_INCREF(seed);
         else
             seed = PyObject_CallFunctionObjArgs(args[3], (PyObject *)o, seed, NULL);

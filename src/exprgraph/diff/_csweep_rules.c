@@ -174,7 +174,7 @@ static Template *
 find_template(PyObject *node, PyObject *g, PyObject *rule)
 {
     Py_ssize_t n = TERM_NARGS(node);
-    if (n > MAX_RECORDED || PyTuple_GET_SIZE(TERM(node)->shape) != 0 || PyTuple_GET_SIZE(TERM(g)->shape) != 0)
+    if (n > MAX_RECORDED || TERM_HAS_SHAPE(node) || TERM_HAS_SHAPE(g))
         return NULL;
     PyObject *op = TERM(node)->op;
     PyObject *reads = OP_SLOT(op, OffReadsConsts);
@@ -182,9 +182,9 @@ find_template(PyObject *node, PyObject *g, PyObject *rule)
     PyObject *sig[SIG_HEAD + MAX_RECORDED], **keys = sig + SIG_HEAD;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = TERM_ARG(node, i);
-        if (PyTuple_GET_SIZE(TERM(a)->shape) != 0)
+        if (TERM_HAS_SHAPE(a))
             return NULL;
-        int d = dtype_index(TERM(a)->dtype);
+        int d = TERM_DTYPE_INDEX(a);
         if (d < 0)
             return NULL;
         if (TERM(a)->op != OpConst)
@@ -194,11 +194,11 @@ find_template(PyObject *node, PyObject *g, PyObject *rule)
         else
             keys[i] = ConstMarker[d];
     }
-    int dg = dtype_index(TERM(g)->dtype);
+    int dg = TERM_DTYPE_INDEX(g);
     if (dg < 0)
         return NULL;
     sig[0] = op;
-    sig[1] = TERM(node)->attr;
+    sig[1] = TERM_ATTR(node);
     sig[2] = DtypeNames[dg];
     sig[3] = rule;
     int nsig = SIG_HEAD + (int)n;
