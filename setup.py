@@ -58,9 +58,10 @@ def _ext_modules() -> list:
     if os.environ.get("EXPRGRAPH_PURE_PYTHON"):
         print("exprgraph: EXPRGRAPH_PURE_PYTHON is set, building pure Python", file=sys.stderr)
         return []
-    # a developer's quick rebuild: "core", "diff", "compile" (the vm), "dims" or "poly" (the mypyc group)
+    # a developer's quick rebuild: "core", "diff", "compile" (the vm), "interop" (the torch fast path), "dims" or
+    # "poly" (the mypyc group)
     only = os.environ.get("EXPRGRAPH_BUILD_ONLY")
-    parts = {"core": _term_extension, "diff": _sweep_extension, "compile": _vm_extension}
+    parts = {"core": _term_extension, "diff": _sweep_extension, "compile": _vm_extension, "interop": _torch_extension}
     if only:
         wanted = set(only.split(","))
         return [make() for name, make in parts.items() if name in wanted] + (
@@ -115,6 +116,12 @@ def _vm_extension() -> Extension:
         ext.extra_compile_args.append("-DEG_VM_MVEC")
         ext.extra_link_args = ["-lmvec"]
     return ext
+
+
+def _torch_extension() -> Extension:
+    """torch's common dimension questions answered by intervals in C (its twin: TorchDims' Python road, see
+    ``interop/torch_fast.py``)."""
+    return _c_extension("interop", "_torch_fast", [Path("src", "exprgraph", "interop", "_torch_fast.h")])
 
 
 def _mypyc_extensions() -> list:

@@ -12,6 +12,7 @@ the loader).
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -26,6 +27,7 @@ from exprgraph import accel  # noqa: E402
 from exprgraph.errors import ConversionError  # noqa: E402
 from exprgraph.interop import torch as fast_torch  # noqa: E402
 from exprgraph.interop import torch_calls as fast_calls  # noqa: E402
+from exprgraph.interop import torch_fast as fast_path  # noqa: E402
 from exprgraph.interop import torch_read as fast_read  # noqa: E402
 
 TWIN_PACKAGE = "exprgraph._torch_twin"
@@ -34,6 +36,8 @@ INTEROP_DIR = Path(accel.__file__).parent / "interop"
 
 def _load_twin() -> tuple[ModuleType, ModuleType, ModuleType]:
     """The pure Python reader, its calls and TorchDims, loaded from their sources under TWIN_PACKAGE."""
+    # torch.py imports its C fast path's loader (not a compiled module: the same one serves both)
+    sys.modules.setdefault(f"{TWIN_PACKAGE}.torch_fast", fast_path)
     twins = accel.source_twins("interop", TWIN_PACKAGE)
     return twins["torch_read"], twins["torch_calls"], twins["torch"]
 
@@ -177,9 +181,17 @@ def _answers(td: Any, q: Any) -> list[Any]:
 _ENDS = st.one_of(st.none(), st.integers(-4, 12))
 
 
+def _road(td: Any, c_path: bool) -> Any:
+    """``td``, with its C fast path switched off unless ``c_path`` (the Python road is what the twins compare)."""
+    if not c_path:
+        td._fast = None
+    return td
+
+
+@pytest.mark.parametrize("c_path", [False, True])
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**32), st.lists(st.tuples(_ENDS, _ENDS), min_size=4, max_size=4))
-def test_the_compiled_torchdims_answers_what_its_source_answers(seed: int, ends: list[Any]) -> None:
+def test_the_compiled_torchdims_answers_what_its_source_answers(c_path: bool, seed: int, ends: list[Any]) -> None:
     rng = random.Random(seed)
     ranges = {}
     for name, (lo, hi) in zip(("s0", "s1", "p0", "b0"), ends, strict=True):
@@ -187,11 +199,13 @@ def test_the_compiled_torchdims_answers_what_its_source_answers(seed: int, ends:
             lo, hi = hi, lo
         ranges[name] = (lo, hi)
     questions = [_question(rng) for _ in range(6)] + [sp.true, sp.false, sp.Integer(3), S[0], sp.Eq(S[0], S[0])]
-    fast, twin = fast_torch.TorchDims(ranges), TWIN_TORCH.TorchDims(ranges)
+    fast, twin = _road(fast_torch.TorchDims(ranges), c_path), _road(TWIN_TORCH.TorchDims(ranges), c_path)
     for q in questions:  # one TorchDims each for all (the intervals and the reading kept), and a fresh one each
         assert _answers(fast, q) == _answers(twin, q)
-        assert _answers(fast_torch.TorchDims(ranges), q) == _answers(TWIN_TORCH.TorchDims(ranges), q)
-    shared, twin_shared = fast.with_ranges({"s0": (3, 3)}), twin.with_ranges({"s0": (3, 3)})
+        fresh = _road(fast_torch.TorchDims(ranges), c_path), _road(TWIN_TORCH.TorchDims(ranges), c_path)
+        assert _answers(fresh[0], q) == _answers(fresh[1], q)
+    shared = _road(fast.with_ranges({"s0": (3, 3)}), c_path)
+    twin_shared = _road(twin.with_ranges({"s0": (3, 3)}), c_path)
     for q in questions:
         assert _answers(shared, q) == _answers(twin_shared, q)
 

@@ -23,7 +23,7 @@ expression it cannot read raises :class:`~exprgraph.errors.ConversionError` (a `
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..core.term import Term
@@ -35,6 +35,7 @@ from ..dims.relations import quick_factored
 from ..dims.terms import CONST, RESERVED_NAMES, SYMBOL, is_leaf
 from ..dims.witness import reached_ends, sometimes
 from ..errors import ConversionError
+from .torch_fast import ANSWER, BOUND, GIVEN, STATIC, TRUTH
 from .torch_read import BOOL_NAMES, FALSE, INF_NAMES, INT64_RANGE, REL_OPS, TRUE, Reader, is_bool, read_torch_expr
 
 __all__ = ["TorchDims", "from_shape_env", "read_torch_expr"]
@@ -119,6 +120,7 @@ class TorchDims:
     _ends: dict[Term, tuple[int, int] | None]
     _quick: bool
     _reader: Reader
+    _fast: Callable[[Any, int, dict, dict], Any] | None
 
     def __init__(
         self,
@@ -132,14 +134,20 @@ class TorchDims:
             if replacements:
                 raise ConversionError("torch ranges: replacements are those of the reader shared")
             self._reader = reader
-            return
-        repl = {k if isinstance(k, str) else k.name: v for k, v in replacements.items()} if replacements else {}
-        self._reader = Reader(repl)
+        else:
+            repl = {k if isinstance(k, str) else k.name: v for k, v in replacements.items()} if replacements else {}
+            self._reader = Reader(repl)
+        #: the C fast path (exprgraph.interop.torch_fast): questions the intervals answer, without replacements
+        self._fast = None if self._reader.replacements else ANSWER
 
     def _set_ranges(self, var_to_range: Mapping[Any, Any] | None) -> None:
         """The ranges given (checked: identifiers, non-empty); the DimEnv over them is made when first needed."""
         ranges: dict[str, tuple[int | None, int | None]] = {}
-        if var_to_range:
+        fast = GIVEN if type(var_to_range) is dict else None
+        known = NotImplemented if fast is None else fast(var_to_range)  # plain names, int ranges: read in C
+        if known is not NotImplemented:
+            ranges = known
+        elif var_to_range:
             for key, r in var_to_range.items():
                 bounds = None if r is None else _range_of(r)
                 if bounds is not None:
@@ -200,6 +208,11 @@ class TorchDims:
 
     def evaluate(self, expr: Any) -> bool | None:
         """True / False when the relation (or And/Or/Not of relations) holds for every value / for none, else None."""
+        fast = self._fast
+        if fast is not None and self._quick:
+            known = fast(expr, TRUTH, self._given, self._reader.symbols)
+            if known is not NotImplemented:
+                return known  # answered by the intervals in C (see exprgraph.interop.torch_fast)
         t = self._reader.try_read(expr)
         if t is None or t.dtype != "bool":
             return None
@@ -288,6 +301,11 @@ class TorchDims:
     def bound(self, expr: Any) -> tuple[Any, Any]:
         """``(lo, hi)`` holding every value of an integer expression (``-inf``/``inf`` when open or unreadable);
         for a relation, ``(False, True)`` unless its truth is known."""
+        fast = self._fast
+        if fast is not None and self._quick:
+            known = fast(expr, BOUND, self._given, self._reader.symbols)
+            if known is not NotImplemented:
+                return known  # answered by the intervals in C (see exprgraph.interop.torch_fast)
         t = self._reader.try_read(expr)
         if t is None:
             return (-math.inf, math.inf)
@@ -320,6 +338,11 @@ class TorchDims:
 
     def static_value(self, expr: Any) -> Any:
         """The value of ``expr`` when the ranges fix it (an int, or a bool for a relation), else None."""
+        fast = self._fast
+        if fast is not None and self._quick:
+            known = fast(expr, STATIC, self._given, self._reader.symbols)
+            if known is not NotImplemented:
+                return known  # answered by the intervals in C (see exprgraph.interop.torch_fast)
         t = self._reader.try_read(expr)
         if t is None:
             return None

@@ -257,8 +257,8 @@ def other(r: Any, args: list[Any], x: Any) -> Any:
     """A call without a reading of its own: an integer function we do not know is opaque, anything else refused."""
     name = _name(x)
     ints = [_int(a, x) for a in args]
-    if getattr(x, "is_integer", None) is True and name.isidentifier():
-        return dim_fn(name, *ints)  # an integer function we do not know: opaque
+    if getattr(x, "is_integer", None) is True and name.isidentifier() and ints:
+        return dim_fn(name, *ints)  # an integer function we do not know: opaque (an atom such as Float(0.0): refused)
     raise ConversionError(f"torch expression: no dimension meaning for {name} (in {x})")
 
 
