@@ -61,7 +61,7 @@ from .strategy_lifts import LIFTS
 from .sums import cancel_sum, collect_sum, distribute_negation
 from .trig import TRIG_REWRITES
 
-__all__ = ["GuardedRule", "CANONICAL_RULES", "SAFE_ONLY", "number"]
+__all__ = ["GuardedRule", "CANONICAL_RULES", "SAFE_ONLY", "SUBSUMED", "number"]
 
 CONST = get_op("const")
 MUL, POW = get_op("mul"), get_op("pow")
@@ -326,7 +326,15 @@ def _rules() -> list[GuardedRule]:
 #: every canonical-form rule, in precedence order (unsafe variants before the safe ones they extend)
 CANONICAL_RULES: list[GuardedRule] = _rules()
 
+#: safe rules the unsafe strength also leaves out because an unsafe rule tried before them at the same node makes
+#: each of their rewrites first: the lifts are their unsafe rule's rewrite under a proven condition
+#: (``zero_unit_finite`` after cancel_sum: c*r + (-c)*r -> 0; ``pythagoras_finite`` after trig_sum:
+#: c*sin(u)**2 + c*cos(u)**2 -> c), the safe trig rules the safe directions of the relations ``trig_sum`` and
+#: ``trig_product`` apply both ways (``sin(u)/cos(u) -> tan(u)``). They were tried at every sum and product of an
+#: unsafe pass and never acted (the corpus of issue 30, and random terms: tests/simplify/test_unsafe_subsumed.py).
+#: Not ``one_unit_finite``: cancel_product leaves ``3**-1 * (3**-1)**-1.0`` (an int power it cannot fold), the lift not
+SUBSUMED = frozenset({"zero_unit_finite", "pythagoras_finite", "trig_sum_safe", "trig_product_safe"})
 #: safe rules the unsafe strength leaves out: their unsafe variants (cancel_sum, cancel_product,
 #: sort_extremum) flatten and sort every sum, product, max and min, where these keep a float node's
-#: association or order (the two would undo each other)
-SAFE_ONLY = frozenset({"collect_sum", "collect_product", "flatten_extremum"})
+#: association or order (the two would undo each other); and the SUBSUMED ones
+SAFE_ONLY = frozenset({"collect_sum", "collect_product", "flatten_extremum"}) | SUBSUMED
