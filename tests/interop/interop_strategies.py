@@ -84,3 +84,16 @@ def seed_examples():
         z + truediv(y * x, y) * truediv(z, x),
         truediv((y + z) * x, y + z),
     ]
+
+
+def torch_expr(rng, depth: int, leaf, calls: list, stop: float):
+    """A random sympy expression as torch builds them: ``leaf(rng)`` at depth 0 (or with probability ``stop``),
+    else ``calls[k](rng, a, b)`` of two random operands; calls 5 and 6 are Max and Min, which sympy evaluates
+    when it builds them over numbers, so those draws take call 0 instead."""
+    if depth == 0 or rng.random() < stop:
+        return leaf(rng)
+    a, b = torch_expr(rng, depth - 1, leaf, calls, stop), torch_expr(rng, depth - 1, leaf, calls, stop)
+    kind = rng.randrange(len(calls))
+    if kind in (5, 6) and (a.is_number or b.is_number):
+        kind = 0
+    return calls[kind](rng, a, b)

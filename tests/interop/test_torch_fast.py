@@ -21,6 +21,7 @@ import pytest
 sp = pytest.importorskip("sympy")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from interop_strategies import torch_expr  # noqa: E402
 
 from exprgraph.interop import torch_fast  # noqa: E402
 from exprgraph.interop.torch import TorchDims  # noqa: E402
@@ -57,28 +58,24 @@ def _leaf(rng: random.Random) -> Any:
     return sp.Integer(rng.randint(-4, 9))
 
 
+#: the calls of a random expression (torch_expr: 5 and 6 are Max and Min)
+CALLS = [
+    lambda rng, a, b: sp.Add(a, b),
+    lambda rng, a, b: sp.Mul(a, b),
+    lambda rng, a, b: FUNCTIONS[rng.choice(["FloorDiv", "CleanDiv"])](a, rng.choice([rng.randint(1, 8), b])),
+    lambda rng, a, b: FUNCTIONS["ModularIndexing"](a, rng.randint(1, 4), rng.randint(1, 8)),
+    lambda rng, a, b: FUNCTIONS["PythonMod"](a, rng.choice([rng.randint(1, 8), b])),
+    lambda rng, a, b: sp.Max(a, b),
+    lambda rng, a, b: sp.Min(a, b),
+    lambda rng, a, b: sp.Pow(a, rng.randint(0, 3)),
+    lambda rng, a, b: sp.Mod(a, rng.randint(1, 6)),
+    lambda rng, a, b: FUNCTIONS["Unknown"](a, b),
+]
+
+
 def _expr(rng: random.Random, depth: int) -> Any:
     """A random sympy expression as torch builds them (its functions carry torch's names)."""
-    if depth == 0 or rng.random() < 0.25:
-        return _leaf(rng)
-    a, b = _expr(rng, depth - 1), _expr(rng, depth - 1)
-    kind = rng.randrange(10)
-    if kind in (5, 6) and (a.is_number or b.is_number):  # sympy compares numbers in Max/Min when it builds them
-        kind = 0
-    f = FUNCTIONS
-    calls = [
-        lambda: sp.Add(a, b),
-        lambda: sp.Mul(a, b),
-        lambda: f[rng.choice(["FloorDiv", "CleanDiv"])](a, rng.choice([rng.randint(1, 8), b])),
-        lambda: f["ModularIndexing"](a, rng.randint(1, 4), rng.randint(1, 8)),
-        lambda: f["PythonMod"](a, rng.choice([rng.randint(1, 8), b])),
-        lambda: sp.Max(a, b),
-        lambda: sp.Min(a, b),
-        lambda: sp.Pow(a, rng.randint(0, 3)),
-        lambda: sp.Mod(a, rng.randint(1, 6)),
-        lambda: f["Unknown"](a, b),
-    ]
-    return calls[kind]()
+    return torch_expr(rng, depth, _leaf, CALLS, 0.25)
 
 
 def _question(rng: random.Random) -> Any:

@@ -22,6 +22,7 @@ import pytest
 sp = pytest.importorskip("sympy")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from interop_strategies import torch_expr  # noqa: E402
 
 from exprgraph import accel  # noqa: E402
 from exprgraph.errors import ConversionError  # noqa: E402
@@ -68,29 +69,25 @@ def _leaf(rng: random.Random) -> Any:
     return sp.Integer(rng.randint(-3, 9))
 
 
+#: the calls of a random expression (torch_expr: 5 and 6 are Max and Min)
+CALLS = [
+    lambda rng, a, b: sp.Add(a, b),
+    lambda rng, a, b: sp.Mul(a, b),
+    lambda rng, a, b: FUNCTIONS["FloorDiv"](a, rng.randint(1, 8)),
+    lambda rng, a, b: FUNCTIONS["ModularIndexing"](a, rng.randint(1, 4), rng.randint(1, 8)),
+    lambda rng, a, b: FUNCTIONS["PythonMod"](a, b),
+    lambda rng, a, b: sp.Max(a, b),
+    lambda rng, a, b: sp.Min(a, b),
+    lambda rng, a, b: sp.Pow(a, rng.randint(-1, 3)),
+    lambda rng, a, b: FLOATS[rng.choice(["FloorToInt", "CeilToInt"])](FLOATS["IntTrueDiv"](a, b)),
+    lambda rng, a, b: FUNCTIONS[rng.choice(["CleanDiv", "CeilDiv", "Unknown"])](a, b),
+    lambda rng, a, b: FUNCTIONS["Identity"](a),
+]
+
+
 def _expr(rng: random.Random, depth: int) -> Any:
     """A random sympy expression as torch builds them (its functions carry torch's names)."""
-    if depth == 0 or rng.random() < 0.2:
-        return _leaf(rng)
-    a, b = _expr(rng, depth - 1), _expr(rng, depth - 1)
-    kind = rng.randrange(11)
-    if kind in (5, 6) and (a.is_number or b.is_number):  # sympy compares numbers in Max/Min when it builds them
-        kind = 0
-    f = FUNCTIONS
-    calls = [
-        lambda: sp.Add(a, b),
-        lambda: sp.Mul(a, b),
-        lambda: f["FloorDiv"](a, rng.randint(1, 8)),
-        lambda: f["ModularIndexing"](a, rng.randint(1, 4), rng.randint(1, 8)),
-        lambda: f["PythonMod"](a, b),
-        lambda: sp.Max(a, b),
-        lambda: sp.Min(a, b),
-        lambda: sp.Pow(a, rng.randint(-1, 3)),
-        lambda: FLOATS[rng.choice(["FloorToInt", "CeilToInt"])](FLOATS["IntTrueDiv"](a, b)),
-        lambda: f[rng.choice(["CleanDiv", "CeilDiv", "Unknown"])](a, b),
-        lambda: f["Identity"](a),
-    ]
-    return calls[kind]()
+    return torch_expr(rng, depth, _leaf, CALLS, 0.2)
 
 
 def _question(rng: random.Random) -> Any:
