@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import pickle
+import subprocess
 import sys
 import weakref
 
@@ -138,3 +139,91 @@ def test_interning_survives_tables_that_grow_and_shrink(steps: list, keep: int, 
         rebuilt.append(UNARY[op](a) if op < 2 else a * b if op == 2 else a + b)
     assert [str(t) for t in rebuilt] == shapes
     assert all(r is t for r, t in zip(rebuilt[::keep], kept, strict=True))
+
+
+# A fresh interpreter (no tombstones left by other tests): fill the C table to 80% of its slots,
+# then past 13/16, checking its size and that every term built is found again at each step.
+LOAD_SCRIPT = """
+import exprgraph as eg
+from exprgraph.core import termbase
+
+def chain(name, count):
+    out = [eg.Symbol(name)]
+    for _ in range(count):
+        out.append(eg.sin(out[-1]))
+    return out
+
+kept = chain("x_seed", 10)
+slots = termbase.intern_table_capacity()
+kept += chain("x_fill", int(0.80 * slots) - eg.intern_table_size())
+held = termbase.intern_table_capacity()
+at_80 = eg.intern_table_size() / slots
+kept += chain("x_past", int(0.83 * slots) - eg.intern_table_size())
+grown = termbase.intern_table_capacity()
+found = all(termbase.find_term(t.op, t.args, t.attr) is t for t in kept)
+rebuilt = chain("x_fill", 1000)[-1] is kept[10 + 1 + 1000]
+print(slots, held, grown, round(at_80, 3), found, rebuilt)
+"""
+
+
+@needs_native
+def test_the_table_fills_to_thirteen_sixteenths_before_it_doubles() -> None:
+    out = subprocess.run([sys.executable, "-c", LOAD_SCRIPT], capture_output=True, text=True, check=True)
+    slots, held, grown, at_80, found, rebuilt = out.stdout.split()
+    assert float(at_80) >= 0.79  # past three quarters, and still the same table:
+    assert int(held) == int(slots)
+    assert int(grown) == 2 * int(slots)  # past 13/16 it doubles
+    assert found == "True" and rebuilt == "True"
+
+
+# A fresh interpreter: blocks of terms (new float constants, products and differences of symbols
+# that already have users of those ops, as the opf family builds) dropped and built again many
+# times, so lookups run over grown tables full of tombstones. Every live term must be found again,
+# a term built again must be the live one, and the table's count must come back each time.
+CHURN_SCRIPT = """
+import gc, random
+import exprgraph as eg
+from exprgraph.core import termbase
+
+xs = [eg.Symbol(f"x_churn{i}") for i in range(300)]
+
+def block(k):
+    out = []
+    for i in range(250):
+        a, b = xs[(k * 31 + i) % 300], xs[(k * 17 + 3 * i + 1) % 300]
+        c = eg.const(k * 1000.0 + i + 0.25)
+        out += [a * b, a - b, (a * b) * c - (a - b)]
+    return out
+
+def live_terms(blocks):
+    return eg.postorder([t for blk in blocks.values() for t in blk])
+
+rng = random.Random(29)
+base = eg.intern_table_size()
+blocks = {k: block(k) for k in range(120)}
+size0, cap0 = eg.intern_table_size() - base, termbase.intern_table_capacity()
+ok = True
+for cycle in range(8):
+    drop = rng.sample(sorted(blocks), 40)
+    shapes = {k: [str(t) for t in blocks[k]] for k in drop}
+    for k in drop:
+        del blocks[k]
+    gc.collect()
+    for k in drop:
+        blocks[k] = block(k)
+        ok &= [str(t) for t in blocks[k]] == shapes[k]
+    kept = rng.choice(sorted(set(blocks) - set(drop)))
+    ok &= all(r is t for r, t in zip(block(kept), blocks[kept]))
+    ok &= eg.intern_table_size() - base == size0
+    ok &= all(termbase.find_term(t.op, t.args, t.attr) is t for t in live_terms(blocks) if t.args)
+print(ok, size0, cap0, termbase.intern_table_capacity())
+"""
+
+
+@needs_native
+def test_every_live_term_is_found_after_many_builds_and_drops() -> None:
+    out = subprocess.run([sys.executable, "-c", CHURN_SCRIPT], capture_output=True, text=True, check=True)
+    ok, size0, cap0, cap = out.stdout.split()
+    assert ok == "True"
+    assert int(size0) > 50_000  # past the smallest table: the lookups ran over grown tables
+    assert int(cap0) <= int(cap) <= 2 * int(cap0)  # tombstones are reused or dropped, not piled up
