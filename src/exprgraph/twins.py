@@ -178,7 +178,12 @@ TWINS: tuple[Twin, ...] = (
     ),
     Twin(
         "C",
-        ("interop/_torch_fast.c", "interop/_torch_fast_intervals.c", "interop/_torch_fast.h"),
+        (
+            "interop/_torch_fast.c",
+            "interop/_torch_fast_intervals.c",
+            "interop/_torch_fast_points.c",
+            "interop/_torch_fast.h",
+        ),
         "exprgraph.interop.torch.TorchDims' Python road (the reader of torch_read, exprgraph.dims.intervals' "
         "term_interval, quick_relation, quick_bound; TorchDims._set_ranges' loop for the ranges)",
         f"{PURE_ENV}=1, or TorchDims._fast = None (a mapping that is not a dict: the Python loop of the ranges)",
@@ -186,6 +191,8 @@ TWINS: tuple[Twin, ...] = (
             "tests/interop/test_torch_fast.py::test_the_c_answers_are_the_python_roads_or_tighter_and_hold",
             "tests/interop/test_torch_fast.py::test_the_c_ranges_are_those_the_python_loop_keeps",
             "tests/interop/test_torch_fast.py::test_pure_python_switches_the_c_path_off",
+            "tests/interop/test_torch_fast.py::test_a_witnessed_undecided_relation_takes_both_truths",
+            "tests/interop/test_torch_fast.py::test_an_equation_with_a_monotone_side_is_undecided_where_a_value_meets_it",
         ),
         "2026-11-30 (session 16) bench_torch_dims, one tree, C path on / off, load 4.3-5.7 (thread CPU, cold): gpt2 "
         "0.33 -> 0.10-0.12 ms, vit 0.44 -> 0.12 ms, resnet+train 3.71 -> 2.68-2.79 ms; swin 15.3 -> 16.2-16.6 ms",

@@ -287,3 +287,107 @@ def test_pure_python_switches_the_c_path_off() -> None:
     code = "from exprgraph.interop import torch_fast; print(torch_fast.ANSWER is None and torch_fast.GIVEN is None)"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+#: names of the witness tests: small finite ranges, so every point can be tried
+W = [sp.Symbol(f"w{i}", integer=True, nonnegative=True) for i in range(3)]
+
+
+def _witness_expr(rng: random.Random, depth: int) -> Any:
+    """A random integer expression over W with symbolic divisors (no interval for many of its nodes)."""
+    if depth == 0 or rng.random() < 0.2:
+        return rng.choice(W) if rng.random() < 0.7 else sp.Integer(rng.randint(0, 9))
+    a, b = _witness_expr(rng, depth - 1), _witness_expr(rng, depth - 1)
+    pick = rng.randrange(7)
+    if pick == 0:
+        return sp.Add(a, b)
+    if pick == 1:
+        return sp.Mul(a, b)
+    if pick == 2:
+        return FUNCTIONS["FloorDiv"](a, b + 1)
+    if pick == 3:
+        return FUNCTIONS["ModularIndexing"](a, b + 1, rng.choice([b + 1, sp.Integer(rng.randint(1, 6))]))
+    if pick == 4:
+        return FUNCTIONS["PythonMod"](a, b + rng.randint(0, 2))
+    if pick == 5:
+        return sp.Pow(a, 2)
+    return sp.Add(a, -b)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32))
+def test_a_witnessed_undecided_relation_takes_both_truths(seed: int) -> None:
+    """Whenever the C walk answers a relation over small ranges, every point agrees with it, and "undecided"
+    (None) only where the relation is true at one point and false at another (its witnesses are real)."""
+    rng = random.Random(seed)
+    ranges = {}
+    for s in W:
+        lo = rng.randint(0, 6)
+        ranges[s.name] = (lo, lo + rng.randint(0, 6))
+    try:
+        expr = rng.choice(RELATIONS)(_witness_expr(rng, 3), _witness_expr(rng, 3))
+    except TypeError:
+        return
+    if expr is sp.true or expr is sp.false:
+        return
+    points = [
+        {W[0]: a, W[1]: b, W[2]: c}
+        for a in range(ranges["w0"][0], ranges["w0"][1] + 1)
+        for b in range(ranges["w1"][0], ranges["w1"][1] + 1)
+        for c in range(ranges["w2"][0], ranges["w2"][1] + 1)
+    ]
+    truths = {_value(expr, p) for p in points}
+    answer = torch_fast.ANSWER
+    assert answer is not None
+    road = _python_road(ranges).static_value(expr)
+    for kind in (torch_fast.STATIC, torch_fast.TRUTH):
+        c = answer(expr, kind, ranges, {})
+        if c is NotImplemented:
+            continue
+        assert road is None or c == road, (expr, ranges, c, road)  # the Python road's answer, or undecided there
+        if None in truths:
+            continue  # a divisor 0 at some point: no truth there
+        if c is None:
+            assert truths == {True, False}, (expr, ranges, truths)
+        else:
+            assert truths == {c}, (expr, ranges, truths, c)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 80), st.integers(-5, 5000), st.sampled_from([2, 4, 8]), st.booleans())
+def test_an_equation_with_a_monotone_side_is_undecided_where_a_value_meets_it(
+    lo: int, k: int, d: int, equal: bool
+) -> None:
+    """``X**2 + 2*X == k`` (``!=``) for ``X = (s0 - 1) // d``, s0 >= lo: the C search of a value of s0 where the
+    side meets k answers "undecided" exactly where one exists (else it leaves the question, or says never)."""
+    s0 = S[0]
+    x = FUNCTIONS["FloorDiv"](s0 - 1, d)
+    expr = (sp.Eq if equal else sp.Ne)(x**2 + 2 * x, k)
+    x0 = (lo - 1) // d
+    meets = any(v * v + 2 * v == k for v in range(x0, x0 + 80))  # (X**2 + 2X grows past 5000 by X = 80)
+    answer = torch_fast.ANSWER
+    assert answer is not None
+    c = answer(expr, torch_fast.STATIC, {"s0": (lo, None)}, {})
+    if meets:
+        assert c is None or c is NotImplemented, (lo, k, d, c)
+        if k > x0 * x0 + 2 * x0:  # met past the least value: found by the search
+            assert c is None, (lo, k, d, c)
+    else:
+        assert c is NotImplemented or c is (not equal), (lo, k, d, c)
+
+
+def test_the_witness_points_of_torch_questions() -> None:
+    """Questions of a resnet replay that the Python road leaves undecided, answered in C by witnesses."""
+    s65, s21, i0, q1 = (sp.Symbol(n, integer=True, positive=True) for n in ("s65", "s21", "indirect0", "q1"))
+    fd, mi = FUNCTIONS["FloorDiv"], FUNCTIONS["ModularIndexing"]
+    x, y = fd(s65 - 1, 2), fd(s65 - 1, 4)
+    given = {"s65": (33, None), "s21": (2, 15)}
+    answer = torch_fast.ANSWER
+    assert answer is not None
+    assert answer(sp.Ne(x**2 + 2 * x, 1023), 0, given, {}) is None  # s65 = 63: equal (a searched value)
+    assert answer(sp.Ne(s65**2, 4096), 0, given, {}) is None
+    assert answer(sp.Lt(s21 * s65**2 + 4160, 4096 * s21 + 65 * s65), 0, given, {}) is None  # order: two points
+    boxed = {"s65": (33, 64), "indirect0": (0, 8), "q1": (0, 255)}
+    lhs = i0 + fd(i0, 3) * x + 2 * x * mi(q1, y + 1, y + 1) + 2 * mi(q1, 1, y + 1) + 2 * mi(q1, y + 1, y + 1)
+    rhs = 2 * fd(i0, 3) + x**2 + 3 * x + 3
+    assert answer(sp.Lt(lhs, rhs), 0, boxed, {}) is None  # false near the high corner (s65 = 62), true at the least

@@ -7,7 +7,9 @@
    node's value at three points of the ranges and whether it grows past every bound (see _torch_fast_intervals.c).
    It answers only where the answer is certain and the Python road can do no better: quick_bound's exact bounds
    (or ends met at a point or passed), the relations relation_of_intervals, settled, cancelled (common factors of
-   products) decide, and ==/!= true at one point and false at another. Anything else (a kind it does not read, a
+   products) decide, and a relation true at one point of the ranges and false at another (the walk's three points;
+   for the question itself, three more near the high corner and, for side == number, the value of a side monotone
+   in its one name where it meets the number: _torch_fast_points.c). Anything else (a kind it does not read, a
    node without an interval, an int64 overflow, more than MAX_NODES calls or MAX_NAMES names) returns
    NotImplemented and the caller takes the Python road, the twin. An expression with a name that is not an
    integer (a float or a bool symbol) has no term: its answers are "unknown", as the Python reader's.
@@ -27,19 +29,13 @@ typedef struct {
     Val acc;
 } Frame;
 
-/* a class met: its kind, and the offsets of the slots its nodes are read from (0: by getattr) */
-typedef struct {
-    PyTypeObject *type;
-    int kind;
-    int raw;                                   /* its args is sympy's Basic.args: the slot _args is read */
-    Py_ssize_t off_args, off_name, off_assumptions, off_p;
-} Seen;
 
 static Seen seen[MAX_TYPES];
 static Seen unseen;  /* a class past the table: read by getattr */
 static int n_seen = 0;
 static PyObject *classifier = NULL;
-static PyObject *s_args, *s_raw_args, *s_p, *s_name, *s_assumptions, *s_integer, *s_positive, *s_nonnegative;
+PyObject *s_args, *s_raw_args, *s_p, *s_name;
+static PyObject *s_assumptions, *s_integer, *s_positive, *s_nonnegative;
 static PyObject *s_is_integer, *s_is_positive, *s_is_nonnegative;
 
 /* -- reading a node ---------------------------------------------------------------------------------------- */
@@ -55,7 +51,7 @@ static Py_ssize_t slot_offset(PyTypeObject *t, PyObject *name) {
 }
 
 /* x.name: from its slot when the class has one (a new reference; NULL with no error set when there is none) */
-static PyObject *slot(PyObject *x, Py_ssize_t off, PyObject *name) {
+PyObject *slot(PyObject *x, Py_ssize_t off, PyObject *name) {
     if (off > 0) {
         PyObject *v = *(PyObject **)((char *)x + off);
         Py_XINCREF(v);
@@ -67,7 +63,7 @@ static PyObject *slot(PyObject *x, Py_ssize_t off, PyObject *name) {
 }
 
 /* how the nodes of the class of x are read (learnt once: exprgraph.interop.torch_fast.classify) */
-static const Seen *seen_of(Ctx *c, PyObject *x) {
+const Seen *seen_of(Ctx *c, PyObject *x) {
     PyTypeObject *t = Py_TYPE(x);
     for (int i = 0; i < n_seen; i++)
         if (seen[i].type == t) return &seen[i];
@@ -228,13 +224,22 @@ static void read_leaf(Ctx *c, const Seen *sn, PyObject *x, Val *out) {
     else bool_val(out, sn->kind == K_TRUE ? T_TRUE : T_FALSE);
 }
 
-/* the next operand v (at position pos) of a call of kind `kind`, folded into acc */
-static void fold(Ctx *c, int kind, Py_ssize_t pos, Val *acc, Val *v) {
+/* the next operand v (at position pos) of a call of kind `kind` (its operands: args), folded into acc; root: the
+   call is the question itself (a relation inside And / Or / Not is not searched for witnesses: another operand
+   may decide the answer, and the search would cost for nothing) */
+static void fold(Ctx *c, int kind, Py_ssize_t pos, Val *acc, Val *v, PyObject *args, int root) {
     int logic = kind == K_AND || kind == K_OR || kind == K_NOT;
     if (v->is_bool != logic) { c->status = ST_PASS; return; }  /* a boolean where an integer goes, or the reverse */
     if (kind >= K_EQ && kind <= K_GE) {
         if (pos == 0) { *acc = *v; return; }
         int t = relation(c, kind, acc, v);
+        if (root && t == T_ASK && (kind == K_EQ || kind == K_NE) && c->status == ST_OK) {
+            int ka = acc->has && acc->names == 0 && ext_cmp(acc->lo, acc->hi) == 0 && !acc->lo.inf;
+            int kb = v->has && v->names == 0 && ext_cmp(v->lo, v->hi) == 0 && !v->lo.inf;
+            if (ka != kb && meets_number(c, PyTuple_GET_ITEM(args, ka ? 1 : 0), ka ? v : acc, ka ? acc->lo.v : v->lo.v))
+                t = T_SOMETIMES;
+        }
+        if (root && t == T_ASK && c->status == ST_OK && probed(c, kind, args, acc, v)) t = T_SOMETIMES;
         bool_val(acc, t);
         return;
     }
@@ -257,11 +262,17 @@ static void fold(Ctx *c, int kind, Py_ssize_t pos, Val *acc, Val *v) {
         if (k == 1) return;
         Val base = *acc;
         acc->leaf = 0;
-        if (!base.has) { acc->has = 0; return; }
-        for (int64_t i = 1; i < k; i++) combine_assoc(c, K_MUL, acc, acc, &base);
+        for (int64_t i = 1; i < k; i++) {
+            if (base.has) combine_assoc(c, K_MUL, acc, acc, &base);
+            else combine_points(acc, K_MUL, acc, &base);
+        }
         return;
     }
-    if (!acc->has || !v->has) { acc->has = 0; return; }  /* an operand without an interval: none */
+    if (!acc->has || !v->has) {  /* an operand without an interval: none, only the values at the points */
+        int pk = kind == K_MODIDX ? (pos == 1 ? K_FLOORDIV : K_MOD) : kind;
+        combine_points(acc, pk, acc, v);
+        return;
+    }
     if (kind == K_ADD || kind == K_MUL || kind == K_MAX || kind == K_MIN) combine_assoc(c, kind, acc, acc, v);
     else if (kind == K_FLOORDIV || (kind == K_MODIDX && pos == 1)) combine_floordiv(acc, acc, v);
     else combine_mod(c, acc, v, acc);  /* K_MOD, or K_MODIDX's last: (x // d) % m */
@@ -321,7 +332,7 @@ static void evaluate(Ctx *c, PyObject *x, Val *out) {
                 read_leaf(c, an, a, &v);
             }
             if (c->status != ST_OK) break;
-            fold(c, f->kind, pos, &f->acc, &v);
+            fold(c, f->kind, pos, &f->acc, &v, f->args, depth == 1);
             continue;
         }
         Val done = f->acc;
@@ -331,7 +342,7 @@ static void evaluate(Ctx *c, PyObject *x, Val *out) {
         depth--;
         if (depth == 0) { *out = done; return; }
         Frame *p = &stack[depth - 1];
-        fold(c, p->kind, p->i - 1, &p->acc, &done);
+        fold(c, p->kind, p->i - 1, &p->acc, &done, p->args, depth == 1);
     }
     while (depth > 0) Py_DECREF(stack[--depth].args);
 }

@@ -64,6 +64,23 @@ static inline int ext_cmp(Ext a, Ext b) {
 static inline Ext fin(int64_t v) { Ext e = {v, 0}; return e; }
 static inline Ext infinity(int sign) { Ext e = {0, sign}; return e; }
 
+/* a class met: its kind, and the offsets of the slots its nodes are read from (0: by getattr) */
+typedef struct {
+    PyTypeObject *type;
+    int kind;
+    int raw;                                   /* its args is sympy's Basic.args: the slot _args is read */
+    Py_ssize_t off_args, off_name, off_assumptions, off_p;
+} Seen;
+
+/* _torch_fast.c: the names of the slots read, a slot of a node, how the nodes of a class are read */
+extern PyObject *s_args, *s_raw_args, *s_p, *s_name;
+PyObject *slot(PyObject *x, Py_ssize_t off, PyObject *name);
+const Seen *seen_of(Ctx *c, PyObject *x);
+/* _torch_fast_points.c: a REL b (operands args) true at one point and false at another; side == k at some value
+   of the side's one name and not at another */
+int probed(Ctx *c, int kind, PyObject *args, const Val *a, const Val *b);
+int meets_number(Ctx *c, PyObject *side, const Val *a, int64_t k);
+
 int reached(const Val *v);
 /* the interval of a number; of a + b, a * b, max, min; of a // q; of a % q; the truth of a REL b */
 void integer_val(Val *out, int64_t v);
@@ -71,5 +88,11 @@ void combine_assoc(Ctx *c, int kind, Val *r, const Val *a, const Val *b);
 void combine_floordiv(Val *r, const Val *a, const Val *q);
 void combine_mod(Ctx *c, const Val *a, const Val *q, Val *r);
 int relation(Ctx *c, int kind, const Val *a, const Val *b);
+/* the value of a node of kind K_ADD .. K_MOD from its operands' values (0: it overflows or divides by 0) */
+int at_point(int kind, int64_t a, int64_t b, int64_t *out);
+/* whether x REL y holds (kind K_EQ .. K_GE) */
+int holds(int kind, int64_t x, int64_t y);
+/* the values at the three points alone of a node without an interval (kind K_ADD .. K_MOD) */
+void combine_points(Val *r, int kind, const Val *a, const Val *b);
 
 #endif

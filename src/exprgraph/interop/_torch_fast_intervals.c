@@ -136,7 +136,7 @@ static int py_mod(int64_t a, int64_t b, int64_t *r) {
 }
 
 /* the value of a node at a point from its operands' (kind: of the node; 0 when it overflows or divides by 0) */
-static int at_point(int kind, int64_t a, int64_t b, int64_t *out) {
+int at_point(int kind, int64_t a, int64_t b, int64_t *out) {
     switch (kind) {
     case K_ADD: return !__builtin_add_overflow(a, b, out);
     case K_MUL: return !__builtin_mul_overflow(a, b, out);
@@ -180,6 +180,25 @@ static void finish(Val *out, int kind, const Val *a, const Val *b) {
         down |= out->lo.inf < 0;
     }
     out->up = up; out->down = down;
+}
+
+/* a node without an interval (an operand has none, or its rules give none): only its values at the three points,
+   which still witness a relation (see witnessed) */
+void combine_points(Val *r, int kind, const Val *a, const Val *b) {
+    Val out;
+    memset(&out, 0, sizeof out);
+    out.names = a->names | b->names;
+    if (kind == K_FLOORDIV || kind == K_MOD) {  /* a divisor below 1 at a point: not evaluated (as value_at) */
+        out.plo = a->plo && b->plo && b->vlo >= 1 && at_point(kind, a->vlo, b->vlo, &out.vlo);
+        out.phi = a->phi && b->phi && b->vhi >= 1 && at_point(kind, a->vhi, b->vhi, &out.vhi);
+        out.p3 = a->p3 && b->p3 && b->v3 >= 1 && at_point(kind, a->v3, b->v3, &out.v3);
+        *r = out;
+        return;
+    }
+    out.plo = a->plo && b->plo && at_point(kind, a->vlo, b->vlo, &out.vlo);
+    out.phi = a->phi && b->phi && at_point(kind, a->vhi, b->vhi, &out.vhi);
+    out.p3 = a->p3 && b->p3 && at_point(kind, a->v3, b->v3, &out.v3);
+    *r = out;
 }
 
 /* whether both ends of v's interval are reached (nothing is tighter): exact, or each end met at a point (a finite
@@ -292,7 +311,7 @@ void combine_mod(Ctx *c, const Val *a, const Val *q, Val *r) {
         /* a >= q somewhere (a point, or a past every bound over a bounded q): no proof of a < q exists */
         int never = (a->up && !q->hi.inf) || (a->plo && q->plo && a->vlo >= q->vlo) ||
                     (a->phi && q->phi && a->vhi >= q->vhi) || (a->p3 && q->p3 && a->v3 >= q->v3);
-        if (!never) { *r = out; return; }  /* (the monomials of q - a may prove a < q: Python) */
+        if (!never) { combine_points(r, K_MOD, a, q); return; }  /* (the monomials of q - a may prove a < q: Python) */
     }
     out.has = 1;  /* r_mod: [0, qhi - 1], and at most a for 0 <= a */
     out.names = a->names | q->names;
@@ -372,9 +391,31 @@ static int cancelled(Ctx *c, const Val *a, const Val *b, Val *ra, Val *rb) {
     return c->status == ST_OK;
 }
 
+/* whether x REL y holds (kind K_EQ .. K_GE) */
+int holds(int kind, int64_t x, int64_t y) {
+    switch (kind) {
+    case K_EQ: return x == y;
+    case K_NE: return x != y;
+    case K_LT: return x < y;
+    case K_LE: return x <= y;
+    case K_GT: return x > y;
+    default: return x >= y;
+    }
+}
+
+/* whether a REL b holds at one of the three points of the ranges and fails at another (witness.sometimes: a
+   witness of each answer, so no answer but "it depends" is right) */
+static int witnessed(int kind, const Val *a, const Val *b) {
+    int t = 0, f = 0;
+    if (a->plo && b->plo) { if (holds(kind, a->vlo, b->vlo)) t = 1; else f = 1; }
+    if (a->phi && b->phi) { if (holds(kind, a->vhi, b->vhi)) t = 1; else f = 1; }
+    if (a->p3 && b->p3) { if (holds(kind, a->v3, b->v3)) t = 1; else f = 1; }
+    return t && f;
+}
+
 /* the truth of a REL b as TorchDims._relation's quick road gives it (T_ASK: the Python road decides) */
 int relation(Ctx *c, int kind, const Val *a, const Val *b) {
-    if (!a->has || !b->has) return T_ASK;
+    if (!a->has || !b->has) return witnessed(kind, a, b) ? T_SOMETIMES : T_ASK;
     int v = relation_of(kind, a, b);
     if (v != T_SOMETIMES) return v;
     int same = a->leaf == b->leaf && a->leaf_id == b->leaf_id;
@@ -388,6 +429,7 @@ int relation(Ctx *c, int kind, const Val *a, const Val *b) {
     if ((kind == K_EQ || kind == K_NE) && a->exact && b->exact && !(a->names & b->names) &&
         (((a->flags & DENSE) && end_inside(b, a)) || ((b->flags & DENSE) && end_inside(a, b))))
         return T_SOMETIMES;  /* equal where one side takes the other's end, unequal elsewhere (a witness) */
+    if (witnessed(kind, a, b)) return T_SOMETIMES;
     if ((kind == K_EQ || kind == K_NE) && ((a->plo && b->plo && a->vlo == b->vlo) || (a->phi && b->phi && a->vhi == b->vhi) ||
                                            (a->p3 && b->p3 && a->v3 == b->v3))) {
         /* equal at a point; unequal at another: another point, or a side over its own names that moves */

@@ -206,13 +206,18 @@ class TorchDims:
         """The term of a dimension expression written as text (``FloorDiv(s0, 2)``; parsed, never evaluated)."""
         return parse_expression(text)
 
+    def _quick_answer(self, expr: Any, kind: int) -> Any:
+        """The C fast path's answer to question ``kind`` (STATIC, BOUND, TRUTH), or NotImplemented: the Python road."""
+        fast = self._fast
+        if fast is None or not self._quick:
+            return NotImplemented
+        return fast(expr, kind, self._given, self._reader.symbols)
+
     def evaluate(self, expr: Any) -> bool | None:
         """True / False when the relation (or And/Or/Not of relations) holds for every value / for none, else None."""
-        fast = self._fast
-        if fast is not None and self._quick:
-            known = fast(expr, TRUTH, self._given, self._reader.symbols)
-            if known is not NotImplemented:
-                return known  # answered by the intervals in C (see exprgraph.interop.torch_fast)
+        known = self._quick_answer(expr, TRUTH)
+        if known is not NotImplemented:
+            return known  # answered by the intervals in C (see exprgraph.interop.torch_fast)
         t = self._reader.try_read(expr)
         if t is None or t.dtype != "bool":
             return None
@@ -301,11 +306,9 @@ class TorchDims:
     def bound(self, expr: Any) -> tuple[Any, Any]:
         """``(lo, hi)`` holding every value of an integer expression (``-inf``/``inf`` when open or unreadable);
         for a relation, ``(False, True)`` unless its truth is known."""
-        fast = self._fast
-        if fast is not None and self._quick:
-            known = fast(expr, BOUND, self._given, self._reader.symbols)
-            if known is not NotImplemented:
-                return known  # answered by the intervals in C (see exprgraph.interop.torch_fast)
+        known = self._quick_answer(expr, BOUND)
+        if known is not NotImplemented:
+            return known  # answered by the intervals in C (see exprgraph.interop.torch_fast)
         t = self._reader.try_read(expr)
         if t is None:
             return (-math.inf, math.inf)
@@ -338,11 +341,9 @@ class TorchDims:
 
     def static_value(self, expr: Any) -> Any:
         """The value of ``expr`` when the ranges fix it (an int, or a bool for a relation), else None."""
-        fast = self._fast
-        if fast is not None and self._quick:
-            known = fast(expr, STATIC, self._given, self._reader.symbols)
-            if known is not NotImplemented:
-                return known  # answered by the intervals in C (see exprgraph.interop.torch_fast)
+        known = self._quick_answer(expr, STATIC)
+        if known is not NotImplemented:
+            return known  # answered by the intervals in C (see exprgraph.interop.torch_fast)
         t = self._reader.try_read(expr)
         if t is None:
             return None
