@@ -19,10 +19,12 @@ __all__ = [
     "sqrt_of_square_safe",
     "sqrt_of_product_of_squares",
     "decide_extremum",
+    "sign_times_abs",
+    "is_sign_times_abs",
 ]
 
 NEG, ABS, POW, SQRT, MUL = get_op("neg"), get_op("abs"), get_op("pow"), get_op("sqrt"), get_op("mul")
-MAXIMUM = get_op("maximum")
+MAXIMUM, SIGN = get_op("maximum"), get_op("sign")
 
 #: |x| in [2**-511, 2**511]: x*x is a normal float, and sqrt(x*x) rounds back to |x| exactly
 SQUARE_SAFE = (2.0**-511, 2.0**511)
@@ -129,6 +131,26 @@ def decide_extremum(t: Term) -> Term | None:
     return kept[0] if len(kept) == 1 else t.op(*kept)
 
 
+def is_sign_times_abs(t: Term) -> bool:
+    """Whether ``t`` is ``sign(u)*abs(u)`` (either order): ``u``, but +0.0 where ``u`` is -0.0 (never -0.0)."""
+    if t.op is not MUL or len(t.args) != 2:
+        return False
+    a, b = t.args
+    return (a.op is SIGN and b.op is ABS and a.args[0] is b.args[0]) or (
+        a.op is ABS and b.op is SIGN and a.args[0] is b.args[0]
+    )
+
+
+def sign_times_abs(t: Term) -> Term | None:
+    # sign(u)*abs(u) -> u: +-1 times |u| is u exactly, inf and nan included (sign(nan) is nan); at u = -0.0 it is
+    # +0.0 (sign(-0.0) is +0.0 in numpy and our C), so where that zero reaches a divisor simplify keeps the
+    # product never -0.0, as it keeps a sum u + 0.0 (signed_zero.never_minus_zero reads this shape; safe)
+    if not is_sign_times_abs(t):
+        return None
+    u = t.args[0].args[0]
+    return u if u.dtype == t.dtype and u.shape == t.shape else None
+
+
 #: ``(name, handler, root ops, unsafe, algebra)`` of each rule (:mod:`.canonical` makes them rules)
 ABS_REWRITES: Family = [
     ("abs_of_signed", abs_of_signed, ("abs",), False, "abs(x) -> x (x >= 0), abs(x) -> -x (x <= 0)"),
@@ -137,5 +159,6 @@ ABS_REWRITES: Family = [
     ("sqrt_of_square", sqrt_of_square, ("sqrt",), True, "sqrt(x**2) -> abs(x) (x real)"),
     ("sqrt_of_product_of_squares", sqrt_of_product_of_squares, ("sqrt",), True, "sqrt(x**2*y**2) -> abs(x)*abs(y)"),
     ("square_of_sqrt", square_of_sqrt, ("pow",), False, "sqrt(x)**2 -> x (x >= 0)"),
+    ("sign_times_abs", sign_times_abs, ("mul",), False, "sign(u)*abs(u) -> u (+0.0 at -0.0: kept by a divisor)"),
     ("decide_extremum", decide_extremum, ("maximum", "minimum"), False, "max(a, b) -> a (a >= b surely)"),
 ]

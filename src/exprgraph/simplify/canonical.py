@@ -45,6 +45,7 @@ from ..rules import Rule, make_rule, parse_rules
 from ..rules.rule import keeps_dtype
 from .numbers import const_like, exact_first, fold_value, number
 from .order import sort_key
+from .polynomial import collapse_to_power
 from .powers import ASSUMPTION_REWRITES
 from .products import (
     abs_of_product,
@@ -55,6 +56,7 @@ from .products import (
     power_of_power,
     reciprocal_of_power,
     reciprocal_of_product,
+    scaled_quotient,
 )
 from .stable import STABLE_REWRITES
 from .strategy_lifts import LIFTS
@@ -289,9 +291,11 @@ def _rules() -> list[GuardedRule]:
         GuardedRule("div_to_pow", div_to_pow, ops=("truediv",), doc="a/b = a * b**-1 (b not a constant like 3)"),
         GuardedRule("cancel_sum", cancel_sum, ops=("add",), unsafe=True, doc="3*x - x -> 2*x, x - x -> 0"),
         GuardedRule("collect_sum", collect_sum, ops=("add",), doc="flatten, sort, x + x -> 2*x"),
+        GuardedRule("collapse_to_power", collapse_to_power, ops=("add",), doc="(x + 2)*(x - 2) + 4 -> x**2, exactly"),
         GuardedRule("merge_exp_product", merge_exp_product, ops=("mul",), unsafe=True, doc="exp(a)*exp(b) -> exp(a+b)"),
         GuardedRule("cancel_product", cancel_product, ops=("mul",), unsafe=True, doc="(x*y)/y -> x, x*0 -> 0"),
         GuardedRule("collect_product", collect_product, ops=("mul",), doc="flatten, sort, x*x -> x**2"),
+        GuardedRule("scaled_quotient", scaled_quotient, ops=("mul",), doc="c*(s/d) -> (c/d)*s, c/d a float exactly"),
         GuardedRule(
             "distribute_negation",
             distribute_negation,
@@ -333,7 +337,10 @@ CANONICAL_RULES: list[GuardedRule] = _rules()
 #: ``trig_product`` apply both ways (``sin(u)/cos(u) -> tan(u)``). They were tried at every sum and product of an
 #: unsafe pass and never acted (the corpus of issue 30, and random terms: tests/simplify/test_unsafe_subsumed.py).
 #: Not ``one_unit_finite``: cancel_product leaves ``3**-1 * (3**-1)**-1.0`` (an int power it cannot fold), the lift not
-SUBSUMED = frozenset({"zero_unit_finite", "pythagoras_finite", "trig_sum_safe", "trig_product_safe"})
+SUBSUMED = frozenset(
+    {"zero_unit_finite", "pythagoras_finite", "trig_sum_safe", "trig_product_safe"}
+    | {"trig_pythagoras_factor", "exp_of_scaled_log"}  # after trig_sum; after exp_of_log_sum (y**c for y > 0)
+)
 #: safe rules the unsafe strength leaves out: their unsafe variants (cancel_sum, cancel_product,
 #: sort_extremum) flatten and sort every sum, product, max and min, where these keep a float node's
 #: association or order (the two would undo each other); and the SUBSUMED ones

@@ -7,12 +7,22 @@ contract); the others are tagged unsafe (they round differently, or hold for fin
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from ..core import Term, get_op
+from .numbers import number
 from .signs import facts_of
 
-__all__ = ["LOG_REWRITES", "log_of_product", "log_of_power", "exp_of_log", "exp_of_log_sum", "log_of_exp"]
+__all__ = [
+    "LOG_REWRITES",
+    "log_of_product",
+    "log_of_power",
+    "exp_of_log",
+    "exp_of_log_sum",
+    "exp_of_scaled_log",
+    "log_of_exp",
+]
 
 ADD, MUL, LOG, EXP = get_op("add"), get_op("mul"), get_op("log"), get_op("exp")
 POW = get_op("pow")
@@ -88,6 +98,26 @@ def exp_of_log(t: Term) -> Term | None:
     return x if x.dtype == t.dtype and facts_of(x).nonnegative else None
 
 
+def exp_of_scaled_log(t: Term) -> Term | None:
+    # exp(c*log(y)) -> y**c for y > 0 (+inf included, never nan nor a zero: (-0.0)**-1 is -inf, exp(inf) is not)
+    # and a number c, finite and non-zero: y**c is one rounding of the exact value (pow is correctly rounded),
+    # exp magnifies log's rounding; both overflow or underflow where y**c does, and at y = inf both are 0 or inf
+    # as c's sign says (safe)
+    (u,) = t.args
+    if u.op is not MUL or len(u.args) != 2 or t.shape != ():
+        return None
+    for k, g in (u.args, u.args[::-1]):
+        c = number(k)
+        if c is None or g.op is not LOG or not facts_of(g.args[0]).positive:
+            continue
+        if c == 0 or not math.isfinite(c):
+            return None
+        y = g.args[0]
+        out = POW(y, k)
+        return out if out.dtype == t.dtype else None
+    return None
+
+
 def log_of_exp(t: Term) -> Term | None:
     # log(exp(x)) -> x where x is real and exp(x) cannot overflow (x <= 709.78): the exact value, so safe
     # (for any real x the unsafe rule log_exp of the canonical form applies)
@@ -107,5 +137,6 @@ LOG_REWRITES: Family = [
     ("log_of_power", log_of_power, ("log",), True, "log(x**a) -> a*log(x) (x > 0, a real)"),
     ("exp_of_log", exp_of_log, ("exp",), False, "exp(log(x)) -> x (x >= 0)"),
     ("exp_of_log_sum", exp_of_log_sum, ("exp",), True, "exp(a + c*log(y)) -> y**c*exp(a) (y > 0, c real)"),
+    ("exp_of_scaled_log", exp_of_scaled_log, ("exp",), False, "exp(c*log(y)) -> y**c (y > 0, c a number)"),
     ("log_of_exp", log_of_exp, ("log",), False, "log(exp(x)) -> x (x real, x <= 709.78)"),
 ]

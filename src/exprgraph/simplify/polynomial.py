@@ -15,7 +15,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..core import Term, as_term, const, get_op
+import numpy as np
+
+from ..core import Term, as_term, const, get_op, postorder
+from ..core.dtypes import FLOAT64
+from ..errors import ExprgraphError
+from ..eval import evaluate
 from ..poly import (
     Budget,
     Poly,
@@ -34,7 +39,7 @@ from ..poly import (
     to_univariate,
 )
 
-__all__ = ["expand", "collect", "factor", "factored"]
+__all__ = ["expand", "collect", "factor", "factored", "collapse_to_power"]
 
 ADD, SUB, MUL, NEG = get_op("add"), get_op("sub"), get_op("mul"), get_op("neg")
 TRUEDIV, POW = get_op("truediv"), get_op("pow")
@@ -146,3 +151,83 @@ def factored(ratio: Ratio, like: Term, budget: Budget | None = None) -> Term:
     if bottom is not None:
         out = TRUEDIV(out, bottom)
     return from_poly(to_poly(out), like=like) if not p_atoms(num, den) else out
+
+
+#: the ops of a polynomial :func:`collapse_to_power` reads, and the most nodes it reads
+_POLY_OPS = frozenset({"add", "sub", "mul", "neg", "pow", "truediv", "const", "symbol"})
+_COLLAPSE_NODES = 40
+#: the points where a polynomial's float value may not be its exact one rounded: infinities, nan, zeros
+_EDGE_VALUES = (float("inf"), float("-inf"), float("nan"), 0.0, -0.0)
+
+
+def _expandable(t: Term) -> bool:
+    """Whether ``t`` is a small float polynomial of constants and sums, products, integer powers and divisions by
+    constants, with a product or power of a sum in it (a form :func:`expand` reshapes)."""
+    nodes = postorder((t,))
+    if len(nodes) > _COLLAPSE_NODES:
+        return False
+    reshapes = False
+    for n in nodes:
+        name = n.op.name
+        if name not in _POLY_OPS or n.shape:
+            return False
+        k = n.args[1] if name == "pow" else None
+        if k is not None and (k.op.name != "const" or k.attr.__class__ is not int or k.attr < 0):
+            return False  # a power with an exponent other than a natural number: not a polynomial's
+        if name == "truediv" and n.args[1].op.name != "const":
+            return False
+        if name in ("mul", "pow") and any(a.op.name in ("add", "sub") for a in n.args):
+            reshapes = True
+    return reshapes
+
+
+def _reshapes(t: Term) -> bool:
+    """Whether an operand of ``t`` is a product or a power of a sum (else expand has nothing to do at ``t``)."""
+    for a in t.args:
+        op = a.op
+        if op is MUL or op is POW:
+            for b in a.args:
+                if b.op is ADD or b.op is SUB:
+                    return True
+    return False
+
+
+def _same_at_edges(t: Term, out: Term, x: Term) -> bool:
+    """Whether ``t`` and ``out`` have the same value, bit for bit (two nans alike), at every edge value of ``x``."""
+    with np.errstate(all="ignore"):
+        for v in _EDGE_VALUES:
+            a, b = np.float64(evaluate(t, {x: v})), np.float64(evaluate(out, {x: v}))
+            if not ((a != a and b != b) or (a == b and np.signbit(a) == np.signbit(b))):
+                return False
+    return True
+
+
+def collapse_to_power(t: Term) -> Term | None:
+    # p(x) -> x**k (or -x**k, or c*x) where the float64 polynomial p of one symbol x is exactly x**k (c*x):
+    # ((x + 2)*(x - 2) + 4 -> x**2). x**k is one rounding of the exact value (pow is correctly rounded): it
+    # overflows only where that value does, and where p's intermediates overflow or cancel p is the less
+    # accurate; at x = +-inf, nan, +-0.0 (where p may be nan, or a zero of another sign) p's values are checked
+    # to be x**k's, bit for bit, so the rewrite is safe
+    if not _reshapes(t) or t.dtype != FLOAT64 or len(t.free_symbols) != 1 or not _expandable(t):
+        return None
+    (x,) = t.free_symbols
+    if not x.is_symbol or x.dtype != FLOAT64:
+        return None
+    try:
+        p = to_poly(t, Budget(2_000))
+    except (ExprgraphError, ValueError, ZeroDivisionError, ArithmeticError):
+        return None
+    if len(p) != 1:
+        return None
+    ((m, c),) = p.items()
+    if len(m) != 1 or m[0][0] is not x:
+        return None
+    k = m[0][1]
+    c = Fraction(c)
+    if k == 1 and c != 0 and Fraction(float(c)) == c:
+        out = x if c == 1 else MUL(const(-1) if c == -1 else const(float(c)), x)
+    elif c in (1, -1):
+        out = POW(x, const(k)) if c == 1 else MUL(const(-1), POW(x, const(k)))
+    else:
+        return None
+    return out if _same_at_edges(t, out, x) else None

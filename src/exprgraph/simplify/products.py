@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core import Term, const, get_op
 from ..core.dtypes import FLOAT32, FLOAT64, is_float
+from ..core.exact_fold import exact_value, fold_exact, is_exact
 from .association import binary_form, gather, in_order, what_is_left
 from .collect import assemble, canonical_node, collect_like, flat_operands, repeats
 from .numbers import (
@@ -44,9 +45,11 @@ __all__ = [
     "reciprocal_of_power",
     "power_of_exp",
     "abs_of_product",
+    "scaled_quotient",
 ]
 
 ADD, MUL, POW = get_op("add"), get_op("mul"), get_op("pow")
+TRUEDIV = get_op("truediv")
 EXP = get_op("exp")
 
 
@@ -241,6 +244,9 @@ def _exact_product(t: Term, factors: list[Term]) -> Term | None:
     """
     consts: list[Any] = []
     groups: dict[Term, list[tuple[Any, Term]]] = {}
+    factors, rational = _exact_constants(factors)
+    if rational is not None:
+        consts.append(rational)
     for a in factors:
         v = number(a)
         if v is not None:
@@ -264,6 +270,25 @@ def _exact_product(t: Term, factors: list[Term]) -> Term | None:
         return MUL(const(-1) if v == -1 else coefficient, MUL(*factors_out))
     parts = ([const(-1) if v == -1 else coefficient] if coefficient is not None and v != 1 else []) + factors_out
     return assemble(t, MUL, parts, factors_out, coefficient, empty=1, constant_first=True)
+
+
+def _exact_constants(factors: list[Term]) -> tuple[list[Term], Fraction | None]:
+    """The factors without their exact constants when those multiply to a rational (``sqrt(2)*sqrt(8)`` is 4),
+    and that rational; else the factors as they are and None."""
+    exact = [a for a in factors if a.args and a.dtype == FLOAT64 and is_exact(a)]
+    if len(exact) < 2:
+        return factors, None
+    # sqrt(2)*sqrt(8) = 4 exactly: a constant the product is then collected with, rounded once like any other
+    folded = fold_exact(MUL(*exact))
+    if folded is None:
+        return factors, None
+    value = exact_value(folded)
+    if value is None:  # a whole value folds to the float that holds it exactly (2.0)
+        v = number(folded)
+        if v is None or not math.isfinite(v):
+            return factors, None
+        value = Fraction(v)
+    return [a for a in factors if not (a.args and a.dtype == FLOAT64 and is_exact(a))], value
 
 
 def _merge_safely(base: Term, members: list[tuple[Any, Term]], units: list[Term]) -> list[tuple[Term, bool]] | None:
@@ -370,6 +395,31 @@ def _safe_product(t: Term) -> Term | None:
         a = t.args[0]
         return power(a, 2)  # a*a = a**2 exactly, for every a (evaluated as a square)
     return binary_form(t, MUL, _product_key)
+
+
+def scaled_quotient(t: Term) -> Term | None:
+    # c*(s/d) -> (c/d)*s for numbers c, d != 0 where c/d is a float exactly (3*(x/3) -> x, 6*(x/3) -> 2*x): one
+    # rounding of the exact value; s/d may overflow (|d| < 1) where (c/d)*s need not, never the reverse; and
+    # inf, nan and the sign of a zero come out alike (c*(s/d) has the sign of s times those of c and d)
+    args = t.args
+    if len(args) != 2 or (args[0].op is not TRUEDIV and args[1].op is not TRUEDIV):
+        return None
+    for k, q in (args, args[::-1]):
+        c = number(k)
+        if c is None or q.op is not TRUEDIV or q.dtype != t.dtype:
+            continue
+        s, divisor = q.args
+        d = number(divisor)
+        if d is None or not (math.isfinite(c) and math.isfinite(d)) or c == 0 or d == 0:
+            return None
+        r = rounded(Fraction(c) / Fraction(d), t, False)
+        if r is None or not r[1] or (r[0] != 0 and abs(r[0]) < (TINY32 if t.dtype == FLOAT32 else TINY)):
+            return None  # c/d is no float: (c/d)*s would round twice
+        if r[0] == 1:
+            return s if s.dtype == t.dtype else None
+        coefficient = const(-1) if r[0] == -1 else const_like(r[0], t)
+        return None if coefficient is None else MUL(coefficient, s)
+    return None
 
 
 def _product_key(a: Term) -> tuple[bool, bool, tuple[Any, ...]]:

@@ -21,6 +21,7 @@ from ..core import Symbol, Term, const, postorder
 from ..core.dtypes import is_float
 from ..errors import ExprgraphError
 from ..eval import evaluate
+from .absval import is_sign_times_abs
 from .numbers import number, split_coefficient
 
 __all__ = [
@@ -150,6 +151,8 @@ def _never_minus_zero_node(t: Term, known: dict[Term, bool], values: dict[Term, 
         return k is not None and not _passes_sign(k)
     if name == "add":  # a + b is -0.0 only when both are
         return any(known[a] for a in t.args) or _zero_unit(t)
+    if name == "mul":  # sign(u)*abs(u) is +0.0 at both zeros
+        return is_sign_times_abs(t)
     if name == "sub":  # a - b is -0.0 only for a = -0.0, b = +0.0
         b = values.get(t.args[1])
         return known[t.args[0]] or (b is not None and _positive_or_nonzero(-float(b))) or t.args[0] is t.args[1]

@@ -23,6 +23,7 @@ from ..core import Term, as_term, get_op, postorder, substitute
 from ..core.dtypes import is_float
 from ..errors import ExprgraphError, RewriteLimitError
 from ..rules import RewriteProfile, RuleSet, rewrite
+from .absval import is_sign_times_abs
 from .budget import DEFAULT_MAX_STEPS, SimplifyInfo, check_budget_args, deadline
 from .canonical import CANONICAL_RULES, SAFE_ONLY, GuardedRule
 from .forms import formed, forms_for, settled, small_integers
@@ -426,7 +427,7 @@ def _kept_sums(term: Term, run: Run) -> dict[Term, KeptSum]:
     names: dict[Term, Term] = {}
     written: dict[Term, Term] = {}
     for s in postorder((term,)):  # operands first: an inner sum is settled before the one using it
-        if s not in reach or s.op.name not in ("add", "sub") or not is_float(s.dtype):
+        if s not in reach or not (s.op.name in ("add", "sub") or is_sign_times_abs(s)) or not is_float(s.dtype):
             continue
         # the sums kept inside are opaque here, as they are to the rest: a second call, which meets
         # their ``u + 0.0``, sees this sum as this call did (it never drops their +0.0: idempotent)

@@ -43,7 +43,7 @@ from .trig_terms import (
     sum_operands,
     with_factors,
 )
-from .trig_units import difference_of_squares, square_over_one_minus
+from .trig_units import difference_of_squares, pythagoras_factor, square_over_one_minus
 
 __all__ = [
     "TRIG_REWRITES",
@@ -56,6 +56,7 @@ __all__ = [
     "trig_product_safe",
     "difference_of_squares",
     "square_over_one_minus",
+    "pythagoras_factor",
 ]
 
 ADD, MUL, POW = get_op("add"), get_op("mul"), get_op("pow")
@@ -464,4 +465,5 @@ TRIG_REWRITES: list[tuple[str, Callable[[Term], Term | None], tuple[str, ...], b
     ("trig_product", trig_product, ("mul",), True, "2*sin(u)*cos(u) -> sin(2*u), sin(u)**2/(1 - cos(u)) -> 1 + cos(u)"),
     ("trig_product_safe", trig_product_safe, ("mul",), False, "sin(u)/cos(u) -> tan(u), ... (one rounding)"),
     ("trig_difference_of_squares", difference_of_squares, ("mul",), False, "(1 - sin(u))*(1 + sin(u)) -> cos(u)**2"),
+    ("trig_pythagoras_factor", pythagoras_factor, ("add",), False, "sin(u)**3 + sin(u)*cos(u)**2 -> sin(u)"),
 ]
