@@ -157,20 +157,23 @@ static int read_range(PyObject *r, Ext *lo, Ext *hi) {
            range_end(PyTuple_GET_ITEM(r, 1), 1, hi);
 }
 
+/* the bit of a name the walk has met (names are str), or -1 */
+int name_bit(const Ctx *c, PyObject *name) {
+    for (int i = 0; i < c->n_names; i++) {
+        PyObject *m = c->names[i];
+        if (m == name || (PyUnicode_GET_LENGTH(m) == PyUnicode_GET_LENGTH(name) && PyUnicode_Compare(m, name) == 0))
+            return i;
+    }
+    return -1;
+}
+
 static void read_symbol(Ctx *c, const Seen *sn, PyObject *x, Val *out) {
     memset(out, 0, sizeof *out);
     if (!is_integer_symbol(c, sn, x)) { if (c->status == ST_OK) c->status = ST_UNREADABLE; return; }
     PyObject *name = slot(x, sn->off_name, s_name);
     if (name == NULL) { c->status = ST_PASS; return; }
     if (!plain_name(name)) { Py_DECREF(name); c->status = ST_PASS; return; }  /* dim_name's other checks: Python */
-    int bit = -1;
-    for (int i = 0; i < c->n_names; i++) {
-        PyObject *m = c->names[i];
-        if (m == name || (PyUnicode_GET_LENGTH(m) == PyUnicode_GET_LENGTH(name) && PyUnicode_Compare(m, name) == 0)) {
-            bit = i;
-            break;
-        }
-    }
+    int bit = name_bit(c, name);
     if (bit < 0) {
         if (c->n_names == MAX_NAMES) { Py_DECREF(name); c->status = ST_PASS; return; }
         bit = c->n_names++;

@@ -76,6 +76,7 @@ typedef struct {
 extern PyObject *s_args, *s_raw_args, *s_p, *s_name;
 PyObject *slot(PyObject *x, Py_ssize_t off, PyObject *name);
 const Seen *seen_of(Ctx *c, PyObject *x);
+int name_bit(const Ctx *c, PyObject *name);
 /* _torch_fast_points.c: a REL b (operands args) true at one point and false at another; side == k at some value
    of the side's one name and not at another */
 int probed(Ctx *c, int kind, PyObject *args, const Val *a, const Val *b);
@@ -92,6 +93,8 @@ int relation(Ctx *c, int kind, const Val *a, const Val *b);
 int at_point(int kind, int64_t a, int64_t b, int64_t *out);
 /* whether x REL y holds (kind K_EQ .. K_GE) */
 int holds(int kind, int64_t x, int64_t y);
+/* the truths of a REL b at the walk's three points: *t when it holds at one, *f when it fails at one */
+void seen_truths(int kind, const Val *a, const Val *b, int *t, int *f);
 /* the values at the three points alone of a node without an interval (kind K_ADD .. K_MOD) */
 void combine_points(Val *r, int kind, const Val *a, const Val *b);
 

@@ -403,13 +403,18 @@ int holds(int kind, int64_t x, int64_t y) {
     }
 }
 
+/* the truths of a REL b seen at the three points of the ranges: *t set when it holds at one, *f when it fails */
+void seen_truths(int kind, const Val *a, const Val *b, int *t, int *f) {
+    if (a->plo && b->plo) { if (holds(kind, a->vlo, b->vlo)) *t = 1; else *f = 1; }
+    if (a->phi && b->phi) { if (holds(kind, a->vhi, b->vhi)) *t = 1; else *f = 1; }
+    if (a->p3 && b->p3) { if (holds(kind, a->v3, b->v3)) *t = 1; else *f = 1; }
+}
+
 /* whether a REL b holds at one of the three points of the ranges and fails at another (witness.sometimes: a
    witness of each answer, so no answer but "it depends" is right) */
 static int witnessed(int kind, const Val *a, const Val *b) {
     int t = 0, f = 0;
-    if (a->plo && b->plo) { if (holds(kind, a->vlo, b->vlo)) t = 1; else f = 1; }
-    if (a->phi && b->phi) { if (holds(kind, a->vhi, b->vhi)) t = 1; else f = 1; }
-    if (a->p3 && b->p3) { if (holds(kind, a->v3, b->v3)) t = 1; else f = 1; }
+    seen_truths(kind, a, b, &t, &f);
     return t && f;
 }
 

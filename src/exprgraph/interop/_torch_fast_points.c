@@ -29,11 +29,8 @@ static int leaf_at(Ctx *c, PyObject *x, const Seen *sn, const int64_t *vals, int
     if (sn->kind != K_SYMBOL) return 0;
     PyObject *name = slot(x, sn->off_name, s_name);
     if (name == NULL || !PyUnicode_Check(name)) { Py_XDECREF(name); return 0; }
-    int bit = -1;
-    for (int i = 0; i < c->n_names && bit < 0; i++)
-        if (c->names[i] == name || PyUnicode_Compare(c->names[i], name) == 0) bit = i;
+    int bit = name_bit(c, name);
     Py_DECREF(name);
-    if (PyErr_Occurred()) { PyErr_Clear(); return 0; }
     if (bit < 0) return 0;
     *out = vals[bit];
     return 1;
@@ -122,9 +119,7 @@ int probed(Ctx *c, int kind, PyObject *args, const Val *a, const Val *b) {
     int t = 0, f = 0, corner = 0;
     for (int i = 0; i < c->n_names && !corner; i++) corner = !c->name_hi[i].inf;
     if (!corner) return 0;  /* no name has a greatest value: no high corner to probe (a cost for nothing) */
-    if (a->plo && b->plo) { if (holds(kind, a->vlo, b->vlo)) t = 1; else f = 1; }
-    if (a->phi && b->phi) { if (holds(kind, a->vhi, b->vhi)) t = 1; else f = 1; }
-    if (a->p3 && b->p3) { if (holds(kind, a->v3, b->v3)) t = 1; else f = 1; }
+    seen_truths(kind, a, b, &t, &f);
     int64_t vals[MAX_NAMES], va, vb;
     for (int64_t j = 1; j <= 3 && !(t && f); j++) {
         if (!near_corner(c, j, vals)) break;

@@ -136,9 +136,7 @@ def is_sign_times_abs(t: Term) -> bool:
     if t.op is not MUL or len(t.args) != 2:
         return False
     a, b = t.args
-    return (a.op is SIGN and b.op is ABS and a.args[0] is b.args[0]) or (
-        a.op is ABS and b.op is SIGN and a.args[0] is b.args[0]
-    )
+    return {a.op, b.op} == {SIGN, ABS} and a.args[0] is b.args[0]
 
 
 def sign_times_abs(t: Term) -> Term | None:

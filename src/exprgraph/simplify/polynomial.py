@@ -160,13 +160,12 @@ _COLLAPSE_NODES = 40
 _EDGE_VALUES = (float("inf"), float("-inf"), float("nan"), 0.0, -0.0)
 
 
-def _expandable(t: Term) -> bool:
-    """Whether ``t`` is a small float polynomial of constants and sums, products, integer powers and divisions by
-    constants, with a product or power of a sum in it (a form :func:`expand` reshapes)."""
+def _polynomial(t: Term) -> bool:
+    """Whether ``t`` is a small polynomial of constants and sums, products, natural powers and divisions by
+    constants."""
     nodes = postorder((t,))
     if len(nodes) > _COLLAPSE_NODES:
         return False
-    reshapes = False
     for n in nodes:
         name = n.op.name
         if name not in _POLY_OPS or n.shape:
@@ -176,13 +175,12 @@ def _expandable(t: Term) -> bool:
             return False  # a power with an exponent other than a natural number: not a polynomial's
         if name == "truediv" and n.args[1].op.name != "const":
             return False
-        if name in ("mul", "pow") and any(a.op.name in ("add", "sub") for a in n.args):
-            reshapes = True
-    return reshapes
+    return True
 
 
 def _reshapes(t: Term) -> bool:
-    """Whether an operand of ``t`` is a product or a power of a sum (else expand has nothing to do at ``t``)."""
+    """Whether an operand of ``t`` is a product or a power of a sum (a form :func:`expand` reshapes; else it has
+    nothing to do at ``t``)."""
     for a in t.args:
         op = a.op
         if op is MUL or op is POW:
@@ -208,7 +206,7 @@ def collapse_to_power(t: Term) -> Term | None:
     # overflows only where that value does, and where p's intermediates overflow or cancel p is the less
     # accurate; at x = +-inf, nan, +-0.0 (where p may be nan, or a zero of another sign) p's values are checked
     # to be x**k's, bit for bit, so the rewrite is safe
-    if not _reshapes(t) or t.dtype != FLOAT64 or len(t.free_symbols) != 1 or not _expandable(t):
+    if not _reshapes(t) or t.dtype != FLOAT64 or len(t.free_symbols) != 1 or not _polynomial(t):
         return None
     (x,) = t.free_symbols
     if not x.is_symbol or x.dtype != FLOAT64:

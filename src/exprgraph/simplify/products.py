@@ -276,7 +276,7 @@ def _exact_constants(factors: list[Term]) -> tuple[list[Term], Fraction | None]:
     """The factors without their exact constants when those multiply to a rational (``sqrt(2)*sqrt(8)`` is 4),
     and that rational; else the factors as they are and None."""
     exact = [a for a in factors if a.args and a.dtype == FLOAT64 and is_exact(a)]
-    if len(exact) < 2:
+    if len(exact) < 2:  # (one exact constant is a factor like any other)
         return factors, None
     # sqrt(2)*sqrt(8) = 4 exactly: a constant the product is then collected with, rounded once like any other
     folded = fold_exact(MUL(*exact))
@@ -288,7 +288,7 @@ def _exact_constants(factors: list[Term]) -> tuple[list[Term], Fraction | None]:
         if v is None or not math.isfinite(v):
             return factors, None
         value = Fraction(v)
-    return [a for a in factors if not (a.args and a.dtype == FLOAT64 and is_exact(a))], value
+    return [a for a in factors if a not in exact], value
 
 
 def _merge_safely(base: Term, members: list[tuple[Any, Term]], units: list[Term]) -> list[tuple[Term, bool]] | None:
