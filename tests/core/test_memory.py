@@ -141,6 +141,12 @@ def test_interning_survives_tables_that_grow_and_shrink(steps: list, keep: int, 
     assert all(r is t for r, t in zip(rebuilt[::keep], kept, strict=True))
 
 
+def _printed_by_fresh_interpreter(script: str) -> list[str]:
+    """The words ``script`` prints, run in a fresh interpreter (an intern table no other test has used)."""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=600)
+    return out.stdout.split()
+
+
 # A fresh interpreter (no tombstones left by other tests): fill the C table to 80% of its slots,
 # then past 13/16, checking its size and that every term built is found again at each step.
 LOAD_SCRIPT = """
@@ -168,8 +174,7 @@ print(slots, held, grown, round(at_80, 3), found, rebuilt)
 
 @needs_native
 def test_the_table_fills_to_thirteen_sixteenths_before_it_doubles() -> None:
-    out = subprocess.run([sys.executable, "-c", LOAD_SCRIPT], capture_output=True, text=True, check=True)
-    slots, held, grown, at_80, found, rebuilt = out.stdout.split()
+    slots, held, grown, at_80, found, rebuilt = _printed_by_fresh_interpreter(LOAD_SCRIPT)
     assert float(at_80) >= 0.79  # past three quarters, and still the same table:
     assert int(held) == int(slots)
     assert int(grown) == 2 * int(slots)  # past 13/16 it doubles
@@ -222,8 +227,7 @@ print(ok, size0, cap0, termbase.intern_table_capacity())
 
 @needs_native
 def test_every_live_term_is_found_after_many_builds_and_drops() -> None:
-    out = subprocess.run([sys.executable, "-c", CHURN_SCRIPT], capture_output=True, text=True, check=True)
-    ok, size0, cap0, cap = out.stdout.split()
+    ok, size0, cap0, cap = _printed_by_fresh_interpreter(CHURN_SCRIPT)
     assert ok == "True"
     assert int(size0) > 50_000  # past the smallest table: the lookups ran over grown tables
     assert int(cap0) <= int(cap) <= 2 * int(cap0)  # tombstones are reused or dropped, not piled up

@@ -384,10 +384,14 @@ def test_the_witness_points_of_torch_questions() -> None:
     given = {"s65": (33, None), "s21": (2, 15)}
     answer = torch_fast.ANSWER
     assert answer is not None
-    assert answer(sp.Ne(x**2 + 2 * x, 1023), 0, given, {}) is None  # s65 = 63: equal (a searched value)
-    assert answer(sp.Ne(s65**2, 4096), 0, given, {}) is None
-    assert answer(sp.Lt(s21 * s65**2 + 4160, 4096 * s21 + 65 * s65), 0, given, {}) is None  # order: two points
+    assert answer(sp.Ne(x**2 + 2 * x, 1023), torch_fast.STATIC, given, {}) is None  # s65 = 63: equal (a searched value)
+    assert answer(sp.Ne(s65**2, 4096), torch_fast.STATIC, given, {}) is None
+    assert (
+        answer(sp.Lt(s21 * s65**2 + 4160, 4096 * s21 + 65 * s65), torch_fast.STATIC, given, {}) is None
+    )  # order: two points
     boxed = {"s65": (33, 64), "indirect0": (0, 8), "q1": (0, 255)}
     lhs = i0 + fd(i0, 3) * x + 2 * x * mi(q1, y + 1, y + 1) + 2 * mi(q1, 1, y + 1) + 2 * mi(q1, y + 1, y + 1)
     rhs = 2 * fd(i0, 3) + x**2 + 3 * x + 3
-    assert answer(sp.Lt(lhs, rhs), 0, boxed, {}) is None  # false near the high corner (s65 = 62), true at the least
+    assert (
+        answer(sp.Lt(lhs, rhs), torch_fast.STATIC, boxed, {}) is None
+    )  # false near the high corner (s65 = 62), true at the least

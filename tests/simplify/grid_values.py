@@ -1,6 +1,8 @@
-"""A term's values on a grid of two symbols, compared bit for bit: the sign-of-zero tests' one helper."""
+"""A term's values on a grid of two symbols, and values compared bit for bit: the sign-of-zero tests' one helper."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -19,3 +21,8 @@ def grid_values(t: eg.Term, grid: np.ndarray, x: eg.Term, y: eg.Term) -> np.ndar
 def same_values(a: np.ndarray, b: np.ndarray) -> bool:
     """Equal values, nan where nan, infinities of the same sign (a zero read by a division shows as an infinity)."""
     return bool(np.array_equal(a, b, equal_nan=True))
+
+
+def same_float(a: float, b: float) -> bool:
+    """The same float, bit for bit but for a nan's payload (a zero's sign counts)."""
+    return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1.0, a) == math.copysign(1.0, b))

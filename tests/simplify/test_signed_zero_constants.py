@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from grid_values import same_float
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,10 +26,6 @@ FORMS = ["x/(C + y)", "x/(2.0*(C + y))", "x/((C + y)*3.0)", "1.0/(y + C)", "x/(y
 FORMS += ["x/(y + C*C)", "-(-x)/(2.0*(C + y))"]
 
 
-def _same(a: float, b: float) -> bool:
-    return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1.0, a) == math.copysign(1.0, b))
-
-
 @settings(max_examples=150, deadline=None)
 @given(st.sampled_from(ZEROS), st.sampled_from(FORMS), st.sampled_from([-0.0, 0.0, 1.0, -2.5]))
 def test_constant_subterms_keep_the_sign_of_zero(zero: str, form: str, y: float) -> None:
@@ -36,7 +33,7 @@ def test_constant_subterms_keep_the_sign_of_zero(zero: str, form: str, y: float)
     s = simplify(t)
     for x in (1.0, -1.0):
         a, b = float(evaluate(t, {X: x, Y: y})), float(evaluate(s, {X: x, Y: y}))
-        assert _same(a, b), (str(t), str(s), x, y, a, b)
+        assert same_float(a, b), (str(t), str(s), x, y, a, b)
 
 
 def test_never_minus_zero_reads_constant_subterms() -> None:
