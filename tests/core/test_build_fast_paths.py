@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import exprgraph as eg
 from exprgraph.core import leaves, termbase
+from exprgraph.core.op import Op, register_op
 from exprgraph.core.term import REGISTRY, Term, _binary
 from exprgraph.core.tokens import MAX_TOKEN, RESERVED_NAMES
 
@@ -162,3 +163,44 @@ def test_plain_symbols_made_in_c_are_the_symbols_python_makes(name: str) -> None
         assert made is want
         assert (made.attr, made.dtype, made.shape) == ((name, "float64", ()), "float64", ())
     assert outcome(eg.Symbol, name) is want
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(allow_nan=False), st.booleans())
+def test_equal_floats_of_distinct_objects_are_one_constant(value: float, left: bool) -> None:
+    # the C key of a plain float constant hashes its bits: an equal float that is another object
+    # finds the same constant, and the product the same term, through either operand order
+    x = eg.Symbol("x")
+    twin = float(repr(value))
+    assert twin == value
+    first = value * x if left else x * value
+    second = twin * x if left else x * twin
+    assert first is second
+    assert eg.const(twin) is eg.const(value) is Term(REGISTRY["const"], (), value)
+    assert (eg.const(value).attr, type(eg.const(value).attr)) == (value, float)
+    assert math.copysign(1.0, eg.const(value).attr) == math.copysign(1.0, value)
+
+
+def test_an_operator_follows_its_op_registered_again() -> None:
+    # the C operators remember the op they found until the registry changes (issue 29 item 4)
+    x, y = eg.Symbol("x"), eg.Symbol("y")
+    old = REGISTRY["mul"]
+    assert (x * y).op is old and (x * 2.5).op is old
+    new = Op(
+        "mul",
+        2,
+        old.infer,
+        notation=old.notation,
+        symbol=old.symbol,
+        precedence=old.precedence,
+        assoc=old.assoc,
+        commutative=True,
+        associative=True,
+        doc="again",
+    )
+    try:
+        register_op(new, replace=True)
+        assert (x * y).op is new and (2.5 * x).op is new and (x * y).args == (x, y)
+    finally:
+        register_op(old, replace=True)
+    assert (x * y).op is old and (x * 2.5).op is old

@@ -12,8 +12,9 @@
    - the call of an Op (configure sets Op's tp_call): an Op called with terms only and no keyword
      is Term(op, args) with the call's own tuple as the args; any other call runs Op.__call__.
 
-   The op of a Python operator is looked up by name in the registry at each use, as the Python
-   method does (an op registered again with replace=True takes over the operator). */
+   The op of a Python operator is the one the registry maps its name to at each use, as in the
+   Python method (an op registered again with replace=True takes over the operator); the lookup is
+   skipped while the registry has not changed (see CachedOp). */
 
 #include "_cterm.h"
 
@@ -29,6 +30,18 @@ static PyObject *Forward[N_BINARY];
 static PyObject *Reflected[N_BINARY];
 static PyObject *ConstName = NULL;
 static ternaryfunc OpCallPython = NULL; /* Op's own tp_call (runs Op.__call__) */
+
+/* The registered op of operator k (N_BINARY: the const op) as last found, and the registry's
+   version then: on CPython 3.11 every change of a dict gives it a new version, unique among all
+   dicts, so while the registry keeps that version it still maps the name to that op (alive, held
+   by the registry) and the lookup is skipped. */
+#define CACHED_OPS (N_BINARY + 1)
+#if PY_VERSION_HEX < 0x030C0000
+#define REGISTRY_VERSIONED 1
+static PyObject *CachedOp[CACHED_OPS];
+static PyObject *CachedIn[CACHED_OPS]; /* the registry the entry was found in (compared only) */
+static uint64_t CachedVersion[CACHED_OPS];
+#endif
 
 /* operators(methods, ops, forwards, reflecteds): the C operators' facts, in REFLECTED's order */
 PyObject *
@@ -60,19 +73,36 @@ set_operators(PyObject *module, PyObject *args)
     }
     if (ConstName == NULL && (ConstName = PyUnicode_InternFromString("const")) == NULL)
         return NULL;
+#ifdef REGISTRY_VERSIONED
+    for (int k = 0; k < CACHED_OPS; k++)
+        CachedOp[k] = NULL; /* the names may have changed: found again */
+#endif
     Py_RETURN_NONE;
 }
 
-/* the registered op called `name` (borrowed), NULL with an exception when there is none */
+/* the registered op called `name`, operator k's (borrowed), NULL with an exception when there is none */
 static PyObject *
-registered(PyObject *name)
+registered(int k, PyObject *name)
 {
+#ifdef REGISTRY_VERSIONED
+    int versioned = PyDict_CheckExact(Registry); /* (a lookup in a dict runs no Python code for an exact str) */
+    uint64_t version = versioned ? ((PyDictObject *)Registry)->ma_version_tag : 0;
+    if (versioned && CachedOp[k] != NULL && CachedIn[k] == Registry && CachedVersion[k] == version)
+        return resolve_op(CachedOp[k]);
+#endif
     PyObject *op = PyDict_GetItemWithError(Registry, name);
     if (op == NULL) {
         if (!PyErr_Occurred())
             PyErr_SetObject(PyExc_KeyError, name);
         return NULL;
     }
+#ifdef REGISTRY_VERSIONED
+    if (versioned) {
+        CachedOp[k] = op;
+        CachedIn[k] = Registry;
+        CachedVersion[k] = version;
+    }
+#endif
     return resolve_op(op);
 }
 
@@ -97,7 +127,8 @@ is_const_op(PyObject *op)
    the number itself (a new reference; NULL for any other attr: leaves.const_key decides). Such keys
    are equal exactly when leaves.const_key's ("f", value) and ("i", value) are: floats other than nan
    and the zeros are equal by value, and the table tells an int from a float by the key's type (see
-   term_matches), so 1 and 1.0 stay two constants. No tuple is made or hashed. */
+   term_matches), so 1 and 1.0 stay two constants. No tuple is made or hashed (key_hash_items hashes
+   such a float's bits). */
 PyObject *
 plain_const_key(PyObject *attr)
 {
@@ -129,7 +160,7 @@ number_const(PyObject *term, PyObject *number)
     }
     if (TERM_DTYPE_INDEX(term) == D_FLOAT32)
         return NULL; /* a weak Python number next to float32 is a float32 constant: Python's way */
-    PyObject *op = registered(ConstName);
+    PyObject *op = registered(N_BINARY, ConstName);
     if (op == NULL)
         return NULL;
     Py_INCREF(op);
@@ -159,7 +190,7 @@ binary(int k, PyObject *a, PyObject *b)
         }
         other = made;
     }
-    PyObject *op = registered(OpNames[k]);
+    PyObject *op = registered(k, OpNames[k]);
     if (op == NULL) {
         Py_XDECREF(made);
         return NULL;

@@ -196,10 +196,21 @@ key_hash_items(PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *key
         h = mix(h, (Py_uhash_t)((uintptr_t)items[i] >> 4));
     h = mix(h, (Py_uhash_t)n);
     if (key != NULL) {
-        Py_hash_t kh = PyObject_Hash(key);
-        if (kh == -1)
-            return -1;
-        h = mix(h, (Py_uhash_t)kh);
+        Py_uhash_t kh;
+        double v = PyFloat_CheckExact(key) ? PyFloat_AS_DOUBLE(key) : 0.0;
+        if (op == OpConst && v == v && v != 0.0) {
+            /* a constant's plain float key (see plain_const_key): its bits, equal exactly when the
+               values are (neither nan nor a zero), with no call of float's own hash */
+            uint64_t bits;
+            memcpy(&bits, &v, sizeof bits);
+            kh = (Py_uhash_t)bits;
+        } else {
+            Py_hash_t ph = PyObject_Hash(key);
+            if (ph == -1)
+                return -1;
+            kh = (Py_uhash_t)ph;
+        }
+        h = mix(h, kh);
     }
     /* a final avalanche: the table takes the low bits */
     h ^= h >> 33;
