@@ -197,8 +197,8 @@ key_hash_items(PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *key
     h = mix(h, (Py_uhash_t)n);
     if (key != NULL) {
         Py_uhash_t kh;
-        double v = PyFloat_CheckExact(key) ? PyFloat_AS_DOUBLE(key) : 0.0;
-        if (op == OpConst && v == v && v != 0.0) {
+        double v = op == OpConst && PyFloat_CheckExact(key) ? PyFloat_AS_DOUBLE(key) : 0.0;
+        if (v == v && v != 0.0) {
             /* a constant's plain float key (see plain_const_key): its bits, equal exactly when the
                values are (neither nan nor a zero), with no call of float's own hash */
             uint64_t bits;

@@ -106,7 +106,7 @@ def pythagoras_factor(t: Term) -> Term | None:
     args = t.args
     if len(args) != 2 or not (_power_of_function(args[0]) or _power_of_function(args[1])):
         return None  # no operand g(u)**n (or c*g(u)**n): rejected before any reading
-    ra, rb = read_term(t.args[0], strict=True), read_term(t.args[1], strict=True)
+    ra, rb = read_term(args[0], strict=True), read_term(args[1], strict=True)
     if ra is None or rb is None or ra[0] != rb[0] or ra[0] == 0:
         return None
     for big, mixed in ((ra, rb), (rb, ra)):
