@@ -20,16 +20,26 @@ SymPy's on >= 90% of the problems SymPy solves; median time <= 0.05x ``sympy.sim
 changes. Both strengths are reported: the default (safe) and ``unsafe=True``.
 
     .venv/bin/python -m bench.bench_simplify_corpus [--family trig] [--limit N] [--show] [--native-assumptions]
+    .venv/bin/python -m bench.bench_simplify_corpus --profile unsafe [--family F] [--limit N]
+
+``--profile VARIANT`` times one variant alone (no SymPy, no checks) the way the cold column does, then
+prints where its time goes: thread CPU per stage of ``simplify`` (inclusive, over the middle 40% of the
+problems by time and over all of them) and a cProfile of one cold call per problem.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import gc
+import pstats
 import statistics
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -281,6 +291,84 @@ def _row(fam: str, group: list[Outcome]) -> list[str]:
     ]
 
 
+#: the stages ``--profile`` times, by module and function name (each wrapped where its callers look it up)
+STAGES = (
+    ("exprgraph.simplify.simplify", "_two_passes"),
+    ("exprgraph.simplify.simplify", "_algebraic"),
+    ("exprgraph.simplify.simplify", "formed"),
+    ("exprgraph.simplify.simplify", "forms_for"),
+    ("exprgraph.simplify.simplify", "simplify_integers"),
+    ("exprgraph.simplify.simplify", "_kept_sums"),
+    ("exprgraph.egraph.strategy", "rule_stage"),
+    ("exprgraph.egraph.strategy", "_rules_for"),
+    ("exprgraph.egraph.strategy", "_saturated"),
+)
+
+
+def _cold(call: Callable[[], Any]) -> float:
+    """One call timed as the cold column times it: our caches cleared, a full gc, thread CPU."""
+    clear_caches()
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.thread_time()
+        call()
+        return time.thread_time() - start
+    finally:
+        gc.enable()
+
+
+def profile_variant(name: str, chosen: list[Problem], top: int = 30) -> None:
+    """Where ``name``'s cold time goes over ``chosen``: per-stage thread CPU, then a cProfile."""
+    fn = VARIANTS[name]
+    try:
+        _sympy_reader()  # SymPy loaded, as in a full run: the gc before each cold call walks its heap too
+    except ImportError:
+        pass
+    terms = [parse(p.text, _declared(p)) for p in chosen]
+    spent: dict[str, float] = defaultdict(float)
+    saved = [(sys.modules[m], f, getattr(sys.modules[m], f)) for m, f in STAGES]
+
+    def timed(label: str, inner: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            start = time.thread_time()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                spent[label] += time.thread_time() - start  # inclusive (a stage within itself counts twice)
+
+        return call
+
+    rows: list[tuple[float, dict[str, float]]] = []
+    try:
+        for module, f, inner in saved:
+            setattr(module, f, timed(f, inner))
+        for t in terms:
+            runs = []
+            for _ in range(3):
+                spent.clear()
+                runs.append((_cold(partial(fn, t)), dict(spent)))
+            rows.append(min(runs, key=lambda r: r[0]))
+    finally:
+        for module, f, inner in saved:
+            setattr(module, f, inner)
+    rows.sort(key=lambda r: r[0])
+    middle = rows[int(len(rows) * 0.3) : max(int(len(rows) * 0.7), 1)]
+    print(f"{name}: {len(rows)} problems, cold median {fmt_seconds(statistics.median(r[0] for r in rows))}")
+    print("| stage (inclusive) | mean over the middle 40% | mean over all |\n|---|---:|---:|")
+    for label in ["(the call)", *sorted({k for _, d in rows for k in d})]:
+        mid = statistics.mean(r[0] if label == "(the call)" else r[1].get(label, 0.0) for r in middle)
+        every = statistics.mean(r[0] if label == "(the call)" else r[1].get(label, 0.0) for r in rows)
+        print(f"| {label} | {fmt_seconds(mid)} | {fmt_seconds(every)} |")
+    profiler = cProfile.Profile()
+    for t in terms:
+        clear_caches()
+        gc.collect()
+        profiler.runcall(fn, t)
+    print()
+    pstats.Stats(profiler).sort_stats("cumulative").print_stats(top)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the corpus (or one family of it) and print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -290,9 +378,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--native-assumptions", action="store_true", help="declare our symbols with the bare assumption names"
     )
+    parser.add_argument("--profile", choices=sorted(VARIANTS), help="where one variant's cold time goes (no SymPy)")
     args = parser.parse_args(argv if argv is not None else [])
     global NATIVE_ASSUMPTIONS
     NATIVE_ASSUMPTIONS = args.native_assumptions
+    if args.profile:
+        profile_variant(args.profile, [p for p in problems() if args.family in (None, p.family)][: args.limit])
+        return
     try:
         sympy, read = _sympy_reader()
     except ImportError:

@@ -54,6 +54,7 @@ __all__ = [
     "VMUnsupportedError",
     "IpoptLibraryError",
     "IpoptOptionError",
+    "TooManyOperandsError",
 ]
 
 
@@ -381,3 +382,8 @@ class IpoptLibraryError(OptionalDependencyError):
 class IpoptOptionError(ProblemError, TypeError):
     """An option IPOPT refused (an unknown name, a value of the wrong type or out of range); ``item`` names
     the option. A ``TypeError`` too, as cyipopt raises for the same."""
+
+
+class TooManyOperandsError(ExprgraphError, ValueError):
+    """A C term built with more operands than its count field holds (2**26 - 1); build a sum or product of
+    that many terms as a sum of partial sums."""

@@ -48,6 +48,7 @@ TWINS: tuple[Twin, ...] = (
             "core/_cterm.c",
             "core/_cterm_term.c",
             "core/_cterm_table.c",
+            "core/_cterm_hash.c",
             "core/_cterm_ops.c",
             "core/_cterm_fields.c",
             "core/_cterm_walk.c",

@@ -32,7 +32,10 @@ def capacity() -> int:
 def test_a_c_term_holds_its_operands_without_a_collector_header() -> None:
     x = eg.Symbol("x_mem")
     t = eg.sin(x) * x
-    assert sys.getsizeof(t) == 96  # a fixed part of 80 bytes and two operand words, no tuple
+    assert eg.Term.__basicsize__ == 64  # the fixed part (see _cterm_api.h)
+    assert sys.getsizeof(t) == 80  # the fixed part and two operand words, no tuple: an 80-byte block
+    assert sys.getsizeof(eg.sin(x)) == 72  # one operand: the same block
+    assert sys.getsizeof(x) == 72  # a symbol: its name in the tail, the same block
     assert not eg.Term.__flags__ & (1 << 14)  # Py_TPFLAGS_HAVE_GC
     assert not gc.is_tracked(t)
 
@@ -60,10 +63,31 @@ def test_cached_depth_and_size_read_back_and_start_unset() -> None:
 
 
 @needs_native
+def test_the_size_grows_the_lazy_block_by_a_word_and_keeps_the_other_caches() -> None:
+    x, y = eg.Symbol("x_sized"), eg.Symbol("y_sized")
+    t = eg.cos(x) * y
+    assert sys.getsizeof(t) == 80  # no block yet
+    args, free = t.args, t.free_symbols
+    assert sys.getsizeof(t) == 80 + 16  # the block of two words: the tuple and the free symbols
+    assert t.size == 4
+    assert sys.getsizeof(t) == 80 + 24  # grown by the size's word, the caches moved with it
+    assert t.args is args and t._free is free and t._size == 4
+    u = eg.sin(x) * y
+    assert u.size == 4 and sys.getsizeof(u) == 80 + 24  # the size first: a block of three words at once
+    assert u.free_symbols == frozenset({x, y}) and u.args == (eg.sin(x), y)
+    object.__delattr__(u, "_size")
+    assert not hasattr(u, "_size") and u.size == 4
+
+
+@needs_native
 def test_counts_that_do_not_fit_are_not_cached_and_non_ints_are_refused() -> None:
     t = eg.sin(eg.Symbol("x_big"))
-    object.__setattr__(t, "_size", 2**40)
+    object.__setattr__(t, "_size", 2**40)  # the size lives in the block of lazy caches: any Py_ssize_t
+    assert t._size == 2**40
+    object.__setattr__(t, "_size", 2**70)
     assert not hasattr(t, "_size")
+    object.__setattr__(t, "_depth", 2**24)  # the depth has 24 bits in the term
+    assert not hasattr(t, "_depth")
     object.__setattr__(t, "_depth", -1)
     assert not hasattr(t, "_depth")
     object.__setattr__(t, "_depth", 0)

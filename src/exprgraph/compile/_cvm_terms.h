@@ -8,11 +8,14 @@
  * Marks. A walk keeps each node's number in the node itself (TermObject.mark, the scratch word core
  * lends to the traversals of other extensions), so finding a node again costs no table: a table keyed
  * by address missed the cache at every lookup (70% of the walk's time on AC-OPF case1354pegase). The
- * word belongs to whoever walks: the sweeps of exprgraph.diff stamp it with their epoch (bit 63 clear:
- * an epoch reaches 2^60 never). A vm walk saves the word of every node it stamps (its stamps have bit
- * 63 set, so a node is saved once), and puts every word back before it creates any Python object or
+ * word belongs to whoever walks: the sweeps of exprgraph.diff stamp it with their epoch (bit 31 clear:
+ * see EPOCH_MAX in ../diff/_csweep.h). A vm walk saves the word of every node it stamps (its stamps have
+ * bit 31 set, so a node is saved once), and puts every word back before it creates any Python object or
  * returns: no Python code runs while its stamps are on (no call into Python, no allocation that could
  * start the collector), so neither a sweep in progress nor any other code ever sees them.
+ * The mark is 32 bits: a stamp is M_STAMPED and the node's index in the list of saved words, where the
+ * stamp's 64-bit payload lives (a node number, a value number and an output position); a walk that
+ * stamps each node once, with its index as payload, reads the number from the mark alone.
  */
 #ifndef EXPRGRAPH_CVM_TERMS_H
 #define EXPRGRAPH_CVM_TERMS_H
@@ -69,22 +72,36 @@ typedef struct {
 } Walked;
 
 /* -- marks -- */
-#define M_MINE ((uint64_t)1 << 63)
+#define M_STAMPED ((uint32_t)1 << 31) /* a term's mark while a vm walk's stamp is on */
+#define M_MINE ((uint64_t)1 << 63)     /* set in what stamped() answers for a stamped term */
 
 typedef struct {
     PyObject *term;
-    uint64_t word;
+    uint64_t payload; /* the stamp's */
+    uint32_t word;    /* the mark before the stamp */
 } Saved;
 
-/* give term t the stamp `mark` (M_MINE added), saving its word the first time; -1 on an error */
-static inline int stamp(Vec *saved, PyObject *t, uint64_t mark) {
+/* give term t the stamp `payload` (bit 63 clear), saving its word the first time; -1 on an error */
+static inline int stamp(Vec *saved, PyObject *t, uint64_t payload) {
     TermObject *o = TERM(t);
-    if (!(o->mark & M_MINE)) {
-        if (vec_room(saved, 1) < 0) return -1;
-        AT(*saved, Saved, saved->n++) = (Saved){t, o->mark};
+    if (o->mark & M_STAMPED) {
+        AT(*saved, Saved, o->mark & ~M_STAMPED).payload = payload;
+        return 0;
     }
-    o->mark = mark | M_MINE;
+    if (saved->n >= (size_t)M_STAMPED) { /* (2^31 terms: never on a machine of today) */
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (vec_room(saved, 1) < 0) return -1;
+    AT(*saved, Saved, saved->n) = (Saved){t, payload, o->mark};
+    o->mark = M_STAMPED | (uint32_t)saved->n++;
     return 0;
+}
+
+/* the payload of term t's stamp with M_MINE set, or 0 when it has none */
+static inline uint64_t stamped(const Vec *saved, PyObject *t) {
+    const uint32_t m = TERM(t)->mark;
+    return (m & M_STAMPED) ? AT(*saved, Saved, m & ~M_STAMPED).payload | M_MINE : 0;
 }
 
 /* every saved word back in its term (the stamps are gone; the saved list stays, naming the nodes) */

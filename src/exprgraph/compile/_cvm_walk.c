@@ -91,10 +91,11 @@ typedef struct {
 
 #define NODE(g, k) (AT((g)->saved, Saved, k).term)
 
-/* the number of a node met before, or -1 */
+/* the number of a node met before, or -1: its index among the saved words (the walk stamps node k once, the
+   k-th, with payload k: see first_seen), read from the mark alone */
 static inline int32_t number(PyObject *t) {
-    uint64_t m = TERM(t)->mark;
-    return (m & M_MINE) ? (int32_t)(m & 0xffffffffu) : -1;
+    uint32_t m = TERM(t)->mark;
+    return (m & M_STAMPED) ? (int32_t)(m & ~M_STAMPED) : -1;
 }
 
 /* the leaf t's flags (a symbol, a constant); 0 for a leaf of another op (lower_py takes those) */

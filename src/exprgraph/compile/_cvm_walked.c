@@ -86,7 +86,7 @@ static int start_values(Enc *e, Dag *d, PyObject *symbols, PyObject *inputs, PyO
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(inputs) && status == 0; i++) {
         PyObject *s = PyTuple_GET_ITEM(inputs, i);
         const int dt = IS_TERM(s) ? dtype_of(s) : -1, kind = kind_of_dtype(dt);
-        const uint64_t m = IS_TERM(s) ? TERM(s)->mark : 0;
+        const uint64_t m = IS_TERM(s) ? stamped(&saved, s) : 0;
         if (kind < 0 || !(m & M_MINE)) {
             status = -2;
             break;

@@ -215,6 +215,7 @@ static struct PyModuleDef module_def = {
 static CTermAPI Api = {
     CTERM_API_VERSION, sizeof(TermObject), &Configured, &TermClass, DtypeNames, Promote, Numeric, InferFns,
     &OffInfer, &OffGrad, &OffName, &OffReadsConsts, dtype_index, mix, intern_taking, intern_items_api,
+    table_clear_marks,
 };
 
 PyMODINIT_FUNC

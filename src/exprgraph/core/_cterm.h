@@ -3,6 +3,7 @@
    _cterm_api.h    the term struct and the API lent to other extensions through a capsule
    _cterm.c        the module: configuration from Python, the functions Python calls, the capsule
    _cterm_table.c  the intern table of live terms
+   _cterm_hash.c   the intern hash of a term's key
    _cterm_term.c   TermBase: the dtype rules of scalar operands, construction
    _cterm_fields.c TermBase as a Python object: attributes, `args`, freeing, the type
    _cterm_ops.c    the Python operators of terms and the calls of ops, in C, and the ops' user bits
@@ -28,19 +29,17 @@
 #define DEPTH_USERS ((uint32_t)0xFF << 24)
 #define DEPTH_COUNT (((uint32_t)1 << 24) - 1)
 
-/* TermObject.size: the cached size plus one in the low TERM_COUNT_BITS bits; above them the flags of
-   the tail (see TermObject) and, in bits 28-30, the dtype's code (see TERM_DTYPE_CODE) */
-#define SIZE_OWN_KEY TERM_F_OWN_KEY
-#define SIZE_DTYPE ((uint32_t)7 << TERM_DTYPE_SHIFT)
-#define SIZE_COUNT (((uint32_t)1 << TERM_COUNT_BITS) - 1)
+/* TermObject.bits: the operand count in the low TERM_COUNT_BITS bits; above them the flags of the
+   tail (see TermObject) and, in bits 28-30, the dtype's code (see TERM_DTYPE_CODE) */
+#define BITS_COUNT (((uint32_t)1 << TERM_COUNT_BITS) - 1)
 
 /* the intern key of term t (borrowed): NULL when its attr is None */
 #define TERM_KEY(t) \
-    (!(TERM(t)->size & TERM_F_ATTR) ? NULL : TERM_TAIL(t)[(TERM(t)->size & SIZE_OWN_KEY) ? 1 : 0])
+    (!(TERM(t)->bits & TERM_F_ATTR) ? NULL : TERM_TAIL(t)[(TERM(t)->bits & TERM_F_OWN_KEY) ? 1 : 0])
 
 /* the dtype object of a term whose dtype code is TERM_DTYPE_OTHER (borrowed): the word after the
    attr and the own key */
-#define TERM_OTHER_DTYPE(t) (TERM_TAIL(t)[((TERM(t)->size >> 27) & 1) + (TERM(t)->size >> 31)])
+#define TERM_OTHER_DTYPE(t) (TERM_TAIL(t)[((TERM(t)->bits >> 27) & 1) + (TERM(t)->bits >> 31)])
 
 /* the words of a term's tail */
 #define TERM_TAIL_WORDS(t) (TERM_TAIL_BEFORE_SHAPE(t) + TERM_HAS_SHAPE(t))
@@ -49,8 +48,11 @@
 #define TERM_DTYPE(t) \
     (TERM_DTYPE_CODE(t) < TERM_DTYPE_OTHER ? DtypeNames[TERM_DTYPE_CODE(t)] : TERM_OTHER_DTYPE(t))
 
-/* a term's hash while it is not in the intern table (key_hash never gives -1) */
-#define HASH_UNLINKED ((Py_hash_t)-1)
+/* a term's stored hash while it is not in the intern table (no intern hash has these low 32 bits:
+   see key_hash_items) */
+#define HASH_UNLINKED ((uint32_t)0xFFFFFFFFu)
+/* the part of an intern hash that a term stores (see TermObject.hash) */
+#define STORED_HASH(h) ((uint32_t)(Py_uhash_t)(h))
 
 /* the operands of an args tuple as an array */
 #define ITEMS(tup) ((PyObject *const *)((PyTupleObject *)(tup))->ob_item)
@@ -76,13 +78,16 @@ void table_prefetch(Py_hash_t hash);
 /* recent_only: only among the terms waiting for their slots (an operand has no user of op in a slot) */
 TermObject *table_find(PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *key, Py_hash_t hash,
                        int recent_only);
-int table_insert(TermObject *t);
-int table_insert_later(TermObject *t); /* a term with an operand that has no user of its op in a slot */
+/* term t (its stored hash set) into the table under its full intern hash (whose top bits tag its slot) */
+int table_insert(TermObject *t, Py_hash_t hash);
+int table_insert_later(TermObject *t, Py_hash_t hash); /* a term with an operand with no user of its op in a slot */
 /* an operand has no user of op's bit in a slot (see DEPTH_USERS): no term (op, items) is in a slot */
 int has_fresh_operand(PyObject *op, PyObject *const *items, Py_ssize_t n);
 void table_unlink(TermObject *t);
 size_t table_count(void);
 size_t table_capacity(void);
+void table_clear_marks(void); /* every live term's mark set to 0 (see CTermAPI.clear_marks) */
+PyObject *project_error(const char *name); /* exprgraph.errors.<name>, a new reference (NULL: error set) */
 
 /* ---- _cterm_term.c (construction) and _cterm_fields.c (TermBaseType, freeing, attributes) ---- */
 extern PyTypeObject TermBaseType;

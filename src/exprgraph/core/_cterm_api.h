@@ -18,43 +18,64 @@
 #endif
 
 /* the lazy caches that Python alone reads, in one block made on their first use (most terms never
-   need it): the operands' tuple (`args`) and the free symbols (`_free`); NULL until made */
+   need it): the operands' tuple (`args`) and the free symbols (`_free`); NULL until made. The DAG size
+   (`_size`: read by a few cost functions and messages, cached on the term asked only) takes a third
+   word, in a block grown for it: TermObject.extras has bit 0 set when its block is a TermExtrasSized
+   (read the block through TERM_EXTRAS) */
 typedef struct TermExtras {
     PyObject *args;
     PyObject *free;
 } TermExtras;
 
+typedef struct TermExtrasSized {
+    TermExtras caches;
+    Py_ssize_t size; /* the cached size plus one: 0 until computed */
+} TermExtrasSized;
+
+#define TERM_EXTRAS_SIZED ((uintptr_t)1)
+/* the block of lazy caches of term t, or NULL */
+#define TERM_EXTRAS(t) ((TermExtras *)((uintptr_t)TERM(t)->extras & ~TERM_EXTRAS_SIZED))
+
 typedef struct TermObject {
     /* what a lookup and a sweep read of every node come first, next to each other; the operands
-       come last, in the struct itself (ob_size of the var-size header: their number) */
-    PyObject_VAR_HEAD
+       come last, in the struct itself (their number: the low TERM_COUNT_BITS of `bits`) */
+    PyObject_HEAD
     PyObject *op;
-    Py_hash_t hash;  /* intern hash of (op, operands, key); HASH_UNLINKED while not in the table */
-    /* scratch space of the traversals of other extensions (core only frees it): marks stamped with
-       the traversal's epoch, and one owned value (a pending adjoint, a dependency set) */
-    uint64_t mark;
+    uint32_t hash; /* the low 32 bits of the intern hash of (op, operands, key) (the table's index and
+                      first compare); HASH_UNLINKED while not in the table */
+    /* scratch space of the traversals of other extensions (core only frees it, and clears the marks
+       when a sweep's epoch counter wraps: see clear_marks): marks stamped with the traversal's
+       epoch, and one owned value (a pending adjoint, a dependency set) */
+    uint32_t mark;
     PyObject *scratch;
-    TermExtras *extras; /* the lazy caches (args tuple, free symbols): NULL until one is made */
+    TermExtras *extras; /* the lazy caches (args tuple, free symbols, size): NULL until one is made;
+                           bit 0 tags a block with the size (see TERM_EXTRAS) */
     PyObject *weakreflist;
-    uint32_t depth;  /* caches of depth and size, stored plus one: 0 until computed (depth's top */
-    uint32_t size;   /* 8 bits are flags of core's intern table: read depth & 0xffffff; size's top 6
-                        bits say what the tail holds and the dtype (see below): read size & 0x3ffffff) */
+    uint32_t depth; /* the cached depth plus one: 0 until computed; the top 8 bits are flags of core's
+                       intern table: read depth & 0xffffff */
+    uint32_t bits;  /* the operand count in the low TERM_COUNT_BITS (at most TERM_MAX_ARGS), above it
+                       what the tail holds and the dtype (see below) */
     /* the operands, then the tail: the words that most terms do not need, each there only when its
-       flag in `size` is set, in this order: the attr (TERM_F_ATTR: not None), the attr's intern key
+       flag in `bits` is set, in this order: the attr (TERM_F_ATTR: not None), the attr's intern key
        when it is another object than attr (TERM_F_OWN_KEY, core's), the dtype when it is none of the
        four names (TERM_DTYPE_OTHER, core's), the shape (TERM_F_SHAPE: not the empty tuple) */
     PyObject *items[];
 } TermObject;
 
-/* The fixed part is 80 bytes and the configured term class carries no collector header (see
-   configure in _cterm.c): a scalar node of two operands without an attr costs 96 bytes (a size class
-   of CPython's allocator) and its share of the intern table; no tuple, no second allocation. */
+/* The fixed part is 64 bytes (16 of object header, five pointers, four 32-bit words) and the
+   configured term class carries no collector header (see configure in _cterm.c): a scalar node of one
+   or two operands without an attr, and a leaf with an attr, cost 80 bytes (a size class of CPython's
+   allocator) and their share of the intern table; no tuple, no second allocation. Before (80 bytes of
+   fixed part: a var-size header, a 64-bit hash and mark, the size cache in the term) they cost 96. */
 
-/* the flags of TermObject.size (the count is the low TERM_COUNT_BITS) */
+/* the flags of TermObject.bits (the operand count is the low TERM_COUNT_BITS) */
 #define TERM_F_OWN_KEY ((uint32_t)1 << 31)
 #define TERM_F_ATTR ((uint32_t)1 << 27)
 #define TERM_F_SHAPE ((uint32_t)1 << 26)
 #define TERM_COUNT_BITS 26
+/* the most operands a term has: 67,108,863 (half a gigabyte of operand words in one block; a larger
+   sum is built as a sum of sums); construction past it raises exprgraph.errors.TooManyOperandsError */
+#define TERM_MAX_ARGS (((Py_ssize_t)1 << TERM_COUNT_BITS) - 1)
 
 /* the shared empty tuple (borrowed; taken once per file that reads shapes) */
 static inline PyObject *
@@ -66,22 +87,22 @@ term_empty_tuple(void)
     return empty;
 }
 
-/* the dtype of a term: bits 28-30 of `size` hold its index in dtype_names (D_BOOL ... D_FLOAT64), or
+/* the dtype of a term: bits 28-30 of `bits` hold its index in dtype_names (D_BOOL ... D_FLOAT64), or
    TERM_DTYPE_OTHER for a dtype that is none of them (kept by core after the operands) */
 #define TERM_DTYPE_SHIFT 28
 #define TERM_DTYPE_OTHER 4
-#define TERM_DTYPE_CODE(t) ((int)((TERM(t)->size >> TERM_DTYPE_SHIFT) & 7))
+#define TERM_DTYPE_CODE(t) ((int)((TERM(t)->bits >> TERM_DTYPE_SHIFT) & 7))
 /* the index of term t's dtype in dtype_names, -1 for another dtype */
 #define TERM_DTYPE_INDEX(t) (TERM_DTYPE_CODE(t) < TERM_DTYPE_OTHER ? TERM_DTYPE_CODE(t) : -1)
 
 /* the tail of term t (see TermObject), and how many of its words come before the shape */
-#define TERM_TAIL(t) (TERM(t)->items + Py_SIZE(t))
+#define TERM_TAIL(t) (TERM(t)->items + TERM_NARGS(t))
 #define TERM_TAIL_BEFORE_SHAPE(t)                                                                              \
-    (((TERM(t)->size >> 27) & 1) + (TERM(t)->size >> 31) + (TERM_DTYPE_CODE(t) == TERM_DTYPE_OTHER))
+    (((TERM(t)->bits >> 27) & 1) + (TERM(t)->bits >> 31) + (TERM_DTYPE_CODE(t) == TERM_DTYPE_OTHER))
 /* the attr of term t (borrowed): None or its payload */
-#define TERM_ATTR(t) ((TERM(t)->size & TERM_F_ATTR) ? TERM_TAIL(t)[0] : Py_None)
+#define TERM_ATTR(t) ((TERM(t)->bits & TERM_F_ATTR) ? TERM_TAIL(t)[0] : Py_None)
 /* whether term t has a shape of its own (not a scalar: its shape is not the empty tuple) */
-#define TERM_HAS_SHAPE(t) ((TERM(t)->size & TERM_F_SHAPE) != 0)
+#define TERM_HAS_SHAPE(t) ((TERM(t)->bits & TERM_F_SHAPE) != 0)
 /* the shape of term t (borrowed): a tuple; the empty one for a scalar */
 #define TERM_SHAPE(t) (TERM_HAS_SHAPE(t) ? TERM_TAIL(t)[TERM_TAIL_BEFORE_SHAPE(t)] : term_empty_tuple())
 
@@ -97,7 +118,7 @@ term_empty_tuple(void)
 
 #define TERM(o) ((TermObject *)(o))
 /* the operands of a term: their number, the i-th, and their array */
-#define TERM_NARGS(t) Py_SIZE(t)
+#define TERM_NARGS(t) ((Py_ssize_t)(TERM(t)->bits & (((uint32_t)1 << TERM_COUNT_BITS) - 1)))
 #define TERM_ARG(t, i) (TERM(t)->items[(i)])
 #define TERM_ITEMS(t) ((PyObject *const *)TERM(t)->items)
 #define ARG(t, i) TERM_ARG(t, i)
@@ -106,7 +127,7 @@ term_empty_tuple(void)
 enum { K_ARITH = 0, K_REAL = 1, K_SAME = 2, K_BOOLEAN = 3, K_WHERE = 4 };
 enum { D_BOOL = 0, D_INT64 = 1, D_FLOAT32 = 2, D_FLOAT64 = 3 };
 
-#define CTERM_API_VERSION 3
+#define CTERM_API_VERSION 4
 #define CTERM_CAPSULE "exprgraph.core._cterm._C_API"
 
 typedef struct {
@@ -127,6 +148,9 @@ typedef struct {
     PyObject *(*intern_taking)(PyTypeObject *cls, PyObject *op, PyObject *args, PyObject *attr);
     /* the interned Term(op, the n operands at items, attr): a new reference (NULL: error set); no tuple */
     PyObject *(*intern_items)(PyTypeObject *cls, PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *attr);
+    /* every live term's mark set to 0: a traversal whose epoch counter wraps calls it before it reuses
+       an epoch (no traversal may be running: none of its stamps may be on) */
+    void (*clear_marks)(void);
 } CTermAPI;
 
 #endif

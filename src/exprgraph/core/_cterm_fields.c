@@ -44,12 +44,12 @@ term_dealloc(TermObject *self)
     if (self->weakreflist != NULL)
         PyObject_ClearWeakRefs((PyObject *)self);
     Py_CLEAR(self->op);
-    Py_ssize_t n = Py_SIZE(self), tail = (Py_ssize_t)TERM_TAIL_WORDS(self);
-    self->size &= SIZE_COUNT; /* the tail is gone (and the dtype's code with it) */
+    Py_ssize_t n = TERM_NARGS(self), tail = (Py_ssize_t)TERM_TAIL_WORDS(self);
+    self->bits &= BITS_COUNT; /* the tail is gone (and the dtype's code with it) */
     for (Py_ssize_t i = n; i < n + tail; i++)
         Py_CLEAR(self->items[i]);
     Py_CLEAR(self->scratch);
-    TermExtras *extras = self->extras;
+    TermExtras *extras = TERM_EXTRAS(self);
     if (extras != NULL) {
         self->extras = NULL;
         Py_CLEAR(extras->free);
@@ -59,7 +59,7 @@ term_dealloc(TermObject *self)
     DeallocNest++;
     for (Py_ssize_t i = 0; i < n; i++) /* last: freeing them may free a long chain of operands */
         release_operand(self->items[i]);
-    Py_SET_SIZE(self, 0);
+    self->bits = 0;
     Py_TYPE(self)->tp_free((PyObject *)self);
     if (DeallocNest == 1) /* the outermost free: the operands set aside, freed at this depth */
         while (DoomedCount > 0) {
@@ -75,16 +75,34 @@ static PyMemberDef term_members[] = {
     {NULL},
 };
 
-/* the term's block of lazy caches, made (zeroed) on the first need and kept; NULL: MemoryError set */
+/* the term's block of lazy caches, made (zeroed) on the first need and kept, grown by the size's word
+   when `sized` asks for it; NULL: MemoryError set */
 static TermExtras *
-extras_of(TermObject *self)
+extras_of(TermObject *self, int sized)
 {
-    if (self->extras == NULL) {
-        self->extras = (TermExtras *)PyMem_Calloc(1, sizeof(TermExtras));
-        if (self->extras == NULL)
-            PyErr_NoMemory();
+    TermExtras *block = TERM_EXTRAS(self);
+    if (block != NULL && (!sized || ((uintptr_t)self->extras & TERM_EXTRAS_SIZED)))
+        return block;
+    if (block == NULL) {
+        block = (TermExtras *)PyMem_Calloc(1, sized ? sizeof(TermExtrasSized) : sizeof(TermExtras));
+    } else {
+        block = (TermExtras *)PyMem_Realloc(block, sizeof(TermExtrasSized));
+        if (block != NULL)
+            ((TermExtrasSized *)block)->size = 0;
     }
-    return self->extras;
+    if (block == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    self->extras = (TermExtras *)((uintptr_t)block | (sized ? TERM_EXTRAS_SIZED : 0));
+    return block;
+}
+
+/* the cached size plus one, 0 when none is */
+static Py_ssize_t
+cached_size(TermObject *self)
+{
+    return ((uintptr_t)self->extras & TERM_EXTRAS_SIZED) ? ((TermExtrasSized *)TERM_EXTRAS(self))->size : 0;
 }
 
 /* `args`: the operands as a tuple, made at the first read and kept (the term holds its operands
@@ -92,11 +110,11 @@ extras_of(TermObject *self)
 static PyObject *
 get_args(TermObject *self, void *unused)
 {
-    TermExtras *extras = extras_of(self);
+    TermExtras *extras = extras_of(self, 0);
     if (extras == NULL)
         return NULL;
     if (extras->args == NULL) {
-        Py_ssize_t n = Py_SIZE(self);
+        Py_ssize_t n = TERM_NARGS(self);
         PyObject *tup = PyTuple_New(n);
         if (tup == NULL)
             return NULL;
@@ -112,25 +130,27 @@ get_args(TermObject *self, void *unused)
 static PyObject *
 get_free(TermObject *self, void *unused)
 {
-    if (self->extras == NULL || self->extras->free == NULL) {
+    TermExtras *extras = TERM_EXTRAS(self);
+    if (extras == NULL || extras->free == NULL) {
         PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute '_free'", Py_TYPE(self)->tp_name);
         return NULL;
     }
-    return Py_NewRef(self->extras->free);
+    return Py_NewRef(extras->free);
 }
 
 static int
 set_free(TermObject *self, PyObject *value, void *unused)
 {
     if (value == NULL) { /* del: as an empty slot, an AttributeError when there is nothing to delete */
-        if (self->extras == NULL || self->extras->free == NULL) {
+        TermExtras *extras = TERM_EXTRAS(self);
+        if (extras == NULL || extras->free == NULL) {
             PyErr_SetString(PyExc_AttributeError, "_free");
             return -1;
         }
-        Py_CLEAR(self->extras->free);
+        Py_CLEAR(extras->free);
         return 0;
     }
-    TermExtras *extras = extras_of(self);
+    TermExtras *extras = extras_of(self, 0);
     if (extras == NULL)
         return -1;
     Py_XSETREF(extras->free, Py_NewRef(value));
@@ -163,8 +183,10 @@ get_dtype(TermObject *self, void *unused)
 static PyObject *
 term_sizeof(TermObject *self, PyObject *unused)
 {
-    Py_ssize_t words = Py_SIZE(self) + (Py_ssize_t)TERM_TAIL_WORDS(self);
-    Py_ssize_t extras = self->extras != NULL ? (Py_ssize_t)sizeof(TermExtras) : 0;
+    Py_ssize_t words = TERM_NARGS(self) + (Py_ssize_t)TERM_TAIL_WORDS(self);
+    Py_ssize_t extras = self->extras == NULL                                ? 0
+                        : ((uintptr_t)self->extras & TERM_EXTRAS_SIZED) ? (Py_ssize_t)sizeof(TermExtrasSized)
+                                                                         : (Py_ssize_t)sizeof(TermExtras);
     return PyLong_FromSsize_t(Py_TYPE(self)->tp_basicsize + words * (Py_ssize_t)sizeof(PyObject *) + extras);
 }
 
@@ -173,29 +195,29 @@ static PyMethodDef term_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-/* _depth and _size: counts cached in 24 and 26 bits, stored plus one (0: not computed yet, read as an
-   AttributeError like an empty slot); a count that does not fit is simply not cached */
+/* _depth: a count cached in 24 bits of the term, _size: one cached in the block of lazy caches (made
+   when set); both stored plus one (0: not computed yet, read as an AttributeError like an empty slot); a
+   depth that does not fit is simply not cached */
 static PyObject *
 get_count(TermObject *self, void *which)
 {
-    uint32_t v = which == NULL ? self->depth & DEPTH_COUNT : self->size & SIZE_COUNT;
+    Py_ssize_t v = which == NULL ? (Py_ssize_t)(self->depth & DEPTH_COUNT) : cached_size(self);
     if (v == 0) {
         PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute '%s'", Py_TYPE(self)->tp_name,
                      which == NULL ? "_depth" : "_size");
         return NULL;
     }
-    return PyLong_FromUnsignedLong((unsigned long)(v - 1));
+    return PyLong_FromSsize_t(v - 1);
 }
 
 static int
 set_count(TermObject *self, PyObject *value, void *which)
 {
-    uint32_t *slot = which == NULL ? &self->depth : &self->size;
-    /* the depth's word keeps its user bits, the size's its dtype and key bits */
-    uint32_t keep = which == NULL ? self->depth & DEPTH_USERS : self->size & ~SIZE_COUNT;
-    uint32_t limit = which == NULL ? DEPTH_COUNT : SIZE_COUNT;
     if (value == NULL) {
-        *slot = keep;
+        if (which == NULL)
+            self->depth &= DEPTH_USERS; /* the depth's word keeps its user bits */
+        else if ((uintptr_t)self->extras & TERM_EXTRAS_SIZED)
+            ((TermExtrasSized *)TERM_EXTRAS(self))->size = 0;
         return 0;
     }
     if (!PyLong_Check(value)) {
@@ -206,7 +228,18 @@ set_count(TermObject *self, PyObject *value, void *which)
     long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
     if (v == -1 && PyErr_Occurred())
         return -1;
-    *slot = keep | (overflow == 0 && v >= 0 && v < (long long)limit ? (uint32_t)(v + 1) : 0);
+    long long limit = which == NULL ? (long long)DEPTH_COUNT : (long long)PY_SSIZE_T_MAX;
+    Py_ssize_t stored = overflow == 0 && v >= 0 && v < limit ? (Py_ssize_t)(v + 1) : 0;
+    if (which == NULL) {
+        self->depth = (self->depth & DEPTH_USERS) | (uint32_t)stored;
+        return 0;
+    }
+    if (stored == 0 && cached_size(self) == 0)
+        return 0; /* nothing cached: no block grown for it */
+    TermExtras *extras = extras_of(self, 1);
+    if (extras == NULL)
+        return -1;
+    ((TermExtrasSized *)extras)->size = stored;
     return 0;
 }
 

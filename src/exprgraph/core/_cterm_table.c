@@ -10,7 +10,10 @@
 /* ---- the intern table ------------------------------------------------------------------------
    Open addressing with linear probing over one word per slot: a term's address with the top 16
    bits of its hash as a tag in the address bits that user space leaves zero, so a probe touches
-   the term only when the tags agree (a false match is one in 65,536); at most thirteen sixteenths
+   the term only when the tags agree (a false match is one in 65,536). The term stores only the low
+   32 bits of its hash (TermObject.hash: the index of its home slot, and the first compare), so the
+   tag is taken from the hash when the term is put in, and a resize carries it over from the old
+   slot; the table so never exceeds 2^32 slots (MAX_CAPACITY). At most thirteen sixteenths
    of the slots are used, by terms and tombstones together (LOAD_NUM / LOAD_DEN). A term that leaves
    leaves a tombstone (TOMB), which a probe passes over and an insertion reuses; the slots of a run
    are then never read again, nor the hashes of the terms behind it (each one a cache miss in a
@@ -31,6 +34,9 @@ uint64_t TableVersion = 0; /* changes whenever the table does */
 
 /* the smallest capacity */
 #define MIN_CAPACITY ((size_t)1 << 15)
+/* the largest: a home slot's index is taken from the 32 bits of hash a term keeps (32 GiB of slots, for
+   about 3.5 billion terms: more than any machine holds at 80 bytes a term) */
+#define MAX_CAPACITY ((size_t)1 << 32)
 /* the table never shrinks below this (2 MiB of slots, about a processor's L2): a process that drops an
    expression of a few hundred thousand terms and builds it again does not shrink and regrow the table */
 #define SHRINK_FLOOR ((size_t)1 << 18)
@@ -53,8 +59,11 @@ slot_term(Slot s)
 static inline uintptr_t
 slot_tag(Py_hash_t hash)
 {
-    return PtrMask == ~(uintptr_t)0 ? 0 : (uintptr_t)hash & TAG_MASK;
+    return PtrMask == ~(uintptr_t)0 ? 0 : (uintptr_t)(Py_uhash_t)hash & TAG_MASK;
 }
+
+/* the home slot of a term of stored hash h in a table of n slots (n <= MAX_CAPACITY) */
+#define HOME(h, n) ((size_t)(h) & ((n) - 1))
 
 /* Slot arrays of 2 MiB and more are mapped on their own and, where the system allows (Linux's
    transparent huge pages in "madvise" mode), backed by huge pages: a probe lands on a random slot,
@@ -102,11 +111,14 @@ slots_free(Slot *slots, size_t n)
 #define RESIZE_FAR 48
 #define RESIZE_NEAR 24
 
-/* move every term to a fresh table of n slots (a power of two, more than twice Count), tagged
-   unless untag; -1 when out of memory, with no exception set (a shrink just skips) */
+/* move every term to a fresh table of n slots (a power of two, more than twice Count, at most
+   MAX_CAPACITY), each keeping its slot's tag unless untag; -1 when out of memory, with no exception
+   set (a shrink just skips) */
 static int
 table_resize(size_t n, int untag)
 {
+    if (n > MAX_CAPACITY)
+        return -1;
     Slot *fresh = slots_alloc(n);
     if (fresh == NULL)
         return -1;
@@ -118,14 +130,15 @@ table_resize(size_t n, int untag)
         if (i + RESIZE_FAR < Capacity && Slots[i + RESIZE_FAR] > TOMB)
             PREFETCH(&((TermObject *)(Slots[i + RESIZE_FAR] & old_mask))->hash);
         if (i + RESIZE_NEAR < Capacity && Slots[i + RESIZE_NEAR] > TOMB)
-            PREFETCH(&fresh[(size_t)((TermObject *)(Slots[i + RESIZE_NEAR] & old_mask))->hash & (n - 1)]);
+            PREFETCH(&fresh[HOME(((TermObject *)(Slots[i + RESIZE_NEAR] & old_mask))->hash, n)]);
         if (Slots[i] <= TOMB)
             continue;
         TermObject *t = (TermObject *)(Slots[i] & old_mask);
-        size_t j = (size_t)t->hash & (n - 1);
+        size_t j = HOME(t->hash, n);
         while (fresh[j] != 0)
             j = (j + 1) & (n - 1);
-        fresh[j] = (uintptr_t)t | slot_tag(t->hash);
+        /* the tag moves with the term (the term does not keep the top bits of its hash) */
+        fresh[j] = (uintptr_t)t | (PtrMask == ~(uintptr_t)0 ? 0 : Slots[i] & ~old_mask);
     }
     if (Slots != NULL)
         slots_free(Slots, Capacity);
@@ -158,7 +171,7 @@ table_unlink(TermObject *t)
     }
     if (Capacity == 0)
         return;
-    size_t mask = Capacity - 1, i = (size_t)t->hash & mask;
+    size_t mask = Capacity - 1, i = HOME(t->hash, Capacity);
     while (Slots[i] == TOMB || slot_term(Slots[i]) != t) {
         if (Slots[i] == 0)
             return; /* not there (cannot happen for a linked term) */
@@ -180,72 +193,32 @@ table_unlink(TermObject *t)
     TableVersion++;
 }
 
-Py_uhash_t
-mix(Py_uhash_t h, Py_uhash_t v)
-{
-    h ^= v + (Py_uhash_t)0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    return h;
-}
-
-/* the intern hash of (op, the n operands at items, key); -1 with an exception set when the key is unhashable */
-Py_hash_t
-key_hash_items(PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *key)
-{
-    Py_uhash_t h = (Py_uhash_t)((uintptr_t)op >> 4);
-    for (Py_ssize_t i = 0; i < n; i++)
-        h = mix(h, (Py_uhash_t)((uintptr_t)items[i] >> 4));
-    h = mix(h, (Py_uhash_t)n);
-    if (key != NULL) {
-        Py_uhash_t kh;
-        double v = op == OpConst && PyFloat_CheckExact(key) ? PyFloat_AS_DOUBLE(key) : 0.0;
-        if (v == v && v != 0.0) {
-            /* a constant's plain float key (see plain_const_key): its bits, equal exactly when the
-               values are (neither nan nor a zero), with no call of float's own hash */
-            uint64_t bits;
-            memcpy(&bits, &v, sizeof bits);
-            kh = (Py_uhash_t)bits;
-        } else {
-            Py_hash_t ph = PyObject_Hash(key);
-            if (ph == -1)
-                return -1;
-            kh = (Py_uhash_t)ph;
-        }
-        h = mix(h, kh);
-    }
-    /* a final avalanche: the table takes the low bits */
-    h ^= h >> 33;
-    h *= (Py_uhash_t)0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    if ((Py_hash_t)h == -1)
-        h = (Py_uhash_t)-2;
-    return (Py_hash_t)h;
-}
-
-/* the intern hash of (op, args, key) for an args tuple */
-Py_hash_t
-key_hash(PyObject *op, PyObject *args, PyObject *key)
-{
-    return key_hash_items(op, ITEMS(args), PyTuple_GET_SIZE(args), key);
-}
-
 /* start reading the home slot of a hash: the probe that follows a little later then finds it in cache */
 void
 table_prefetch(Py_hash_t hash)
 {
     if (Capacity != 0)
-        PREFETCH(&Slots[(size_t)hash & (Capacity - 1)]);
+        PREFETCH(&Slots[HOME(STORED_HASH(hash), Capacity)]);
 }
 
 /* An attr whose __eq__ builds or frees terms changes the table at every comparison: a lookup starts
    again at most this often, then raises exprgraph.errors.TermTableError instead of spinning. */
 #define MAX_LOOKUP_RETRIES 64
 
+/* the class exprgraph.errors.<name> (a new reference), or NULL with an error set */
+PyObject *
+project_error(const char *name)
+{
+    PyObject *errors = PyImport_ImportModule("exprgraph.errors");
+    PyObject *cls = errors != NULL ? PyObject_GetAttrString(errors, name) : NULL;
+    Py_XDECREF(errors);
+    return cls;
+}
+
 static TermObject *
 table_changed_error(void)
 {
-    PyObject *errors = PyImport_ImportModule("exprgraph.errors");
-    PyObject *cls = errors != NULL ? PyObject_GetAttrString(errors, "TermTableError") : NULL;
-    Py_XDECREF(errors);
+    PyObject *cls = project_error("TermTableError");
     if (cls == NULL)
         return NULL;
     PyErr_SetString(cls, "the intern table changed at every comparison of this term's attr (its __eq__ builds or "
@@ -259,9 +232,9 @@ table_changed_error(void)
 static int
 term_matches(TermObject *t, PyObject *op, PyObject *const *items, Py_ssize_t n, PyObject *key, Py_hash_t hash)
 {
-    if (t->hash != hash || t->op != op)
+    if (t->hash != STORED_HASH(hash) || t->op != op)
         return 0;
-    if (Py_SIZE(t) != n)
+    if (TERM_NARGS(t) != n)
         return 0;
     for (Py_ssize_t i = 0; i < n; i++)
         if (t->items[i] != items[i])
@@ -297,18 +270,19 @@ static TermObject *Pending[PENDING_MAX];
 static Py_hash_t PendingHash[PENDING_MAX];
 static size_t PendingCount = 0;
 
-/* put a term in its slot (room checked by the caller); its operands now have a user of its op in a slot */
+/* put a term of this intern hash in its slot (room checked by the caller); its operands now have a user
+   of its op in a slot */
 static void
-slot_put(TermObject *t)
+slot_put(TermObject *t, Py_hash_t hash)
 {
-    size_t i = (size_t)t->hash & (Capacity - 1);
+    size_t i = HOME(t->hash, Capacity);
     while (Slots[i] > TOMB)
         i = (i + 1) & (Capacity - 1);
     if (Slots[i] == TOMB) /* (t is not in the table: lookups came first, so no later slot holds it) */
         Tombs--;
-    Slots[i] = (uintptr_t)t | slot_tag(t->hash);
+    Slots[i] = (uintptr_t)t | slot_tag(hash);
     Count++;
-    Py_ssize_t n = Py_SIZE(t);
+    Py_ssize_t n = TERM_NARGS(t);
     if (n == 0)
         return; /* a leaf: its op needs no bit */
     uint32_t bit = op_user_bit(t->op);
@@ -359,9 +333,9 @@ pending_flush(void)
     if (make_room(PendingCount, 0) < 0)
         return -1;
     for (size_t k = 0; k < PendingCount; k++)
-        PREFETCH(&Slots[(size_t)PendingHash[k] & (Capacity - 1)]);
+        PREFETCH(&Slots[HOME(STORED_HASH(PendingHash[k]), Capacity)]);
     for (size_t k = 0; k < PendingCount; k++)
-        slot_put(Pending[k]);
+        slot_put(Pending[k], PendingHash[k]);
     PendingCount = 0;
     TableVersion++;
     return 0;
@@ -445,7 +419,7 @@ again:
     if (Capacity == 0 || recent_only)
         return NULL;
     uintptr_t tag = slot_tag(hash);
-    for (size_t i = (size_t)hash & (Capacity - 1); Slots[i] != 0; i = (i + 1) & (Capacity - 1)) {
+    for (size_t i = HOME(STORED_HASH(hash), Capacity); Slots[i] != 0; i = (i + 1) & (Capacity - 1)) {
         if ((Slots[i] & ~PtrMask) != tag || Slots[i] == TOMB)
             continue;
         TermObject *t = slot_term(Slots[i]);
@@ -463,19 +437,19 @@ again:
 }
 
 int
-table_insert(TermObject *t)
+table_insert(TermObject *t, Py_hash_t hash)
 {
     /* an address in the tag bits (never seen on the 64-bit systems CPython runs on): drop the tags */
     int untag = ((uintptr_t)t & ~PtrMask) != 0;
     if (make_room(1, untag) < 0)
         return -1;
-    slot_put(t);
+    slot_put(t, hash);
     TableVersion++;
     return 0;
 }
 
 int
-table_insert_later(TermObject *t)
+table_insert_later(TermObject *t, Py_hash_t hash)
 {
     if (PendingCount == PENDING_MAX && pending_flush() < 0)
         return -1;
@@ -483,9 +457,9 @@ table_insert_later(TermObject *t)
     if (Capacity > SHRINK_FLOOR && Count + PendingCount + 1 < Capacity / 8 && make_room(PendingCount + 1, 0) < 0)
         return -1;
     if (((uintptr_t)t & ~PtrMask) != 0)
-        return table_insert(t);
+        return table_insert(t, hash);
     Pending[PendingCount] = t;
-    PendingHash[PendingCount] = t->hash;
+    PendingHash[PendingCount] = hash;
     PendingCount++;
     TableVersion++;
     return 0;
@@ -501,4 +475,15 @@ size_t
 table_capacity(void)
 {
     return Capacity;
+}
+
+/* every live term's mark set to 0 (the terms in slots and those waiting for theirs: every live term) */
+void
+table_clear_marks(void)
+{
+    for (size_t i = 0; i < Capacity; i++)
+        if (Slots[i] > TOMB)
+            slot_term(Slots[i])->mark = 0;
+    for (size_t k = 0; k < PendingCount; k++)
+        Pending[k]->mark = 0;
 }

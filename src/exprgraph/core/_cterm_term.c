@@ -192,19 +192,21 @@ untrack_leaf_tuple(PyObject *tup)
     PyObject_GC_UnTrack(tup);
 }
 
-/* A zeroed term of class cls for n operands and `extra` more words after them (ob_size n). A class
+/* A zeroed term of class cls for n operands and `extra` more words after them (its count: n). A class
    without the collector header (see configure) gets exactly its bytes from CPython's allocator:
    tp_alloc would add a word for a sentinel item that terms do not have. */
 static TermObject *
 term_alloc(PyTypeObject *cls, Py_ssize_t n, Py_ssize_t extra)
 {
     if (PyType_IS_GC(cls)) {
+        /* (the class's item size makes tp_alloc write its var-size count where `op` lies: op is set after) */
         TermObject *t = (TermObject *)cls->tp_alloc(cls, n + extra);
         if (t == NULL)
             return NULL;
         if (PyObject_IS_GC((PyObject *)t))
             PyObject_GC_UnTrack(t); /* a heap subclass is a GC type; its terms cannot form cycles (see the top) */
-        Py_SET_SIZE(t, n);
+        t->op = NULL;
+        t->bits = (uint32_t)n;
         return t;
     }
     size_t bytes = (size_t)cls->tp_basicsize + (size_t)(n + extra) * sizeof(PyObject *);
@@ -214,8 +216,22 @@ term_alloc(PyTypeObject *cls, Py_ssize_t n, Py_ssize_t extra)
         return NULL;
     }
     memset(t, 0, bytes);
-    PyObject_InitVar((PyVarObject *)t, cls, n); /* (takes a reference to a heap class) */
+    PyObject_Init((PyObject *)t, cls); /* (takes a reference to a heap class) */
+    t->bits = (uint32_t)n;
     return t;
+}
+
+/* the error for a term of n operands, more than its count field holds (see TERM_MAX_ARGS) */
+static PyObject *
+too_many_operands(Py_ssize_t n)
+{
+    PyObject *cls = project_error("TooManyOperandsError");
+    if (cls == NULL)
+        return NULL;
+    PyErr_Format(cls, "a term has at most %zd operands, not %zd: build a sum or product of that many terms as a sum "
+                 "of partial sums", TERM_MAX_ARGS, n);
+    Py_DECREF(cls);
+    return NULL;
 }
 
 /* The new term (op, the n operands at items, attr) that the table did not hold, with its attr key
@@ -229,6 +245,10 @@ make_term(PyTypeObject *cls, PyObject *op, PyObject *const *items, Py_ssize_t n,
     PyObject *dtype, *shape;
     int dcode;
     uint64_t version = TableVersion;
+    if (n > TERM_MAX_ARGS) {
+        Py_XDECREF(key);
+        return too_many_operands(n);
+    }
     if (check_and_infer(op, items, n, args, attr, &dtype, &shape, &dcode) < 0) {
         Py_XDECREF(key);
         return NULL;
@@ -260,14 +280,14 @@ make_term(PyTypeObject *cls, PyObject *op, PyObject *const *items, Py_ssize_t n,
     for (Py_ssize_t i = 0; i < n; i++)
         t->items[i] = Py_NewRef(items[i]);
     PyObject **tail = t->items + n;
-    t->size = (uint32_t)dcode << TERM_DTYPE_SHIFT;
+    t->bits |= (uint32_t)dcode << TERM_DTYPE_SHIFT;
     if (has_attr) {
         *tail++ = Py_NewRef(attr);
-        t->size |= TERM_F_ATTR;
+        t->bits |= TERM_F_ATTR;
     }
     if (own_key) {
         *tail++ = key; /* the reference taken over */
-        t->size |= SIZE_OWN_KEY;
+        t->bits |= TERM_F_OWN_KEY;
     } else {
         Py_XDECREF(key);
     }
@@ -277,12 +297,12 @@ make_term(PyTypeObject *cls, PyObject *op, PyObject *const *items, Py_ssize_t n,
         Py_DECREF(dtype); /* a name: DtypeNames holds it */
     if (has_shape) {
         *tail++ = shape; /* the reference taken over */
-        t->size |= TERM_F_SHAPE;
+        t->bits |= TERM_F_SHAPE;
     } else {
         Py_DECREF(shape); /* the empty tuple, read back as the shared one */
     }
-    t->hash = hash;
-    if ((fresh ? table_insert_later(t) : table_insert(t)) < 0) {
+    t->hash = STORED_HASH(hash);
+    if ((fresh ? table_insert_later(t, hash) : table_insert(t, hash)) < 0) {
         t->hash = HASH_UNLINKED;
         Py_DECREF(t);
         return NULL;

@@ -135,6 +135,8 @@ static PyMethodDef module_methods[] = {
      "assemble(position, term, weights, numbers, out, signed=False): diff.blocks.BlockHessian.assemble's "
      "scatter-add (signed: a term index past the weights reads -weights[k - len(weights)])."},
     {"template_count", template_count, METH_NOARGS, "template_count(): recorded gradient templates."},
+    {"_epoch", (PyCFunction)(void (*)(void))walk_epoch, METH_FASTCALL,
+     "_epoch(n=None): the last marked walk's epoch; with n, set it (tests: the counter's wrap)."},
     {"backprop", (PyCFunction)(void (*)(void))marked_backprop, METH_FASTCALL,
      "backprop(outputs, seeds, targets, seed_for): reverse.backprop in C (NotImplemented while another runs)."},
     {"forward", (PyCFunction)(void (*)(void))marked_forward, METH_FASTCALL,

@@ -67,27 +67,32 @@ int template_total(void);
    A walk keeps its per-node state in the terms: mark bits stamped with the walk's epoch (seen,
    live, target) and one owned scratch value (a pending adjoint, a dependency set). One walk runs
    at a time: walk_begin answers 0 when one is running (a rule calling back into a sweep, another
-   thread while a rule runs), and the caller answers NotImplemented so that Python's code runs. */
+   thread while a rule runs), and the caller answers NotImplemented so that Python's code runs.
+   A mark is 32 bits: the epoch in bits 3-30, the bits below; bit 31 stays clear (the vm of
+   exprgraph.compile stamps it, see compile/_cvm_terms.h). When the epoch counter reaches EPOCH_MAX the
+   next walk clears every live term's mark (core's clear_marks, through the intern table: every live
+   term is there) and numbering starts again at 1, so a mark of an old walk never reads as current. */
 #define M_SEEN 1
 #define M_LIVE 2
 #define M_TARGET 4
+#define EPOCH_MAX ((((uint32_t)1) << 28) - 1)
 
 typedef struct {
-    uint64_t epoch;
+    uint32_t epoch;
     TermObject **order; /* the live nodes, children first (borrowed: the outputs hold them) */
     Py_ssize_t n;
 } Walk;
 
 static inline int
-marks(TermObject *t, uint64_t epoch)
+marks(TermObject *t, uint32_t epoch)
 {
     return (t->mark >> 3) == epoch ? (int)(t->mark & 7) : 0;
 }
 
 static inline void
-stamp(TermObject *t, uint64_t epoch, int bits)
+stamp(TermObject *t, uint32_t epoch, int bits)
 {
-    t->mark = (epoch << 3) | (uint64_t)(marks(t, epoch) | bits);
+    t->mark = (epoch << 3) | (uint32_t)(marks(t, epoch) | bits);
 }
 
 /* The nodes a loop over a walk's order visits next (dir -1: backwards): the node PREFETCH_FAR ahead,
@@ -126,6 +131,9 @@ PyObject *walk_outputs(Walk *w, PyObject *outputs, PyObject *targets, int *busy)
 void walk_end(Walk *w);
 PyObject *marked_live_order(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 PyObject *marked_backprop(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+/* _epoch(): the last walk's epoch; _epoch(n): set it (tests force the wrap of the counter; every mark is
+   cleared when n is below it) */
+PyObject *walk_epoch(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 /* ---- _csweep_forward.c ---- */
 PyObject *marked_forward(PyObject *module, PyObject *const *args, Py_ssize_t nargs);

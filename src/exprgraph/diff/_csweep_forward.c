@@ -83,7 +83,7 @@ elementwise(TermObject *node)
 
 /* the forward term of one node, by C or by the Python pusher (new reference; Py_None: none) */
 static PyObject *
-push(TermObject *node, uint64_t epoch, PyObject *pusher)
+push(TermObject *node, uint32_t epoch, PyObject *pusher)
 {
     Py_ssize_t n = TERM_NARGS(node), nmoved = 0, first = -1;
     PyObject *small[MAX_RECORDED];

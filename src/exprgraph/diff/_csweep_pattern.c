@@ -22,7 +22,7 @@ marked_dependency_sets(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     PyObject *outs = walk_outputs(&w, args[0], columns, &busy); /* the targets: the columns' keys */
     if (outs == NULL)
         return busy ? Py_NewRef(Py_NotImplemented) : NULL;
-    uint64_t epoch = w.epoch;
+    uint32_t epoch = w.epoch;
     Py_ssize_t built = 0;
     for (Py_ssize_t k = 0; k < w.n; k++) {
         TermObject *node = w.order[k];

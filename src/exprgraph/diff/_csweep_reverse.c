@@ -4,7 +4,7 @@
 #include "_csweep.h"
 
 
-static uint64_t Epoch = 0;
+static uint32_t Epoch = 0; /* the last walk's (see EPOCH_MAX) */
 static int Marking = 0;
 
 /* make room for one more element in a PyMem array of *cap elements of size elem holding n */
@@ -33,7 +33,7 @@ prefetch_items(TermObject *t)
 
 /* the live nodes under outs, children first (as live_order), in a PyMem array of borrowed terms */
 static TermObject **
-live_nodes(PyObject *outs, uint64_t epoch, Py_ssize_t *count)
+live_nodes(PyObject *outs, uint32_t epoch, Py_ssize_t *count)
 {
     Py_ssize_t cap = 256, depth = 0, n = 0, ocap = 1024;
     struct Frame { TermObject *node; PyObject *const *items; Py_ssize_t count, next; } *stack = PyMem_Malloc(cap * sizeof(*stack));
@@ -113,7 +113,7 @@ fail:
 
 /* stamp the members of a set of terms as targets of this traversal */
 static int
-stamp_targets(PyObject *targets, uint64_t epoch)
+stamp_targets(PyObject *targets, uint32_t epoch)
 {
     PyObject *it = PyObject_GetIter(targets), *item;
     if (it == NULL)
@@ -135,6 +135,10 @@ walk_begin(Walk *w, PyObject *outs, PyObject *targets)
     if (Marking)
         return 0;
     Marking = 1;
+    if (Epoch >= EPOCH_MAX) { /* the counter wraps: no mark of an earlier walk may read as a later one's */
+        CT->clear_marks();
+        Epoch = 0;
+    }
     w->epoch = ++Epoch;
     if (stamp_targets(targets, w->epoch) < 0 || (w->order = live_nodes(outs, w->epoch, &w->n)) == NULL) {
         Marking = 0;
@@ -197,7 +201,7 @@ send_scratch(TermObject *a, PyObject *c)
 
 /* one node of the sweep: hand node's adjoint g to its live operands (0, or -1 on error) */
 static int
-marked_step(TermObject *node, PyObject *g, uint64_t epoch)
+marked_step(TermObject *node, PyObject *g, uint32_t epoch)
 {
     Py_ssize_t n = TERM_NARGS(node);
     PyObject *cs = contributions((PyObject *)node, g);
@@ -300,7 +304,7 @@ marked_backprop(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         goto out;
     }
-    uint64_t epoch = w.epoch;
+    uint32_t epoch = w.epoch;
     result = PyDict_New();
     if (result == NULL)
         goto out;
@@ -364,3 +368,23 @@ out:
     return result;
 }
 
+PyObject *
+walk_epoch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs == 1) {
+        unsigned long n = PyLong_AsUnsignedLong(args[0]);
+        if (n == (unsigned long)-1 && PyErr_Occurred())
+            return NULL;
+        if (n > EPOCH_MAX || Marking) {
+            PyErr_SetString(PyExc_ValueError, "an epoch is at most 2**28 - 1, set while no walk runs");
+            return NULL;
+        }
+        if (n < Epoch) /* back: marks of the epochs skipped over are on terms (a forward jump is safe) */
+            CT->clear_marks();
+        Epoch = (uint32_t)n;
+    } else if (nargs != 0) {
+        PyErr_SetString(PyExc_TypeError, "_epoch(n=None)");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLong(Epoch);
+}
