@@ -67,15 +67,6 @@ def test_args_of_a_term_never_read_before_are_made_once_and_kept() -> None:
         assert not gc.is_tracked(first)  # a tuple of untracked terms
 
 
-def _size_cached(t: eg.Term) -> bool:
-    """Whether term t's lazy block holds a cached size (its third word)."""
-    try:
-        t._size  # noqa: B018
-    except AttributeError:
-        return False
-    return True
-
-
 @needs_native
 def test_sizes_count_the_operands_in_the_node() -> None:
     x, y, z = (eg.Symbol(n) for n in ("x_sz", "y_sz", "z_sz"))
@@ -92,7 +83,7 @@ def test_sizes_count_the_operands_in_the_node() -> None:
     # when another test cached its size)
     zero = eg.const(-0.0)
     assert zero.args == ()
-    block = 24 if _size_cached(zero) else 16
+    block = 24 if hasattr(zero, "_size") else 16
     assert sys.getsizeof(zero) == 80 + block
     vec = eg.Symbol("v_sz", shape=(3,))
     assert sys.getsizeof(vec) == 72 + 8  # a shape that is not () takes a word

@@ -46,7 +46,8 @@ def test_a_term_at_the_operand_cap_is_built_and_one_past_it_is_refused() -> None
     assert t.op is ADD and t.dtype == x.dtype
     assert eg.Term(ADD, operands) is t
     del t
-    past = operands + (x,)  # (no unpacking: a list of them would be half a gigabyte more at the peak)
+    # concatenated: unpacking would make a list of them first, half a gigabyte more at the peak
+    past = operands + (x,)  # noqa: RUF005
     del operands
     with pytest.raises(TooManyOperandsError, match="at most 67108863 operands"):
         eg.Term(ADD, past)
