@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core import Op, Term
 from .collect import merge_all
+from .order import in_sort_order
 
 __all__ = ["gather", "binary_form", "what_is_left", "in_order", "one_rounding", "uses_any", "MAX_GATHER", "MAX_LOOK"]
 
@@ -53,8 +54,9 @@ def gather(
     return out
 
 
-def binary_form(t: Term, op: Op, key: Callable[[Term], Any]) -> Term | None:
-    """``t`` in its own association: n > 2 operands nested from the left, two operands sorted by ``key``.
+def binary_form(t: Term, op: Op, head: Callable[[Term], Any]) -> Term | None:
+    """``t`` in its own association: n > 2 operands nested from the left, two operands sorted by ``head``
+    and then the canonical order (:func:`~.order.sort_key`, whose digests are worked out only on a tie).
 
     ``op(a, b, c)`` is computed ``op(op(a, b), c)``, so nesting it keeps every operation; the two
     operands of a commutative IEEE operation swap without changing a bit. None when ``t`` is already so.
@@ -66,7 +68,10 @@ def binary_form(t: Term, op: Op, key: Callable[[Term], Any]) -> Term | None:
             out = op(out, a)
         return out
     a, b = args
-    return op(b, a) if key(b) < key(a) else None
+    ha, hb = head(a), head(b)
+    if ha != hb:
+        return op(b, a) if hb < ha else None
+    return None if in_sort_order(a, b) else op(b, a)  # (head, sort_key) compared, the digests only on a tie
 
 
 def what_is_left(

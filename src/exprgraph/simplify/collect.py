@@ -21,9 +21,9 @@ from ..core import Op, Term, const
 from ..core.dtypes import is_float
 from .budget import check_time
 from .numbers import fold_value, number, same_dtype
-from .order import sort_key
+from .order import in_sort_order, sort_key
 
-__all__ = ["collect_like", "assemble", "merge_all", "repeats", "canonical_node", "flat_operands"]
+__all__ = ["collect_like", "assemble", "merge_all", "repeats", "canonical_node", "flat_operands", "collected_already"]
 
 #: ``split(operand)``: its kind and weight as a pair, a term's ``(coefficient, rest)``, a factor's ``(base, exponent)``
 Split = Callable[[Term], tuple[Any, Any]]
@@ -115,3 +115,31 @@ def repeats(members: list[tuple[Any, Term]]) -> list[tuple[Term, int]]:
     for _, a in members:
         counts[a] = counts.get(a, 0) + 1
     return list(counts.items())
+
+
+def collected_already(t: Term, kind: Callable[[Term], Any], constant_ok: Callable[[int, Term, Any], bool]) -> bool:
+    """Whether the full canonical form of ``t`` (a sum or product) is ``t`` itself, by an exact check before
+    any grouping: two operands or more, none of ``t``'s op, each numeric constant where ``constant_ok(index,
+    constant, value)`` allows it, the others of distinct kinds (``kind(a)``; None: undecided) and in the
+    canonical order (the sort is stable: equal keys keep their order)."""
+    args = t.args
+    if len(args) < 2:
+        return False
+    kinds: set[Any] = set()
+    previous: Term | None = None
+    for i, a in enumerate(args):
+        if a.op is t.op:
+            return False
+        v = number(a)
+        if v is not None:
+            if not constant_ok(i, a, v):
+                return False
+            continue
+        k = kind(a)
+        if k is None or k in kinds:
+            return False  # like operands (x*x**2, 2*x + x), or a kind only the full form reads
+        kinds.add(k)
+        if previous is not None and not in_sort_order(previous, a):
+            return False
+        previous = a
+    return True

@@ -34,6 +34,12 @@ _MAX_FLAT = 64
 
 
 def forms_for(term: Term) -> tuple[str, ...]:
+    """The forms (of :data:`FORMS`) that may reshape ``term`` (:func:`_forms_for`, a lone negation of an atom
+    read as the monomial it is)."""
+    return _forms_for(term, True)
+
+
+def _forms_for(term: Term, atom_negations: bool) -> tuple[str, ...]:
     """The forms (of :data:`FORMS`) that may reshape ``term``, by a check over its nodes before any algebra.
 
     All three where a product, quotient or power has a sum operand, a product or quotient is raised
@@ -45,11 +51,21 @@ def forms_for(term: Term) -> tuple[str, ...]:
     function of ``term`` and of each argument of its atoms is a sum of distinct atoms and at most one
     constant, or a product of powers of distinct atoms over others (``max(x + 1, x)``,
     ``2*sin(x)*cos(x)``), which no form reshapes.
+
+    With ``atom_negations``, a negation of an atom that is the term or an argument of atoms only
+    (``-cos(2*x)``, ``exp(-x)``) is the monomial ``(-1)*a``, which each form writes as it is: only a
+    negation under a sum, product, quotient, power or negation, or of anything but an atom, gives all three.
     """
     expanded, quotient = True, False
     operands: dict[Term, list[Term]] = {}  # each sum's operands, through the sums it adds
+    lone: set[Term] = set()  # negations of atoms met so far, each allowed while no sum, product or negation uses it
     for node in postorder((term,)):
         op = node.op
+        if lone and (op is _NEG or op in _RING) and any(a in lone for a in node.args):
+            return FORMS  # -a under the polynomial algebra (``(-x)**2``, ``x + -x``): as any negation
+        if op is _NEG and atom_negations and _is_atom(node.args[0]):
+            lone.add(node)  # -a alone, or inside an atom (``exp(-x)``): (-1)*a, written as it is by every form
+            continue
         if op is _NEG or (op in _RING and all(a.op is _CONST for a in node.args)):
             return FORMS  # a negation (``(-x)**2``), or constants the passes left unfolded (``1**-1`` in integers)
         if op in _SUMS:
@@ -69,6 +85,11 @@ def forms_for(term: Term) -> tuple[str, ...]:
     if expanded:
         return ()
     return ("factor", "cancel") if quotient else ("factor",)  # without a quotient, cancel writes what expand does
+
+
+def _is_atom(t: Term) -> bool:
+    """Whether ``t`` is an atom of the polynomial algebra other than a constant (a symbol, ``sin(x)``)."""
+    return t.op is not _NEG and t.op is not _CONST and t.op not in _RING
 
 
 def _negative(t: Term) -> bool:

@@ -17,7 +17,7 @@ import numpy as np
 from ..core import Term
 from ..core.walk import postorder_until
 
-__all__ = ["digest", "sort_key"]
+__all__ = ["digest", "sort_key", "in_sort_order"]
 
 _digests: weakref.WeakKeyDictionary[Term, bytes] = weakref.WeakKeyDictionary()
 
@@ -70,3 +70,21 @@ def sort_key(t: Term) -> tuple[Any, ...]:
     if name == "symbol":
         return (1, t.attr[0], digest(t))
     return (2, name, digest(t))
+
+
+def _head(t: Term) -> tuple[int, str]:
+    """The first two fields of :func:`sort_key` (no digest)."""
+    name = t.op.name
+    if name == "const":
+        return (0, "")
+    if name == "symbol":
+        return (1, t.attr[0])
+    return (2, name)
+
+
+def in_sort_order(a: Term, b: Term) -> bool:
+    """Whether ``sort_key(a) <= sort_key(b)``, the digests worked out only where the kind and name tie."""
+    ha, hb = _head(a), _head(b)
+    if ha != hb:
+        return ha < hb
+    return digest(a) <= digest(b)

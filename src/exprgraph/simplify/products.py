@@ -17,7 +17,7 @@ from ..core import Term, const, get_op
 from ..core.dtypes import FLOAT32, FLOAT64, is_float
 from ..core.exact_fold import exact_value, fold_exact, is_exact
 from .association import binary_form, gather, in_order, what_is_left
-from .collect import assemble, canonical_node, collect_like, flat_operands, repeats
+from .collect import assemble, canonical_node, collect_like, collected_already, flat_operands, repeats
 from .numbers import (
     INT_MAX,
     INT_MIN,
@@ -34,7 +34,7 @@ from .numbers import (
     same_dtype,
     times,
 )
-from .order import sort_key
+from .order import in_sort_order, sort_key
 
 __all__ = [
     "collect_product",
@@ -51,6 +51,7 @@ __all__ = [
 ADD, MUL, POW = get_op("add"), get_op("mul"), get_op("pow")
 TRUEDIV = get_op("truediv")
 EXP = get_op("exp")
+_MINUS_ONE = const(-1)
 
 
 def _merge_powers(base: Term, members: list[tuple[Any, Term]], cancel: bool) -> list[Term] | None:
@@ -102,7 +103,28 @@ def _powers_of_repeats(members: list[tuple[Any, Term]]) -> list[Term]:
     return out
 
 
+def _canonical_product(t: Term) -> bool:
+    """Whether :func:`_collect_product` gives ``t`` itself (:func:`~.collect.collected_already`): factors of
+    distinct bases and at most one numeric constant, first and neither 0 nor 1 (-1 the int -1)."""
+    return collected_already(t, _base, _coefficient_kept)
+
+
+def _base(a: Term) -> Term:
+    """The base of the factor ``a`` (its group in :func:`_collect_product`)."""
+    return base_exponent(a)[0]
+
+
+def _coefficient_kept(i: int, a: Term, v: Any) -> bool:
+    """Whether the numeric factor ``a`` (value ``v``) at ``i`` is a coefficient the full product keeps as it is."""
+    return i == 0 and v != 0 and v != 1 and (v != -1 or a is _MINUS_ONE)
+
+
 def _full_product(t: Term, cancel: bool) -> Term | None:
+    # early exit: a flat, sorted product of distinct bases and one folded coefficient is its own canonical form
+    return None if _canonical_product(t) else _collect_product(t, cancel)
+
+
+def _collect_product(t: Term, cancel: bool) -> Term | None:
     # a unit (powers of one base that could not merge) is flattened too: regrouping builds it again
     collected = collect_like(flat_operands(t, MUL), MUL, base_exponent, True, _merge_powers, cancel)
     if collected is None:
@@ -385,7 +407,7 @@ def _safe_product(t: Term) -> Term | None:
         a, b = t.args
         if number(a) is None is number(b) and inner(a) is None is inner(b):
             if base_exponent(a)[0] is not base_exponent(b)[0]:
-                return MUL(b, a) if sort_key(b) < sort_key(a) else None  # a*b: nothing to collect, sorted
+                return None if in_sort_order(a, b) else MUL(b, a)  # a*b: nothing to collect, sorted
     factors = gather(t, inner)
     if factors is not None:
         out = _exact_product(t, [a for a, _ in factors])
@@ -394,7 +416,7 @@ def _safe_product(t: Term) -> Term | None:
     if len(t.args) == 2 and t.args[0] is t.args[1]:
         a = t.args[0]
         return power(a, 2)  # a*a = a**2 exactly, for every a (evaluated as a square)
-    return binary_form(t, MUL, _product_key)
+    return binary_form(t, MUL, _product_head)
 
 
 def scaled_quotient(t: Term) -> Term | None:
@@ -422,7 +444,7 @@ def scaled_quotient(t: Term) -> Term | None:
     return None
 
 
-def _product_key(a: Term) -> tuple[bool, bool, tuple[Any, ...]]:
+def _product_head(a: Term) -> tuple[bool, bool]:
     """The order of the two operands of a safe product kept binary: a scalar constant first, then a
     compound operand, else the canonical order (``2*(x*y)``, ``(x*y)*z``)."""
-    return number(a) is None, not a.args, sort_key(a)
+    return number(a) is None, not a.args

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core import Term, const, get_op
 from .association import binary_form, gather, in_order, uses_any, what_is_left
-from .collect import assemble, canonical_node, collect_like, flat_operands, repeats
+from .collect import assemble, canonical_node, collect_like, collected_already, flat_operands, repeats
 from .numbers import (
     INT_MAX,
     INT_MIN,
@@ -28,11 +28,11 @@ from .numbers import (
     split_coefficient,
     times,
 )
-from .order import sort_key
+from .order import in_sort_order, sort_key
 
 __all__ = ["collect_sum", "cancel_sum", "distribute_negation"]
 
-ADD, MUL = get_op("add"), get_op("mul")
+ADD, MUL, DIV = get_op("add"), get_op("mul"), get_op("truediv")
 
 
 def _merge_group(rest: Term, members: list[tuple[Any, Term]], cancel: bool) -> list[Term] | None:
@@ -145,7 +145,44 @@ def _exact_coefficient(c: Any, k: Any) -> Any:
     return float(p) if Fraction(float(p)) == p else None
 
 
+def _rest_key(a: Term) -> tuple[Any, ...] | None:
+    """A key equal for two terms exactly when :func:`~.numbers.split_coefficient` gives them one rest, without
+    building that rest (a product's other factors as a tuple); None for a quotient (a rest read otherwise)."""
+    op = a.op
+    if op is DIV:
+        return None
+    if op is not MUL:
+        return ("t", a)
+    factors = a.args
+    if len(factors) < 2:
+        return None
+    if number(factors[0]) is None:
+        return ("m", factors)
+    if len(factors) == 2:  # c*r: the key of r
+        r = factors[1]
+        return ("m", r.args) if r.op is MUL else ("t", r)
+    return ("m", factors[1:])
+
+
+def _canonical_sum(t: Term) -> bool:
+    """Whether :func:`_collect_sum` gives ``t`` itself (:func:`~.collect.collected_already`): terms of distinct
+    rests, no quotient nor multiple of a sum, and at most one numeric constant, last and not 0."""
+    return collected_already(t, _term_kind, lambda i, a, v: i == len(t.args) - 1 and v != 0)
+
+
+def _term_kind(a: Term) -> tuple[Any, ...] | None:
+    """The group of the term ``a`` in :func:`_collect_sum` (:func:`_rest_key`); None for ``c*(a + b)``, which
+    is distributed where a term cancels (:func:`_expose_negated_sums`)."""
+    key = _rest_key(a)
+    return None if key is None or (key[0] == "t" and key[1].op is ADD) else key
+
+
 def _full_sum(t: Term, cancel: bool) -> Term | None:
+    # early exit: a flat, sorted sum of unlike terms and one non-zero constant last is its own canonical form
+    return None if _canonical_sum(t) else _collect_sum(t, cancel)
+
+
+def _collect_sum(t: Term, cancel: bool) -> Term | None:
     items = _expose_negated_sums(flat_operands(t, ADD))
     collected = collect_like(items, ADD, split_coefficient, False, _merge_group, cancel)
     if collected is None:
@@ -197,10 +234,10 @@ def _negated(c: Any, rest: Term) -> tuple[Any, Term] | None:
     return None if term is None else (k, term)
 
 
-def _sum_key(a: Term) -> tuple[bool, bool, tuple[Any, ...]]:
+def _sum_head(a: Term) -> tuple[bool, bool]:
     """The order of the two operands of a safe sum kept binary: a compound operand first, a scalar
     constant last, else the canonical order (``(x + y) + z`` reads as it is computed)."""
-    return number(a) is not None, not a.args, sort_key(a)
+    return number(a) is not None, not a.args
 
 
 def _exact_sum(t: Term, operands: list[tuple[Term, bool]], dissolved: set[Term]) -> Term | None:
@@ -327,7 +364,7 @@ def _safe_sum(t: Term) -> Term | None:
                 return u
         if number(a) is None is number(b) and inner(a) is None is inner(b):
             if split_coefficient(a)[1] is not split_coefficient(b)[1]:
-                return ADD(b, a) if sort_key(b) < sort_key(a) else None  # a + b: nothing to collect, sorted
+                return None if in_sort_order(a, b) else ADD(b, a)  # a + b: nothing to collect, sorted
     through: list[Term] = []
     operands = gather(t, inner, through)
     if operands is not None:
@@ -338,4 +375,4 @@ def _safe_sum(t: Term) -> Term | None:
     if len(t.args) == 2 and t.args[0] is t.args[1]:
         a = t.args[0]
         return times(2, a)  # a + a = 2*a exactly, for every a
-    return binary_form(t, ADD, _sum_key)
+    return binary_form(t, ADD, _sum_head)
