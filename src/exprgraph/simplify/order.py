@@ -64,16 +64,11 @@ def digest(t: Term) -> bytes:
 
 def sort_key(t: Term) -> tuple[Any, ...]:
     """Constants first, then symbols by name, then other terms by op name and structure."""
-    name = t.op.name
-    if name == "const":
-        return (0, "", digest(t))
-    if name == "symbol":
-        return (1, t.attr[0], digest(t))
-    return (2, name, digest(t))
+    return (*_head(t), digest(t))
 
 
 def _head(t: Term) -> tuple[int, str]:
-    """The first two fields of :func:`sort_key` (no digest)."""
+    """The first two fields of :func:`sort_key` (no digest): the kind, and the name of a symbol or an op."""
     name = t.op.name
     if name == "const":
         return (0, "")
