@@ -23,10 +23,6 @@
 #define OUT_MASK ((((uint64_t)1 << 29) - 1) << OUT_SHIFT)
 #define LOW(m) ((int32_t)((m) & 0xffffffffu))
 
-static inline uint64_t mine(Enc *e, PyObject *t) {
-    return stamped(&e->saved, t);
-}
-
 /* a new value of file `kind` (a constant when pinned); -1 on an error */
 int32_t enc_new_value(Enc *e, int kind, int dtype, int pinned) {
     int32_t v = (int32_t)e->kinds.n;
@@ -37,7 +33,7 @@ int32_t enc_new_value(Enc *e, int kind, int dtype, int pinned) {
 
 /* t holds value v from now on */
 static int give_value(Enc *e, PyObject *t, int32_t v) {
-    return stamp(&e->saved, t, (mine(e, t) & (OUT_MASK | M_VALUE)) | M_VID | (uint32_t)v);
+    return stamp(&e->saved, t, (stamped(&e->saved, t) & (OUT_MASK | M_VALUE)) | M_VID | (uint32_t)v);
 }
 
 /* the value of compile-time value c (a constant: its number in the tables), made at its first use; -1 error */
@@ -54,7 +50,7 @@ int32_t enc_constant(Enc *e, int32_t c) {
 /* the value holding t (a constant's made at its first use); -1 error, -2 the twin must run */
 static int32_t operand(Enc *e, PyObject *t) {
     if (!IS_TERM(t)) return -2;
-    uint64_t m = mine(e, t);
+    uint64_t m = stamped(&e->saved, t);
     if (m & M_VID) return LOW(m);
     if (!(m & M_VALUE)) return -2; /* not computed yet, or unknown: the twin raises */
     const int32_t v = enc_constant(e, LOW(m));
@@ -83,7 +79,7 @@ int enc_store_at(Enc *e, int64_t j, int32_t v) {
 
 /* the stores of t (held in value v) when it is an output not stored yet */
 static int store(Enc *e, PyObject *t, int32_t v) {
-    return enc_store_at(e, (int64_t)((mine(e, t) & OUT_MASK) >> OUT_SHIFT) - 1, v);
+    return enc_store_at(e, (int64_t)((stamped(&e->saved, t) & OUT_MASK) >> OUT_SHIFT) - 1, v);
 }
 
 /* the compile-time values as numbers, before any stamp; 1 done, 0 the twin must run, -1 error */
@@ -135,7 +131,7 @@ static int stamp_all(Enc *e, PyObject *values, PyObject *inputs, PyObject *outpu
             free(last);
             return -2;
         }
-        uint64_t m = mine(e, t);
+        uint64_t m = stamped(&e->saved, t);
         int64_t f = (int64_t)((m & OUT_MASK) >> OUT_SHIFT) - 1;
         e->next[j] = -1;
         if (f >= 0) { /* a repeated output: one more position */
@@ -237,7 +233,7 @@ static int encode_all(Enc *e, PyObject *steps, PyObject *values, PyObject *input
     int status = stamp_all(e, values, inputs, outputs);
     for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(outputs) && status == 0; j++) {
         PyObject *t = PyTuple_GET_ITEM(outputs, j);
-        if (mine(e, t) & (M_VID | M_VALUE)) { /* an input or a compile-time value: stored before anything runs */
+        if (stamped(&e->saved, t) & (M_VID | M_VALUE)) { /* an input or a compile-time value: stored before anything runs */
             int32_t v = operand(e, t);
             status = v < 0 ? v : store(e, t, v);
         }

@@ -35,6 +35,8 @@ typedef struct TermExtrasSized {
 #define TERM_EXTRAS_SIZED ((uintptr_t)1)
 /* the block of lazy caches of term t, or NULL */
 #define TERM_EXTRAS(t) ((TermExtras *)((uintptr_t)TERM(t)->extras & ~TERM_EXTRAS_SIZED))
+/* whether term t's block of lazy caches has the size's word (a TermExtrasSized) */
+#define TERM_EXTRAS_HAS_SIZE(t) (((uintptr_t)TERM(t)->extras & TERM_EXTRAS_SIZED) != 0)
 
 typedef struct TermObject {
     /* what a lookup and a sweep read of every node come first, next to each other; the operands

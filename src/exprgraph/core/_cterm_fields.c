@@ -81,7 +81,7 @@ static TermExtras *
 extras_of(TermObject *self, int sized)
 {
     TermExtras *block = TERM_EXTRAS(self);
-    if (block != NULL && (!sized || ((uintptr_t)self->extras & TERM_EXTRAS_SIZED)))
+    if (block != NULL && (!sized || TERM_EXTRAS_HAS_SIZE(self)))
         return block;
     if (block == NULL) {
         block = (TermExtras *)PyMem_Calloc(1, sized ? sizeof(TermExtrasSized) : sizeof(TermExtras));
@@ -102,7 +102,7 @@ extras_of(TermObject *self, int sized)
 static Py_ssize_t
 cached_size(TermObject *self)
 {
-    return ((uintptr_t)self->extras & TERM_EXTRAS_SIZED) ? ((TermExtrasSized *)TERM_EXTRAS(self))->size : 0;
+    return TERM_EXTRAS_HAS_SIZE(self) ? ((TermExtrasSized *)TERM_EXTRAS(self))->size : 0;
 }
 
 /* `args`: the operands as a tuple, made at the first read and kept (the term holds its operands
@@ -184,9 +184,9 @@ static PyObject *
 term_sizeof(TermObject *self, PyObject *unused)
 {
     Py_ssize_t words = TERM_NARGS(self) + (Py_ssize_t)TERM_TAIL_WORDS(self);
-    Py_ssize_t extras = self->extras == NULL                                ? 0
-                        : ((uintptr_t)self->extras & TERM_EXTRAS_SIZED) ? (Py_ssize_t)sizeof(TermExtrasSized)
-                                                                         : (Py_ssize_t)sizeof(TermExtras);
+    Py_ssize_t extras = 0;
+    if (self->extras != NULL)
+        extras = TERM_EXTRAS_HAS_SIZE(self) ? (Py_ssize_t)sizeof(TermExtrasSized) : (Py_ssize_t)sizeof(TermExtras);
     return PyLong_FromSsize_t(Py_TYPE(self)->tp_basicsize + words * (Py_ssize_t)sizeof(PyObject *) + extras);
 }
 
@@ -216,7 +216,7 @@ set_count(TermObject *self, PyObject *value, void *which)
     if (value == NULL) {
         if (which == NULL)
             self->depth &= DEPTH_USERS; /* the depth's word keeps its user bits */
-        else if ((uintptr_t)self->extras & TERM_EXTRAS_SIZED)
+        else if (TERM_EXTRAS_HAS_SIZE(self))
             ((TermExtrasSized *)TERM_EXTRAS(self))->size = 0;
         return 0;
     }
