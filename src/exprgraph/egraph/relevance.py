@@ -15,6 +15,7 @@ an op bound by a variable may produce any op, which makes every rule active.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
@@ -50,8 +51,20 @@ def _ops_of(pattern: object, needs: bool) -> frozenset[str]:
     return frozenset(out)
 
 
+#: each rule's ``(needs, gives)``, read once (a rule's pattern and right-hand side never change)
+_RULE_OPS: weakref.WeakKeyDictionary[Rule, tuple[frozenset[str], frozenset[str]]] = weakref.WeakKeyDictionary()
+
+
 def rule_ops(rule: Rule) -> tuple[frozenset[str], frozenset[str]]:
     """``(needs, gives)``: the ops every match of ``rule`` needs, and those its result may add (``"*"``: any)."""
+    found = _RULE_OPS.get(rule)
+    if found is None:
+        found = _RULE_OPS[rule] = _read_rule_ops(rule)
+    return found
+
+
+def _read_rule_ops(rule: Rule) -> tuple[frozenset[str], frozenset[str]]:
+    """The ``(needs, gives)`` of :func:`rule_ops`, read from the rule's pattern and right-hand side."""
     if rule.pattern is None:
         return frozenset(), frozenset({_ANY})  # a function of the whole term: tried everywhere, builds anything
     needs = _ops_of(rule.pattern, needs=True) - _ALWAYS
