@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import itertools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -198,3 +200,38 @@ def test_careless_calls_of_the_c_functions_are_errors(name: str, args: tuple) ->
     except (TypeError, ValueError, KeyError, AttributeError, eg.errors.DifferentiationError):
         pass
     assert x * y is eg.Term("mul", (x, y))  # and the term base still works
+
+
+def _sets_or_limit(fn: Callable[..., Any], outputs: list[eg.Term], columns: dict[eg.Term, int], limit: int) -> Any:
+    """``fn``'s dependency sets, or the size its SizeLimitError reports."""
+    try:
+        return fn(outputs, columns, limit)
+    except eg.errors.SizeLimitError as e:
+        return ("too dense", e.size)
+
+
+@needs_native
+@settings(max_examples=200, deadline=None)
+@given(expressions(), expressions(), st.permutations(range(9)), st.integers(0, 3), st.integers(1, 40))
+def test_the_c_dependency_sets_are_the_python_ones(
+    f: eg.Term, g: eg.Term, order: list[int], gap: int, limit: int
+) -> None:
+    # inner nodes are columns too, numbered in any order with gaps; comparisons send nothing down
+    inner = [t for t in eg.postorder(f) if t.args][:4]
+    targets = list(dict.fromkeys([x, y, z, x32, i, *inner]))
+    columns = {t: order[k] * (gap + 1) for k, t in enumerate(targets)}
+    outputs = [f, g, f * g, eg.lt(f, g) + x, *inner]
+    monkeypatch = pytest.MonkeyPatch()
+    expected = _in_python(monkeypatch, pattern, _sets_or_limit, pattern.dependency_sets, outputs, columns, limit)
+    assert _sets_or_limit(pattern.dependency_sets, outputs, columns, limit) == expected
+
+
+@needs_native
+def test_dependency_sets_of_columns_the_c_sets_cannot_hold_are_the_python_ones() -> None:
+    f = eg.sin(x * y) + z * x
+    odd: list[dict[Any, Any]] = [{x: -1, y: 5, z: 2}, {x: 0, y: 2**40, z: 1}, {x: "a", y: "b", z: 1.5}, {x: True, y: 3}]
+    for columns in odd:
+        expected = _in_python(pytest.MonkeyPatch(), pattern, pattern.dependency_sets, [f, x * y], columns)
+        found = pattern.dependency_sets([f, x * y], columns)
+        assert found == expected
+        assert [sorted(map(type, s), key=str) for s in found] == [sorted(map(type, s), key=str) for s in expected]

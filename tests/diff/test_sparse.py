@@ -98,6 +98,11 @@ def test_coo_form_and_conversions() -> None:
     assert terms[0][1] is x and terms[2][2] is ZERO
     with pytest.raises(ValueError, match="expected 3 numbers"):
         m.to_scipy([1.0, 2.0])
+    h = sparse_hessian(x * y * z + x**3, [x, y, z])
+    assert (h.rows, h.cols) == ([0, 0, 0, 1, 1, 2, 2], [0, 1, 2, 0, 2, 0, 1])
+    # plain ints and terms (not numpy scalars or object arrays), as the fields say
+    assert {type(i) for i in (*m.rows, *m.cols, *h.rows, *h.cols)} == {int}
+    assert all(type(v) is eg.Term for v in (*m.values, *h.values)) and h.values[1] is h.values[3] is z
 
 
 def test_hessian_entries_mirror_the_same_terms() -> None:

@@ -117,24 +117,26 @@ def _compressed(
         keep = cols <= rows
         rows, cols = rows[keep], cols[keep]
     order, starts = by_colour(colours, rows, cols)
-    owners = rows[order].tolist()
-    variables = list(map(list(columns).__getitem__, cols[order].tolist()))
-    found_rows: list[int] = []
-    found_cols: list[int] = []
+    owners, cols = rows[order], cols[order]
+    variables = list(map(list(columns).__getitem__, cols.tolist()))
+    owner = np.empty(len(columns), dtype=np.int64)  # column -> the one row of the current group using it
+    found_rows: list[np.ndarray] = []
+    found_cols: list[np.ndarray] = []
     values: list[Term] = []
     for colour, group in enumerate(groups_of(colours)):
         lo, hi = starts[colour], starts[colour + 1]
         if lo == hi:
             continue
-        # column variable -> the one row of the group that uses it
-        owner = dict(zip(variables[lo:hi], owners[lo:hi], strict=True))
+        owner[cols[lo:hi]] = owners[lo:hi]  # (rows of one colour share no column)
         group_outputs = [outputs[r] for r in group]
-        adjoints = backprop(group_outputs, list(map(one_like, group_outputs)), set(owner))
-        found_rows.extend(map(owner.__getitem__, adjoints))
-        found_cols.extend(map(columns.__getitem__, adjoints))
+        adjoints = backprop(group_outputs, list(map(one_like, group_outputs)), set(variables[lo:hi]))
+        at = np.fromiter(map(columns.__getitem__, adjoints), np.int64, len(adjoints))
+        found_rows.append(owner[at])
+        found_cols.append(at)
         values.extend(adjoints.values())
-    rows = np.array(found_rows, dtype=np.int64)
-    cols = np.array(found_cols, dtype=np.int64)
+    empty = np.empty(0, dtype=np.int64)
+    rows = np.concatenate(found_rows) if found_rows else empty
+    cols = np.concatenate(found_cols) if found_cols else empty
     which = np.arange(len(values), dtype=np.int64)  # the entry of values each (row, col) holds
     if symmetric:  # (i, j) below the diagonal is also (j, i) above it
         off = np.flatnonzero(rows != cols)
@@ -148,9 +150,10 @@ def _sorted_coo(
 ) -> SparseMatrix:
     """The matrix with ``values[which[e]]`` at ``(rows[e], cols[e])``, sorted by row then column (no pair twice)."""
     order = np.argsort(rows * max(shape[1], 1) + cols)
-    return SparseMatrix(
-        rows[order].tolist(), cols[order].tolist(), list(map(values.__getitem__, which[order].tolist())), shape
-    )
+    # one int object per index, shared by the entries (ndarray.tolist makes a new 32-byte int per entry)
+    ints = np.arange(max(shape[0], shape[1], 1)).astype(object)
+    terms = np.fromiter(values, dtype=object, count=len(values))
+    return SparseMatrix(ints[rows[order]].tolist(), ints[cols[order]].tolist(), terms[which[order]].tolist(), shape)
 
 
 def _columns(targets: Sequence[Term]) -> dict[Term, int]:
