@@ -111,7 +111,7 @@ cset_with(PyObject *s, uint32_t c, Buf *acc)
 /* each column number's int object (borrowed from the columns dict), when every value is an int in
    [0, 2**32) not far above the number of columns; NULL with no exception otherwise */
 static PyObject **
-column_objects(PyObject *columns, Py_ssize_t *count)
+column_objects(PyObject *columns)
 {
     Py_ssize_t pos = 0, top = -1;
     PyObject *key, *value;
@@ -136,7 +136,6 @@ column_objects(PyObject *columns, Py_ssize_t *count)
     pos = 0;
     while (PyDict_Next(columns, &pos, &key, &value))
         objs[PyLong_AsSsize_t(value)] = value;
-    *count = top + 1;
     return objs;
 }
 
@@ -224,8 +223,7 @@ marked_dependency_sets(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     Py_ssize_t limit = PyLong_AsSsize_t(args[2]);
     if (limit == -1 && PyErr_Occurred())
         return NULL;
-    Py_ssize_t width = 0;
-    PyObject **objs = column_objects(columns, &width);
+    PyObject **objs = column_objects(columns);
     if (objs == NULL)
         return PyErr_Occurred() ? NULL : Py_NewRef(Py_NotImplemented);
     PyObject *result = NULL, *frozen = NULL;
