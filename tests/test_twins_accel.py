@@ -76,15 +76,27 @@ def test_the_table_is_a_literal_setup_can_read():
 def test_the_build_is_compiled_all_or_nothing():
     poly, dims = accel.compiled_modules("poly"), accel.compiled_modules("dims")
     interop = accel.compiled_modules("interop")  # the reader of torch's expressions
+    rules, simplify = accel.compiled_modules("rules"), accel.compiled_modules("simplify")  # the canonical pass
     if accel.PURE:
-        assert poly == dims == interop == ()
+        assert poly == dims == interop == rules == simplify == ()
     else:
         assert poly == accel.COMPILED_MODULES["poly"] and dims == accel.COMPILED_MODULES["dims"]
         assert interop == accel.COMPILED_MODULES["interop"]
+        assert rules == accel.COMPILED_MODULES["rules"] and simplify == accel.COMPILED_MODULES["simplify"]
 
 
 def test_the_pure_switch_reaches_poly_in_a_fresh_process():
     code = "from exprgraph import accel, poly; print(accel.PURE, accel.compiled_modules('poly'))"
+    env = {**os.environ, accel.PURE_ENV: "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "()"]
+
+
+@pytest.mark.parametrize("package", ["rules", "simplify"])
+def test_the_pure_switch_reaches_the_canonical_pass_imported_first(package):
+    # importing a compiled module of rules or simplify before anything else still lets accel choose first
+    first = f"exprgraph.{package}.{accel.COMPILED_MODULES[package][0]}"
+    code = f"import {first}; from exprgraph import accel; print(accel.PURE, accel.compiled_modules({package!r}))"
     env = {**os.environ, accel.PURE_ENV: "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "()"]

@@ -47,8 +47,9 @@ __all__ = [
 ]
 
 #: the modules the build compiles with mypyc, by package of exprgraph (setup.py reads this table);
-#: poly's ring comes first: dims' modules call it; interop's reader of torch's expressions and its answers
-#: (TorchDims) call dims
+#: poly's ring comes first: dims' modules call it; the rewrite driver's walk (rules) and the rule bodies of
+#: simplify's canonical pass (its sums, products, numbers, order and trigonometry) run compiled the same way;
+#: interop's reader of torch's expressions and its answers (TorchDims) call dims
 COMPILED_MODULES: dict[str, tuple[str, ...]] = {
     "poly": (
         "monomials",
@@ -89,6 +90,18 @@ COMPILED_MODULES: dict[str, tuple[str, ...]] = {
         "parse",
         "grammar",
         "unparse",
+    ),
+    "rules": ("treewalk",),
+    "simplify": (
+        "order",
+        "numbers",
+        "collect",
+        "association",
+        "sums",
+        "products",
+        "trig_terms",
+        "trig_units",
+        "trig",
     ),
     "interop": ("torch_calls", "torch_read", "torch"),
 }
@@ -196,7 +209,7 @@ def is_compiled(module: ModuleType) -> bool:
 
 
 def compiled_modules(package: str) -> tuple[str, ...]:
-    """The listed modules of ``package`` (``"dims"``, ``"poly"``) running compiled in this process."""
+    """The listed modules of ``package`` (``"dims"``, ``"simplify"``...) running compiled in this process."""
     return tuple(
         name for name in COMPILED_MODULES[package] if is_compiled(importlib.import_module(f"{_ROOT}.{package}.{name}"))
     )

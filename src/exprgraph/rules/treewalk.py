@@ -236,7 +236,7 @@ class Walk:
 
 def _culprit(stack: list) -> Any:
     """The cause of the innermost pending result (the rule whose result needs the term at hand)."""
-    for item in reversed(stack):
+    for item in stack[::-1]:  # a reversed copy (an error's path): mypyc fails on reversed() of a list[Any]
         if item.__class__ is tuple:
             return item[3]
     return "?"
