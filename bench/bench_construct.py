@@ -26,8 +26,8 @@ and a step's first contender would pay that for the second (which reuses the pag
 long-lived case times ``bench_grad``'s gradient at n = 1000 fresh, then after the same
 process built and dropped large expressions and their gradients.
 
-Run: ``python -m bench.bench_construct [--sizes 1000,10000,100000] [--mem-sizes 100000,1000000]
-[--big-families chain,mlp] [--churn 200000] [--skip-time] [--skip-long]``.
+Run: ``python -m bench.bench_construct [--sizes 1000,10000,100000] [--families trig,opf] [--steps build,gradient]
+[--rounds 3] [--mem-sizes 100000,1000000] [--big-families chain,mlp] [--churn 200000] [--skip-time] [--skip-long]``.
 """
 
 from __future__ import annotations
@@ -211,64 +211,86 @@ def touch_pages(limit: int = TOUCH_BYTES) -> None:
             if line.startswith("MemAvailable:"):
                 available = int(line.split()[1]) * 1024
     size = min(limit, available // 2)
-    buf = bytearray(size)  # calloc: fresh pages
+    buf = bytearray(size)
     page = os.sysconf("SC_PAGE_SIZE")
     view = memoryview(buf)
-    view[::page] = b"\1" * len(range(0, size, page))
+    view[::page] = b"\1" * len(range(0, size, page))  # (a zeroed buffer may be mapped lazily: write each page)
     del view, buf
 
 
-def time_family(ca: Any, family: str, n: int) -> dict[str, tuple[float, float]]:
-    """(ours, CasADi) CPU seconds of building, the gradient and the sparse Hessian at one n."""
+#: the timed steps, in order
+STEPS = ("build", "gradient", "hessian")
+#: each step's column header
+STEP_TITLES = {"build": "build", "gradient": "gradient", "hessian": "sparse Hessian"}
+
+
+def time_family(
+    ca: Any, family: str, n: int, steps: tuple[str, ...] = STEPS, reps: int | None = None
+) -> dict[str, tuple[float, float]]:
+    """(ours, CasADi) CPU seconds of each of ``steps`` (building, the gradient, the sparse Hessian) at one n,
+    best of ``reps`` rounds (by default :func:`rounds`)."""
     clock = time.thread_time
-    reps = rounds(n)
+    reps = reps or rounds(n)
     opf_data(n)  # the random data of opf, made once outside the clock
     touch: dict[str, Callable[[], Any]] | None = None
     if n >= TOUCH_FROM:
         touch = dict.fromkeys(("ours", "casadi", "casadi jac(grad)"), touch_pages)
-    build = best_of(
-        {"ours": lambda: OURS[family](n), "casadi": lambda: THEIRS[family](ca, n)}, reps, clock=clock, setup=touch
-    )
+    out: dict[str, tuple[float, float]] = {}
+    if "build" in steps:
+        build = best_of(
+            {"ours": lambda: OURS[family](n), "casadi": lambda: THEIRS[family](ca, n)}, reps, clock=clock, setup=touch
+        )
+        out["build"] = (build["ours"], build["casadi"])
+    if "gradient" not in steps and "hessian" not in steps:
+        return out
     f, wg, wh = OURS[family](n)
     cf, cg, ch = THEIRS[family](ca, n)
-    gradient = best_of(
-        {"ours": lambda: grad(f, wg), "casadi": lambda: ca.gradient(cf, cg)}, reps, clock=clock, setup=touch
-    )
-    hess_a, hess_b = casadi_hessian(ca, cf, ch)
-    hess = best_of(
-        {"ours": lambda: hessian(f, wh, sparse=True), "casadi": hess_a, "casadi jac(grad)": hess_b},
-        reps,
-        clock=clock,
-        setup=touch,
-    )
-    return {
-        "build": (build["ours"], build["casadi"]),
-        "gradient": (gradient["ours"], gradient["casadi"]),
-        "hessian": (hess["ours"], min(hess["casadi"], hess["casadi jac(grad)"])),
-    }
+    if "gradient" in steps:
+        gradient = best_of(
+            {"ours": lambda: grad(f, wg), "casadi": lambda: ca.gradient(cf, cg)}, reps, clock=clock, setup=touch
+        )
+        out["gradient"] = (gradient["ours"], gradient["casadi"])
+    if "hessian" in steps:
+        hess_a, hess_b = casadi_hessian(ca, cf, ch)
+        hess = best_of(
+            {"ours": lambda: hessian(f, wh, sparse=True), "casadi": hess_a, "casadi jac(grad)": hess_b},
+            reps,
+            clock=clock,
+            setup=touch,
+        )
+        out["hessian"] = (hess["ours"], min(hess["casadi"], hess["casadi jac(grad)"]))
+    return out
 
 
-def time_tables(ca: Any, sizes: list[int]) -> None:
-    """Per family: time ratios at each n and the growth exponents of both sides."""
-    for family in FAMILIES:
-        found: dict[str, list[tuple[float, float]]] = {"build": [], "gradient": [], "hessian": []}
+def time_tables(
+    ca: Any,
+    sizes: list[int],
+    families: tuple[str, ...] = FAMILIES,
+    steps: tuple[str, ...] = STEPS,
+    reps: int | None = None,
+) -> None:
+    """Per family: time ratios of ``steps`` at each n and the growth exponents of both sides."""
+    for family in families:
+        found: dict[str, list[tuple[float, float]]] = {step: [] for step in steps}
         rows = []
         for n in sizes:
             gc.collect()
-            res = time_family(ca, family, n)
+            load = os.getloadavg()[0]
+            res = time_family(ca, family, n, steps, reps)
             for step, pair in res.items():
                 found[step].append(pair)
-            rows.append([f"{n:,}", *(f"{fmt_seconds(a)} / {fmt_seconds(b)} = {ratio(a, b)}" for a, b in res.values())])
+            cells = [f"{fmt_seconds(a)} / {fmt_seconds(b)} = {ratio(a, b)}" for a, b in res.values()]
+            rows.append([f"{n:,}", *cells, f"{load:.1f}-{os.getloadavg()[0]:.1f}"])
         if len(sizes) > 1:
             exps = []
             for pairs in found.values():
                 ours_k = slope(sizes, [p[0] for p in pairs])
                 theirs_k = slope(sizes, [p[1] for p in pairs])
                 exps.append(f"n^{ours_k:.2f} / n^{theirs_k:.2f}")
-            rows.append(["growth", *exps])
+            rows.append(["growth", *exps, ""])
         print_table(
             f"{family}: CPU time, exprgraph / CasADi SX (goal <= 1x)",
-            ["n", "build", "gradient", "sparse Hessian"],
+            ["n", *(STEP_TITLES[step] for step in steps), "load"],
             rows,
         )
 
@@ -378,6 +400,9 @@ def main() -> None:
     """Print the tables (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--families", default=",".join(FAMILIES), help="the families timed")
+    parser.add_argument("--steps", default=",".join(STEPS), help="the steps timed (build, gradient, hessian)")
+    parser.add_argument("--rounds", type=int, help="best of this many rounds a step (default: 5, 3, then 1 from 10^5)")
     parser.add_argument("--mem-sizes", default="100000,1000000")
     parser.add_argument("--big-families", default="chain,mlp", help="the families measured at n >= 10^6")
     parser.add_argument("--churn", type=int, default=200_000)
@@ -394,7 +419,8 @@ def main() -> None:
         return
     print(f"exprgraph native terms: {eg.core.termbase.native()}; load average: {os.getloadavg()}")
     if not opts.skip_time:
-        time_tables(ca, [int(s) for s in opts.sizes.split(",") if s])
+        sizes = [int(s) for s in opts.sizes.split(",") if s]
+        time_tables(ca, sizes, tuple(opts.families.split(",")), tuple(opts.steps.split(",")), opts.rounds)
     if opts.mem_sizes:
         big = tuple(opts.big_families.split(","))
         memory_table([int(s) for s in opts.mem_sizes.split(",")], FAMILIES, big)
