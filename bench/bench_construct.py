@@ -206,10 +206,13 @@ def touch_pages(limit: int = TOUCH_BYTES) -> None:
     yet, which the first of them would otherwise meet alone.
     """
     available = limit
-    with open("/proc/meminfo") as fh:
-        for line in fh:
-            if line.startswith("MemAvailable:"):
-                available = int(line.split()[1]) * 1024
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    available = int(line.split()[1]) * 1024
+    except OSError:  # not Linux: no such file, and no virtual machine's pages to warm that we know of
+        return
     size = min(limit, available // 2)
     buf = bytearray(size)
     page = os.sysconf("SC_PAGE_SIZE")
