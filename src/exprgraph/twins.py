@@ -71,10 +71,13 @@ TWINS: tuple[Twin, ...] = (
     ),
     Twin(
         "C",
-        ("diff/_csweep.c", "diff/_csweep.h", "diff/_csweep_reverse.c"),
-        "exprgraph.diff.reverse.backprop, exprgraph.diff.reverse.live_order",
+        ("diff/_csweep.c", "diff/_csweep.h", "diff/_csweep_reverse.c", "diff/_csweep_groups.c"),
+        "exprgraph.diff.reverse.backprop, exprgraph.diff.reverse.live_order, exprgraph.diff.reverse.backprop_groups",
         _CSWEEP_SWITCH,
-        ("tests/diff/test_csweep.py::test_the_c_sweep_builds_what_the_python_sweep_builds",),
+        (
+            "tests/diff/test_csweep.py::test_the_c_sweep_builds_what_the_python_sweep_builds",
+            "tests/diff/test_csweep.py::test_the_grouped_sweep_builds_what_one_sweep_per_group_builds",
+        ),
     ),
     Twin(
         "C",

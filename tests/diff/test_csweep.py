@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import exprgraph as eg
-from exprgraph.core import grad_tools
+from exprgraph.core import grad_template, grad_tools
 from exprgraph.diff import pattern, reverse, sweep
-from exprgraph.diff.reverse import backprop, live_order
+from exprgraph.diff.reverse import backprop, backprop_groups, live_order
 
 native = sweep.SWEEP
 forward_mode = importlib.import_module("exprgraph.diff.forward")  # the module (the package exports its function)
@@ -114,6 +114,60 @@ def test_the_c_sweep_builds_what_the_python_sweep_builds(f: eg.Term, seed: float
     assert pattern.dependency_sets(outputs, columns) == python_sets
 
 
+def _items(found: list[dict[eg.Term, eg.Term]]) -> list[list[tuple[eg.Term, eg.Term]]]:
+    return [list(d.items()) for d in found]
+
+
+_GROUPS = st.lists(
+    st.tuples(st.lists(st.integers(0, 7), max_size=4), st.sets(st.integers(0, 6), max_size=5)), max_size=5
+)
+
+
+@needs_native
+@settings(max_examples=150, deadline=None)
+@given(expressions(), expressions(), _GROUPS)
+def test_the_grouped_sweep_builds_what_one_sweep_per_group_builds(
+    f: eg.Term, g: eg.Term, groups: list[tuple[list[int], set[int]]]
+) -> None:
+    # groups share nodes; inner nodes are targets too; an output may repeat, or be a target itself
+    inner = [t for t in eg.postorder(f) if t.args][:2]
+    names = [x, y, z, x32, i, *inner]
+    made = [f, g, f * g, f + x, eg.sin(g) * y, *inner, x]
+    outputs = [[made[k % len(made)] for k in outs] for outs, _ in groups]
+    seeds = [[eg.const(0.5) if k % 3 else -2.0 for k in outs] for outs, _ in groups]
+    targets = [{names[k % len(names)] for k in ts} for _, ts in groups]
+    found = backprop_groups(outputs, seeds, targets)
+    one_by_one = [backprop(o, s, t) for o, s, t in zip(outputs, seeds, targets, strict=True)]
+    assert _items(found) == _items(one_by_one)  # the same terms, found in the same order
+    assert found == _in_python(pytest.MonkeyPatch(), reverse, backprop_groups, outputs, seeds, targets)
+
+
+@needs_native
+def test_nodes_of_many_operands_are_swept_alike_in_both_forms(monkeypatch: pytest.MonkeyPatch) -> None:
+    # up to MAX_RECORDED (16) operands are replayed once core records them; past 64 every contribution is asked for
+    assert native is not None
+    monkeypatch.setattr(grad_template, "MAX_OPERANDS", 16)
+    w = [eg.Symbol(f"w{k}") for k in range(70)]
+    parts = [w[k] * (x if k % 3 else y) for k in range(70)]
+    for n in (9, 12, 16, 17, 70):
+        f = eg.sin(eg.add(*parts[:n])) * eg.mul(*parts[: min(n, 16)], eg.const(2.0))
+        expected = _in_python(monkeypatch, reverse, backprop, [f], [1.0], [x, y, w[1]])
+        assert backprop([f], [1.0], [x, y, w[1]]) == expected
+        grouped = backprop_groups([[f], [f, f * x]], [[1.0], [1.0, 2.0]], [{x}, {y, w[1]}])
+        assert _items(grouped) == _items([backprop([f], [1.0], [x]), backprop([f, f * x], [1.0, 2.0], [y, w[1]])])
+        seeds = {x: eg.const(1.0), y: z}
+        assert native.forward([f], seeds, forward_mode._push) == forward_mode._sweep([f], seeds)
+
+
+@needs_native
+def test_the_grouped_sweep_checks_its_groups() -> None:
+    for bad in (([[x]], [[1.0], [1.0]], [{x}]), ([[x, y]], [[1.0]], [{x}])):
+        with pytest.raises(ValueError):
+            backprop_groups(*bad)
+    assert backprop_groups([], [], []) == []
+    assert backprop_groups([[x * y], []], [[1.0], []], [set(), {x}]) == [{}, {}]
+
+
 @needs_native
 @settings(max_examples=150, deadline=None)
 @given(expressions(), st.sampled_from([1.0, -1.0, 0.5]))
@@ -151,6 +205,9 @@ def test_a_sweep_started_inside_a_sweep_uses_the_set_based_one() -> None:
     v = eg.Symbol("v", shape=(2,))  # a tensor node: its rule is called, not replayed
     assert backprop([eg.sum(nested_sin(v))], [1.0], [v])[v] is not None
     assert seen and seen[0] is backprop([v * v], [1.0], [v])[v]
+    grouped = backprop_groups([[eg.sum(nested_sin(v))], [eg.sum(v * v)]], [[1.0], [1.0]], [{v}, {v}])
+    assert len(seen) == 2 and seen[1] is seen[0]  # the rule's sweep ran inside the grouped one
+    assert grouped == [backprop([eg.sum(nested_sin(v))], [1.0], [v]), backprop([eg.sum(v * v)], [1.0], [v])]
 
 
 def test_dependency_sets_limits_hold_in_both_forms(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -191,9 +248,22 @@ def test_the_sweeps_load_only_over_the_c_terms() -> None:
 
 @needs_native
 @pytest.mark.parametrize(
-    "name", ["live_order", "product", "negate", "fan_in", "backprop", "forward", "dependency_sets"]
+    "name", ["live_order", "product", "negate", "fan_in", "backprop", "backprop_groups", "forward", "dependency_sets"]
 )
-@pytest.mark.parametrize("args", [(), (None,), (x, 1), ((x,), {}, 1), ([x], [1.0], {x}, None), ("add", (), (), 1, 2)])
+@pytest.mark.parametrize(
+    "args",
+    [
+        (),
+        (None,),
+        (x, 1),
+        ((x,), {}, 1),
+        ([x], [1.0], {x}, None),
+        ("add", (), (), 1, 2),
+        ([x], [[1.0]], [{x}], {x}, None),
+        ([[x, 1]], [[1.0, 1.0]], [{x}], {x}, None),
+        ([[x]], [[1.0]], [{x}, {y}], {x}, None),
+    ],
+)
 def test_careless_calls_of_the_c_functions_are_errors(name: str, args: tuple) -> None:
     try:
         getattr(native, name)(*args)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import exprgraph as eg
 from exprgraph.diff import SparseMatrix, grad, hessian, jacobian, sparse_hessian, sparse_jacobian
+from exprgraph.diff import sparse as sparse_module
 from exprgraph.diff.higher import ENV_MAX_ENTRIES
 from exprgraph.diff.pattern import colour_rows, dependency_sets
 from exprgraph.errors import DifferentiationError, SizeLimitError
@@ -71,6 +72,24 @@ def test_sparse_hessian_equals_dense_non_zeros(seed: int, pieces: int, smooth: b
     entries = list(zip(h.rows, h.cols, strict=True))
     assert entries == sorted(entries) and len(set(entries)) == len(entries)
     assert sorted((j, i) for i, j in entries) == entries  # a symmetric pattern
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), pieces=st.integers(1, 6), smooth=st.booleans())
+def test_one_shared_walk_and_one_walk_per_colour_give_the_same_terms(seed: int, pieces: int, smooth: bool) -> None:
+    # a dense part (every variable under one tanh) makes colours of one row; the local pieces add sparse ones
+    f = local_sum(seed, pieces, smooth) + eg.tanh(eg.add(*(v * VS[(k + 1) % N_VARS] for k, v in enumerate(VS))))
+    found = []
+    for rows in (0, N_VARS):  # no group shares a walk / every group does
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(sparse_module, "SHARED_WALK_ROWS", rows)
+            found.append(sparse_hessian(f, VS))
+    each, shared = found
+    assert (each.rows, each.cols) == (shared.rows, shared.cols)
+    assert all(a is b for a, b in zip(each.values, shared.values, strict=True))
+    dense = hessian(f, VS)
+    assert isinstance(dense, list)
+    assert_matches_dense(shared, dense, point(seed), symmetric=True)
 
 
 @settings(max_examples=30, deadline=None)

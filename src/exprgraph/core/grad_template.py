@@ -52,7 +52,7 @@ __all__ = [
 
 #: nodes with more operands than this are not recorded (their rule is called; a template per
 #: operand count would be as long as the node)
-MAX_OPERANDS = 8
+MAX_OPERANDS = 16
 
 # instruction kinds: what register k holds (the C sweep reads the same numbers)
 G, NODE, ARG, CONST, RAW, PRODUCT, NEGATE = range(7)

@@ -139,6 +139,9 @@ static PyMethodDef module_methods[] = {
      "_epoch(n=None): the last marked walk's epoch; with n, set it (tests: the counter's wrap)."},
     {"backprop", (PyCFunction)(void (*)(void))marked_backprop, METH_FASTCALL,
      "backprop(outputs, seeds, targets, seed_for): reverse.backprop in C (NotImplemented while another runs)."},
+    {"backprop_groups", (PyCFunction)(void (*)(void))grouped_backprop, METH_FASTCALL,
+     "backprop_groups(outputs, seeds, targets, union, seed_for): reverse.backprop_groups in C, one walk for all "
+     "groups (NotImplemented while another runs)."},
     {"forward", (PyCFunction)(void (*)(void))marked_forward, METH_FASTCALL,
      "forward(outputs, seeds, pusher): diff.forward's sweep in C (NotImplemented while another walk runs)."},
     {"dependency_sets", (PyCFunction)(void (*)(void))marked_dependency_sets, METH_FASTCALL,

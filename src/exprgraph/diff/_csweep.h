@@ -4,6 +4,7 @@
    _csweep_folds.c    the folds of core.grad_tools.product / negate and reverse._fan_in
    _csweep_rules.c    gradient rules recorded as templates (core.grad_template) and replayed
    _csweep_reverse.c  marked walks: the live order and the reverse sweep (diff/reverse.py)
+   _csweep_groups.c   the reverse sweeps of several groups of outputs over one walk (diff/reverse.py)
    _csweep_forward.c  the forward sweep, a marked walk (diff/forward.py)
    _csweep_pattern.c  dependency sets of Jacobian rows, a marked walk (diff/pattern.py)
    _csweep_assemble.c the scatter-add of a block Hessian's numbers (diff/blocks.py)
@@ -55,11 +56,17 @@ PyObject *c_negate(PyObject *g);
 PyObject *c_fan_in(PyObject *parts);
 
 /* ---- _csweep_rules.c ---- */
-/* nodes with more operands are never recorded (their rule is called) */
-#define MAX_RECORDED 8
-/* the contributions of node's rule for adjoint g as a tuple (None where there is none) */
-PyObject *contributions(PyObject *node, PyObject *g);
-/* the same replayed from the rule's template; NULL with no exception when there is none to replay */
+/* nodes with more operands are never recorded (their rule is called); core.grad_template records
+   at most its MAX_OPERANDS, which must not exceed this */
+#define MAX_RECORDED 16
+/* the contributions of node's rule for adjoint g, where only those to operands i < 64 whose bit is
+   set in want (and to any operand from 64 on) are asked for: a recorded rule builds no term that
+   only the others need, and gives None for them (a called rule gives them all). Their number, and
+   the contributions at out (new references; room for MAX_RECORDED) or, when *holder is set, at its
+   items (a tuple: release it); -1 on error */
+Py_ssize_t contributions_into(PyObject *node, PyObject *g, uint64_t want, PyObject **out, PyObject **holder);
+/* the contributions of node's rule for adjoint g replayed from its template, as a tuple (every one
+   asked for); NULL with no exception when there is none to replay */
 PyObject *replayed(PyObject *node, PyObject *g, PyObject *rule);
 int template_total(void);
 
@@ -121,6 +128,41 @@ prefetch_walk(TermObject **order, Py_ssize_t n, Py_ssize_t k, int dir)
     }
 }
 
+/* Which operands of a node a sweep sends contributions to: the bits of mask when by_mask is set (a
+   node of at most LIVE_BITS operands in a compact graph, _csweep_groups.c); else, in a compact graph,
+   those whose index kid[i] (-1: not in it) has the stamp in live; else those marked live with the
+   walk's epoch */
+typedef struct {
+    uint32_t epoch;
+    const int32_t *kid;
+    const uint32_t *live;
+    uint32_t stamp;
+    uint64_t mask;
+    int by_mask;
+} Liveness;
+
+#define LIVE_BITS 63
+
+static inline int
+operand_live(const Liveness *L, TermObject *node, Py_ssize_t i)
+{
+    if (L->by_mask)
+        return (int)((L->mask >> i) & 1);
+    if (L->kid == NULL)
+        return marks(TERM(TERM_ARG(node, i)), L->epoch) & M_LIVE;
+    return L->kid[i] >= 0 && L->live[L->kid[i]] == L->stamp;
+}
+
+/* add c to the pending adjoint parts kept in a's scratch (steals c) */
+int send_scratch(TermObject *a, PyObject *c);
+/* one node of a reverse sweep: hand node's adjoint g to its live operands (0, or -1 on error) */
+int sweep_step(TermObject *node, PyObject *g, const Liveness *L);
+/* the seed of output o (seed_for(o, seed) unless seed is a term of o's shape) into its scratch (0, or -1) */
+int seed_output(TermObject *o, PyObject *seed, PyObject *seed_for);
+/* one node of a reverse sweep: its adjoint summed from the parts in its scratch (taken), put in result
+   when it is a target, and handed to its live operands (0, or -1 on error) */
+int sweep_node(TermObject *node, int target, const Liveness *L, PyObject *result);
+
 /* 1: the walk began (end it with walk_end); 0: another walk runs; -1: an error */
 int walk_begin(Walk *w, PyObject *outs, PyObject *targets);
 /* the outputs (any sequence) as a tuple, a walk begun from them to the targets (any iterable; its
@@ -134,6 +176,9 @@ PyObject *marked_backprop(PyObject *module, PyObject *const *args, Py_ssize_t na
 /* _epoch(): the last walk's epoch; _epoch(n): set it (tests force the wrap of the counter; every mark is
    cleared when n is below it) */
 PyObject *walk_epoch(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
+/* ---- _csweep_groups.c: the sweeps of several groups of outputs over one walk ---- */
+PyObject *grouped_backprop(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 /* ---- _csweep_forward.c ---- */
 PyObject *marked_forward(PyObject *module, PyObject *const *args, Py_ssize_t nargs);

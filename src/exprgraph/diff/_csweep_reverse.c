@@ -174,8 +174,7 @@ walk_end(Walk *w)
     Marking = 0;
 }
 
-/* add c to the pending adjoint parts kept in a's scratch (steals c) */
-static int
+int
 send_scratch(TermObject *a, PyObject *c)
 {
     PyObject *prev = a->scratch;
@@ -199,30 +198,34 @@ send_scratch(TermObject *a, PyObject *c)
     return 0;
 }
 
-/* one node of the sweep: hand node's adjoint g to its live operands (0, or -1 on error) */
-static int
-marked_step(TermObject *node, PyObject *g, uint32_t epoch)
+int
+sweep_step(TermObject *node, PyObject *g, const Liveness *L)
 {
     Py_ssize_t n = TERM_NARGS(node);
-    PyObject *cs = contributions((PyObject *)node, g);
-    if (cs == NULL)
+    uint64_t want = n > 64 ? ~(uint64_t)0 : 0;
+    for (Py_ssize_t i = 0; i < n && i < 64; i++)
+        if (operand_live(L, node, i))
+            want |= (uint64_t)1 << i;
+    PyObject *owned[MAX_RECORDED], *holder;
+    Py_ssize_t got = contributions_into((PyObject *)node, g, want, owned, &holder);
+    if (got < 0)
         return -1;
-    if (PyTuple_GET_SIZE(cs) != n) {
+    PyObject **cs = holder != NULL ? ((PyTupleObject *)holder)->ob_item : owned;
+    int done = -1;
+    if (got != n) {
         PyErr_Format(PyExc_ValueError, "the gradient rule of %R gave %zd contributions for %zd operands",
-                     OP_NAME(node->op), PyTuple_GET_SIZE(cs), n);
-        Py_DECREF(cs);
-        return -1;
+                     OP_NAME(node->op), got, n);
+        goto out;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *c = PyTuple_GET_ITEM(cs, i);
+        PyObject *c = cs[i];
         TermObject *a = TERM(TERM_ARG(node, i));
-        if (c == Py_None || !(marks(a, epoch) & M_LIVE))
+        if (c == Py_None || !operand_live(L, node, i))
             continue;
         if (Py_TYPE(c) != TermClass) {
             PyErr_Format(PyExc_TypeError, "the gradient rule of %R gave a %s, not a term", OP_NAME(node->op),
                          Py_TYPE(c)->tp_name);
-            Py_DECREF(cs);
-            return -1;
+            goto out;
         }
         Py_INCREF(c);
         if (TERM_SHAPE(c) != TERM_SHAPE(a)) {
@@ -232,19 +235,61 @@ marked_step(TermObject *node, PyObject *g, uint32_t epoch)
                     Py_SETREF(c, PyObject_CallFunctionObjArgs(SumTo, c, (PyObject *)a, NULL));
                 else
                     Py_CLEAR(c);
-                if (c == NULL) {
-                    Py_DECREF(cs);
-                    return -1;
-                }
+                if (c == NULL)
+                    goto out;
             }
         }
-        if (send_scratch(a, c) < 0) {
-            Py_DECREF(cs);
+        if (send_scratch(a, c) < 0)
+            goto out;
+    }
+    done = 0;
+out:
+    if (holder != NULL)
+        Py_DECREF(holder);
+    else
+        for (Py_ssize_t i = 0; i < got; i++)
+            Py_DECREF(owned[i]);
+    return done;
+}
+
+int
+seed_output(TermObject *o, PyObject *seed, PyObject *seed_for)
+{
+    /* a term of the output's shape is its own seed (what seed_for answers for it); else seed_for */
+    if (Py_TYPE(seed) == TermClass
+        && (TERM_SHAPE(seed) == TERM_SHAPE(o) || (!TERM_HAS_SHAPE(seed) && !TERM_HAS_SHAPE(o))))
+        Py_INCREF(seed);
+    else
+        seed = PyObject_CallFunctionObjArgs(seed_for, (PyObject *)o, seed, NULL);
+    return seed == NULL ? -1 : send_scratch(o, seed);
+}
+
+int
+sweep_node(TermObject *node, int target, const Liveness *L, PyObject *result)
+{
+    PyObject *g = node->scratch;
+    if (g == NULL)
+        return 0;
+    node->scratch = NULL;
+    if (PyList_CheckExact(g)) {
+        Py_SETREF(g, c_fan_in(g));
+        if (g == NULL)
+            return -1;
+    }
+    Py_ssize_t na = TERM_NARGS(node);
+    int any = na > 0;
+    if (target) {
+        if (PyDict_SetItem(result, (PyObject *)node, g) < 0) {
+            Py_DECREF(g);
             return -1;
         }
+        any = 0; /* (a target with nothing live below it, a leaf say, hands nothing down) */
+        for (Py_ssize_t i = 0; i < na && !any; i++)
+            any = operand_live(L, node, i);
     }
-    Py_DECREF(cs);
-    return 0;
+    int done = any ? sweep_step(node, g, L) : 0;
+    Py_DECREF(g);
+    return done;
 }
 
 /* live_order(outputs, targets): diff.reverse.live_order in C (NotImplemented while another runs) */
@@ -305,54 +350,20 @@ marked_backprop(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         goto out;
     }
     uint32_t epoch = w.epoch;
+    Liveness live = {epoch, NULL, NULL, 0, 0, 0};
     result = PyDict_New();
     if (result == NULL)
         goto out;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(outs); i++) {
         TermObject *o = TERM(PyTuple_GET_ITEM(outs, i));
-        if (!(marks(o, epoch) & M_LIVE))
-            continue;
-        PyObject *seed = PyTuple_GET_ITEM(seeds, i);
-        /* a term of the output's shape is its own seed (what seed_for answers for it); else seed_for */
-        if (Py_TYPE(seed) == TermClass && (TERM_SHAPE(seed) == TERM_SHAPE(o) || (!TERM_HAS_SHAPE(seed) && !TERM_HAS_SHAPE(o))))
-            Py_INCREF(seed);
-        else
-            seed = PyObject_CallFunctionObjArgs(args[3], (PyObject *)o, seed, NULL);
-        if (seed == NULL || send_scratch(o, seed) < 0)
+        if ((marks(o, epoch) & M_LIVE) && seed_output(o, PyTuple_GET_ITEM(seeds, i), args[3]) < 0)
             goto fail;
     }
     for (Py_ssize_t k = w.n - 1; k >= 0; k--) {
         TermObject *node = w.order[k];
         prefetch_walk(w.order, w.n, k, -1);
-        PyObject *g = node->scratch;
-        if (g == NULL)
-            continue;
-        node->scratch = NULL;
-        if (PyList_CheckExact(g)) {
-            Py_SETREF(g, c_fan_in(g));
-            if (g == NULL)
-                goto fail;
-        }
-        int m = marks(node, epoch);
-        Py_ssize_t na = TERM_NARGS(node);
-        if (m & M_TARGET) {
-            if (PyDict_SetItem(result, (PyObject *)node, g) < 0) {
-                Py_DECREF(g);
-                goto fail;
-            }
-            int any = 0;
-            for (Py_ssize_t i = 0; i < na && !any; i++)
-                any = marks(TERM(TERM_ARG(node, i)), epoch) & M_LIVE;
-            if (!any) {
-                Py_DECREF(g);
-                continue;
-            }
-        }
-        if (na > 0 && marked_step(node, g, epoch) < 0) {
-            Py_DECREF(g);
+        if (node->scratch != NULL && sweep_node(node, marks(node, epoch) & M_TARGET, &live, result) < 0)
             goto fail;
-        }
-        Py_DECREF(g);
     }
     /* every scratch of the walk was taken on the way (a live operand comes after its user in this
        loop), so walk_end need not read each node once more to clear it */

@@ -35,19 +35,48 @@ typedef struct Template {
     int ninstr, nout;
     Instr *code;
     int *outputs;
+    /* per output, the instructions it needs (bit k: instruction k), when there are at most 64
+       instructions; NULL otherwise (every instruction runs) */
+    uint64_t *needs;
 } Template;
 
 #define MAX_TEMPLATES 4096
 static Template *TBuckets[1024];
 static int NTemplates = 0;
 
+/* a hash of the signature's objects by address (templates are only looked up here: any good mix
+   will do, and an inline one saves a call into core per operand) */
 static Py_hash_t
 signature_hash(PyObject *const *sig, int n)
 {
-    Py_uhash_t h = (Py_uhash_t)n;
-    for (int i = 0; i < n; i++)
-        h = mix(h, (Py_uhash_t)((uintptr_t)sig[i] >> 4));
+    uint64_t h = (uint64_t)n;
+    for (int i = 0; i < n; i++) {
+        h = (h ^ ((uintptr_t)sig[i] >> 4)) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    }
     return (Py_hash_t)h;
+}
+
+/* fill t->needs: the instructions each output reads, directly or through earlier registers */
+static int
+template_needs(Template *t)
+{
+    if (t->ninstr > 64)
+        return 0;
+    uint64_t dep[64];
+    for (int k = 0; k < t->ninstr; k++) {
+        dep[k] = (uint64_t)1 << k;
+        for (int j = 0; j < t->code[k].n; j++)
+            dep[k] |= dep[t->code[k].operands[j]];
+    }
+    t->needs = (uint64_t *)PyMem_Calloc(t->nout ? t->nout : 1, sizeof(uint64_t));
+    if (t->needs == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int j = 0; j < t->nout; j++)
+        t->needs[j] = t->outputs[j] < 0 ? 0 : dep[t->outputs[j]];
+    return 0;
 }
 
 static int
@@ -64,6 +93,10 @@ compile_program(Template *t, PyObject *program)
         return -1;
     }
     Py_ssize_t ni = PyTuple_GET_SIZE(code), no = PyTuple_GET_SIZE(outputs);
+    if (no != t->nargs) {
+        PyErr_SetString(PyExc_ValueError, "a recorded template gives one contribution per operand");
+        return -1;
+    }
     t->code = (Instr *)PyMem_Calloc(ni ? ni : 1, sizeof(Instr));
     t->outputs = (int *)PyMem_Calloc(no ? no : 1, sizeof(int));
     if (t->code == NULL || t->outputs == NULL) {
@@ -148,7 +181,7 @@ compile_program(Template *t, PyObject *program)
         }
         t->outputs[j] = (int)r;
     }
-    return 0;
+    return template_needs(t);
 }
 
 static void
@@ -163,6 +196,7 @@ free_template(Template *t)
         PyMem_Free(t->code);
     }
     PyMem_Free(t->outputs);
+    PyMem_Free(t->needs);
     for (int i = 0; i < SIG_HEAD + t->nargs; i++)
         Py_XDECREF(t->sig[i]);
     PyMem_Free(t);
@@ -178,7 +212,8 @@ find_template(PyObject *node, PyObject *g, PyObject *rule)
         return NULL;
     PyObject *op = TERM(node)->op;
     PyObject *reads = OP_SLOT(op, OffReadsConsts);
-    int read_values = reads != NULL && PyObject_IsTrue(reads) == 1;
+    int read_values = reads == Py_True
+                      || (reads != NULL && reads != Py_False && reads != Py_None && PyObject_IsTrue(reads) == 1);
     PyObject *sig[SIG_HEAD + MAX_RECORDED], **keys = sig + SIG_HEAD;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = TERM_ARG(node, i);
@@ -243,19 +278,35 @@ find_template(PyObject *node, PyObject *g, PyObject *rule)
     return t;
 }
 
-/* the contributions of a template replayed on (node, g): a new tuple (None where there is none) */
-static PyObject *
-replay(Template *t, PyObject *node, PyObject *g)
+/* the contributions of a template replayed on (node, g) into out[0 .. t->nout): new references, None
+   where there is none and for each output j < 64 whose bit is clear in want (the terms only it needs
+   are never built, since a sweep would drop them, e.g. d(w*x)/dw when w leads to no target). 0, or -1 */
+static int
+replay_into(Template *t, PyObject *node, PyObject *g, uint64_t want, PyObject **out)
 {
     PyObject *small[32];
     PyObject **regs = t->ninstr <= 32 ? small : (PyObject **)PyMem_Calloc(t->ninstr, sizeof(PyObject *));
-    PyObject *out = NULL;
-    if (regs == NULL)
-        return PyErr_NoMemory();
+    int done = -1;
+    if (regs == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    uint64_t need = ~(uint64_t)0;
+    if (t->needs != NULL) {
+        need = 0;
+        for (int j = 0; j < t->nout; j++)
+            if (j >= 64 || (want >> j) & 1)
+                need |= t->needs[j];
+    }
     int filled = 0;
     for (int k = 0; k < t->ninstr; k++) {
         Instr *in = &t->code[k];
         PyObject *v = NULL;
+        if (k < 64 && !((need >> k) & 1)) { /* (no wanted output reads it) */
+            regs[k] = NULL;
+            filled = k + 1;
+            continue;
+        }
         switch (in->kind) {
         case I_G: v = g; Py_INCREF(v); break;
         case I_NODE: v = node; Py_INCREF(v); break;
@@ -296,19 +347,26 @@ replay(Template *t, PyObject *node, PyObject *g)
         regs[k] = v;
         filled = k + 1;
     }
-    out = PyTuple_New(t->nout);
-    if (out == NULL)
-        goto fail;
     for (int j = 0; j < t->nout; j++) {
-        PyObject *v = t->outputs[j] < 0 ? Py_None : regs[t->outputs[j]];
-        Py_INCREF(v);
-        PyTuple_SET_ITEM(out, j, v);
+        PyObject *v = t->outputs[j] < 0 || regs[t->outputs[j]] == NULL ? Py_None : regs[t->outputs[j]];
+        out[j] = Py_NewRef(v);
     }
+    done = 0;
 fail:
     for (int k = 0; k < filled; k++)
-        Py_DECREF(regs[k]);
+        Py_XDECREF(regs[k]);
     if (regs != small)
         PyMem_Free(regs);
+    return done;
+}
+
+/* the same as a new tuple */
+static PyObject *
+replay(Template *t, PyObject *node, PyObject *g, uint64_t want)
+{
+    PyObject *out = PyTuple_New(t->nout);
+    if (out != NULL && replay_into(t, node, g, want, ((PyTupleObject *)out)->ob_item) < 0)
+        Py_CLEAR(out); /* (its items are still NULL) */
     return out;
 }
 
@@ -319,27 +377,30 @@ replayed(PyObject *node, PyObject *g, PyObject *rule)
     Template *t = find_template(node, g, rule);
     if (t == NULL || t->direct)
         return NULL;
-    return replay(t, node, g);
+    return replay(t, node, g, ~(uint64_t)0);
 }
 
-PyObject *
-contributions(PyObject *node, PyObject *g)
+Py_ssize_t
+contributions_into(PyObject *node, PyObject *g, uint64_t want, PyObject **out, PyObject **holder)
 {
+    *holder = NULL;
     PyObject *rule = OP_SLOT(TERM(node)->op, OffGrad);
     if (rule == NULL || rule == Py_None) {
         PyErr_Format(DiffError, "op %R has no gradient rule; give it one with the grad= entry of its Op",
                      OP_NAME(TERM(node)->op));
-        return NULL;
+        return -1;
     }
-    PyObject *cs = replayed(node, g, rule);
-    if (cs != NULL || PyErr_Occurred())
-        return cs;
+    Template *t = find_template(node, g, rule);
+    if (t != NULL && !t->direct)
+        return replay_into(t, node, g, want, out) < 0 ? -1 : t->nout;
+    if (PyErr_Occurred())
+        return -1;
     PyObject *res = PyObject_CallFunctionObjArgs(rule, node, g, NULL);
     if (res == NULL)
-        return NULL;
-    PyObject *tuple = PySequence_Tuple(res);
+        return -1;
+    *holder = PySequence_Tuple(res);
     Py_DECREF(res);
-    return tuple;
+    return *holder == NULL ? -1 : PyTuple_GET_SIZE(*holder);
 }
 
 int

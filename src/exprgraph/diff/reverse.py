@@ -23,12 +23,22 @@ from ..core.stdops import broadcast_like, sum_to
 from ..errors import DifferentiationError
 from .sweep import SWEEP
 
-__all__ = ["grad", "GradientMap", "backprop", "live_order", "zeros_like", "one_like", "resolve_wrt", "collector_paused"]
+__all__ = [
+    "grad",
+    "GradientMap",
+    "backprop",
+    "backprop_groups",
+    "live_order",
+    "zeros_like",
+    "one_like",
+    "resolve_wrt",
+    "collector_paused",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _V = TypeVar("_V")
 
-#: the C sweep (diff/_csweep_reverse.c: the same loop, rules replayed from recorded templates), or None
+#: the C sweep (diff/_csweep_reverse.c, _csweep_groups.c: the same loop, rules replayed from templates), or None
 _native = SWEEP
 
 _ONE = const(1.0)
@@ -270,6 +280,34 @@ def backprop(outputs: Sequence[Term], seeds: Sequence[Any], targets: Iterable[Te
             else:
                 pending[a] = [prev, c]
     return result
+
+
+@collector_paused
+def backprop_groups(
+    outputs: Sequence[Sequence[Term]], seeds: Sequence[Sequence[Any]], targets: Sequence[set[Term] | frozenset[Term]]
+) -> list[dict[Term, Term]]:
+    """``[backprop(outputs[k], seeds[k], targets[k]) for each group k]``: the same dicts, the same terms.
+
+    The C sweep walks the graph once for all groups (a sparse Hessian sweeps once per colour group
+    over much the same nodes) and then finds each group's nodes in the order its own walk would.
+    """
+    if len(seeds) != len(outputs) or len(targets) != len(outputs):
+        raise ValueError(
+            f"backprop_groups got {len(outputs)} output lists, {len(seeds)} seed lists, {len(targets)} target sets"
+        )
+    if _native is not None:
+        for outs, group_seeds in zip(outputs, seeds, strict=True):
+            if len(group_seeds) != len(outs):
+                raise ValueError(f"backprop got {len(group_seeds)} seeds for {len(outs)} outputs")
+        union: set[Term] = set().union(*targets)
+        found = _native.backprop_groups(outputs, seeds, targets, union, _seed_for)
+        if found is not NotImplemented:  # (another C sweep is running: one backprop per group below)
+            swept: list[dict[Term, Term]] = found
+            return swept
+    return [
+        backprop(outs, group_seeds, group_targets)
+        for outs, group_seeds, group_targets in zip(outputs, seeds, targets, strict=True)
+    ]
 
 
 @overload

@@ -11,7 +11,7 @@ the lower triangle, which is mirrored (the same terms) into the upper one.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,7 @@ import numpy as np
 from ..core import Term, as_term
 from ..errors import DifferentiationError
 from .pattern import DEFAULT_MAX_PATTERN, by_colour, dependency_sets, groups_of, pattern_entries, row_colours
-from .reverse import _ONE, backprop, collector_paused, grad, one_like, resolve_wrt, zeros_like
+from .reverse import _ONE, backprop, backprop_groups, collector_paused, grad, one_like, resolve_wrt, zeros_like
 from .sparse_vector import scalar_form
 
 __all__ = ["SparseMatrix", "sparse_jacobian", "sparse_hessian"]
@@ -90,6 +90,14 @@ class SparseMatrix:
         return data
 
 
+#: colour groups of at most this many rows on average (a dense Hessian's: its rows share most of
+#: their graph, so each group's walk would repeat the others') are swept over one shared walk
+#: (reverse.backprop_groups); groups of many rows (a banded one's) reach mostly their own part of
+#: the graph, and one walk each is quicker (measured: trig and opf at 2*10^4 and 10^5). Either way
+#: gives the same terms.
+SHARED_WALK_ROWS = 2
+
+
 def _check_scalars(terms: Sequence[Term], what: str) -> None:
     for t in terms:
         if t.shape:
@@ -123,13 +131,18 @@ def _compressed(
     found_rows: list[np.ndarray] = []
     found_cols: list[np.ndarray] = []
     values: list[Term] = []
-    for colour, group in enumerate(groups_of(colours)):
+    swept = [(colour, group) for colour, group in enumerate(groups_of(colours)) if starts[colour] < starts[colour + 1]]
+    group_outputs = [[outputs[r] for r in group] for _, group in swept]
+    seeds = [list(map(one_like, outs)) for outs in group_outputs]
+    targets = [set(variables[starts[colour] : starts[colour + 1]]) for colour, _ in swept]
+    found: Iterable[dict[Term, Term]]
+    if len(swept) > 1 and sum(map(len, group_outputs)) <= SHARED_WALK_ROWS * len(swept):
+        found = backprop_groups(group_outputs, seeds, targets)
+    else:
+        found = map(backprop, group_outputs, seeds, targets)  # (lazily: one group's dict alive at a time)
+    for (colour, _), adjoints in zip(swept, found, strict=True):
         lo, hi = starts[colour], starts[colour + 1]
-        if lo == hi:
-            continue
         owner[cols[lo:hi]] = owners[lo:hi]  # (rows of one colour share no column)
-        group_outputs = [outputs[r] for r in group]
-        adjoints = backprop(group_outputs, list(map(one_like, group_outputs)), set(variables[lo:hi]))
         at = np.fromiter(map(columns.__getitem__, adjoints), np.int64, len(adjoints))
         found_rows.append(owner[at])
         found_cols.append(at)
