@@ -55,6 +55,7 @@ __all__ = [
     "radical_value",
     "radical_term",
     "fold_radicals",
+    "own_spelling",
     "no_larger",
 ]
 
@@ -418,6 +419,48 @@ def fold_radicals(t: Term) -> Term | None:
 _FOLDED: weakref.WeakKeyDictionary[Term, Term | None] = weakref.WeakKeyDictionary()
 
 
+def own_spelling(t: Term) -> bool:
+    """Whether ``t`` is a sum (in any order and association) or a product of radical terms with whole
+    coefficients: ``sqrt(m)`` or ``k*sqrt(m)`` (int64 ``k`` neither 0 nor 1) for distinct square-free ``m > 1``,
+    and at most one int64 constant other than 0. Its value has exactly these terms (the square roots of
+    distinct square-free numbers are independent), so its radical form (:func:`radical_term`) is made of the
+    same terms and as many sums or more: never smaller, and :func:`fold_radicals` leaves ``t`` without
+    reading its value."""
+    stack = [t]
+    radicands: set[int] = set()
+    constant = False
+    while stack:
+        node = stack.pop()
+        if node.op is ADD:
+            if len(node.args) < 2:
+                return False
+            stack.extend(node.args)
+            continue
+        if node.op is CONST:
+            if constant or not _whole_constant(node, 0):
+                return False
+            constant = True
+            continue
+        root = node
+        if node.op is MUL:
+            if len(node.args) != 2 or not _whole_constant(node.args[0], 0, 1):
+                return False
+            root = node.args[1]
+        if root.op is not SQRT or not _whole_constant(root.args[0]):
+            return False
+        m = root.args[0].attr
+        split = None if m <= 1 or m in radicands else squarefree_split(m)
+        if split is None or split[0] != 1:
+            return False
+        radicands.add(m)
+    return bool(radicands)
+
+
+def _whole_constant(t: Term, *excluded: int) -> bool:
+    """Whether ``t`` is an int64 constant (a Python int) other than ``excluded``."""
+    return t.op is CONST and t.attr.__class__ is int and t.dtype == INT64 and t.attr not in excluded
+
+
 def clear_radical_caches() -> None:
     """Forget the radical values, folds and factorisations worked out so far (none goes stale)."""
     _VALUES.clear()
@@ -426,7 +469,14 @@ def clear_radical_caches() -> None:
 
 
 def _fold(t: Term) -> Term | None:
-    """:func:`fold_radicals`, computed."""
+    """:func:`fold_radicals`, computed: none for a sum or product of radical terms (:func:`own_spelling`)."""
+    if (t.op is ADD or t.op is MUL) and own_spelling(t):
+        return None
+    return _fold_value(t)
+
+
+def _fold_value(t: Term) -> Term | None:
+    """:func:`fold_radicals` from the radical number of ``t``."""
     v = radical_value(t)
     out = None if v is None else radical_term(v)
     if out is None or out is t:

@@ -74,6 +74,7 @@ class Rule:
         "handler",
         "root_op",
         "root_ops",
+        "leaves",
         "__weakref__",
     )
 
@@ -88,8 +89,11 @@ class Rule:
         guard: Callable[[Any, Any], bool] | None = None,
         doc: str = "",
         ops: Iterable[Any] = (),
+        leaves: bool = True,
     ) -> None:
         self.pattern = pattern
+        #: whether the rule may apply to a term without operands (False: the driver need not visit leaves for it)
+        self.leaves = leaves
         self.rhs = rhs
         self.where = where
         self.condition = _where_test(where)  # where as a test of the bindings (None: always)
@@ -143,9 +147,11 @@ class Rule:
         tag: str = "safe",
         guard: Callable[[Any, Any], bool] | None = None,
         doc: str = "",
+        leaves: bool = True,
     ) -> Rule:
-        """A rule whose result is ``fn(term)`` (None or ``term``: no rewrite), tried on ``ops`` (all if empty)."""
-        return cls(None, fn, name=name, ops=ops, tag=tag, guard=guard, doc=doc)
+        """A rule whose result is ``fn(term)`` (None or ``term``: no rewrite), tried on ``ops`` (all if empty;
+        ``leaves=False``: never on a term without operands, where ``fn`` must then decline)."""
+        return cls(None, fn, name=name, ops=ops, tag=tag, guard=guard, doc=doc, leaves=leaves)
 
     @property
     def unsafe(self) -> bool:

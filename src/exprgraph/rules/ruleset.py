@@ -101,11 +101,14 @@ class RuleSet:
     def index(self) -> OpIndex:
         """The rules indexed by op, each entry ``(rule, applier)``: what the driver dispatches through."""
         if self._index is None:
-            entries = []
+            entries, leafless = [], []
             for r in self._rules:
                 made = as_rule(r)  # plain functions (and relation rules) are rules without a pattern
-                entries.append(((r, made.term_applier()), made.root_ops or None))
-            self._index = OpIndex(entries)
+                entry = (r, made.term_applier())
+                entries.append((entry, made.root_ops or None))
+                if not made.leaves:
+                    leafless.append(entry)
+            self._index = OpIndex(entries, leafless=leafless)
         return self._index
 
     def table(self) -> tuple[dict, tuple]:

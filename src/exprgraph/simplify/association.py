@@ -97,12 +97,12 @@ def what_is_left(
     return [a for a, _ in items if a is not constant[0]], units
 
 
-def in_order(kept: list[Term], units: list[Term], key: Callable[[Term], Any]) -> list[Term]:
-    """The operands left of a safe node, sorted, then its units (each once), sorted."""
+def in_order(kept: list[Term], units: list[Term], sort: Callable[[list[Term]], list[Term]]) -> list[Term]:
+    """The operands left of a safe node, sorted (``sort(terms)``: a sorted copy), then its units (each once), sorted."""
     if len(kept) > 1:
-        kept = sorted(kept, key=key)
+        kept = sort(kept)
     if units:
-        kept = kept + (sorted(dict.fromkeys(units), key=key) if len(units) > 1 else units)
+        kept = kept + (sort(list(dict.fromkeys(units))) if len(units) > 1 else units)
     return kept
 
 

@@ -43,7 +43,7 @@ from ..eval import evaluate
 from ..match import P, V
 from ..rules import Rule, make_rule, parse_rules
 from ..rules.rule import keeps_dtype
-from .numbers import const_like, exact_first, fold_value, number
+from .numbers import const_like, exact_first, fold_value, number, plain_value
 from .order import sort_key
 from .polynomial import collapse_to_power
 from .powers import ASSUMPTION_REWRITES
@@ -80,19 +80,27 @@ class GuardedRule(Rule):
     condition are taken) or a function ``term -> term | None`` tried on terms of ``ops``.
     ``unsafe`` gives the tag ``"unsafe"`` (rules that hold for finite, or non-zero, values only).
     A result of another dtype is declined, so a rule never turns an int expression into a float one.
+    ``leaves=False``: a function never tried on a term without operands (it declines there).
     """
 
     __slots__ = ()
 
     def __init__(
-        self, name: str, body: Rule | Callable[[Term], Any], *, ops: tuple = (), unsafe: bool = False, doc: str = ""
+        self,
+        name: str,
+        body: Rule | Callable[[Term], Any],
+        *,
+        ops: tuple = (),
+        unsafe: bool = False,
+        doc: str = "",
+        leaves: bool = True,
     ) -> None:
         tag = "unsafe" if unsafe else "safe"
         if isinstance(body, Rule) and body.pattern is not None:
             doc = doc or body.name
             super().__init__(body.pattern, body.rhs, name=name, where=body.where, tag=tag, guard=keeps_dtype, doc=doc)
         else:
-            super().__init__(None, body, name=name, ops=ops, tag=tag, guard=keeps_dtype, doc=doc)
+            super().__init__(None, body, name=name, ops=ops, tag=tag, guard=keeps_dtype, doc=doc, leaves=leaves)
 
     def __repr__(self) -> str:
         tag = " (unsafe)" if self.unsafe else ""
@@ -110,6 +118,9 @@ def fold_constants(t: Term) -> Term | None:
     for a in args:
         if a.op is not CONST:
             return None
+    plain = plain_value(t)  # -1*2 -> -2 in Python, as numpy computes it
+    if plain is not None:
+        return const(plain, dtype=t.dtype)
     try:
         value = evaluate(t, {})
     except (EvaluationError, ArithmeticError, ValueError, TypeError):
@@ -281,7 +292,9 @@ _RECIPROCAL = "1/(a*b) -> a**-1 * b**-1 (a*b may overflow where 1/a * 1/b does n
 
 
 def _rules() -> list[GuardedRule]:
-    made = [GuardedRule("fold_constants", exact_first(fold_constants), doc="f(c1, c2) -> c, exact over exact")]
+    # every op with operands (a leaf has none to fold: the driver then skips the leaves)
+    fold = exact_first(fold_constants)
+    made = [GuardedRule("fold_constants", fold, leaves=False, doc="f(c1, c2) -> c, exact over exact")]
     made += [GuardedRule(r.name, r, unsafe=True, doc=r.doc) for r in parse_rules(_TEXT_UNSAFE)]
     made += [GuardedRule(r.name, r, doc=r.doc) for r in parse_rules(_TEXT_SAFE)]
     for name, r, doc in _PATTERN_SAFE:

@@ -21,7 +21,7 @@ from ..core import Op, Term, const
 from ..core.dtypes import is_float
 from .budget import check_time
 from .numbers import fold_value, number, same_dtype
-from .order import in_sort_order, sort_key
+from .order import in_sort_order, sorted_terms
 
 __all__ = ["collect_like", "assemble", "merge_all", "repeats", "canonical_node", "flat_operands", "collected_already"]
 
@@ -55,7 +55,7 @@ def collect_like(
     others = merge_all(groups, lambda kind, members: merge(kind, members, cancel))
     if others is None:
         return None
-    others.sort(key=sort_key)
+    others = sorted_terms(others)
     c = fold_value(op, consts) if consts else None
     if consts and c is None:
         return None
@@ -117,13 +117,14 @@ def repeats(members: list[tuple[Any, Term]]) -> list[tuple[Term, int]]:
     return list(counts.items())
 
 
-def collected_already(t: Term, kind: Callable[[Term], Any], constant_ok: Callable[[int, Term, Any], bool]) -> bool:
+def collected_already(t: Term, kind: Callable[[Term], Any], constant_ok: Callable[[int, int, Term, Any], bool]) -> bool:
     """Whether the full canonical form of ``t`` (a sum or product) is ``t`` itself, by an exact check before
     any grouping: two operands or more, none of ``t``'s op, each numeric constant where ``constant_ok(index,
-    constant, value)`` allows it, the others of distinct kinds (``kind(a)``; None: undecided) and in the
+    operand count, constant, value)`` allows it, the others of distinct kinds (``kind(a)``; None: undecided) and in the
     canonical order (the sort is stable: equal keys keep their order)."""
     args = t.args
-    if len(args) < 2:
+    n = len(args)
+    if n < 2:
         return False
     kinds: set[Any] = set()
     previous: Term | None = None
@@ -132,7 +133,7 @@ def collected_already(t: Term, kind: Callable[[Term], Any], constant_ok: Callabl
             return False
         v = number(a)
         if v is not None:
-            if not constant_ok(i, a, v):
+            if not constant_ok(i, n, a, v):
                 return False
             continue
         k = kind(a)

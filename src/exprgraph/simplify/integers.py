@@ -68,7 +68,7 @@ def _leaf(t: Term) -> bool:
 def integer_regions(term: Term, unsafe: bool = False) -> tuple[list[Term], set[Term]]:
     """The roots of the integer regions of ``term`` (children first) and every node of a region."""
     order = postorder(term)
-    inside = {t for t in order if _joins(t, unsafe)}
+    inside = {t for t in order if t.dtype == INT64 and _joins(t, unsafe)}  # the dtype first: most nodes are floats
     if not inside:
         return [], inside  # no integer node (most float terms): no region
     roots = {term} & inside

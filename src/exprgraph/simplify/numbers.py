@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..core import Term, const, get_op, postorder
-from ..core.dtypes import FLOAT32, FLOAT64, INT64_MAX, INT64_MIN
+from ..core.dtypes import FLOAT32, FLOAT64, INT64, INT64_MAX, INT64_MIN
 from ..core.exact import Rational
 from ..core.exact_fold import EXACT_LEAVES, exact_value, fold_exact, is_exact
 from ..errors import EvaluationError
@@ -46,6 +46,7 @@ __all__ = [
     "one_base",
     "const_like",
     "exact_first",
+    "plain_value",
     "cost",
     "INT_MIN",
     "INT_MAX",
@@ -53,13 +54,15 @@ __all__ = [
 
 CONST = get_op("const")
 MUL, POW, DIV = get_op("mul"), get_op("pow"), get_op("truediv")
-ADD, SUB = get_op("add"), get_op("sub")
+ADD, SUB, NEG = get_op("add"), get_op("sub"), get_op("neg")
 
 INT_MIN, INT_MAX = INT64_MIN, INT64_MAX
 #: the smallest normal float: a folded product below it has lost precision (or underflowed)
 TINY = 2.0**-1022
 #: the smallest normal float32
 TINY32 = 2.0**-126
+#: ints up to this magnitude convert to float64 exactly
+_EXACT_INT = 2**53
 
 
 def number(t: Term) -> int | float | Fraction | None:
@@ -123,10 +126,12 @@ def fold_value(op: Any, consts: list[Term]) -> Term | None:
     term = op(*consts)
     if term.dtype == FLOAT64 and all(exact_value(c) is not None for c in consts):
         return fold_exact(term)  # rational(1, 3) + rational(1, 6) -> rational(1, 2): exact, or kept apart
-    try:
-        value = evaluate(term, {})
-    except (EvaluationError, ArithmeticError, ValueError, TypeError):
-        return None
+    value: Any = plain_value(term)
+    if value is None:
+        try:
+            value = evaluate(term, {})
+        except (EvaluationError, ArithmeticError, ValueError, TypeError):
+            return None
     folded = const(value)
     v = number(folded)
     if v.__class__ is float:
@@ -137,6 +142,36 @@ def fold_value(op: Any, consts: list[Term]) -> Term | None:
         if op is MUL and abs(v) < tiny and all(g != 0 and abs(g) >= tiny for g in given):
             return None  # 1e-200 * 1e-200 -> 0.0: keep the constants apart
     return folded
+
+
+def plain_value(t: Term) -> int | float | None:
+    """The value of ``t``, a binary add, sub or mul or a neg of scalar int64 and float64 constants, computed in
+    Python as numpy computes it (an int64 in range, a finite float: IEEE arithmetic on exactly converted
+    operands), else None (``evaluate`` it): the common folds without numpy's evaluation."""
+    op, args = t.op, t.args
+    n = len(args)
+    if not ((n == 2 and (op is ADD or op is SUB or op is MUL)) or (n == 1 and op is NEG)):
+        return None
+    floats = False
+    for a in args:
+        if a.op is not CONST:
+            return None
+        cls = a.attr.__class__
+        if cls is float and a.dtype == FLOAT64:
+            floats = True
+        elif cls is not int or a.dtype != INT64 or abs(a.attr) > _EXACT_INT:
+            return None
+    if t.dtype != (FLOAT64 if floats else INT64) or t.shape:
+        return None
+    x = float(args[0].attr) if floats else args[0].attr
+    if op is NEG:
+        out = -x
+    else:
+        y = float(args[1].attr) if floats else args[1].attr
+        out = x + y if op is ADD else x - y if op is SUB else x * y
+    if floats:
+        return out if math.isfinite(out) else None  # inf and nan: numpy's (and its warnings) decide
+    return out if INT_MIN <= out <= INT_MAX else None  # beyond int64 numpy wraps
 
 
 def same_dtype(result: Term, t: Term) -> Term:
@@ -285,8 +320,11 @@ def exact_first(fallback: Callable[[Term], Term | None]) -> Callable[[Term], Ter
                 return fold_exact(t)
             return fallback(t)
         for a in args:
-            if a.op is not CONST and (not a.args or not is_exact(a)):  # a leaf other than a constant: a symbol
-                return None  # symbols, or an operand that could not be folded (an error where it is evaluated)
+            if a.op is not CONST and not a.args:  # a leaf other than a constant: a symbol
+                return None
+        for a in args:
+            if a.args and not is_exact(a):
+                return None  # an operand with symbols, or one that could not be folded (an error where it is evaluated)
         if (
             t.dtype == FLOAT64
             and not t.shape

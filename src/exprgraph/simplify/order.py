@@ -17,7 +17,7 @@ import numpy as np
 from ..core import Term
 from ..core.walk import postorder_until
 
-__all__ = ["digest", "sort_key", "in_sort_order"]
+__all__ = ["digest", "sort_key", "in_sort_order", "sorted_terms"]
 
 _digests: weakref.WeakKeyDictionary[Term, bytes] = weakref.WeakKeyDictionary()
 
@@ -51,15 +51,16 @@ def digest(t: Term) -> bytes:
     found = _digests.get(t)
     if found is not None:
         return found
+    made: dict[Term, bytes] = {}  # this walk's digests: its operands are read here, not through weak references
     for node in postorder_until((t,), _digests.__contains__):
-        h = hashlib.blake2b(digest_size=12)
-        h.update(node.op.name.encode())
-        h.update(b"\0")
-        h.update(_attr_text(node).encode())
+        parts = [node.op.name.encode(), b"\0", _attr_text(node).encode()]
         for a in node.args:
-            h.update(_digests[a])
-        _digests[node] = h.digest()
-    return _digests[t]
+            known = made.get(a)
+            parts.append(known if known is not None else _digests[a])
+        made[node] = hashlib.blake2b(b"".join(parts), digest_size=12).digest()  # the bytes hashed in one piece
+    for node, d in made.items():
+        _digests[node] = d
+    return made[t]
 
 
 def sort_key(t: Term) -> tuple[Any, ...]:
@@ -83,3 +84,23 @@ def in_sort_order(a: Term, b: Term) -> bool:
     if ha != hb:
         return ha < hb
     return digest(a) <= digest(b)
+
+
+def sorted_terms(items: list[Term]) -> list[Term]:
+    """``sorted(items, key=sort_key)``, the digests worked out only for terms whose kind and name tie.
+
+    Every two terms compare as their sort keys do (by the head where the heads differ, else by the
+    digest), so the stable sort makes the same order; a term of a head of its own needs no digest.
+    """
+    if len(items) < 2:
+        return list(items)
+    heads = [_head(t) for t in items]
+    count: dict[tuple[int, str], int] = {}
+    for h in heads:
+        count[h] = count.get(h, 0) + 1
+    if len(count) == len(heads):  # no tie: the heads alone order them
+        keys: list[Any] = heads
+    else:
+        keys = [(h, digest(t)) if count[h] > 1 else (h, b"") for h, t in zip(heads, items, strict=True)]
+    order = sorted(range(len(items)), key=keys.__getitem__)
+    return [items[i] for i in order]

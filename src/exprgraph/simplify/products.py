@@ -34,7 +34,7 @@ from .numbers import (
     same_dtype,
     times,
 )
-from .order import in_sort_order, sort_key
+from .order import in_sort_order, sort_key, sorted_terms
 
 __all__ = [
     "collect_product",
@@ -114,8 +114,8 @@ def _base(a: Term) -> Term:
     return base_exponent(a)[0]
 
 
-def _coefficient_kept(i: int, a: Term, v: Any) -> bool:
-    """Whether the numeric factor ``a`` (value ``v``) at ``i`` is a coefficient the full product keeps as it is."""
+def _coefficient_kept(i: int, n: int, a: Term, v: Any) -> bool:
+    """Whether the numeric factor ``a`` (value ``v``) at ``i`` (of ``n``) is a coefficient the full product keeps."""
     return i == 0 and v != 0 and v != 1 and (v != -1 or a is _MINUS_ONE)
 
 
@@ -284,7 +284,7 @@ def _exact_product(t: Term, factors: list[Term]) -> Term | None:
     if left is None:
         return None
     kept, units = left
-    factors_out = in_order(kept, units, sort_key)
+    factors_out = in_order(kept, units, sorted_terms)
     if coefficient is not None and v != 1 and len(factors_out) > 1:
         # c*(a*b) is c times the product without it, nested: a term's rest is that product again
         # (``-1 * r`` for a zero unit r - r, ``1.5 * r`` for a merged term); the factors are at most one

@@ -248,7 +248,7 @@ def _algebraic(term: Term, best: Term, run: Run) -> Term:
         return best
     if run.cost is None and cost(best) < _ALGEBRA_MIN_COST and settled(best, _forms(best, run)):
         return best  # a form of the input beats so small a form only where the passes missed a respelling
-    bases = [(b, _forms(b, run)) for b in (term, best) if small_integers(b)]
+    bases = [(b, _forms(b, run)) for b in ((term,) if best is term else (term, best)) if small_integers(b)]
     for _ in range(_ALGEBRA_ROUNDS):  # again from what improved, so that the result is a fixpoint
         found, name = _cheapest_form(bases, term, best, run)
         if found is None:
@@ -450,7 +450,7 @@ def _kept_sums(term: Term, run: Run) -> dict[Term, KeptSum]:
         start = inner.args[0] if ours else inner
         alone = passes(start, False, run)
         full = substitute(alone, written) if written else alone
-        if never_minus_zero(full) or not no_larger(alone, inner):
+        if full is s or never_minus_zero(full) or not no_larger(alone, inner):  # (s is never -0.0: checked above)
             continue
         form, full = Term(_ADD, (alone, zero)), Term(_ADD, (full, zero))
         # a placeholder named after the form it stands for: a second call, which finds the same forms,

@@ -28,7 +28,7 @@ from .numbers import (
     split_coefficient,
     times,
 )
-from .order import in_sort_order, sort_key
+from .order import in_sort_order, sort_key, sorted_terms
 
 __all__ = ["collect_sum", "cancel_sum", "distribute_negation"]
 
@@ -167,7 +167,12 @@ def _rest_key(a: Term) -> tuple[Any, ...] | None:
 def _canonical_sum(t: Term) -> bool:
     """Whether :func:`_collect_sum` gives ``t`` itself (:func:`~.collect.collected_already`): terms of distinct
     rests, no quotient nor multiple of a sum, and at most one numeric constant, last and not 0."""
-    return collected_already(t, _term_kind, lambda i, a, v: i == len(t.args) - 1 and v != 0)
+    return collected_already(t, _term_kind, _constant_last)
+
+
+def _constant_last(i: int, n: int, a: Term, v: Any) -> bool:
+    """Whether the numeric term ``a`` (value ``v``) at ``i`` of ``n`` is a constant the full sum keeps: last, not 0."""
+    return i == n - 1 and v != 0
 
 
 def _term_kind(a: Term) -> tuple[Any, ...] | None:
@@ -277,7 +282,7 @@ def _exact_sum(t: Term, operands: list[tuple[Term, bool]], dissolved: set[Term])
     kept, units = left
     if dissolved and uses_any(kept, dissolved):
         return None
-    terms = in_order(kept, units, sort_key)
+    terms = in_order(kept, units, sorted_terms)
     parts = terms + ([constant] if constant is not None and not zero else [])
     return assemble(t, ADD, parts, terms, constant, empty=0, constant_first=False)
 

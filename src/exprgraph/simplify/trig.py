@@ -333,13 +333,18 @@ def _apply(
         rest = contains(exps, keys[x])
         if rest is None or (rest and not unsafe):
             continue  # the safe strength rewrites a term that is the monomial alone
-        lam = coef / monomials[x][0]
+        lam: Fraction | None = None  # the relation's scale, once a partner is found (exact arithmetic is dear)
         for y in range(3):
             if y == x or not (unsafe or safe[3 - x - y]):
                 continue  # the safe strength produces only a monomial whose production is safe
+            partners = [j for j in index.get(frozenset(with_factors(rest, keys[y]).items()), ()) if j != i]
+            if not partners:
+                continue
+            if lam is None:
+                lam = coef / monomials[x][0]
             want = lam * monomials[y][0]
-            for j in index.get(frozenset(with_factors(rest, keys[y]).items()), ()):
-                if j == i or readings[j][0] != want:
+            for j in partners:
+                if readings[j][0] != want:
                     continue
                 z = 3 - x - y
                 c = -lam * monomials[z][0]
