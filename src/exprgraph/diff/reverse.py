@@ -295,10 +295,7 @@ def backprop_groups(
         raise ValueError(
             f"backprop_groups got {len(outputs)} output lists, {len(seeds)} seed lists, {len(targets)} target sets"
         )
-    if _native is not None:
-        for outs, group_seeds in zip(outputs, seeds, strict=True):
-            if len(group_seeds) != len(outs):
-                raise ValueError(f"backprop got {len(group_seeds)} seeds for {len(outs)} outputs")
+    if _native is not None:  # (the C sweep checks each group's seeds, as backprop does below)
         union: set[Term] = set().union(*targets)
         found = _native.backprop_groups(outputs, seeds, targets, union, _seed_for)
         if found is not NotImplemented:  # (another C sweep is running: one backprop per group below)

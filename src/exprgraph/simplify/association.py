@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core import Op, Term
 from .collect import merge_all
-from .order import in_sort_order
+from .order import in_sort_order, sorted_terms
 
 __all__ = ["gather", "binary_form", "what_is_left", "in_order", "one_rounding", "uses_any", "MAX_GATHER", "MAX_LOOK"]
 
@@ -97,12 +97,12 @@ def what_is_left(
     return [a for a, _ in items if a is not constant[0]], units
 
 
-def in_order(kept: list[Term], units: list[Term], sort: Callable[[list[Term]], list[Term]]) -> list[Term]:
-    """The operands left of a safe node, sorted (``sort(terms)``: a sorted copy), then its units (each once), sorted."""
+def in_order(kept: list[Term], units: list[Term]) -> list[Term]:
+    """The operands left of a safe node, sorted, then its units (each once), sorted."""
     if len(kept) > 1:
-        kept = sort(kept)
+        kept = sorted_terms(kept)
     if units:
-        kept = kept + (sort(list(dict.fromkeys(units))) if len(units) > 1 else units)
+        kept = kept + (sorted_terms(list(dict.fromkeys(units))) if len(units) > 1 else units)
     return kept
 
 

@@ -44,7 +44,7 @@ from ..match import P, V
 from ..rules import Rule, make_rule, parse_rules
 from ..rules.rule import keeps_dtype
 from .numbers import const_like, exact_first, fold_value, number, plain_value
-from .order import sort_key
+from .order import sorted_terms
 from .polynomial import collapse_to_power
 from .powers import ASSUMPTION_REWRITES
 from .products import (
@@ -151,7 +151,7 @@ def _flat_idempotent(t: Term, fold: bool, ordered: bool = False) -> Term | None:
                 return None
             items = [a for a in items if number(a) is None] + [c]
     if not ordered:
-        items.sort(key=sort_key)
+        items = sorted_terms(items)
     return items[0] if len(items) == 1 else op(*items)
 
 
@@ -182,7 +182,7 @@ def flatten_logic(t: Term) -> Term | None:
             if a.attr is identity:
                 continue
         kept.append(a)
-    kept = sorted(dict.fromkeys(kept), key=sort_key)
+    kept = sorted_terms(list(dict.fromkeys(kept)))
     if not kept:
         return const(identity)
     return kept[0] if len(kept) == 1 else op(*kept)

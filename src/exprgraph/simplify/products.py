@@ -34,7 +34,7 @@ from .numbers import (
     same_dtype,
     times,
 )
-from .order import in_sort_order, sort_key, sorted_terms
+from .order import in_sort_order, sort_key
 
 __all__ = [
     "collect_product",
@@ -284,7 +284,7 @@ def _exact_product(t: Term, factors: list[Term]) -> Term | None:
     if left is None:
         return None
     kept, units = left
-    factors_out = in_order(kept, units, sorted_terms)
+    factors_out = in_order(kept, units)
     if coefficient is not None and v != 1 and len(factors_out) > 1:
         # c*(a*b) is c times the product without it, nested: a term's rest is that product again
         # (``-1 * r`` for a zero unit r - r, ``1.5 * r`` for a merged term); the factors are at most one

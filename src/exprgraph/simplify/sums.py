@@ -28,7 +28,7 @@ from .numbers import (
     split_coefficient,
     times,
 )
-from .order import in_sort_order, sort_key, sorted_terms
+from .order import in_sort_order, sort_key
 
 __all__ = ["collect_sum", "cancel_sum", "distribute_negation"]
 
@@ -282,7 +282,7 @@ def _exact_sum(t: Term, operands: list[tuple[Term, bool]], dissolved: set[Term])
     kept, units = left
     if dissolved and uses_any(kept, dissolved):
         return None
-    terms = in_order(kept, units, sorted_terms)
+    terms = in_order(kept, units)
     parts = terms + ([constant] if constant is not None and not zero else [])
     return assemble(t, ADD, parts, terms, constant, empty=0, constant_first=False)
 
