@@ -56,7 +56,8 @@ slot_offset(PyObject *cls, const char *name)
 /* Terms are never tracked by the cyclic collector (see the top), yet Python gives every class
    declared in Python (the Term subclass) the collector's 16-byte header per instance. Before the
    first term exists (construction needs configure), the class is made a plain one: instances are
-   allocated without the header and freed with PyObject_Free; the class's own deallocator then
+   allocated without the header by term_mem_alloc and freed with term_mem_free (_cterm_alloc.c), whose
+   blocks are the terms' exact sizes on huge pages; the class's own deallocator then
    takes CPython's path for such classes (the base's dealloc, then the class's reference). Only a
    class whose instances add nothing to the base (no __dict__, no slots) is changed. */
 static void
@@ -66,7 +67,7 @@ drop_collector_header(PyTypeObject *cls)
         (cls->tp_flags & Py_TPFLAGS_MANAGED_DICT) || cls->tp_free != PyObject_GC_Del || table_count() != 0)
         return;
     cls->tp_flags &= ~Py_TPFLAGS_HAVE_GC;
-    cls->tp_free = PyObject_Free;
+    cls->tp_free = term_mem_free;
     cls->tp_traverse = NULL;
     cls->tp_clear = NULL;
     PyType_Modified(cls);
@@ -190,6 +191,16 @@ capacity(PyObject *module, PyObject *unused)
     return PyLong_FromSize_t(table_capacity());
 }
 
+static PyObject *
+memory_chunks(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    size_t carved, empty;
+    term_mem_stats(&carved, &empty);
+    return Py_BuildValue("nn", (Py_ssize_t)carved, (Py_ssize_t)empty);
+}
+
 static PyMethodDef module_methods[] = {
     {"configure", (PyCFunction)configure, METH_VARARGS,
      "configure(term_class, registry, op_class, dtypes, promote, numeric, infers, leaf): set the facts from Python."},
@@ -203,6 +214,8 @@ static PyMethodDef module_methods[] = {
      "postorder(roots, stop): walk.postorder_until's list over C terms, or None for other roots."},
     {"table_size", table_size, METH_NOARGS, "table_size(): the number of live interned terms."},
     {"table_capacity", capacity, METH_NOARGS, "table_capacity(): the number of slots of the intern table."},
+    {"memory_chunks", memory_chunks, METH_NOARGS,
+     "memory_chunks(): (chunks of terms' memory used so far, those empty now); (0, 0) without chunks."},
     {NULL, NULL, 0, NULL},
 };
 

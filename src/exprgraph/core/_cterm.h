@@ -8,6 +8,7 @@
    _cterm_fields.c TermBase as a Python object: attributes, `args`, freeing, the type
    _cterm_ops.c    the Python operators of terms and the calls of ops, in C, and the ops' user bits
    _cterm_walk.c   the postorder walk of exprgraph.core.walk over C terms
+   _cterm_alloc.c  the memory of terms: exact-size blocks in 2 MiB chunks on huge pages
 
    The sweeps of exprgraph.diff are another extension (exprgraph.diff._csweep) built on the API.
    Built with -fvisibility=hidden: only PyInit__cterm leaves the library. */
@@ -103,6 +104,11 @@ PyObject *term_new(PyTypeObject *cls, PyObject *args, PyObject *kwds);
 /* untrack a tuple of objects that the collector does not follow (terms, numbers) */
 void untrack_leaf_tuple(PyObject *tup);
 PyObject *resolve_op(PyObject *op);
+
+/* ---- _cterm_alloc.c: the blocks of terms ---- */
+void *term_mem_alloc(size_t bytes); /* contents undefined; NULL with MemoryError set */
+void term_mem_free(void *p);        /* the configured term class's tp_free */
+void term_mem_stats(size_t *carved, size_t *empty);
 
 /* ---- _cterm_walk.c ---- */
 PyObject *term_postorder(PyObject *module, PyObject *const *args, Py_ssize_t nargs);

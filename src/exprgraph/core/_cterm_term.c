@@ -193,8 +193,8 @@ untrack_leaf_tuple(PyObject *tup)
 }
 
 /* A zeroed term of class cls for n operands and `extra` more words after them (its count: n). A class
-   without the collector header (see configure) gets exactly its bytes from CPython's allocator:
-   tp_alloc would add a word for a sentinel item that terms do not have. */
+   without the collector header (see configure) gets exactly its bytes from term_mem_alloc
+   (_cterm_alloc.c): tp_alloc would add a word for a sentinel item that terms do not have. */
 static TermObject *
 term_alloc(PyTypeObject *cls, Py_ssize_t n, Py_ssize_t extra)
 {
@@ -210,11 +210,11 @@ term_alloc(PyTypeObject *cls, Py_ssize_t n, Py_ssize_t extra)
         return t;
     }
     size_t bytes = (size_t)cls->tp_basicsize + (size_t)(n + extra) * sizeof(PyObject *);
-    TermObject *t = (TermObject *)PyObject_Malloc(bytes);
-    if (t == NULL) {
-        PyErr_NoMemory();
-        return NULL;
-    }
+    /* the configured class frees with term_mem_free; any other plain class (a subclass without slots of
+       its own) frees with CPython's allocator, so its terms come from there */
+    TermObject *t = (TermObject *)(cls->tp_free == term_mem_free ? term_mem_alloc(bytes) : PyObject_Malloc(bytes));
+    if (t == NULL)
+        return (TermObject *)PyErr_NoMemory();
     memset(t, 0, bytes);
     PyObject_Init((PyObject *)t, cls); /* (takes a reference to a heap class) */
     t->bits = (uint32_t)n;
