@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,9 @@ __all__ = [
     "rational_root",
     "rational_power",
     "square_split",
+    "TRIAL_BOUND",
+    "prime_factors",
+    "squarefree_split",
     "exact_latex",
 ]
 
@@ -47,6 +51,8 @@ __all__ = [
 MAX_BITS = 4096
 #: square factors are looked for among the integers up to this bound
 _SQUARE_TRIALS = 1000
+#: radicands are factored by trial division up to this bound (a cofactor below its square is a prime)
+TRIAL_BOUND = 10_000
 
 
 def _float_view(value: float) -> np.ndarray:
@@ -183,6 +189,45 @@ def square_split(n: int) -> tuple[int, int]:
             a, b = a * f, b // (f * f)
         f += 1
     return a, b
+
+
+@lru_cache(maxsize=4096)
+def prime_factors(n: int) -> tuple[tuple[int, int], ...] | None:
+    """The prime factorisation of ``n >= 1`` as ``((p, k), ...)``, or None when trial division cannot finish it."""
+    out: list[tuple[int, int]] = []
+    p = 2
+    while p <= TRIAL_BOUND and p * p <= n:
+        k = 0
+        while n % p == 0:
+            n //= p
+            k += 1
+        if k:
+            out.append((p, k))
+        p += 1 if p == 2 else 2
+    if n > 1:
+        if n < TRIAL_BOUND * TRIAL_BOUND:
+            out.append((n, 1))  # no factor up to its square root: a prime
+        else:
+            r = math.isqrt(n)
+            if r * r != n or r >= TRIAL_BOUND * TRIAL_BOUND:
+                return None  # a cofactor with no factor up to the bound, no prime square: unknown
+            out.append((r, 2))  # the square of a number with no factor up to its square root: of a prime
+    return tuple(out)
+
+
+def squarefree_split(n: int) -> tuple[int, int] | None:
+    """``(a, m)`` with ``n = a**2 * m`` and ``m`` square-free, for ``n >= 1``; None when ``n`` cannot be factored."""
+    if n < 1 or n.bit_length() > MAX_BITS:
+        return None
+    found = prime_factors(n)
+    if found is None:
+        return None
+    a = m = 1
+    for p, k in found:
+        a *= p ** (k // 2)
+        if k % 2:
+            m *= p
+    return a, m
 
 
 def exact_latex(value: Rational | ExactName) -> str:

@@ -92,6 +92,8 @@ def is_exact(t: Term) -> bool:
     The walk stops at the first leaf that is not exact (a symbol, a float), so it is cheap on
     symbolic terms, and looks at :data:`MAX_EXACT_NODES` nodes at most.
     """
+    if not t.args:  # a leaf: no walk
+        return not t.shape and t.op is CONST and t.attr.__class__ in EXACT_LEAVES
     stack = [t]
     seen = 0
     while stack:
@@ -216,13 +218,19 @@ def fold_exact(t: Term) -> Term | None:
     None when ``t`` is not a float64 op over exact operands, or its value is not exact: the term
     stays (``log(3)``, ``sqrt(2)``, ``pi/2``).
     """
-    if not t.args or t.dtype != FLOAT64 or t.shape:
+    args = t.args
+    if not args or t.dtype != FLOAT64 or t.shape:
         return None
-    vals = [exact_value(a) for a in t.args]
-    if all(v is not None for v in vals):
-        return _fold_values(t, vals)  # type: ignore[arg-type]
-    if not all(is_exact(a) for a in t.args):
-        return None
+    rational = True
+    for a in args:  # every operand an int or rational constant: the rational values (made only then)
+        if a.op is not CONST or (a.attr.__class__ is not int and a.attr.__class__ is not Rational):
+            rational = False
+            break
+    if rational:
+        return _fold_values(t, [Fraction(a.attr) for a in args])
+    for a in args:
+        if not is_exact(a):
+            return None
     return _fold_symbolic(t) or fold_radicals(t)
 
 

@@ -34,12 +34,11 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import ItemsView, Iterator, Mapping, ValuesView
 from fractions import Fraction
-from functools import lru_cache
 
 from .dtypes import FLOAT64, INT64, INT64_MAX, INT64_MIN
-from .exact import MAX_BITS, Rational
+from .exact import MAX_BITS, TRIAL_BOUND, Rational, prime_factors, squarefree_split
 from .leaves import const
 from .op import get_op
 from .term import Term
@@ -63,8 +62,6 @@ __all__ = [
 MAX_TERMS = 16
 #: integer powers up to this exponent (in absolute value) are expanded
 MAX_POWER = 64
-#: radicands are factored by trial division up to this bound (a cofactor below its square is a prime)
-TRIAL_BOUND = 10_000
 #: a term of more nodes than this (a shared one counted at each use) is not read as a radical number
 MAX_NODES = 64
 
@@ -79,7 +76,7 @@ class Radical(Mapping[int, Fraction]):
     __slots__ = ("_terms",)
 
     def __init__(self, terms: Mapping[int, Fraction] | None = None) -> None:
-        self._terms = {m: Fraction(q) for m, q in (terms or {}).items() if q != 0}
+        self._terms = {m: q if q.__class__ is Fraction else Fraction(q) for m, q in (terms or {}).items() if q != 0}
 
     def __getitem__(self, m: int) -> Fraction:
         return self._terms[m]
@@ -89,6 +86,18 @@ class Radical(Mapping[int, Fraction]):
 
     def __len__(self) -> int:
         return len(self._terms)
+
+    # the dict's own read-only views and lookups (the Mapping mixins would go through __getitem__ per key)
+    def __contains__(self, m: object) -> bool:
+        return m in self._terms
+
+    def values(self) -> ValuesView[Fraction]:
+        """The coefficients ``q``."""
+        return self._terms.values()
+
+    def items(self) -> ItemsView[int, Fraction]:
+        """The pairs ``(m, q)``."""
+        return self._terms.items()
 
     def __repr__(self) -> str:
         return f"Radical({dict(sorted(self._terms.items()))})"
@@ -103,54 +112,18 @@ class Radical(Mapping[int, Fraction]):
         """The primes of the radicands (None when one is beyond trial division: a product of two large primes)."""
         out: set[int] = set()
         for m in self._terms:
-            found = _factor(m)
+            found = prime_factors(m)
             if found is None:
                 return None
             out.update(p for p, _ in found)
         return out
 
 
-def _small(q: Fraction) -> bool:
-    return q.numerator.bit_length() <= MAX_BITS and q.denominator.bit_length() <= MAX_BITS
-
-
-@lru_cache(maxsize=4096)
-def _factor(n: int) -> tuple[tuple[int, int], ...] | None:
-    """The prime factorisation of ``n >= 1`` as ``((p, k), ...)``, or None when trial division cannot finish it."""
-    out: list[tuple[int, int]] = []
-    p = 2
-    while p <= TRIAL_BOUND and p * p <= n:
-        k = 0
-        while n % p == 0:
-            n //= p
-            k += 1
-        if k:
-            out.append((p, k))
-        p += 1 if p == 2 else 2
-    if n > 1:
-        if n < TRIAL_BOUND * TRIAL_BOUND:
-            out.append((n, 1))  # no factor up to its square root: a prime
-        else:
-            r = math.isqrt(n)
-            if r * r != n or r >= TRIAL_BOUND * TRIAL_BOUND:
-                return None  # a cofactor with no factor up to the bound, no prime square: unknown
-            out.append((r, 2))  # the square of a number with no factor up to its square root: of a prime
-    return tuple(out)
-
-
-def squarefree_split(n: int) -> tuple[int, int] | None:
-    """``(a, m)`` with ``n = a**2 * m`` and ``m`` square-free, for ``n >= 1``; None when ``n`` cannot be factored."""
-    if n < 1 or n.bit_length() > MAX_BITS:
-        return None
-    found = _factor(n)
-    if found is None:
-        return None
-    a = m = 1
-    for p, k in found:
-        a *= p ** (k // 2)
-        if k % 2:
-            m *= p
-    return a, m
+def _made(terms: dict[int, Fraction]) -> Radical:
+    """The radical number of ``terms``, a dict of Fractions made here (no copy, no conversion; zeros dropped)."""
+    out = Radical.__new__(Radical)
+    out._terms = {m: q for m, q in terms.items() if q}
+    return out
 
 
 def sqrt_of_rational(q: Fraction) -> Radical | None:
@@ -170,26 +143,37 @@ def _plus(u: Mapping[int, Fraction], v: Mapping[int, Fraction], sign: int = 1) -
     # (sum a_m sqrt(m)) + (sum b_m sqrt(m)) = sum (a_m + b_m) sqrt(m)
     out = dict(u)
     for m, q in v.items():
-        out[m] = out.get(m, Fraction(0)) + sign * q
-    return Radical(out)
+        old, q = out.get(m), q if sign > 0 else -q
+        out[m] = q if old is None else old + q
+    return _made(out)
 
 
 def _times(u: Mapping[int, Fraction], v: Mapping[int, Fraction]) -> Radical | None:
-    # a*sqrt(m1) * b*sqrt(m2) = a*b*g*sqrt((m1/g)*(m2/g)), g = gcd(m1, m2) (square-free m1, m2)
-    out: dict[int, Fraction] = {}
+    # a*sqrt(m1) * b*sqrt(m2) = a*b*g*sqrt((m1/g)*(m2/g)), g = gcd(m1, m2) (square-free m1, m2); each coefficient
+    # summed as an int pair (numerator, denominator), made a Fraction once: the same rational, reduced once
+    acc: dict[int, tuple[int, int]] = {}
+    right = [(m, q.numerator, q.denominator) for m, q in v.items()]
     for m1, a in u.items():
-        for m2, b in v.items():
+        n1, d1 = a.numerator, a.denominator
+        for m2, n2, d2 in right:
             g = math.gcd(m1, m2)
-            m = (m1 // g) * (m2 // g)
-            q = a * b * g
-            out[m] = out.get(m, Fraction(0)) + q
-    made = Radical(out)
+            m, n, d = (m1 // g) * (m2 // g), n1 * n2 * g, d1 * d2
+            old = acc.get(m)
+            if old is not None:  # n0/d0 + n/d: over the same denominator, or over d0*d
+                n, d = (old[0] + n, d) if old[1] == d else (old[0] * d + n * old[1], old[1] * d)
+            acc[m] = (n, d)
+    made = _made({m: Fraction(n, d) for m, (n, d) in acc.items() if n})
     return made if _bounded(made) else None
 
 
 def _bounded(v: Radical) -> bool:
     """Whether ``v`` is within the bounds: few terms, small coefficients, radicands that factor."""
-    return len(v) <= MAX_TERMS and all(_small(q) for q in v.values()) and v.primes() is not None
+    if len(v) > MAX_TERMS:
+        return False
+    for q in v.values():  # coefficients of at most MAX_BITS bits
+        if q.numerator.bit_length() > MAX_BITS or q.denominator.bit_length() > MAX_BITS:
+            return False
+    return v.primes() is not None
 
 
 def _inverse(v: Radical) -> Radical | None:
@@ -323,20 +307,34 @@ def radical_value(t: Term) -> Radical | None:
         return found  # type: ignore[return-value]
     if t.shape or not _few_nodes(t):
         return None
+    # a plain dict for the walk (a weak dict's every lookup makes a weak reference): _VALUES read once an operand
+    known: dict[Term, Radical | None] = {}
+    made: list[Term] = []
+    remembered = _VALUES.get
     stack = [t]
     while stack:  # operands first, each read once (an explicit stack: no recursion)
         node = stack[-1]
-        if node in _VALUES:
+        if node in known:
             stack.pop()
             continue
-        missing = [a for a in node.args if a not in _VALUES]
+        missing = []
+        for a in node.args:
+            if a not in known:
+                v = remembered(a, _UNKNOWN)
+                if v is _UNKNOWN:
+                    missing.append(a)
+                else:
+                    known[a] = v  # type: ignore[assignment]
         if missing:
             stack.extend(missing)
             continue
         stack.pop()
         ok = not node.shape and node.dtype in (FLOAT64, INT64)
-        _VALUES[node] = _node_value(node, _VALUES) if ok else None
-    return _VALUES[t]
+        known[node] = _node_value(node, known) if ok else None
+        made.append(node)
+    for node in made:
+        _VALUES[node] = known[node]
+    return known[t]
 
 
 def _constant(q: Fraction) -> Term | None:
@@ -465,7 +463,7 @@ def clear_radical_caches() -> None:
     """Forget the radical values, folds and factorisations worked out so far (none goes stale)."""
     _VALUES.clear()
     _FOLDED.clear()
-    _factor.cache_clear()
+    prime_factors.cache_clear()
 
 
 def _fold(t: Term) -> Term | None:

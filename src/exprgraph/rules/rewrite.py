@@ -26,7 +26,7 @@ from ..core import Term, as_term
 from ..match.matcher import values_equal
 from . import ruleset as _ruleset
 from .profile import RewriteProfile, RuleStats
-from .rule import Rule, rule_name
+from .rule import Rule, _guarded_applier, rule_name
 from .ruleset import RuleSet
 from .treewalk import Walk
 
@@ -91,7 +91,8 @@ def _profiled_table(ruleset: RuleSet, profile: RewriteProfile) -> tuple[dict, tu
         key = id(entry[0])
         if key in wrapped:
             return wrapped[key]
-        rule, applier = entry
+        rule, bare, guard = entry
+        applier = bare if guard is None else _guarded_applier(bare, guard)  # the guard inside the timed call
         st = profile.stats(rule_name(rule))
         if isinstance(rule, Rule) and rule.compiled is not None and rule.guard is None:
 
@@ -118,7 +119,7 @@ def _profiled_table(ruleset: RuleSet, profile: RewriteProfile) -> tuple[dict, tu
                 st.matches += 1
                 return out
 
-        wrapped[key] = (rule, apply)
+        wrapped[key] = (rule, apply, None)
         return wrapped[key]
 
     new_table = {op: tuple(wrap(e) for e in entries) for op, entries in table.items()}
@@ -139,7 +140,7 @@ def _term_leave(get: Any, wild: tuple, profile: RewriteProfile | None) -> Any:
     def leave_term(  # the defaults make the captured values locals: this runs once per node
         node: Term, cur: Term, get: Any = get, wild: tuple = wild, profile: Any = profile
     ) -> tuple[Term, Any]:
-        for rule, apply in get(cur.op, wild):
+        for rule, apply, guard in get(cur.op, wild):
             res = apply(cur)
             if res is None or res is cur:
                 continue
@@ -150,6 +151,8 @@ def _term_leave(get: Any, wild: tuple, profile: RewriteProfile | None) -> Any:
                     raise TypeError(f"rule {rule_name(rule)!r} returned {type(res).__name__}, not a term") from None
                 if res is cur:
                     continue
+            if guard is not None and not guard(cur, res):
+                continue  # the rule's guard declines the result (here rather than in a wrapper: one call less a try)
             if res.shape != cur.shape:
                 continue  # a rewrite must not change the shape: decline it
             if profile is not None:

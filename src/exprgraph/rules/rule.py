@@ -197,12 +197,21 @@ class Rule:
             if self.guard is not None:  # the guarded applier declines an unchanged term itself
                 return _guarded_applier(self.function, self.guard)
             apply = _function_applier(self.function)
-        elif self.compiled is not None and self.compiled.fast is not None:
-            apply = _fast_applier(self.compiled.fast, self.compiled, self.template, self.handler)
         else:
-            assert self.compiled is not None
-            apply = _machine_applier(self.compiled.first, self.template, self.handler)
+            apply = self._pattern_applier()
         return apply if self.guard is None else _guarded_applier(apply, self.guard)
+
+    def bare_applier(self) -> Callable[[Term], Any]:
+        """``term -> result`` without the guard, for a driver that checks :attr:`guard` on a changed result
+        itself: None, the term itself or anything ``as_term`` reads (:meth:`term_applier` with one frame less)."""
+        return self.function if self.function is not None else self._pattern_applier()
+
+    def _pattern_applier(self) -> Callable[[Term], Any]:
+        """The applier of a rule with a pattern: the compiled matcher's, else the goal machine's."""
+        assert self.compiled is not None
+        if self.compiled.fast is not None:
+            return _fast_applier(self.compiled.fast, self.compiled, self.template, self.handler)
+        return _machine_applier(self.compiled.first, self.template, self.handler)
 
     def __repr__(self) -> str:
         return f"Rule({self.name!r})"

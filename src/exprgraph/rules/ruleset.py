@@ -96,15 +96,16 @@ class RuleSet:
     def rules_for(self, op: Op) -> tuple:
         """The rules a term with root op ``op`` tries, in order."""
         table, wild = self.table()
-        return tuple(r for r, _ in table.get(op, wild))
+        return tuple(entry[0] for entry in table.get(op, wild))
 
     def index(self) -> OpIndex:
-        """The rules indexed by op, each entry ``(rule, applier)``: what the driver dispatches through."""
+        """The rules indexed by op, each entry ``(rule, applier, guard)``: what the driver dispatches through
+        (the applier without the guard, :meth:`Rule.bare_applier`: the driver checks ``guard`` on a changed result)."""
         if self._index is None:
             entries, leafless = [], []
             for r in self._rules:
                 made = as_rule(r)  # plain functions (and relation rules) are rules without a pattern
-                entry = (r, made.term_applier())
+                entry = (r, made.bare_applier(), made.guard)
                 entries.append((entry, made.root_ops or None))
                 if not made.leaves:
                     leafless.append(entry)
@@ -112,7 +113,7 @@ class RuleSet:
         return self._index
 
     def table(self) -> tuple[dict, tuple]:
-        """``({op: ((rule, applier), ...)}, wildcard entries)``: the dispatch table of the driver."""
+        """``({op: ((rule, applier, guard), ...)}, wildcard entries)``: the dispatch table of the driver."""
         index = self.index()
         return index.table, index.wild
 

@@ -3,7 +3,9 @@
 Each is worked out once per call of ``simplify`` (through the call's ``Run.once``): ``factor`` and ``cancel``
 read a term's rational function in lowest terms once, and a rational function met again (a term and
 its canonical form often have the same one: ``x*y + x*z`` and ``x*z + x*y``) is not factored again.
-A form's term depends on the rational function and on the dtype of the term it came from only.
+A form's term depends on the rational function and on the dtype of the term it came from only. A term
+without a quotient is read once, as a polynomial (:func:`~exprgraph.poly.to_poly`), for all three forms:
+that polynomial over 1 is its rational function in lowest terms, and expand writes it back, as cancel does.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from typing import Any
 from ..core import Term, get_op, postorder
 from ..core.dtypes import is_float
 from ..errors import ExprgraphError
-from ..poly import Ratio, r_cancel, same_kind, to_ratio
-from .polynomial import expand, factored
+from ..poly import ONE, Budget, Poly, Ratio, from_poly, r_cancel, same_kind, to_poly, to_ratio
+from .polynomial import factored
 from .rational import fraction_term
 
 __all__ = ["FORMS", "formed", "forms_for", "small_integers", "settled"]
@@ -25,6 +27,7 @@ __all__ = ["FORMS", "formed", "forms_for", "small_integers", "settled"]
 FORMS = ("expand", "factor", "cancel")
 
 _NEG, _POW, _TRUEDIV, _CONST = get_op("neg"), get_op("pow"), get_op("truediv"), get_op("const")
+_MUL = get_op("mul")
 #: the sums, and the products, quotients and powers, of the polynomial algebra
 _SUMS = frozenset({get_op("add"), get_op("sub")})
 _PRODUCTS = frozenset({get_op("mul"), get_op("truediv"), get_op("pow")})
@@ -124,10 +127,15 @@ def formed(name: str, base: Term, once: Once | None = None) -> Term:
     """The form ``name`` (one of :data:`FORMS`) of ``base``; raises what the polynomial algebra raises
     past its limits (:class:`~exprgraph.errors.TermTooLargeError`, ValueError, ZeroDivisionError).
     With ``once``, each rational function is worked out once a call."""
-    if name == "expand":
-        return expand(base)
     work = once or _now
+    if name == "expand":
+        poly = _polynomial(base, work)
+        if poly is None:  # a quotient: expand reads its divisions as atoms (``x/(x + 1)``), cancel and factor not
+            return same_kind(from_poly(to_poly(base), like=base), base)
+        return same_kind(_written(poly, frozenset(poly.items()), base, work), base)
     ratio, key = _lowest_terms(base, work)
+    if name == "cancel" and len(ratio[1]) == 1 and ratio[1].get(ONE) == 1:
+        return same_kind(_written(ratio[0], key[0], base, work), base)  # fraction_term of ``(n, 1)``: from_poly(n)
 
     def make() -> Term:
         return factored(ratio, base) if name == "factor" else fraction_term(ratio, base)
@@ -135,11 +143,20 @@ def formed(name: str, base: Term, once: Once | None = None) -> Term:
     return same_kind(work((name, key, base.dtype, base.shape), make), base)
 
 
+def _written(poly: Poly, key: frozenset, like: Term, once: Once) -> Term:
+    """``from_poly(poly, like=like)`` once a call for a polynomial (its items ``key``) and ``like``'s dtype, which
+    is all from_poly reads of ``like`` (a lone constant takes it): expand's form, and cancel's over 1."""
+    return once(("written", key, like.dtype), lambda: from_poly(poly, like=like))
+
+
 def _lowest_terms(base: Term, once: Once) -> tuple[Ratio, tuple]:
     """``base``'s rational function in lowest terms and a hashable key of it (once a call; a failure too)."""
 
     def make() -> Any:
         try:
+            poly = _polynomial(base, once)
+            if poly is not None:  # a polynomial over 1 is in lowest terms: r_cancel's gcd with 1 is 1
+                return ((poly, {ONE: 1}), (frozenset(poly.items()), _ONE_KEY))
             ratio = r_cancel(to_ratio(base))
             return (ratio, (frozenset(ratio[0].items()), frozenset(ratio[1].items())))
         except (ExprgraphError, ValueError, ZeroDivisionError) as e:  # kept: raised again for the other form
@@ -149,6 +166,55 @@ def _lowest_terms(base: Term, once: Once) -> tuple[Ratio, tuple]:
     if isinstance(found, Exception):
         raise found
     return found
+
+
+#: the key of the denominator 1
+_ONE_KEY = frozenset({ONE: 1}.items())
+
+
+def _polynomial(base: Term, once: Once) -> Poly | None:
+    """``to_poly(base)`` when ``base`` has no quotient (:func:`_mul_operands`), where it is also the numerator of
+    ``to_ratio(base)`` over 1 (once a call; raises what ``to_poly`` raises); None for a base with a quotient.
+
+    Without a division nor a negative power, ``to_ratio`` does the ring operations of ``to_poly`` on the
+    numerators (the same values, in the same order), each over 1, and writes the atoms' arguments back as
+    ``to_poly`` does (``from_ratio`` of ``n/1`` is ``from_poly(n)``). Its budget spends ``to_poly``'s plus 1
+    per operand of a product beyond the first (``1*1`` below the line): where ``to_poly`` leaves less than
+    that, the long way decides (it may run out where ``to_poly`` did not).
+    """
+
+    def make() -> Any:
+        extra = _mul_operands(base)
+        if extra is None:
+            return None
+        budget = Budget()
+        try:
+            poly = to_poly(base, budget)
+        except (ExprgraphError, ValueError, ZeroDivisionError) as e:  # to_ratio, spending more, raises as well
+            return e
+        return poly if budget.left >= extra else None
+
+    found = once(("poly", base), make)
+    if isinstance(found, Exception):
+        raise found
+    return found
+
+
+def _mul_operands(term: Term) -> int | None:
+    """The operands of products of ``term`` beyond the first of each, None if it has a quotient: a division or
+    a power by anything but a constant int >= 0 (``x**-1``, ``x**y``, ``x**2.0``: a safe overstatement)."""
+    extra = 0
+    for node in postorder((term,)):
+        op = node.op
+        if op is _TRUEDIV:
+            return None
+        if op is _POW:
+            k = node.args[1]
+            if k.op is not _CONST or k.attr.__class__ is not int or k.attr < 0:
+                return None
+        elif op is _MUL:
+            extra += len(node.args) - 1
+    return extra
 
 
 def small_integers(term: Term) -> bool:

@@ -22,6 +22,7 @@ from ..core.dtypes import FLOAT64
 from ..errors import ExprgraphError
 from ..eval import evaluate
 from ..poly import (
+    ONE,
     Budget,
     Poly,
     Ratio,
@@ -139,7 +140,8 @@ def factored(ratio: Ratio, like: Term, budget: Budget | None = None) -> Term:
     ``like``'s dtype; :func:`~exprgraph.poly.same_kind` is the caller's)."""
     num, den = ratio
     cn, fn = p_factor(num, budget)
-    cd, fd = p_factor(den, budget)
+    # p_factor(1) == (1, []): the content 1, no factors (nothing to factor below a line of 1)
+    cd, fd = (1, []) if len(den) == 1 and den.get(ONE) == 1 else p_factor(den, budget)
     if not num:
         return from_poly({}, like=like)
     c = Fraction(cn) / Fraction(cd)
