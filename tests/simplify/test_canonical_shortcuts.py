@@ -5,6 +5,7 @@
 - :func:`~exprgraph.core.exact_radicals.own_spelling` spares :func:`fold_radicals` a sum or product already in
   its radical form: the value's form is then never smaller;
 - :func:`~exprgraph.simplify.order.sorted_terms` sorts as ``sort_key`` does, with digests only on a tie;
+- :func:`~exprgraph.simplify.canonical.unit_coefficient` spells a float negation as ``-1``, as a written one is;
 - a rule with ``leaves=False`` (constant folding) is not tried on leaves, and the canonical pass skips them.
 """
 
@@ -17,12 +18,12 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from exprgraph import Symbol, const, evaluate, get_op
+from exprgraph import Symbol, const, evaluate, get_op, parse, simplify
 from exprgraph.core.dtypes import FLOAT64, INT64_MAX, INT64_MIN
 from exprgraph.core.exact_radicals import _fold_value, clear_radical_caches, fold_radicals, own_spelling
 from exprgraph.rules import Rule, RuleSet, rewrite
 from exprgraph.rules.opindex import OpIndex
-from exprgraph.simplify.canonical import fold_constants
+from exprgraph.simplify.canonical import fold_constants, unit_coefficient
 from exprgraph.simplify.numbers import plain_value
 from exprgraph.simplify.order import _attr_text, clear_digests, digest, sort_key, sorted_terms
 from exprgraph.simplify.simplify import canonical_ruleset
@@ -191,3 +192,31 @@ def test_digest_is_the_blake2_of_its_parts(items, warm) -> None:
     if warm:
         digest(items[0])  # part of the term known before: the walk reads it from the cache
     assert digest(t) == _reference_digest(t) and digest(t) is digest(t)
+
+
+_float_leaves = st.sampled_from([Symbol("x"), Symbol("y"), const(2.5), const(-0.0), const(float("inf"))])
+_unit_operands = st.lists(st.one_of(_float_leaves, st.sampled_from([Symbol("n", "int64"), const(3)])), min_size=1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_unit_operands, st.sampled_from([-1.0, 1.0, -2.0]), st.floats(-1e300, 1e300), st.floats(-1e300, 1e300))
+def test_unit_coefficient_keeps_value_and_dtype(rest, c, x, y) -> None:
+    # -1.0*a*b -> (-1)*a*b only for float64 a, b: the same dtype and the same bits at any point
+    t = MUL(const(c), *rest)
+    out = unit_coefficient(t)
+    if c != -1.0 or any(a.dtype != FLOAT64 for a in rest):
+        assert out is None
+        return
+    assert out is not None and out.dtype == t.dtype and out.args[0] is const(-1)
+    env = {"x": x, "y": y, "n": 7}
+    assert np.array_equal(np.float64(evaluate(out, env)), np.float64(evaluate(t, env)), equal_nan=True)
+    assert math.copysign(1.0, float(evaluate(out, env))) == math.copysign(1.0, float(evaluate(t, env)))
+
+
+def test_a_negation_spelt_with_a_float_is_simplified_once() -> None:
+    # x/-1 folds to a -1.0 coefficient, a written negation to -1: one spelling, so the sum's order is the same
+    # when the result is simplified again (it was -((2*sqrt(2))*x) - x/x, then -(x/x) - (2*sqrt(2))*x)
+    once = simplify(parse("x/x*-1 + sqrt(8)*x/-1"))
+    assert simplify(once) is once
+    unsafe = simplify(parse("x/x*-1 + sqrt(8)*x/-1"), unsafe=True)
+    assert simplify(unsafe, unsafe=True) is unsafe

@@ -158,3 +158,18 @@ def test_same_minus_zero_is_sound(a: eg.Term, other: eg.Term) -> None:
 
 def _minus_zero(v: np.ndarray) -> np.ndarray:
     return (v == 0) & np.signbit(v)
+
+
+@pytest.mark.parametrize("make", [lambda x: eg.exp(eg.log(x)), lambda x: eg.sqrt(x) ** 2, lambda x: abs(x)])
+@pytest.mark.parametrize("outer", [lambda u, y: y / u, lambda u, y: y / (u * 3.0), lambda u, y: (y + 1.0) ** -1.0 / u])
+def test_a_term_never_minus_zero_keeps_its_zero_under_a_division(make, outer) -> None:
+    # exp(log(x)) -> x, sqrt(x)**2 -> x and abs(x) -> x for x >= 0: x may be -0.0 where the input is +0.0, so
+    # y/exp(log(x)) read at x = -0.0 was -inf for the input's inf (found by hypothesis, issue 30)
+    x = eg.Symbol("x", nonnegative=True)
+    t = outer(make(x), Y)
+    s = simplify(t)
+    assert simplify(s) is s
+    points = {x: np.array([-0.0, 0.0, 2.0, math.inf]), Y: np.array([1.0, -1.0, 3.0, 2.0])}
+    with np.errstate(all="ignore"):
+        before, after = evaluate(t, points), evaluate(s, points)
+    assert np.array_equal(np.signbit(before), np.signbit(after)) and np.allclose(before, after, equal_nan=True)

@@ -252,6 +252,16 @@ def div_by_constant(t: Term) -> Term | None:
     return _as_factor(t)
 
 
+def unit_coefficient(t: Term) -> Term | None:
+    # -1.0*a*b -> (-1)*a*b for float64 a, b: the same value (the product is float64 either way, and -1 becomes
+    # -1.0 exactly), and the one spelling of a negation: the output writes both as -(a*b), read back as (-1)*(a*b)
+    first = t.args[0]
+    if first.op is not CONST or first.attr.__class__ is not float or first.attr != -1.0:
+        return None
+    rest = t.args[1:]
+    return MUL(const(-1), *rest) if all(a.dtype == FLOAT64 for a in rest) else None
+
+
 # -- the table ------------------------------------------------------------------------------------
 
 # one rule a line, ``name: lhs -> rhs``, its algebra in the comment (the rule's doc)
@@ -308,6 +318,7 @@ def _rules() -> list[GuardedRule]:
         GuardedRule("merge_exp_product", merge_exp_product, ops=("mul",), unsafe=True, doc="exp(a)*exp(b) -> exp(a+b)"),
         GuardedRule("cancel_product", cancel_product, ops=("mul",), unsafe=True, doc="(x*y)/y -> x, x*0 -> 0"),
         GuardedRule("collect_product", collect_product, ops=("mul",), doc="flatten, sort, x*x -> x**2"),
+        GuardedRule("unit_coefficient", unit_coefficient, ops=("mul",), doc="-1.0*a -> (-1)*a for float64 a"),
         GuardedRule("scaled_quotient", scaled_quotient, ops=("mul",), doc="c*(s/d) -> (c/d)*s, c/d a float exactly"),
         GuardedRule(
             "distribute_negation",

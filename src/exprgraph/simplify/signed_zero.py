@@ -28,6 +28,7 @@ __all__ = [
     "SIGNLESS_OPS",
     "zero_reaches",
     "sign_sensitive",
+    "may_lose_its_zero",
     "never_minus_zero",
     "same_minus_zero",
     "KeptSum",
@@ -102,6 +103,16 @@ def _signless_base(node: Term) -> bool:
         return False
     k = exponent_value(node.args[1])
     return k is not None and not _passes_sign(k)
+
+
+#: the ops of terms whose simplified forms may be -0.0 where they are not: a sum (``x + 0 -> x``), a term
+#: never -0.0 (``abs(x) -> x``, ``exp(log(x)) -> x``, ``sqrt(x)**2 -> x`` for x >= 0, which may be -0.0)
+_ZERO_LOSERS = frozenset({"add", "sub", "abs", "exp", "pow"})
+
+
+def may_lose_its_zero(t: Term) -> bool:
+    """Whether ``t``'s simplified form may be -0.0 where ``t`` is not: a sum, abs, exp, a power, ``sign(x)*abs(x)``."""
+    return t.op.name in _ZERO_LOSERS or is_sign_times_abs(t)
 
 
 def never_minus_zero(t: Term) -> bool:

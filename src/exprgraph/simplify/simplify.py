@@ -23,14 +23,13 @@ from ..core import Term, as_term, get_op, postorder, substitute
 from ..core.dtypes import is_float
 from ..errors import ExprgraphError, RewriteLimitError
 from ..rules import RewriteProfile, RuleSet, rewrite
-from .absval import is_sign_times_abs
 from .budget import DEFAULT_MAX_STEPS, SimplifyInfo, check_budget_args, deadline
 from .canonical import CANONICAL_RULES, SAFE_ONLY, GuardedRule
 from .forms import formed, forms_for, settled, small_integers
 from .integers import simplify_integers
 from .numbers import const_like, cost
 from .output import OUTPUT_RULES
-from .signed_zero import KeptSum, never_minus_zero, placeholder, same_minus_zero, sign_sensitive
+from .signed_zero import KeptSum, may_lose_its_zero, never_minus_zero, placeholder, same_minus_zero, sign_sensitive
 from .steps import LogEntry, recording, step, with_reuses
 
 __all__ = [
@@ -427,7 +426,7 @@ def _kept_sums(term: Term, run: Run) -> dict[Term, KeptSum]:
     names: dict[Term, Term] = {}
     written: dict[Term, Term] = {}
     for s in postorder((term,)):  # operands first: an inner sum is settled before the one using it
-        if s not in reach or not (s.op.name in ("add", "sub") or is_sign_times_abs(s)) or not is_float(s.dtype):
+        if s not in reach or not may_lose_its_zero(s) or not is_float(s.dtype):
             continue
         # the sums kept inside are opaque here, as they are to the rest: a second call, which meets
         # their ``u + 0.0``, sees this sum as this call did (it never drops their +0.0: idempotent)
