@@ -250,7 +250,7 @@ def test_every_rule_fires_on_the_corpus_and_keeps_values() -> None:
             "log(1 + x*y)", "log(1 + exp(x))", "log1p(exp(y))", "log(sigmoid(x))", "log(1 - sigmoid(z))",
             "log(exp(x) + exp(y))", "exp(x) - 1", "y - 2*exp(z) + 2", "1/(1 + exp(-x))", "-softplus(-x)",
             "sin(x)**2 + cos(x)**2", "1 - sin(y)**2", "2*sin(x)*cos(x)", "sin(z)/cos(z)", "(1 - sin(y))*(1 + sin(y))",
-            "sin(x)**3 + sin(x)*cos(x)**2", "3*(y/3)", "(x + 2)*(x - 2) + 4",
+            "sin(x)**3 + sin(x)*cos(x)**2", "3*(y/3)", "(x + 2)*(x - 2) + 4", "x/x*-1 + sqrt(8)*y/-1",
         )
     ]  # fmt: skip
     for t in corpus:
