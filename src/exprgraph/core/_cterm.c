@@ -57,7 +57,7 @@ slot_offset(PyObject *cls, const char *name)
    declared in Python (the Term subclass) the collector's 16-byte header per instance. Before the
    first term exists (construction needs configure), the class is made a plain one: instances are
    allocated without the header by term_mem_alloc and freed with term_mem_free (_cterm_alloc.c), whose
-   blocks are the terms' exact sizes on huge pages; the class's own deallocator then
+   blocks are the terms' exact sizes; the class's own deallocator then
    takes CPython's path for such classes (the base's dealloc, then the class's reference). Only a
    class whose instances add nothing to the base (no __dict__, no slots) is changed. */
 static void

@@ -8,7 +8,7 @@
    _cterm_fields.c TermBase as a Python object: attributes, `args`, freeing, the type
    _cterm_ops.c    the Python operators of terms and the calls of ops, in C, and the ops' user bits
    _cterm_walk.c   the postorder walk of exprgraph.core.walk over C terms
-   _cterm_alloc.c  the memory of terms: exact-size blocks in 2 MiB chunks on huge pages
+   _cterm_alloc.c  the memory of terms: exact-size blocks in 2 MiB chunks, kept for the next build
 
    The sweeps of exprgraph.diff are another extension (exprgraph.diff._csweep) built on the API.
    Built with -fvisibility=hidden: only PyInit__cterm leaves the library. */
