@@ -18,7 +18,7 @@ from ..core import Term, get_op, postorder
 from ..core.dtypes import is_float
 from ..errors import ExprgraphError
 from ..poly import ONE, Budget, Poly, Ratio, from_poly, r_cancel, same_kind, to_poly, to_ratio
-from .polynomial import factored
+from .polynomial import expand, factored
 from .rational import fraction_term
 
 __all__ = ["FORMS", "formed", "forms_for", "small_integers", "settled"]
@@ -131,7 +131,7 @@ def formed(name: str, base: Term, once: Once | None = None) -> Term:
     if name == "expand":
         poly = _polynomial(base, work)
         if poly is None:  # a quotient: expand reads its divisions as atoms (``x/(x + 1)``), cancel and factor not
-            return same_kind(from_poly(to_poly(base), like=base), base)
+            return expand(base)
         return same_kind(_written(poly, frozenset(poly.items()), base, work), base)
     ratio, key = _lowest_terms(base, work)
     if name == "cancel" and len(ratio[1]) == 1 and ratio[1].get(ONE) == 1:

@@ -417,8 +417,8 @@ def _protected_once(term: Term, kept: dict[Term, KeptSum], core: Callable[[Term,
 
 
 def _kept_sums(term: Term, run: Run) -> dict[Term, KeptSum]:
-    """The float sums of ``term`` under a division that are never -0.0 but their simplified forms may be,
-    and those maybe -0.0 whose simplified forms are -0.0 elsewhere (kept as written)."""
+    """The float sums (and abs, exp, powers: :func:`may_lose_its_zero`) of ``term`` under a division that are
+    never -0.0 but their simplified forms may be, and sums maybe -0.0 whose forms are -0.0 elsewhere (kept)."""
     reach = sign_sensitive(term)
     kept: dict[Term, KeptSum] = {}
     if not reach:
