@@ -8,7 +8,7 @@ COMMA := ,
 # the sources the build compiles (the C term base, the dims fast path): an edit rebuilds
 BUILD_SOURCES := $(wildcard src/exprgraph/dims/*.py src/exprgraph/poly/ring.py src/exprgraph/poly/monomials.py src/exprgraph/interop/torch.py src/exprgraph/interop/torch_read.py src/exprgraph/interop/torch_calls.py src/exprgraph/accel.py src/exprgraph/core/_cterm*.[ch] src/exprgraph/diff/_csweep*.[ch] src/exprgraph/compile/_cvm*.[ch])
 
-.PHONY: demo test test-all lint bench bench-models bench-opf torch-record clean
+.PHONY: demo test suite test-all lint bench bench-models bench-opf torch-record clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,13 +36,17 @@ $(VENV)/.installed-bench: pyproject.toml setup.py $(BUILD_SOURCES) | $(BIN)/pyth
 demo: $(VENV)/.installed
 	$(BIN)/exprgraph demo
 
-# each venv keeps its own mypy cache: `make -j2 test-all` runs two mypy at once, and a shared cache races
+# each venv keeps its own mypy cache (`make test VENV=.venv-3.12` beside another venv's run would race on a shared one)
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy --cache-dir $(VENV)/.mypy_cache
 
-test: lint
+test: lint suite
+
+# the tests alone, compiled then pure Python (lint's results do not depend on the interpreter: mypy
+# checks for python_version 3.11 whichever runs it)
+suite: $(VENV)/.installed-test
 	EXPRGRAPH_EXPECT_COMPILED=1 $(BIN)/python -m pytest -q
 	EXPRGRAPH_PURE_PYTHON=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/dims tests/core tests/diff
 
@@ -54,7 +58,7 @@ test-all: $(addprefix test-python-,$(PYTHONS))
 
 test-python-%:
 	@py=$$(.ci/find-python $*); echo "== Python $*: $$py"; \
-	$(MAKE) --no-print-directory test PYTHON=$$py VENV=.venv-$*
+	$(MAKE) --no-print-directory suite PYTHON=$$py VENV=.venv-$*
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python -m bench
