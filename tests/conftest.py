@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -16,3 +17,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+def pytest_collection_finish(session: object) -> None:
+    """Freeze the heap the collection built (the test modules and every library they import) out of the
+    collector's reach: the tests that call `gc.collect()` to check what is freed then walk their own
+    objects, not the whole interpreter (440,000 objects after collecting: a full collection took 0.4 s)."""
+    gc.collect()
+    gc.freeze()
