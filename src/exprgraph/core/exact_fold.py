@@ -47,6 +47,8 @@ MAX_EXACT_NODES = 64
 
 CONST, SQRT, MUL, POW = get_op("const"), get_op("sqrt"), get_op("mul"), get_op("pow")
 HALF = Fraction(1, 2)
+#: ops whose zero has the sign of their operands' product: a fold to 0 of exact non-rational operands declines
+_SIGNED_ZEROS = frozenset({"mul", "truediv", "neg"})
 
 # the value of an elementary function where it is exact: op name -> {argument: value}
 _SPECIAL = {
@@ -180,7 +182,7 @@ def _fold_values(t: Term, vals: list[Fraction]) -> Term | None:
     if name in ("floor", "ceil", "trunc"):
         q = vals[0]
         whole = q.__floor__() if name == "floor" else q.__ceil__() if name == "ceil" else q.__trunc__()
-        return _number(Fraction(whole))
+        return const(-0.0) if whole == 0 and _minus_zero(name, vals) else _number(Fraction(whole))
     special = _SPECIAL.get(name)
     if special is not None:
         v = vals[0]
@@ -188,7 +190,20 @@ def _fold_values(t: Term, vals: list[Fraction]) -> Term | None:
     out = _arith(name, vals)
     if out is None or max(out.numerator.bit_length(), out.denominator.bit_length()) > MAX_BITS:
         return None
-    return _number(out)
+    return const(-0.0) if out == 0 and _minus_zero(name, vals) else _number(out)
+
+
+def _minus_zero(name: str, vals: list[Fraction]) -> bool:
+    """Whether float64 gives -0.0 where ``name`` over ``vals`` is exactly 0 (the exact zeros are +0.0)."""
+    if name in ("ceil", "trunc"):
+        return vals[0] < 0  # ceil(-1/2) and trunc(-1/2) are -0.0
+    if name == "mul":
+        return sum(v < 0 for v in vals) % 2 == 1  # 0 * (-1/2) is -0.0: the sign of a product of signs
+    if name in ("truediv", "floordiv"):
+        return vals[0] == 0 and vals[1] < 0  # 0/(-3) is -0.0; (-1/2)//(-3) is +0.0 (floor of 1/6 > 0)
+    if name == "mod":
+        return vals[1] < 0  # a zero remainder has the divisor's sign: 1 mod (-1/2) is -0.0
+    return False
 
 
 def _fold_symbolic(t: Term) -> Term | None:
@@ -231,7 +246,10 @@ def fold_exact(t: Term) -> Term | None:
     for a in args:
         if not is_exact(a):
             return None
-    return _fold_symbolic(t) or fold_radicals(t)
+    out = _fold_symbolic(t) or fold_radicals(t)
+    if out is not None and out.op is CONST and out.attr == 0 and t.op.name in _SIGNED_ZEROS:
+        return None  # sqrt(2)*0*(-1) is -0.0 in float64, its radical form 0: the sign of a zero product stays
+    return out
 
 
 def float_constants(terms: Iterable[Term]) -> list[Term]:

@@ -232,7 +232,7 @@ def _reciprocal_rounds(b: Term) -> bool:
 def _as_factor(t: Term) -> Term:
     """``a/b`` as ``a * b**-1.0`` (a float32 exponent for a float32 b: no int ** -1)."""
     a, b = t.args
-    if b.dtype == FLOAT64 and b.args and is_exact(b):
+    if b.dtype == FLOAT64 and is_exact(b):  # pi too: pi**-1.0 would fold to a float, 1/pi reads back as pi**-1
         return MUL(a, POW(b, const(-1)))  # a/b = a * b**-1 exactly for an exact b (b**-1.0 would fold to a float)
     return MUL(a, POW(b, const_like(-1.0, b) if b.dtype == FLOAT32 else const(-1.0)))
 

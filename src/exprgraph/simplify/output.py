@@ -148,8 +148,8 @@ def negative_power(t: Term) -> Term | None:
     base, ex = t.args
     if number(ex) != -1:
         return None
-    if base.dtype == "float64" and base.args and is_exact(base):
-        return DIV(const(1), base)  # 1/b for an exact b: 1.0/b would read back as a float
+    if base.dtype == "float64" and is_exact(base):
+        return DIV(const(1), base)  # 1/b for an exact b (pi too): 1.0/b would read back as a float
     return DIV(const_like(1.0, base), base)
 
 

@@ -358,7 +358,10 @@ def _coefficient(t: Term, consts: list[Any]) -> tuple[Term | None, bool] | None:
     for v in consts:
         total *= Fraction(v)
     if total == 0:
-        zero = 0 if all(v.__class__ is int for v in consts) else math.copysign(0.0, math.prod(consts))
+        # the sign of a float zero is the product of the signs: 0*y*(-1) is -(0*y), -0.0 at y = 2.0 (not 0*y)
+        negative = sum(1 for v in consts if v < 0 or (v.__class__ is float and math.copysign(1.0, v) < 0)) % 2 == 1
+        ints = all(v.__class__ is int for v in consts) and not (negative and is_float(t.dtype))
+        zero = 0 if ints else -0.0 if negative else 0.0
         k = const_like(zero, t, exact=False)
         return None if k is None else (k, True)  # 0*x stays: nan at x = inf
     r = rounded(total, t, all(v.__class__ is int for v in consts))
@@ -387,8 +390,8 @@ def _signed(t: Term) -> Term | None:
     a, b = t.args
     if number(a) == -1:
         c = number(b.args[0]) if b.op is MUL and b.dtype == t.dtype and len(b.args) == 2 else None
-        if c is None:
-            return None
+        if c is None or (c == 0 and c.__class__ is int and is_float(t.dtype)):
+            return None  # -1 * (0*pi) is -0.0, (-0)*pi is +0.0: the product's collection keeps that sign
         return times(-c if c.__class__ is not int or -c <= INT_MAX else float(-c), b.args[1])
     na, nb = _negation_of(a, t.dtype), _negation_of(b, t.dtype)
     if na is not None and nb is not None:

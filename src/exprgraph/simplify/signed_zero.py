@@ -36,13 +36,14 @@ __all__ = [
     "exponent_value",
 ]
 
-#: ops whose value is the same for a -0.0 and a +0.0 operand: a zero's sign goes no further
+#: ops whose value is the same for a -0.0 and a +0.0 operand: a zero's sign goes no further (not floor
+#: and ceil: floor(-0.0) is -0.0)
 SIGNLESS_OPS = frozenset(
     "abs exp cos cosh log log2 log10 sigmoid softplus log_sigmoid erfc acos hypot logaddexp".split()
-    + "lt le gt ge eq ne logical_and logical_or logical_not floor ceil".split()
+    + "lt le gt ge eq ne logical_and logical_or logical_not".split()
 )
-#: ops that are never -0.0 (cos and cosh are never 0 at all; exp underflows to +0.0)
-_NEVER_MINUS_ZERO = frozenset({"abs", "exp", "cos", "cosh", "sigmoid", "softplus", "erfc", "hypot"})
+#: ops that are never -0.0 (cos and cosh are never 0 at all; exp underflows to +0.0; log(1.0) is +0.0)
+_NEVER_MINUS_ZERO = frozenset("abs exp cos cosh sigmoid softplus erfc hypot log log2 log10".split())
 #: ops whose operand ``i`` in the set tells the sign of a zero apart (1/-0.0 is -inf, atan2(0.0, -0.0) is pi)
 _SENSITIVE_SLOTS = {"truediv": {1}, "floordiv": {1}, "mod": {1}, "fmod": {1}, "truncdiv": {1}, "atan2": {0, 1}}
 
@@ -106,13 +107,18 @@ def _signless_base(node: Term) -> bool:
 
 
 #: the ops of terms whose simplified forms may be -0.0 where they are not: a sum (``x + 0 -> x``), a term
-#: never -0.0 (``abs(x) -> x``, ``exp(log(x)) -> x``, ``sqrt(x)**2 -> x`` for x >= 0, which may be -0.0)
-_ZERO_LOSERS = frozenset({"add", "sub", "abs", "exp", "pow"})
+#: never -0.0 (``abs(x) -> x``, ``exp(log(x)) -> x``, ``sqrt(x)**2 -> x`` for x >= 0, which may be -0.0;
+#: ``log(exp(x)) -> x``), an extremum (``max(q, 0.0) -> q`` for q >= 0: q may be -0.0)
+_ZERO_LOSERS = frozenset({"add", "sub", "abs", "exp", "pow", "log", "log2", "log10", "maximum", "minimum"})
 
 
 def may_lose_its_zero(t: Term) -> bool:
-    """Whether ``t``'s simplified form may be -0.0 where ``t`` is not: a sum, abs, exp, a power, ``sign(x)*abs(x)``."""
-    return t.op.name in _ZERO_LOSERS or is_sign_times_abs(t)
+    """Whether ``t``'s simplified form may be -0.0 where ``t`` is not: a sum, abs, exp, a log, a power, an
+    extremum, ``sign(x)*abs(x)``, a product with a repeated factor (``sqrt(q)*sqrt(q) -> q``, +0.0 at q = -0.0)."""
+    name = t.op.name
+    if name == "mul":
+        return is_sign_times_abs(t) or len(set(t.args)) < len(t.args)
+    return name in _ZERO_LOSERS
 
 
 def never_minus_zero(t: Term) -> bool:

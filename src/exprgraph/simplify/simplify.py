@@ -143,7 +143,8 @@ def simplify(
     if method not in ("auto", "rules"):
         if explain:
             raise ValueError(f"explain=True explains method='auto' or 'rules', not {method!r}")
-        return METHODS[method](term, unsafe=unsafe)
+        out = METHODS[method](term, unsafe=unsafe)
+        return out if no_larger(out, term) else term  # never larger, as the rule pass
     log: list[LogEntry] | None = [] if explain else None
     run = Run(unsafe, profile, max_steps, time_limit, node_limit, cost, info or SimplifyInfo(), log)
     out = _strategy(term, method, run)
