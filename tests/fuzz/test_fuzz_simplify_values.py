@@ -57,6 +57,8 @@ TINY = 2.2250738585072014e-308  # the smallest normal float64
 #: ops exact at an operand of 0 (sin(0) is 0, exp(0) is 1), and the logs exact at 1 (log(1) is 0)
 _EXACT_AT_ZERO = {"exp", "sin", "cos", "tan", "sinh", "cosh", "tanh"}
 _LOGS = {"log", "log2", "log10"}
+#: ops flat at 0 (their value there, reached from a tiny non-zero operand that it loses)
+_FLAT_AT_ZERO = {"exp": 1.0, "cos": 1.0, "cosh": 1.0}
 
 
 @st.composite
@@ -160,7 +162,8 @@ def _exact_steps(t: Term, env: dict[Term, np.ndarray]) -> np.ndarray:
 def _rounding_decides(t: Term, env: dict[Term, np.ndarray]) -> np.ndarray:
     """Points where ``t``'s own rounding decides its value, so that a more accurate form differs there: an
     intermediate overflow or underflow, a sum that loses most of an operand (``1.0 + 1e-300``) or cancels to
-    noise, or a value that moves far (or turns nan or inf) when the inputs move by 2**-40."""
+    noise, a function flat at 0 that loses its operand (``exp(1e-300)`` is 1.0), or a value that moves far
+    (or turns nan or inf) when the inputs move by 2**-40."""
     nodes = postorder(t)
     values = _values(nodes, env)
     value_of = dict(zip(nodes, values, strict=True))
@@ -181,6 +184,9 @@ def _rounding_decides(t: Term, env: dict[Term, np.ndarray]) -> np.ndarray:
                 small = np.min([np.where(a != 0, np.abs(a), np.inf) for a in args], axis=0)
                 big = np.max([np.abs(a) for a in args], axis=0)
                 out |= finite & (small < 2.0**-40 * big)  # the small operand is (nearly) lost
+            flat = _FLAT_AT_ZERO.get(node.op.name)
+            if flat is not None:  # exp(-1e-300) is 1.0: the operand is lost (log(exp(x))/x is 0.0 there, not 1)
+                out |= (value_of[node] == flat) & (args[0] != 0) & np.isfinite(args[0])
         want = value_of[t]
         moves, flips = _conditioning(t, want, env)
         out |= flips | (moves > 1e-6 * (np.abs(np.where(np.isfinite(want), want, 0.0)) + 1))
