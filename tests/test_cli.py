@@ -536,6 +536,25 @@ def test_errors_on_standard_input_name_the_line(capsys, monkeypatch):
     assert run(capsys, "rewrite", "-")[:2] == (2, "")
 
 
+def test_standard_input_closed_or_unreadable_is_an_error(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", None)  # what Python gives a process started with fd 0 closed
+    code, out, err = run(capsys, "diff", "-")
+    assert (code, out) == (2, "")
+    assert err == "exprgraph: error: standard input is closed: give the expression as an argument\n"
+
+    class Unreadable(io.StringIO):
+        def readline(self, size: int | None = -1) -> str:
+            raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(sys, "stdin", Unreadable())
+    code, out, err = run(capsys, "simplify", "-")
+    assert (code, out) == (2, "") and err.startswith("exprgraph: error: cannot read line 1 of standard input: ")
+    proc = subprocess.run(
+        [sys.executable, "-m", "exprgraph", "eval", "-"], stdin=subprocess.DEVNULL, capture_output=True, text=True
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")  # no line: nothing to do, as with xargs
+
+
 def test_standard_input_through_a_real_pipe():
     proc = _exprgraph("diff", "-", "--wrt", "x", stdin="x*y\nsin(x)\n")
     assert (proc.returncode, proc.stdout) == (0, "df/dx = y\ndf/dx = cos(x)\n")

@@ -116,8 +116,14 @@ def _add_expr_arguments(parser: argparse.ArgumentParser, *, many: bool) -> None:
 def stdin_expressions() -> Iterator[tuple[int, str]]:
     """``(line number, text)`` of each expression on standard input: one a line, blank and ``#`` lines skipped."""
     number = 0
+    stream = sys.stdin
+    if stream is None:  # started with standard input closed (``<&-``)
+        raise CommandError("standard input is closed: give the expression as an argument")
     while True:
-        line = sys.stdin.readline(MAX_STDIN_LINE + 1)
+        try:
+            line = stream.readline(MAX_STDIN_LINE + 1)
+        except OSError as e:  # a read error (or a stream that may not be read, as under a test runner)
+            raise CommandError(f"cannot read line {number + 1} of standard input: {e}") from None
         if not line:
             return
         number += 1

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
+from unittest import mock
 
 import pytest
 from fuzz_support import DIM_EXPRESSIONS, EXPR_TOKENS, EXPRESSIONS, FUZZ, mutated, token_soup
@@ -36,9 +39,10 @@ def argv(draw: st.DrawFn) -> list[str]:
 
 
 @FUZZ
-@given(argv())
-def test_commands_end_with_an_exit_code(capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
-    code = main(args)
+@given(argv(), st.lists(st.one_of(EXPR, st.sampled_from(["", "# note", "x" * 5000])), max_size=3))
+def test_commands_end_with_an_exit_code(capsys: pytest.CaptureFixture[str], args: list[str], lines: list[str]) -> None:
+    with mock.patch.object(sys, "stdin", io.StringIO("\n".join(lines))):  # what ``-`` reads
+        code = main(args)
     out = capsys.readouterr()
     assert code in (0, 1, 2), (args, code)
     assert "Traceback" not in out.err and "Traceback" not in out.out
