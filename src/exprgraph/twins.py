@@ -79,6 +79,7 @@ TWINS: tuple[Twin, ...] = (
         (
             "tests/diff/test_csweep.py::test_the_c_sweep_builds_what_the_python_sweep_builds",
             "tests/diff/test_csweep.py::test_the_grouped_sweep_builds_what_one_sweep_per_group_builds",
+            "tests/fuzz/test_fuzz_derivatives.py::test_the_c_sweeps_build_the_python_twins_terms",
         ),
     ),
     Twin(
@@ -86,7 +87,10 @@ TWINS: tuple[Twin, ...] = (
         ("diff/_csweep_forward.c",),
         "exprgraph.diff.forward._sweep",
         _CSWEEP_SWITCH,
-        ("tests/diff/test_csweep.py::test_the_c_forward_sweep_builds_what_the_python_one_builds",),
+        (
+            "tests/diff/test_csweep.py::test_the_c_forward_sweep_builds_what_the_python_one_builds",
+            "tests/fuzz/test_fuzz_derivatives.py::test_the_c_sweeps_build_the_python_twins_terms",
+        ),
     ),
     Twin(
         "C",
@@ -96,6 +100,7 @@ TWINS: tuple[Twin, ...] = (
         (
             "tests/diff/test_csweep.py::test_the_c_sweep_builds_what_the_python_sweep_builds",
             "tests/diff/test_csweep.py::test_dependency_sets_limits_hold_in_both_forms",
+            "tests/fuzz/test_fuzz_derivatives.py::test_the_c_sweeps_build_the_python_twins_terms",
         ),
     ),
     Twin(

@@ -23,7 +23,7 @@ x = Symbol("x", shape=(N,))
 y = Symbol("y", shape=(N,))
 A = Symbol("A", shape=(3, N))
 s = Symbol("s")
-SUM, AMAX, AMIN, PROD, MEAN = (get_op(n) for n in ("sum", "amax", "amin", "prod", "mean"))
+SUM, AMAX, AMIN, PROD, MEAN, LSE = (get_op(n) for n in ("sum", "amax", "amin", "prod", "mean", "logsumexp"))
 
 
 def _model(v: eg.Term) -> eg.Term:
@@ -66,7 +66,10 @@ def _vector(draw: st.DrawFn, depth: int) -> eg.Term:
 def _programs(draw: st.DrawFn) -> list[eg.Term]:
     v = _vector(draw, draw(st.integers(1, 3)))
     m = reshape(concat([v, _vector(draw, 1), v * 2.0]), (3, N))
-    return [v, SUM(v), AMAX(m, axis=1), AMIN(m, axis=0), MEAN(v), PROD(m[:, :2], axis=0), reshape(m, (N, 3))[1:3]]
+    return [
+        *(v, SUM(v), AMAX(m, axis=1), AMIN(m, axis=0), MEAN(v), PROD(m[:, :2], axis=0), reshape(m, (N, 3))[1:3]),
+        *(LSE(v), LSE(m, axis=0)),
+    ]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -135,6 +138,22 @@ def test_a_scalar_input_broadcast_over_points_with_a_vector(backend: str) -> Non
     point = _point(4)["x"]
     got = fn(point, np.array([1.0, 2.0]))  # two values of s: two rows of the vector output
     np.testing.assert_allclose(got, np.stack([point[:3], 2 * point[:3]]), rtol=1e-15)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_logsumexp_entry_by_entry_is_the_ops_own_fold(backend: str) -> None:
+    # logsumexp(v) = logaddexp(logaddexp(v0, v1), v2)...: the steps numpy takes, so the same bits, and no overflow
+    k = Symbol("k", "int64", shape=(3,))
+    program = [LSE(x * 2.0), LSE(A, axis=1), LSE(A[:, :1], axis=1), LSE(k)]
+    f = eg_compile(program, [x, A, k], backend=backend)
+    rng = np.random.default_rng(5)
+    for v in (rng.uniform(-1, 1, N), np.array([800.0, -np.inf, 1e-300, -800.0, 3.0, np.inf, 0.0])):
+        a, ints = rng.uniform(-5, 5, (3, N)), np.array([2, -7, 40], dtype=np.int64)
+        a[1] = -np.inf  # a row of -inf: -inf, as numpy's fold gives
+        env = {"x": v, "A": a, "k": ints}
+        for got, t in zip(f(v, a, ints), program, strict=True):
+            want = np.asarray(evaluate(t, env))
+            assert got.dtype == np.float64 and np.array_equal(got, want, equal_nan=True), (t, got, want)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

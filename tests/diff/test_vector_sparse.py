@@ -128,3 +128,17 @@ def test_value_dependent_positions_are_refused_by_name() -> None:
     values, _ = topk(x, 2)
     with pytest.raises(DifferentiationError, match="topk_indices"):
         sparse_hessian(SUM(values**2), x)
+
+
+def test_the_hessian_of_logsumexp_is_the_softmax_covariance() -> None:
+    # d2/dx2 logsumexp(2x) = 4*(diag(s) - s s^T), s = softmax(2x): the sparse Hessian and the dense one
+    f = get_op("logsumexp")(x * 2.0) + p * SUM(x)
+    v = np.array([0.3, -1.2, 40.0, 2.0, -np.inf, 39.5])
+    s = np.exp(2 * v - np.logaddexp.reduce(2 * v))
+    want = 4 * (np.diag(s) - np.outer(s, s))
+    env = {x: v, p: 0.5}
+    sparse = sparse_hessian(f, [x])
+    dense = np.array(evaluate([e for row in hessian(f, [x]) for e in row], env), dtype=float).reshape(N, N)
+    for got in (_numbers(sparse, env), dense):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    assert np.all(_numbers(sparse, env)[4] == 0.0)  # a -inf entry carries no weight: its row and column are 0

@@ -111,15 +111,15 @@ def _entries(node: Term, args: list[np.ndarray]) -> np.ndarray:
         return _elementwise(node, args)
     if name in _MOVING:
         return _moving(node, args)
-    if name in _FOLDS:
+    if name in _FOLDS or name == "logsumexp":
         return _reduce(node, args[0])
     if name in ("dot", "matmul", "einsum"):
         return _contract(node, args)
     if name == "scatter_add":
         return _scatter(node, args)
     raise ScalariseError(
-        f"{name} cannot be computed entry by entry at compile time (its result depends on values in "
-        f"another way); use backend='numpy', or the dense jacobian",
+        f"{name} cannot be computed entry by entry at compile time (where its result goes depends on the "
+        f"values); compile it with backend='numpy', and take derivatives by scalar symbols or with grad",
         op=name,
     )
 
@@ -164,10 +164,14 @@ def _reduce(node: Term, x: np.ndarray) -> np.ndarray:
     axes = _axes(node.attr, x.ndim)
     kept = [i for i in range(x.ndim) if i not in axes]
     moved = np.transpose(x, (*kept, *axes)).reshape((*(x.shape[i] for i in kept), -1))
-    fold = get_op(_FOLDS[node.op.name])
     count = moved.shape[-1]
     out = np.empty(moved.shape[:-1], dtype=object)
     flat, rows = out.reshape(-1), moved.reshape(-1, count)
+    if node.op.name == "logsumexp":
+        for k in range(flat.size):
+            flat[k] = _logaddexp_fold(list(rows[k]), node)
+        return out
+    fold = get_op(_FOLDS[node.op.name])
     for k in range(flat.size):
         flat[k] = _fold(fold, list(rows[k]), node)
     if node.op.name == "mean":
@@ -199,6 +203,18 @@ def _fold(fold: Any, items: list[Term], node: Term) -> Term:
         ]
         block = _BLOCKED
     return Term(fold, tuple(items), None)
+
+
+def _logaddexp_fold(items: list[Term], node: Term) -> Term:
+    """logsumexp of ``items`` as the op evaluates it: logaddexp folded left to right, -inf for none."""
+    # logsumexp(e0, e1, e2) = logaddexp(logaddexp(e0, e1), e2): the same steps, so the same rounding
+    if not items:
+        return const(float("-inf"), node.dtype)
+    items = [_as_dtype(t, node.dtype) for t in items]  # (an int operand is read as a float)
+    out, logaddexp = items[0], get_op("logaddexp")
+    for t in items[1:]:
+        out = logaddexp(out, t)
+    return out
 
 
 def _contract(node: Term, args: list[np.ndarray]) -> np.ndarray:

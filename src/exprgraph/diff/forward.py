@@ -27,6 +27,7 @@ from ..core import sum as sum_
 from ..core.op import get_op
 from ..core.stdops import arith, boolean, broadcast_like, negate, product, real, same, sum_to, where_rule
 from ..errors import DifferentiationError, ShapeError
+from .constants import restore, standing_in
 from .reverse import backprop, collector_paused, live_order, one_like, resolve_wrt, zeros_like
 from .sweep import SWEEP
 
@@ -156,6 +157,11 @@ def forward(outputs: Sequence[Term], tangents: Mapping[Term, Any]) -> list[Term 
             if t.shape != var.shape:
                 raise DifferentiationError(f"a tangent of shape {t.shape} does not fit {var} of shape {var.shape}")
         seeds[var] = t
+    taken = [s.attr[0] for t in seeds.values() for s in t.free_symbols]
+    standing = standing_in(outputs, list(seeds), taken)
+    if standing is not None:  # the rules push no tangent from a constant: push from symbols standing in for them
+        moved = forward(standing[0], dict(zip(standing[1], seeds.values(), strict=True)))
+        return restore(moved, standing[2])
     found = _native.forward(outputs, seeds, _push) if _native is not None else NotImplemented
     if found is NotImplemented:  # the pure Python sweep (or another C walk is running)
         found = _sweep(outputs, seeds)

@@ -17,10 +17,11 @@ from typing import Any, overload
 
 import numpy as np
 
-from ..core import Symbol, Term, as_term, postorder
+from ..core import Term, as_term, postorder
 from ..errors import MissingValueError
 from ..eval import evaluate
 from ..eval.bind import MISSING, lookup
+from .constants import standing_in
 from .reverse import GradientMap, grad, resolve_wrt
 
 __all__ = ["numeric_gradient", "check_grad", "GradCheck", "GradientMap", "elementwise_errors"]
@@ -40,7 +41,12 @@ class _ZeroPartial:
         return np.zeros(self.points + tuple(t.shape))
 
 
-@lru_cache(maxsize=256)
+#: the gradients kept for numeric_gradient: a loop over a few functions finds theirs, and many large
+#: functions do not stay alive through the cache (each keeps its f and gradient terms)
+GRADIENT_CACHE_SIZE = 32
+
+
+@lru_cache(maxsize=GRADIENT_CACHE_SIZE)
 def _gradient_terms(f: Term, targets: tuple[Term, ...]) -> tuple[Term, ...]:
     return tuple(grad(f, list(targets)))
 
@@ -48,31 +54,16 @@ def _gradient_terms(f: Term, targets: tuple[Term, ...]) -> tuple[Term, ...]:
 def _free_constants(f: Term, targets: list[Term], env: Mapping[Any, Any]) -> tuple[Term, list[Term], dict[Term, Any]]:
     """``f`` and ``targets`` with each constant target made a symbol, and the constants' values by symbol.
 
-    The gradient rules never differentiate a constant operand, so a partial by a constant is the
-    partial by a symbol standing in its place (float, unlike an int constant), at its value. A bool
-    constant has no partial to speak of: it stays a constant (its partial reads 0).
+    The gradient rules never differentiate a constant operand: the partial by a constant is the
+    partial by a symbol in its place (:mod:`.constants`), at its value, so the gradient is built
+    (and cached) over the stand-ins and evaluated with their values.
     """
-    consts = [t for t in dict.fromkeys(targets) if t.op.name == "const" and t.dtype != "bool"]
-    if not consts:
+    standing = standing_in([f], targets, (k for k in env if isinstance(k, str)))
+    if standing is None:
         return f, targets, {}
-    taken = {s.attr[0] for s in f.free_symbols} | {k for k in env if isinstance(k, str)}
-    done: dict[Term, Term] = {}
-    values: dict[Term, Any] = {}
-    n = 0
-    for c in consts:
-        while f"_const{n}" in taken:
-            n += 1
-        stand_in = Symbol(f"_const{n}", "float32" if c.dtype == "float32" else "float64", c.shape)
-        n += 1
-        done[c] = stand_in
-        values[stand_in] = c.value.array if hasattr(c.value, "array") else c.value
-    for node in postorder([f, *targets]):  # children first: rebuild each node over the stand-ins
-        if node in done or not node.args:
-            continue
-        args = tuple(done.get(a, a) for a in node.args)
-        if any(a is not b for a, b in zip(args, node.args, strict=True)):
-            done[node] = node.op(*args, attr=node.attr)
-    return done.get(f, f), [done.get(t, t) for t in targets], values
+    (over,), stand, back = standing
+    values = {s: c.value.array if hasattr(c.value, "array") else c.value for s, c in back.items()}
+    return over, stand, values
 
 
 def _shape_values(f: Term, env: Mapping[Any, Any], targets: list[Term]) -> tuple[Any, list[Any]]:

@@ -21,6 +21,7 @@ from ..core import Symbol, Term, as_term, const, postorder
 from ..core.op import get_op
 from ..core.stdops import broadcast_like, sum_to
 from ..errors import DifferentiationError
+from .constants import constant_targets, restore_terms, standing_in
 from .sweep import SWEEP
 
 __all__ = [
@@ -237,6 +238,8 @@ def backprop(outputs: Sequence[Term], seeds: Sequence[Any], targets: Iterable[Te
     outputs = outputs if isinstance(outputs, (list, tuple)) else list(outputs)
     seeds = seeds if isinstance(seeds, (list, tuple)) else list(seeds)
     target_set = targets if isinstance(targets, (set, frozenset)) else set(targets)
+    if constant_targets(target_set):  # the rules send constants nothing: sweep over symbols standing in for them
+        return _by_stand_ins(outputs, seeds, target_set)
     if _native is not None:
         if len(seeds) != len(outputs):
             raise ValueError(f"backprop got {len(seeds)} seeds for {len(outputs)} outputs")
@@ -282,6 +285,21 @@ def backprop(outputs: Sequence[Term], seeds: Sequence[Any], targets: Iterable[Te
     return result
 
 
+def _by_stand_ins(
+    outputs: Sequence[Term], seeds: Sequence[Any], targets: set[Term] | frozenset[Term]
+) -> dict[Term, Term]:
+    """:func:`backprop` by targets among which are constants: over stand-in symbols, put back in the adjoints."""
+    taken = [s.attr[0] for seed in seeds if seed.__class__ is Term for s in seed.free_symbols]
+    keys = list(targets)
+    standing = standing_in(outputs, keys, taken)
+    assert standing is not None  # (called for targets with a constant among them)
+    outs, stand, back = standing
+    found = backprop(outs, seeds, set(stand))
+    known = [(t, s) for t, s in zip(keys, stand, strict=True) if s in found]
+    values = restore_terms([found[s] for _, s in known], back)
+    return {t: v for (t, _), v in zip(known, values, strict=True)}
+
+
 @collector_paused
 def backprop_groups(
     outputs: Sequence[Sequence[Term]], seeds: Sequence[Sequence[Any]], targets: Sequence[set[Term] | frozenset[Term]]
@@ -295,8 +313,8 @@ def backprop_groups(
         raise ValueError(
             f"backprop_groups got {len(outputs)} output lists, {len(seeds)} seed lists, {len(targets)} target sets"
         )
-    if _native is not None:  # (the C sweep checks each group's seeds, as backprop does below)
-        union: set[Term] = set().union(*targets)
+    union: set[Term] = set().union(*targets)
+    if _native is not None and not constant_targets(union):  # (the C sweep checks each group's seeds)
         found = _native.backprop_groups(outputs, seeds, targets, union, _seed_for)
         if found is not NotImplemented:  # (another C sweep is running: one backprop per group below)
             swept: list[dict[Term, Term]] = found
@@ -321,6 +339,8 @@ def grad(f: Term, wrt: Any = None) -> Any:
 
     ``wrt`` is one symbol (or name), giving one term; a list of them, giving a list; or None,
     giving a dict over all free symbols of ``f``. Each derivative has the shape of its variable.
+    A variable may also be a node of ``f``: an intermediate, or a constant (the partial by all its
+    uses, as if it were a symbol: :mod:`.constants`).
 
     >>> from exprgraph import symbols, sin
     >>> x, y = symbols("x y")

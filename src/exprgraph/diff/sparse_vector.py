@@ -20,6 +20,7 @@ from ..core import Term
 from ..core.ops_index import getitem
 from ..core.scalarise import entry_symbols, scalarise
 from ..core.traversal import toposort
+from ..errors import DifferentiationError
 
 __all__ = ["ScalarForm", "scalar_form"]
 
@@ -42,6 +43,12 @@ class ScalarForm:
 
 def scalar_form(outputs: Sequence[Term], targets: Sequence[Term]) -> ScalarForm:
     """The outputs and variables read entry by entry (a :class:`ScalariseError` naming an op it cannot read)."""
+    for t in targets:
+        if t.op.name != "symbol":
+            raise DifferentiationError(
+                f"with vector terms, a sparse derivative is taken by symbols, not by {t}: "
+                "use the dense jacobian (or grad), or make it a symbol"
+            )
     free: dict[Term, None] = dict.fromkeys(targets)
     for t in outputs:
         free.update(dict.fromkeys(sorted(t.free_symbols, key=_name)))
