@@ -55,6 +55,7 @@ __all__ = [
     "IpoptLibraryError",
     "IpoptOptionError",
     "TooManyOperandsError",
+    "DimConstantOverflowError",
 ]
 
 
@@ -387,3 +388,8 @@ class IpoptOptionError(ProblemError, TypeError):
 class TooManyOperandsError(ExprgraphError, ValueError):
     """A C term built with more operands than its count field holds (2**26 - 1); build a sum or product of
     that many terms as a sum of partial sums."""
+
+
+class DimConstantOverflowError(DimOverflowError, OverflowError):
+    """A dimension constant outside int64, met while simplifying (``9223372036854775807 + 1``); an
+    ``OverflowError`` too, as dims raised before it was named."""

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from exprgraph.dims import DimEnv, evaluate_expression, parse_relation, unparse
-from exprgraph.errors import DimContradictionError, EvaluationError
+from exprgraph.errors import DimContradictionError, DimExpressionError, EvaluationError
 
 _CHECK = {"lt": int.__lt__, "le": int.__le__, "gt": int.__gt__, "ge": int.__ge__, "eq": int.__eq__, "ne": int.__ne__}
 
@@ -269,3 +269,40 @@ def test_divisible_and_equal_under_facts_are_never_wrong(facts, expr, k):
 def test_unparse_of_facts_is_readable():
     op, left, right = parse_relation("batch == seq1 + seq2")
     assert (op, unparse(left), unparse(right)) == ("eq", "batch", "seq1+seq2")
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        # the last fact narrows a to 1 and b to 0, where it holds at once, while a < b + 1 kept before fails
+        ["a in [0, 1]", "a < b + 1", "a > b"],
+        ["a in [0, 4]", "b in [0, 3]", "c in [0, 0]", "min(a, b) < b", "b < a", "a < b"],
+        ["a >= b + 1", "a == b"],  # the substitution a -> b makes the kept relation b >= b + 1
+    ],
+)
+def test_a_relation_kept_before_and_refuted_by_later_ranges_is_a_contradiction(facts):
+    env = DimEnv()
+    with pytest.raises(DimContradictionError):
+        for fact in facts:  # one at a time (found by tests/fuzz/test_fuzz_dimenv.py: no error, empty bounds)
+            env.declare(fact)
+    with pytest.raises(DimContradictionError):
+        DimEnv(constraints=facts)  # all in one call
+
+
+@pytest.mark.parametrize("text", ["a", "1", "a + b", "Eq(a)", "Eq(a, b, c)", "f(a, b)"])
+def test_text_that_is_no_relation_is_a_parse_error(text):
+    # was a plain ValueError (found by tests/fuzz/test_fuzz_dimenv.py's bad input); still a ValueError
+    with pytest.raises(DimExpressionError, match="not a relation") as info:
+        DimEnv(constraints=[text])
+    assert isinstance(info.value, ValueError) and info.value.pos == 0
+    with pytest.raises(DimExpressionError):
+        DimEnv().statically_known(text)
+
+
+@pytest.mark.parametrize("name", ["None", "inf", "a b", "1a", ""])
+def test_a_range_for_a_name_that_is_not_a_dimension_name_is_a_parse_error(name):
+    # was a plain ValueError from the symbol's constructor
+    with pytest.raises(DimExpressionError):
+        DimEnv({name: (0, 5)})
+    with pytest.raises(DimExpressionError):
+        DimEnv(constraints=[f"{name} in [0, 5]"])

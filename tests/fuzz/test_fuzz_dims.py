@@ -46,8 +46,8 @@ DIM_TOKENS = [
 
 
 def _known_overflow(exc: BaseException) -> bool:
-    # a raw OverflowError when simplifying folds constants beyond int64 (reported to the dims owner;
-    # see test_constant_overflow_is_a_project_error): tolerated here so the fuzzer finds the rest
+    # dims' own constants past int64 raise DimConstantOverflowError, a project error (see
+    # test_constant_overflow_is_a_project_error); the core's const() still raises a raw OverflowError: tolerated
     return isinstance(exc, OverflowError) and "does not fit in int64" in str(exc)
 
 
@@ -76,23 +76,18 @@ def test_dims_oversized_text_raises_only_named_errors(text: str, monkeypatch: py
     term = read_within_limit(parse_expression, text, DimExpressionError)
     # the quick reader of simplify_expression splits the text on its own: the same limit holds
     try:
-        simplified = read_within_limit(simplify_expression, text, ExprgraphError)
-    except OverflowError as exc:
-        if _known_overflow(exc):
+        simplified = read_within_limit(simplify_expression, text, DimExpressionError)
+    except OverflowError as exc:  # a constant past int64: DimConstantOverflowError, or the core's const()
+        if isinstance(exc, ExprgraphError) or _known_overflow(exc):
             return
         raise
-    if term is not None:
+    if term is not None:  # what parses simplifies
         assert isinstance(simplified, (int, str))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OverflowError,
-    reason="dims: simplify_expression folds 1 + (2**63 - 1) and raises a raw OverflowError (dims owner to fix)",
-)
 @pytest.mark.parametrize("text", ["(1 + 9223372036854775807)", "9223372036854775807*2", "-9223372036854775807 - 2"])
 def test_constant_overflow_is_a_project_error(text: str) -> None:
-    try:
+    # was a raw OverflowError; now DimConstantOverflowError, a project error and still an OverflowError
+    with pytest.raises(ExprgraphError, match="does not fit in int64") as info:
         simplify_expression(text)
-    except ExprgraphError:
-        pass
+    assert isinstance(info.value, OverflowError)

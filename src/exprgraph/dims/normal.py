@@ -20,6 +20,7 @@ from typing import Final
 
 from ..core.op import Op
 from ..core.term import Term
+from ..errors import DimConstantOverflowError
 from .grammar import CALL_NAMES, INFIX_OPS, P_ADD, P_ATOM, P_MUL, P_UNARY, left_need, right_need
 from .monomials import ONE, Mono
 from .ring import Poly
@@ -216,9 +217,9 @@ def inner_term(p: Poly) -> Term:
 
 
 def fits_int64(c: int) -> int:
-    """``c``, or an OverflowError when it is outside int64 (top_term builds no such constant)."""
+    """``c``, or DimConstantOverflowError (an OverflowError) outside int64 (top_term builds no such constant)."""
     if not INT64_MIN <= c <= INT64_MAX:
-        raise OverflowError(f"the dimension constant {c} does not fit in int64")
+        raise DimConstantOverflowError(f"the dimension constant {c} does not fit in int64")
     return c
 
 

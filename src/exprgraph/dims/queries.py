@@ -65,6 +65,14 @@ MAX_STATES: Final = 256
 _STRICTER: Final = (("gt", ">"), ("lt", "<"), ("eq", "=="), ("ge", ">="), ("le", "<="), ("ne", "!="))
 
 
+def _checked_name(name: str) -> Term:
+    """The name's symbol; DimExpressionError for a name that is not an identifier (or is reserved)."""
+    try:
+        return dim_name(name)
+    except ValueError as err:
+        raise DimExpressionError(f"a range for a name that cannot name a dimension: {err}", str(name), 0) from None
+
+
 def _as_term(expr: int | str | Term) -> Term:
     """A dimension expression as an int64 term (text is parsed)."""
     return expr if type(expr) is TERM else parse_expression(str(expr))
@@ -130,13 +138,13 @@ class DimEnv:
         if name in self._ranges or not r[0] <= r[1]:
             self._narrow(name, r)
         else:
-            dim_name(name)  # checks the name
+            _checked_name(name)
             self._ranges[name] = r
             self._ctx = None  # answers change: the state of the new ranges
 
     def _narrow(self, name: str, r: Range) -> DimEnv:
         """Narrow the range of ``name`` (its own, or the default) to ``r``."""
-        dim_name(name)  # checks the name
+        _checked_name(name)
         old = self.range_of(name)
         new = meet(old, r)
         if new[0] > new[1]:
@@ -159,6 +167,7 @@ class DimEnv:
         """
         relations: list[Relation] = []
         texts: list[str] = []
+        first = dict(self._ranges)  # (to tell the names whose range this call narrows)
         for c in constraints:
             if isinstance(c, str):
                 m = RANGE_TEXT.match(constant_powers(c)) if " in " in c else None
@@ -174,9 +183,26 @@ class DimEnv:
                 self._apply(rel)
             if self._ranges == before:
                 break
+        replaced = set() if self._facts is None else set(self._facts.subst)
         for rel, text in zip(relations, texts, strict=True):
             add_fact(self, rel, text)
+        facts = self._facts
+        if facts is not None and facts.relations:
+            changed = {dim_name(n) for n, r in self._ranges.items() if first.get(n) != r}
+            self._recheck(facts.relations, changed | (set(facts.subst) - replaced))
         return self
+
+    def _recheck(self, relations: list[tuple[str, Term, Term, str]], changed: set[Term]) -> None:
+        """DimContradictionError when a kept relation fails everywhere under the ranges now: a later fact may narrow
+        the ranges (or replace a name) so that it holds at once and is not kept, while a relation kept before no
+        longer can (``a < b + 1`` then ``a > b``, with ``a`` in ``[0, 1]``; ``a >= b + 1`` then ``a == b``). Only
+        the relations over a name in ``changed`` (its range narrowed, or replaced), and only by the ranges (cheap:
+        no proof search)."""
+        for op, left, right, note in relations:
+            if changed.isdisjoint(left.free_symbols) and changed.isdisjoint(right.free_symbols):
+                continue
+            if decide_difference(op, self._poly_of(left), self._poly_of(right), self.context)[0] is False:
+                raise DimContradictionError(f"{note} no longer holds under the ranges and facts declared after it")
 
     def _apply(self, rel: Relation) -> None:
         op, left, right = rel

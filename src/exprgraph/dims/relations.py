@@ -122,7 +122,10 @@ def parse_relation(rel: str | Term) -> Relation:
     text = constant_powers(rel)
     split = split_comparison(text)
     if split is None:
-        return parse_relation(parse_expression(text))
+        term = parse_expression(text)  # (no comparison outside brackets: a relation only as Eq(a, b)...)
+        if term.op is not FN or term.attr not in _RELATION_CALLS or len(term.args) != 2:
+            raise DimExpressionError("not a relation: expected <, <=, >, >=, ==, != or Eq(a, b), Ne, Lt...", text, 0)
+        return parse_relation(term)
     left_text, op, right_text = split
     try:
         return op, parse_expression(left_text), parse_expression(right_text)

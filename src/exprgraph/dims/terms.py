@@ -23,6 +23,7 @@ from ..core.op import Op, find_op, get_op, register_op
 from ..core.stdops import arith
 from ..core.term import Term
 from ..core.termbase import find_term, native
+from ..errors import DimConstantOverflowError
 
 __all__ = [
     "CEIL_DIV",
@@ -263,13 +264,13 @@ _consts: Final[dict[int, Term]] = memo_table()
 
 
 def dim_const(value: int) -> Term:
-    """The int64 constant ``value`` (an OverflowError names the value when it leaves int64)."""
+    """The int64 constant ``value`` (DimConstantOverflowError, an OverflowError, names a value outside int64)."""
     term = _consts.get(value)
     if term is None:
         if not INT64_MIN <= value <= INT64_MAX:
             big = value.bit_length() >= 256
             shown = f"{'-' if value < 0 else ''}2**{value.bit_length() - 1}..." if big else str(value)
-            raise OverflowError(f"the dimension constant {shown} does not fit in int64")
+            raise DimConstantOverflowError(f"the dimension constant {shown} does not fit in int64")
         term = TERM(CONST, (), int(value))  # what const() builds for an int, without its checks
         remember(_consts, value, term)
     return term
