@@ -395,13 +395,16 @@ def _input_copies(
         "                }\n"
         "        }"
     )
+    # a packed double is a bool's truth as numpy reads it: any non-zero (nan too) is True ((int)0.5 would be 0)
+    read = f"xs[(j < m ? j : 0) * {n_in} + eg_in_{tag}_col[k]]"
+    read = f"({read} != 0.0)" if dtype == BOOL else f"({ctype}){read}"
     pk_in.append(
         f"        for (int k = 0; k < {len(ins)}; k++)\n"
         "            for (int b = 0; b < nb; b++)\n"
         "                for (int i = 0; i < EG_B; i++) {\n"
         "                    const int64_t j = b * EG_B + i;\n"
         f"                    {space}[b][eg_in_{tag}_row[k]][i] =\n"
-        f"                        ({ctype})xs[(j < m ? j : 0) * {n_in} + eg_in_{tag}_col[k]];\n"
+        f"                        {read};\n"
         "                }"
     )
 

@@ -172,6 +172,8 @@ def render(node: Term, operands: Sequence[str], dialect: Dialect = HOST) -> str:
             pair = [_cast(text, have, step, dialect), _cast(t, a.dtype, step, dialect)]
             if op.relational or op.mixed_operands:
                 pair = [text, t]
+                if {have, a.dtype} == {FLOAT32, INT64}:  # numpy compares these in float64 (C would in float)
+                    pair = [_cast(text, have, FLOAT64, dialect), _cast(t, a.dtype, FLOAT64, dialect)]
             text = _apply(template, pair)
             have = step
         return text

@@ -10,11 +10,19 @@ from typing import Any
 import numpy as np
 
 from ..core import Term, TermPack, postorder
-from ..errors import CompileError
+from ..errors import CompileError, EvaluationError
 from ..eval import evaluate
 from ..eval.bind import bind_symbols
 
-__all__ = ["CompiledFunction", "Built", "check_signature", "check_symbols", "bind_inputs"]
+__all__ = [
+    "CompiledFunction",
+    "Built",
+    "check_signature",
+    "check_symbols",
+    "bind_inputs",
+    "broadcast_shape",
+    "packed_rows",
+]
 
 
 def check_signature(outputs: Any, inputs: Any, *, walk: bool = True) -> tuple[tuple[Term, ...], bool, tuple[Term, ...]]:
@@ -76,9 +84,27 @@ def bind_inputs(inputs: tuple[Term, ...], args: Sequence[Any]) -> list[Any]:
     return [values[s] for s in inputs]
 
 
+def broadcast_shape(shapes: Iterable[tuple[int, ...]]) -> tuple[int, ...]:
+    """The shape input values of these shapes broadcast to, or an EvaluationError naming the mismatch."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError as exc:
+        raise EvaluationError(f"the input values do not broadcast together: {exc}") from None
+
+
+def packed_rows(x: Any) -> np.ndarray:
+    """``x`` as a C-contiguous float64 array (a packed call's rows), or an EvaluationError saying what it is."""
+    if x.__class__ is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
+        return x
+    try:
+        return np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:  # a string, an object, a ragged list: not rows of numbers
+        raise EvaluationError(f"packed input must be rows of numbers, got a {type(x).__name__}: {exc}") from None
+
+
 def packed_arrays(x: Any, out: np.ndarray | None, n_in: int, n_out: int) -> tuple[np.ndarray, np.ndarray]:
     """A packed call's input as float64 rows of ``n_in`` values, and its output array (checked, or made)."""
-    x = np.asarray(x, dtype=np.float64)
+    x = packed_rows(x)
     if x.shape[-1:] != (n_in,) or x.ndim > 2:
         raise ValueError(f"packed input must have shape ({n_in},) or (points, {n_in}), got {x.shape}")
     want = (*x.shape[:-1], n_out)

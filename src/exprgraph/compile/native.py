@@ -25,7 +25,7 @@ from ..errors import EvaluationError
 from ..eval import evaluate
 from ..eval.bind import NUMPY_DTYPES
 from ..eval.limits import check_elements, limit_in_force
-from .function import bind_inputs
+from .function import bind_inputs, broadcast_shape, packed_rows
 from .lower import Program
 
 __all__ = ["NativeRunner", "NEGATIVE_POWER", "narrow"]
@@ -85,10 +85,7 @@ class NativeRunner:
         values = bind_inputs(inputs, args)
         arrays = [np.asarray(values[i]) for i in self.input_index]
         shapes = [a.shape for a in arrays]
-        try:
-            shape = np.broadcast_shapes(*shapes)
-        except ValueError as exc:
-            raise EvaluationError(f"the input values do not broadcast together: {exc}") from None
+        shape = broadcast_shape(shapes)
         check_elements(shape, limit_in_force(), "the compiled function")  # before allocating the outputs
         size = math.prod(shape)
         if size == 0:
@@ -126,8 +123,7 @@ class NativeRunner:
     def packed(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
         """All outputs as float64 for points packed in ``x`` (shape ``(n_in,)`` or ``(points, n_in)``)."""
         n_in, n_out = len(self.program.inputs), len(self.program.outputs)
-        if x.__class__ is not np.ndarray or x.dtype != np.float64 or not x.flags.c_contiguous:
-            x = np.ascontiguousarray(x, dtype=np.float64)
+        x = packed_rows(x)
         one = x.ndim == 1
         if x.shape[-1:] != (n_in,) or x.ndim > 2:
             raise ValueError(f"packed input must have shape ({n_in},) or (points, {n_in}), got {x.shape}")

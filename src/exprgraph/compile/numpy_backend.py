@@ -32,7 +32,7 @@ from ..core.stdops import bool_casts
 from ..errors import CompileError, EvaluationError
 from ..eval.bind import NUMPY_DTYPES
 from .backends import Backend, register_backend
-from .function import Built, bind_inputs, packed_by_columns
+from .function import Built, bind_inputs, broadcast_shape, packed_by_columns
 from .lower import Program
 from .numpy_loops import NumpyLoops
 from .structure import find_structure
@@ -307,7 +307,11 @@ def build_numpy(program: Program) -> tuple[Any, str]:
                         if first.size >= 2 * CHUNK:
                             return _chunked(inplace, values, used, shape)
                         return inplace(*values)
-            return generic(*values)
+            try:
+                return generic(*values)
+            except ValueError:
+                broadcast_shape(np.shape(values[i]) for i in used)  # inputs of shapes that do not broadcast: named
+                raise
 
     return run, source
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import Symbol, Term
+from ..core import Symbol, Term, const, postorder, substitute
 from ..core.dtypes import FLOAT64
 from ..errors import EvaluationError
 from ..eval import evaluate
@@ -118,12 +118,19 @@ class NumpyLoops:
         return needed
 
     def _class_step(self, cls: LoopClass, build: Callable[[Program], tuple[Any, str]]) -> _ClassStep:
-        run, _ = build(lower([cls.body], [*cls.slots, *cls.consts]))
+        # a power's exponent is the same for every member (part of the class's key): a literal in the body, as in
+        # the straight-line code (numpy's power of an array of 2s is not always the rounded square that x**2 is)
+        first = cls.constants[0] if cls.constants else ()
+        exponents = {n.args[1] for n in postorder(cls.body) if n.op.name == "pow" and n.args[1] in cls.consts}
+        literal = {c: const(first[j], c.dtype) for j, c in enumerate(cls.consts) if c in exponents}
+        kept = [j for j, c in enumerate(cls.consts) if c not in literal]
+        body = substitute(cls.body, literal) if literal else cls.body
+        run, _ = build(lower([body], [*cls.slots, *(cls.consts[j] for j in kept)]))
         index = np.array([[self._take(t) for t in reads] for reads in cls.reads], dtype=np.intp)
         index = index.reshape(len(cls.members), len(cls.slots))
         consts = [
-            np.array([values[j] for values in cls.constants], dtype=NUMPY_DTYPES[c.dtype]).reshape(-1, 1)
-            for j, c in enumerate(cls.consts)
+            np.array([values[j] for values in cls.constants], dtype=NUMPY_DTYPES[cls.consts[j].dtype]).reshape(-1, 1)
+            for j in kept
         ]
         out = np.array([self._take(t) for t in cls.members], dtype=np.intp)
         return _ClassStep(run, index, consts, out)

@@ -237,7 +237,7 @@ def _region_key(
             else:
                 refs.append(-1 - 2 * slots.setdefault(a, len(slots)))
         index[node] = len(entries)
-        entries.append((node.op.name, node.attr, node.dtype, tuple(refs)))
+        entries.append((node.op.name, node.attr, node.dtype, tuple(refs), *_exponent(node, args, values)))
     for a in slots:
         ok = ok and a.dtype == FLOAT64
         if a in level:
@@ -271,8 +271,20 @@ def _single_key(
                 if a in level:
                     lvl = max(lvl, level[a] + 1)
             refs.append(-1 - 2 * slots.index(a))
-    entries = ((root.op.name, root.attr, root.dtype, tuple(refs)),)
+    entries = ((root.op.name, root.attr, root.dtype, tuple(refs), *_exponent(root, args, values)),)
     return (entries, (tuple(t.dtype for t in consts),)), tuple(slots), tuple(consts), lvl, ok
+
+
+def _exponent(node: Term, args: tuple[Term, ...], values: dict[Term, Any]) -> tuple:
+    """A power's constant exponent by value, for the key: the members of a class then share it, so a backend
+    may read it as the literal it is (``x**2`` a square, as evaluate computes it, not numpy's power of an
+    array of 2s, which is not always the rounded square)."""
+    if node.op.name != "pow" or args[1] not in values:
+        return ()
+    v: Any = values[args[1]]
+    if getattr(v, "shape", ()):
+        return ()  # an array exponent: such a region is not grouped
+    return (args[1].dtype, float(v).hex() if args[1].dtype != INT64 else int(v))
 
 
 def _own_args(node: Term) -> tuple[Term, ...]:

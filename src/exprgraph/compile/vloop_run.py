@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import EvaluationError
 from ..eval.bind import NUMPY_DTYPES
 from ..eval.limits import check_elements, limit_in_force
-from .function import bind_inputs
+from .function import bind_inputs, broadcast_shape, packed_rows
 from .lower import Program
 from .native import NEGATIVE_POWER, narrow
 
@@ -88,10 +88,7 @@ class VectorLoopRunner:
     def _call(self, values: list[np.ndarray]) -> tuple[Any, ...]:
         """The outputs for inputs of their dtypes (each with leading batch axes, broadcast like numpy)."""
         leads = [v.shape[: v.ndim - len(s)] for v, s in zip(values, self._shapes, strict=True)]
-        try:
-            batch = np.broadcast_shapes(*leads)
-        except ValueError as exc:
-            raise EvaluationError(f"the input values do not broadcast together: {exc}") from None
+        batch = broadcast_shape(leads)
         check_elements(batch, limit_in_force(), "the compiled function")
         keep, steps = [], []
         for v, lead, shape in zip(values, leads, self._shapes, strict=True):
@@ -124,8 +121,7 @@ class VectorLoopRunner:
 
     def packed(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
         """All outputs' entries as float64 rows for rows of all inputs' entries (``(n,)`` or ``(points, n)``)."""
-        if x.__class__ is not np.ndarray or x.dtype != np.float64 or not x.flags.c_contiguous:
-            x = np.ascontiguousarray(x, dtype=np.float64)
+        x = packed_rows(x)
         n_in, n_out = self._width_in, self._width_out
         if x.shape[-1:] != (n_in,) or x.ndim > 2:
             raise ValueError(f"packed input must have shape ({n_in},) or (points, {n_in}), got {x.shape}")
