@@ -155,6 +155,22 @@ def test_square_matches_power_exactly(exponent):
     np.testing.assert_array_equal(evaluate(i**2, {i: ints}), numpy_ref(np.power, ints, 2))
 
 
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=8))
+def test_an_array_of_exponents_2_gives_the_square_a_scalar_2_gives(values):
+    # numpy squares for a scalar 2 but calls C's pow for an array of 2s (an ulp off at some points)
+    a = np.array(values)
+    k = Symbol("k", "int64")
+    want = evaluate(x**2.0, {x: a})
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(want, a * a)
+    for exponent, s in ((np.full(a.shape, 2.0), y), (np.full(a.shape, 2), k)):
+        got = evaluate(x**s, {x: a, s: exponent})
+        assert np.array_equal(got, want, equal_nan=True), (values, got, want)
+        numpy_backend = eg.compile([x**s], [x, s], backend="numpy")(a, exponent)[0]
+        assert np.array_equal(numpy_backend, want, equal_nan=True)
+    assert evaluate(x**y, {x: 2.610434542726609, y: np.array([2.0, 0.5])})[0] == 2.610434542726609**2
+
+
 def test_where_and_variadic_ops():
     a, b = np.array([-1.0, 0.0, 2.0]), np.array([5.0, -5.0, 1.0])
     np.testing.assert_array_equal(evaluate(eg.where(x > 0, x, y), {x: a, y: b}), np.where(a > 0, a, b))

@@ -25,8 +25,9 @@ from .term import Term
 def _power(base: Any, exponent: Any) -> Any:
     """numpy's power, with one value for every exponent shape and size.
 
-    numpy computes ``a**0.5`` as ``sqrt(a)`` for a scalar exponent (nan at -inf, -0.0 at -0.0) but
-    with C's pow for an array of exponents (inf and 0.0): 0.5 is read as sqrt everywhere here. A
+    numpy computes ``a**0.5`` as ``sqrt(a)`` and ``a**2`` as ``a*a`` for a scalar exponent (nan at
+    -inf, -0.0 at -0.0; the rounded square) but with C's pow for an array of exponents (inf and 0.0;
+    a square off by an ulp at some points): 0.5 is read as sqrt and 2 as a square everywhere here. A
     float to an odd int64 power keeps the base's sign even above 2**53, where the exponent
     converted to a float would be even. (The C helpers ``eg_pow_dd`` and ``eg_pow_di`` agree.)
     """
@@ -35,6 +36,10 @@ def _power(base: Any, exponent: Any) -> Any:
     out = np.power(base, exponent)
     if out.dtype.kind != "f":
         return out
+    if exponent.ndim and exponent.dtype.kind in "fiu":
+        two = exponent == 2
+        if two.any():
+            out = np.where(two, np.square(base.astype(out.dtype)), out)  # (in the result's dtype, as sqrt below)
     if exponent.dtype.kind == "f":
         half = exponent == 0.5
         if half.any():

@@ -343,10 +343,14 @@ def _power_needs_impl(vs: list) -> bool:
     """Whether numpy's power alone would give another value than the op table's (see stdops._power)."""
     base, exponent = vs
     kind = exponent.dtype.kind
+    if base.dtype.kind != "f" and not (kind == "f" and exponent.ndim):
+        return False
+    if exponent.ndim and kind in "fiu" and bool((exponent == 2).any()):
+        return True  # an array of exponents holding 2: numpy uses C's pow there, not the rounded square
     if kind == "f":
         # an array of exponents holding 0.5: numpy uses C's pow there, not sqrt
         return bool(exponent.ndim) and base.dtype.kind == "f" and bool((exponent == 0.5).any())
-    if kind in "iu" and base.dtype.kind == "f":
+    if kind in "iu":
         # an int exponent beyond 2**53 is even as a float: the sign of an odd power would be lost
         return bool(((exponent > 2**53) | (exponent < -(2**53))).any())
     return False
