@@ -91,8 +91,9 @@ clean:
 	rm -rf $(VENV) .venv-3.* build src/*.egg-info .pytest_cache .mypy_cache
 	find src -name '*.so' -delete
 
-# A long run of the fuzzers of every parser (expressions, rules, dimension expressions, kernels and
-# cases, the command line); `make test` runs the same fuzzers briefly. FUZZ_EXAMPLES=N per fuzzer.
+# A long run of the fuzzers: every parser (expressions, rules, dimension expressions, kernels and cases,
+# the command line), the term constructor, the converters, ONNX inference, and the answers of simplify,
+# the derivatives, the compiled backends and DimEnv; `make test` runs them briefly. FUZZ_EXAMPLES=N per fuzzer.
 FUZZ_EXAMPLES ?= 10000
 .PHONY: fuzz
 fuzz: $(VENV)/.installed-test
