@@ -54,3 +54,18 @@ def test_the_build_grows_linearly() -> None:
 
     small, large = build(300), build(1200)
     assert large < 8 * max(small, 0.05)  # once 4x per doubling: 16x here would be n^2
+
+
+def test_fmod_by_a_nan_constant_is_nan() -> None:
+    # a call of libm's @fmod with a NaN constant gave garbage (4.6e-310, the bits of an int) once LLVM optimised it;
+    # frem is the same function and is folded right (found by tests/fuzz/test_fuzz_compile.py)
+    fmod = eg.get_op("fmod")
+    n, x = eg.Symbol("n", "int64"), eg.Symbol("x")
+    y = eg.Symbol("y", "float32")
+    outs = [fmod(n, eg.const(float("nan"))), fmod(x, eg.const(float("nan"))), fmod(y, eg.const(np.float32(np.nan)))]
+    outs += [fmod(x, eg.const(2.5)), fmod(n, eg.const(0)), fmod(n, eg.const(-3)), fmod(n, x), fmod(y, y * 0.25)]
+    env = {n: np.array([3, -7, 0]), x: np.array([-7.5, np.inf, -0.0]), y: np.array([2.0, -5.0, np.nan], np.float32)}
+    got = eg_compile(outs, [n, x, y], backend="llvm")(*env.values())
+    for g, w, t in zip(got, eg.evaluate(outs, env), outs, strict=True):
+        assert g.dtype == w.dtype and np.array_equal(g, w, equal_nan=True), (t, g, w)
+        assert np.array_equal(np.signbit(g), np.signbit(w)), t

@@ -306,3 +306,19 @@ def test_a_range_for_a_name_that_is_not_a_dimension_name_is_a_parse_error(name):
         DimEnv({name: (0, 5)})
     with pytest.raises(DimExpressionError):
         DimEnv(constraints=[f"{name} in [0, 5]"])
+
+
+def test_facts_that_push_a_range_past_int64_are_a_contradiction():
+    # a*b < c, a < b and a == c (all >= 0) hold for no sizes; declared in this order the ranges grew past int64
+    # before the contradiction showed (found by tests/fuzz/test_fuzz_dimenv.py: an overflow, not a contradiction)
+    ranges = ["a in [0, inf]", "b in [0, inf]", "c in [0, inf]"]
+    facts = ["(a * b) < c", "a < (b + 0)", "a == c", "a < (b + 0)"]
+    with pytest.raises(DimContradictionError):
+        DimEnv(constraints=ranges + facts)
+    env = DimEnv(constraints=ranges)
+    with pytest.raises(DimContradictionError):
+        for fact in facts:
+            env.declare(fact)
+    env = DimEnv({"a": (0, 2**62), "b": (0, None), "c": (0, None)})
+    env.declare("a == c")  # an end past int64 on the far side bounds nothing: no error
+    assert env.equal("a", "c") is True

@@ -320,7 +320,8 @@ register_op(
         c_render=_c_fmod,
         domain=(ALL_REALS, NONZERO),
         grad=_grad_fmod,
-        llvm=_ir_call2("fmod", "eg_fmod_i"),
+        # frem is libm's fmod (and lowers to it); a call of @fmod with a NaN constant was folded to garbage
+        llvm={**_ir_arith("frem", ""), INT64: "call i64 @eg_fmod_i(i64 {0}, i64 {1})"},
         doc="Remainder with the dividend's sign (C's % and fmod): 0 for a zero integer divisor.",
     )
 )

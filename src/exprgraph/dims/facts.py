@@ -26,7 +26,7 @@ from .monomials import ONE
 from .normal import top_term
 from .prove import Hyp
 from .ring import Poly, p_add_into, p_scale
-from .terms import ADD, FLOORDIV, MOD, MUL, SUB, SYMBOL, dim_const, make_term
+from .terms import ADD, FLOORDIV, INT64_MAX, INT64_MIN, MOD, MUL, SUB, SYMBOL, dim_const, make_term
 
 __all__ = ["Facts", "add_fact", "solve_for_name", "divisibility", "fold_back", "multiple_term"]
 
@@ -244,6 +244,11 @@ def _replace(env: Any, name: Term, rep: Term, note: str) -> None:
     facts.replace(name, rep, note)
     env._set_facts(facts)
     for op, b in (("ge", lo), ("le", hi)):
+        if type(b) is int and not INT64_MIN <= b <= INT64_MAX:
+            if (op == "ge") == (b > INT64_MAX):  # a lower end above int64 (an upper one below): no size is left
+                end = f"{'>=' if op == 'ge' else '<='} {b}"
+                raise DimContradictionError(f"{note} leaves {name.attr[0]} no int64 value: {end}")
+            continue  # an end beyond int64 on the far side bounds nothing
         if type(b) is int:
             rel = (op, rep, dim_const(b))
             env._apply(rel)  # narrows the names of rep
