@@ -22,7 +22,6 @@ term, not the number of terms.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -32,7 +31,7 @@ import numpy as np
 
 from ..core import Term, add, as_term
 from ..core.op import get_op
-from .constants import restore_terms, standing_in
+from .constants import restored, standing_in
 from .pattern import DEFAULT_MAX_PATTERN, by_colour, dependency_sets, groups_of, pattern_entries, row_colours
 from .reverse import backprop, collector_paused, one_like
 from .sparse import SparseMatrix, _check_scalars, _columns, _sorted_coo
@@ -363,8 +362,7 @@ def block_hessian(terms: Sequence[Any], wrt: Sequence[Any], *, max_pattern: int 
     """
     standing = standing_in([as_term(t) for t in terms], [as_term(w) for w in wrt])
     if standing is not None:  # constant variables: swept as symbols standing in for them, put back in the entries
-        over, back = block_hessian(*standing[:2], max_pattern=max_pattern), standing[2]
-        return dataclasses.replace(over, values=restore_terms(over.values, back))
+        return restored(block_hessian(*standing[:2], max_pattern=max_pattern), standing[2])
     fs, targets, found = _sweeps(terms, wrt, max_pattern, None)
     return _assembled(found.hessian, len(fs), len(targets))
 
@@ -390,11 +388,7 @@ def jacobian_and_block_hessian(
     standing = standing_in([as_term(t) for t in terms], [as_term(w) for w in wrt])
     if standing is not None:  # constant variables: swept as symbols standing in for them, put back in the entries
         jac, hess = jacobian_and_block_hessian(*standing[:2], first_row, max_pattern=max_pattern)
-        back = standing[2]
-        return (
-            dataclasses.replace(jac, values=restore_terms(jac.values, back)),
-            dataclasses.replace(hess, values=restore_terms(hess.values, back)),
-        )
+        return restored(jac, standing[2]), restored(hess, standing[2])
     gradients = _Entries()
     fs, targets, found = _sweeps(terms, wrt, max_pattern, gradients)
     term, _, col = gradients.arrays()

@@ -10,14 +10,18 @@ partial to speak of: it stays a constant (its partial reads 0).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ..core import Symbol, Term, const, postorder
 from ..core.op import get_op
 
-__all__ = ["constant_targets", "stand_ins", "standing_in", "restore", "restore_terms"]
+__all__ = ["constant_targets", "stand_ins", "standing_in", "restore", "restore_terms", "restored"]
+
+M = TypeVar("M")
 
 _CONST = get_op("const")
 
@@ -67,6 +71,12 @@ def standing_in(
 def restore_terms(terms: Sequence[Term], back: dict[Term, Term]) -> list[Term]:
     """:func:`restore` of terms (no None among them)."""
     return [t for t in restore(terms, back) if t is not None]
+
+
+def restored(matrix: M, back: dict[Term, Term]) -> M:
+    """A sparse matrix (a dataclass with ``values``) built over stand-ins, with its entries over the constants."""
+    values: Any = getattr(matrix, "values")  # noqa: B009 - M is any such dataclass
+    return dataclasses.replace(matrix, values=restore_terms(values, back))  # type: ignore[type-var]
 
 
 def restore(terms: Sequence[Term | None], back: dict[Term, Term]) -> list[Term | None]:

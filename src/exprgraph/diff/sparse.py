@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core import Term, as_term
 from ..errors import DifferentiationError
-from .constants import restore_terms, standing_in
+from .constants import restored, standing_in
 from .pattern import DEFAULT_MAX_PATTERN, by_colour, dependency_sets, groups_of, pattern_entries, row_colours
 from .reverse import _ONE, backprop, backprop_groups, collector_paused, grad, one_like, resolve_wrt, zeros_like
 from .sparse_vector import scalar_form
@@ -196,8 +196,7 @@ def sparse_jacobian(fs: Any, wrt: Any = None, *, max_pattern: int = DEFAULT_MAX_
     targets, _ = resolve_wrt(outputs, wrt)
     standing = standing_in(outputs, targets)
     if standing is not None:  # constant variables: swept as symbols standing in for them (the entry form reads symbols)
-        found = sparse_jacobian(standing[0], standing[1], max_pattern=max_pattern)
-        return dataclasses.replace(found, values=restore_terms(found.values, standing[2]))
+        return restored(sparse_jacobian(standing[0], standing[1], max_pattern=max_pattern), standing[2])
     columns = _columns(targets)
     if any(t.shape for t in (*outputs, *targets)):
         form = scalar_form(outputs, targets)  # each entry of a vector is a row or a column
@@ -225,8 +224,7 @@ def sparse_hessian(f: Any, wrt: Any = None, *, max_pattern: int = DEFAULT_MAX_PA
     targets, _ = resolve_wrt([f], wrt)
     standing = standing_in([f], targets)
     if standing is not None:  # constant variables: swept as symbols standing in for them (as sparse_jacobian)
-        found = sparse_hessian(standing[0][0], standing[1], max_pattern=max_pattern)
-        return dataclasses.replace(found, values=restore_terms(found.values, standing[2]))
+        return restored(sparse_hessian(standing[0][0], standing[1], max_pattern=max_pattern), standing[2])
     columns = _columns(targets)
     if any(t.shape for t in (f, *targets)):
         form = scalar_form([f], targets)  # each entry of a vector variable is a column

@@ -244,15 +244,16 @@ def _replace(env: Any, name: Term, rep: Term, note: str) -> None:
     facts.replace(name, rep, note)
     env._set_facts(facts)
     for op, b in (("ge", lo), ("le", hi)):
-        if type(b) is int and not INT64_MIN <= b <= INT64_MAX:
+        if type(b) is not int:
+            continue  # an open end
+        if not INT64_MIN <= b <= INT64_MAX:
             if (op == "ge") == (b > INT64_MAX):  # a lower end above int64 (an upper one below): no size is left
                 end = f"{'>=' if op == 'ge' else '<='} {b}"
                 raise DimContradictionError(f"{note} leaves {name.attr[0]} no int64 value: {end}")
             continue  # an end beyond int64 on the far side bounds nothing
-        if type(b) is int:
-            rel = (op, rep, dim_const(b))
-            env._apply(rel)  # narrows the names of rep
-            add_fact(env, rel, f"{name.attr[0]} {'>=' if op == 'ge' else '<='} {b}, and {note}")
+        rel = (op, rep, dim_const(b))
+        env._apply(rel)  # narrows the names of rep
+        add_fact(env, rel, f"{name.attr[0]} {'>=' if op == 'ge' else '<='} {b}, and {note}")
 
 
 def _declare_remainder(env: Any, div: tuple[Term, int, int], note: str) -> None:
