@@ -12,6 +12,8 @@ from hypothesis import settings
 # helpers shared by every directory's tests (time_limit) are imported by name from here
 sys.path.insert(0, str(Path(__file__).parent))
 
+import package_ops  # noqa: F401 - the package's op table, recorded before a test module adds to it
+
 # CI (and `make test` with CI=true) explores the same examples on every run; locally each run
 # draws new examples, which is how new counterexamples are found.
 settings.register_profile("ci", derandomize=True, print_blob=True)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import itertools
 import math
+from decimal import Decimal
+from fractions import Fraction
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -322,3 +325,26 @@ def test_ask_replays_a_query_by_its_kind() -> None:
     assert env.ask("simplify", "2*s0//s0") == env.simplify("2*s0//s0")
     with pytest.raises(ValueError, match="unknown query kind"):
         env.ask("maybe", "s0")
+
+
+# -- ranges given as pairs --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "r",
+    [(0.5, 3), (Fraction(1, 2), 3), (Decimal("1.5"), 3), ("0", 3), (0, math.nan), (0, 2.0), 3, (1, 2, 3), None, b"ab"],
+)
+def test_a_range_of_anything_but_integers_and_open_ends_is_refused_by_name(r: object) -> None:
+    """A fraction is never rounded into a range end (``int(0.5)`` would widen ``[0.5, 3]`` to ``[0, 3]``)."""
+    with pytest.raises(DimExpressionError, match=r"a range must be a pair|a bound must be an integer"):
+        DimEnv({"a": r})
+    with pytest.raises(DimExpressionError):
+        DimEnv(default=r)  # type: ignore[arg-type]
+
+
+def test_range_ends_of_any_integer_kind_and_open_ends() -> None:
+    """numpy's integers, bools, None and the infinities (numpy's too) are range ends; each end comes back a Python
+    int or an infinity."""
+    env = DimEnv({"a": (np.int64(2), np.int32(9)), "b": [None, INF], "c": np.array([0, 7]), "d": (False, np.inf)})
+    assert env.ranges == {"a": (2, 9), "b": (-INF, INF), "c": (0, 7), "d": (0, INF)}
+    assert all(type(end) is int or end in (INF, -INF) for r in env.ranges.values() for end in r)

@@ -350,9 +350,18 @@ def _work_setup(single: bool, data: bool) -> list[str]:
     return setup
 
 
+#: a packed double read as an int64 input (see _input_copies)
+INT_OF_DOUBLE = (
+    "static inline int64_t eg_int_of(double x) {\n"
+    "    return (x != x || x >= 9223372036854775808.0 || x < -9223372036854775808.0) ? INT64_MIN : (int64_t)x;\n"
+    "}"
+)
+
+
 def _driver_head(spaces: dict, params: str, n_parts: int, header: int = 0) -> list[str]:
     """The driver's declarations: the parts, the block size, the work size, and the table of parts."""
-    lines = [crender.ERROR_DEFINITION, *(f"{_HIDDEN} void eg_part{p}({params});" for p in range(n_parts)), ""]
+    lines = [crender.ERROR_DEFINITION, INT_OF_DOUBLE]
+    lines += [*(f"{_HIDDEN} void eg_part{p}({params});" for p in range(n_parts)), ""]
     lines.append("int eg_block(void) { return EG_B; }")
     sizes = " + ".join(f"{macro} * {size}" for _, macro, size in spaces.values())
     extra = f"{header} + " if header else ""
@@ -397,7 +406,14 @@ def _input_copies(
     )
     # a packed double is a bool's truth as numpy reads it: any non-zero (nan too) is True ((int)0.5 would be 0)
     read = f"xs[(j < m ? j : 0) * {n_in} + eg_in_{tag}_col[k]]"
-    read = f"({read} != 0.0)" if dtype == BOOL else f"({ctype}){read}"
+    # and an int is cut toward 0 where it fits, INT64_MIN elsewhere (nan too): x86's and numpy's cast there, the
+    # vm's (_cvm.h); C leaves a double that no int64 holds undefined
+    if dtype == BOOL:
+        read = f"({read} != 0.0)"
+    elif dtype == INT64:
+        read = f"eg_int_of({read})"
+    else:
+        read = f"({ctype}){read}"
     pk_in.append(
         f"        for (int k = 0; k < {len(ins)}; k++)\n"
         "            for (int b = 0; b < nb; b++)\n"

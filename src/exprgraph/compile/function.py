@@ -21,6 +21,7 @@ __all__ = [
     "check_symbols",
     "bind_inputs",
     "broadcast_shape",
+    "common_shape",
     "packed_rows",
 ]
 
@@ -92,6 +93,15 @@ def broadcast_shape(shapes: Iterable[tuple[int, ...]]) -> tuple[int, ...]:
         raise EvaluationError(f"the input values do not broadcast together: {exc}") from None
 
 
+def common_shape(shapes: Iterable[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """The shape input values of these shapes broadcast to, or None where they do not all broadcast together
+    (each output's own inputs still may: a compiled call then evaluates output by output, as ``evaluate`` does)."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        return None
+
+
 def packed_rows(x: Any) -> np.ndarray:
     """``x`` as a C-contiguous float64 array (a packed call's rows), or an EvaluationError saying what it is."""
     if x.__class__ is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
@@ -102,17 +112,30 @@ def packed_rows(x: Any) -> np.ndarray:
         raise EvaluationError(f"packed input must be rows of numbers, got a {type(x).__name__}: {exc}") from None
 
 
-def packed_arrays(x: Any, out: np.ndarray | None, n_in: int, n_out: int) -> tuple[np.ndarray, np.ndarray]:
-    """A packed call's input as float64 rows of ``n_in`` values, and its output array (checked, or made)."""
+def packed_arrays(x: Any, out: Any, n_in: int, n_out: int, *, native: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """A packed call's input as float64 rows of ``n_in`` values, and its output array (checked, or made).
+
+    ``native``: compiled code writes ``out`` through its address, so it must also be C-contiguous.
+    """
     x = packed_rows(x)
     if x.shape[-1:] != (n_in,) or x.ndim > 2:
-        raise ValueError(f"packed input must have shape ({n_in},) or (points, {n_in}), got {x.shape}")
+        raise EvaluationError(f"packed input must have shape ({n_in},) or (points, {n_in}), got {x.shape}")
     want = (*x.shape[:-1], n_out)
     if out is None:
-        out = np.empty(want)
-    elif out.shape != want or out.dtype != np.float64:
-        raise ValueError(f"out must be a float64 array of shape {want}")
+        return x, np.empty(want)
+    if not isinstance(out, np.ndarray) or out.shape != want or out.dtype != np.float64:
+        raise EvaluationError(f"out must be a float64 array of shape {want}, got {_described(out)}")
+    if not out.flags.writeable or (native and not out.flags.c_contiguous):
+        kind = "writeable C-contiguous" if native else "writeable"
+        raise EvaluationError(f"out must be a {kind} float64 array of shape {want}")
     return x, out
+
+
+def _described(value: Any) -> str:
+    """``value`` named for a message: an array by its dtype and shape, anything else by its type."""
+    if isinstance(value, np.ndarray):
+        return f"a {value.dtype} array of shape {value.shape}"
+    return f"a {type(value).__name__}"
 
 
 def packed_by_columns(run: Callable[..., Any], n_in: int, n_out: int) -> Callable[..., np.ndarray]:

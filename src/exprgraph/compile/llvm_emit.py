@@ -179,6 +179,12 @@ class _Layout:
         if self.kind == "packed":
             at = body.emit(f"add i64 {body.emit(f'mul i64 %i, {self.n_in}')}, {k}")
             raw = body.emit(f"load double, ptr {body.emit(f'getelementptr double, ptr %x, i64 {at}')}")
+            if s.dtype == INT64:  # cut toward 0 where it fits, INT64_MIN elsewhere (fptosi gives poison there)
+                above = body.emit(f"fcmp oge double {raw}, 0xC3E0000000000000")  # -2**63 <= raw (not nan)
+                below = body.emit(f"fcmp olt double {raw}, 0x43E0000000000000")  # raw < 2**63
+                fits = body.emit(f"and i1 {above}, {below}")
+                cut = body.emit(f"fptosi double {body.emit(f'select i1 {fits}, double {raw}, double 0.0')} to i64")
+                return body.emit(f"select i1 {fits}, i64 {cut}, i64 -9223372036854775808")
             return body.cast(raw, FLOAT64, s.dtype)
         base = body.emit(f"load ptr, ptr {body.emit(f'getelementptr ptr, ptr %in, i64 {k}')}")
         stride = body.emit(f"load i64, ptr {body.emit(f'getelementptr i64, ptr %step, i64 {k}')}")

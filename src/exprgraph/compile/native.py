@@ -25,7 +25,7 @@ from ..errors import EvaluationError
 from ..eval import evaluate
 from ..eval.bind import NUMPY_DTYPES
 from ..eval.limits import check_elements, limit_in_force
-from .function import bind_inputs, broadcast_shape, packed_rows
+from .function import bind_inputs, common_shape, packed_arrays
 from .lower import Program
 
 __all__ = ["NativeRunner", "NEGATIVE_POWER", "narrow"]
@@ -85,11 +85,11 @@ class NativeRunner:
         values = bind_inputs(inputs, args)
         arrays = [np.asarray(values[i]) for i in self.input_index]
         shapes = [a.shape for a in arrays]
-        shape = broadcast_shape(shapes)
+        shape = common_shape(shapes)
+        if shape is None or not math.prod(shape):  # evaluate broadcasts each output's own inputs; no points
+            return tuple(evaluate(list(program.outputs), dict(zip(inputs, values, strict=True))))
         check_elements(shape, limit_in_force(), "the compiled function")  # before allocating the outputs
         size = math.prod(shape)
-        if size == 0:
-            return tuple(evaluate(list(program.outputs), dict(zip(inputs, values, strict=True))))
         keep = []
         ptrs = self._in_t()
         steps = self._step_t()
@@ -123,16 +123,8 @@ class NativeRunner:
     def packed(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
         """All outputs as float64 for points packed in ``x`` (shape ``(n_in,)`` or ``(points, n_in)``)."""
         n_in, n_out = len(self.program.inputs), len(self.program.outputs)
-        x = packed_rows(x)
-        one = x.ndim == 1
-        if x.shape[-1:] != (n_in,) or x.ndim > 2:
-            raise ValueError(f"packed input must have shape ({n_in},) or (points, {n_in}), got {x.shape}")
-        points = 1 if one else x.shape[0]
-        want = (n_out,) if one else (points, n_out)
-        if out is None:
-            out = np.empty(want)
-        elif out.shape != want or out.dtype != np.float64 or not out.flags.c_contiguous or not out.flags.writeable:
-            raise ValueError(f"out must be a writeable C-contiguous float64 array of shape {want}")
+        x, out = packed_arrays(x, out, n_in, n_out, native=True)
+        points = 1 if x.ndim == 1 else x.shape[0]
         if points and self._native_packed(points, x.ctypes.data, out.ctypes.data):
             raise EvaluationError(NEGATIVE_POWER)
         return out

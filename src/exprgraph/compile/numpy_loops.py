@@ -21,11 +21,10 @@ import numpy as np
 
 from ..core import Symbol, Term, const, postorder, substitute
 from ..core.dtypes import FLOAT64
-from ..errors import EvaluationError
 from ..eval import evaluate
 from ..eval.bind import NUMPY_DTYPES
 from ..eval.limits import check_elements, limit_in_force
-from .function import bind_inputs, packed_arrays, packed_by_columns
+from .function import bind_inputs, common_shape, packed_arrays, packed_by_columns
 from .lower import Program, lower
 from .native import narrow
 from .structure import LoopClass, Structure
@@ -172,14 +171,11 @@ class NumpyLoops:
     def _call(self, args: tuple) -> tuple[Any, ...]:
         program = self.program
         values = bind_inputs(program.inputs, args)
-        try:
-            shape = np.broadcast_shapes(*(np.shape(values[i]) for i in program.used_inputs))
-        except ValueError as exc:
-            raise EvaluationError(f"the input values do not broadcast together: {exc}") from None
+        shape = common_shape(np.shape(values[i]) for i in program.used_inputs)
+        if shape is None or not math.prod(shape):  # evaluate broadcasts each output's own inputs; no points
+            return tuple(evaluate(list(program.outputs), dict(zip(program.inputs, values, strict=True))))
         check_elements(shape, limit_in_force(), "the compiled function")
         size = math.prod(shape)
-        if size == 0:
-            return tuple(evaluate(list(program.outputs), dict(zip(program.inputs, values, strict=True))))
         matrix = np.empty((len(self.row), size))
         known: dict[Term, Any] = dict(zip(program.inputs, values, strict=True))
         for t, v in known.items():

@@ -27,8 +27,9 @@ from ..core import Term
 from ..core.dtypes import FLOAT64
 from ..core.scalarise import entry_symbols, scalarise
 from ..errors import ScalariseError
+from ..eval import evaluate
 from ..eval.bind import NUMPY_DTYPES
-from .function import bind_inputs
+from .function import bind_inputs, common_shape
 from .lower import Program, lower
 
 __all__ = ["VectorCall", "scalar_program"]
@@ -58,6 +59,8 @@ class VectorCall:
             if floats and all(v.ndim == s.ndim for v, s in zip(values, inputs, strict=True)):
                 row = np.concatenate([v.reshape(-1) for v in values]) if values else np.empty(0)
                 return _split(outputs, packed(row))
+            if common_shape(v.shape[: v.ndim - s.ndim] for v, s in zip(values, inputs, strict=True)) is None:
+                return tuple(evaluate(list(outputs), dict(zip(inputs, values, strict=True))))  # output by output
             flat: list[Any] = []
             batch: tuple[int, ...] = ()
             for sym, value in zip(inputs, values, strict=True):

@@ -26,9 +26,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import EvaluationError
+from ..eval import evaluate
 from ..eval.bind import NUMPY_DTYPES
 from ..eval.limits import check_elements, limit_in_force
-from .function import bind_inputs, broadcast_shape, packed_rows
+from .function import bind_inputs, common_shape, packed_arrays
 from .lower import Program
 from .native import NEGATIVE_POWER, narrow
 
@@ -88,7 +89,9 @@ class VectorLoopRunner:
     def _call(self, values: list[np.ndarray]) -> tuple[Any, ...]:
         """The outputs for inputs of their dtypes (each with leading batch axes, broadcast like numpy)."""
         leads = [v.shape[: v.ndim - len(s)] for v, s in zip(values, self._shapes, strict=True)]
-        batch = broadcast_shape(leads)
+        batch = common_shape(leads)
+        if batch is None:  # evaluate broadcasts each output's own inputs
+            return tuple(evaluate(list(self.program.outputs), dict(zip(self.program.inputs, values, strict=True))))
         check_elements(batch, limit_in_force(), "the compiled function")
         keep, steps = [], []
         for v, lead, shape in zip(values, leads, self._shapes, strict=True):
@@ -121,15 +124,8 @@ class VectorLoopRunner:
 
     def packed(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
         """All outputs' entries as float64 rows for rows of all inputs' entries (``(n,)`` or ``(points, n)``)."""
-        x = packed_rows(x)
         n_in, n_out = self._width_in, self._width_out
-        if x.shape[-1:] != (n_in,) or x.ndim > 2:
-            raise ValueError(f"packed input must have shape ({n_in},) or (points, {n_in}), got {x.shape}")
-        want = (n_out,) if x.ndim == 1 else (x.shape[0], n_out)
-        if out is None:
-            out = np.empty(want)
-        elif out.shape != want or out.dtype != np.float64 or not out.flags.c_contiguous or not out.flags.writeable:
-            raise ValueError(f"out must be a writeable C-contiguous float64 array of shape {want}")
+        x, out = packed_arrays(x, out, n_in, n_out, native=True)
         points = 1 if x.ndim == 1 else x.shape[0]
         if self._native_packed is not None:
             work, tables = self.work(), self._constants.ctypes.data

@@ -20,7 +20,7 @@ one-shot functions of :mod:`.ask` (``bound(e, ranges=...)``) ask a shared enviro
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from ..core.term import Term
@@ -44,9 +44,9 @@ from .relations import (
     int_term,
     meet,
     narrowings,
-    open_bound,
     parse_relation,
     query_side,
+    range_pair,
     split_comparison,
     tight_range,
 )
@@ -95,9 +95,9 @@ class DimEnv:
         ranges: Mapping[str, Any] | None = None,
         constraints: Iterable[str | Term] = (),
         *,
-        default: tuple[int | float | None, int | float | None] = (0, None),
+        default: Sequence[int | float | None] = (0, None),
     ) -> None:
-        self.default: Range = (open_bound(default[0], True), open_bound(default[1], False))
+        self.default: Range = range_pair(default)
         self._ranges: dict[str, Range] = {}
         self._ctx: Context | None = None
         self._memo: dict[tuple, Any] = {}
@@ -130,7 +130,7 @@ class DimEnv:
                 raise DimExpressionError("expected a range such as [2, 2**31-1]", r, 0)
             lo, hi = bound_from_text(m.group(2), "lower"), bound_from_text(m.group(3), "upper")
         else:
-            lo, hi = open_bound(r[0], True), open_bound(r[1], False)
+            lo, hi = range_pair(r)
         self._set_bounds(name, (lo, hi))
         return self
 

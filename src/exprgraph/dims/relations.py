@@ -12,6 +12,7 @@ factors ``x - end`` that vanish at an end of an atom's range (``s*k**2 + 2*s*k +
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
 from typing import Any, Final
@@ -40,6 +41,7 @@ __all__ = [
     "query_side",
     "bound_from_text",
     "open_bound",
+    "range_pair",
     "meet",
     "ceil_bound",
     "floor_bound",
@@ -178,15 +180,28 @@ def bound_from_text(text: str, where: str) -> int | float:
     return int(value.attr)
 
 
-def open_bound(x: int | float | None, lower: bool) -> int | float:
+def open_bound(x: Any, lower: bool) -> int | float:
     """A bound given as a number: None and the infinities are open ends."""
     if x is None:
         return -INF if lower else INF
-    if isinstance(x, float):
-        if x in (INF, -INF):
-            return x
-        raise ValueError(f"a bound must be an integer or infinite, not {x}")
-    return int(x)
+    if isinstance(x, float) and x in (INF, -INF):
+        return x
+    try:  # an integer of any kind (bool and numpy's too); never a float, a fraction or text rounded to one
+        return operator.index(x)
+    except TypeError:
+        raise DimExpressionError("a bound must be an integer, None or infinite", repr(x), 0) from None
+
+
+def range_pair(r: Any) -> Range:
+    """A range given as a pair ``(lo, hi)`` of integers, None or infinities; DimExpressionError otherwise."""
+    message = "a range must be a pair (lo, hi) or text such as [2, 2**31-1]"
+    if isinstance(r, (str, bytes)):
+        raise DimExpressionError(message, repr(r), 0)
+    try:
+        lo, hi = r
+    except (TypeError, ValueError):
+        raise DimExpressionError(message, repr(r), 0) from None
+    return open_bound(lo, True), open_bound(hi, False)
 
 
 def meet(r1: Range, r2: Range) -> Range:

@@ -14,6 +14,7 @@ from the previous one by one rule application at one position. Traversals use ex
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -304,7 +305,7 @@ def check_step(step: Step) -> bool:
             value = evaluate(src)
         except Exception:
             return False
-        return bool(np.asarray(value == dst.attr).all())
+        return _same_value(value, dst.attr)
     rule = step.rule
     if rule is None:
         return False
@@ -314,3 +315,12 @@ def check_step(step: Step) -> bool:
         return False
     out = rule.build(b, src)
     return out is dst
+
+
+def _same_value(value: Any, attr: Any) -> bool:
+    """Whether an evaluated ``value`` is the constant ``attr``: a nan folds to nan (nan != nan), -0.0 is not 0.0."""
+    v = np.asarray(value)
+    if v.shape == () and v.dtype.kind == "f" and isinstance(attr, float):
+        x = float(v)
+        return (math.isnan(x) and math.isnan(attr)) or (x == attr and math.copysign(1.0, x) == math.copysign(1.0, attr))
+    return bool(np.asarray(v == attr).all())

@@ -8,6 +8,7 @@ a representative may create a placeholder leaf (a term, not an e-node).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
@@ -24,6 +25,17 @@ if TYPE_CHECKING:
 __all__ = ["Queries"]
 
 _NUMBERS = (bool, int, float)
+
+
+def _same_constants(node: Term) -> list[Term]:
+    """The constants of ``node``'s value, ``node`` first (so an exact spelling wins) and zeros of its sign only."""
+    sign = _sign(node.attr)
+    return [node, *(c for c in const_candidates(node.attr) if c is not node and _sign(c.attr) == sign)]
+
+
+def _sign(v: Any) -> float:
+    """The sign of a constant's value, -1.0 for -0.0."""
+    return math.copysign(1.0, v) if isinstance(v, float) else (-1.0 if v < 0 else 1.0)
 
 
 class Queries:
@@ -62,7 +74,8 @@ class Queries:
     def spellings(self, term: Any) -> dict[int, Term]:
         """``{class: term}`` for the represented terms equal to ``term`` with constants matched by value.
 
-        ``1`` also finds ``1.0`` (and ``-0.0`` finds ``0``): one spelling per class reached.
+        ``1`` also finds ``1.0`` (and ``0`` finds ``0.0`` but not ``-0.0``: ``x/-0.0`` is not ``x/0.0``); one
+        spelling per class reached, ``term`` itself where it is represented.
         """
         term = as_term(term)
         found: dict[Term, dict[int, Term]] = {}
@@ -70,7 +83,7 @@ class Queries:
         for node in postorder((term,)):
             here: dict[int, Term] = {}
             if not node.args:
-                cands = const_candidates(node.attr) if node.op is CONST and node.attr.__class__ in _NUMBERS else (node,)
+                cands = _same_constants(node) if node.op is CONST and node.attr.__class__ in _NUMBERS else (node,)
                 for t in cands:
                     nid = memo.get((t,))
                     if nid is not None:
