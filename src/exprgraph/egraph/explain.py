@@ -14,13 +14,13 @@ from the previous one by one rule application at one position. Traversals use ex
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..core import Term, as_term
+from ..core.leaves import const_key
 from ..errors import SizeLimitError
 from ..eval import evaluate
 from ..match import OpPattern, Var
@@ -321,6 +321,5 @@ def _same_value(value: Any, attr: Any) -> bool:
     """Whether an evaluated ``value`` is the constant ``attr``: a nan folds to nan (nan != nan), -0.0 is not 0.0."""
     v = np.asarray(value)
     if v.shape == () and v.dtype.kind == "f" and isinstance(attr, float):
-        x = float(v)
-        return (math.isnan(x) and math.isnan(attr)) or (x == attr and math.copysign(1.0, x) == math.copysign(1.0, attr))
+        return const_key(float(v)) == const_key(attr)  # a float's exact bits, any nan for nan
     return bool(np.asarray(v == attr).all())
