@@ -47,7 +47,7 @@ test: lint suite
 # the tests alone, compiled then pure Python (lint's results do not depend on the interpreter: mypy
 # checks for python_version 3.11 whichever runs it)
 suite: $(VENV)/.installed-test
-	EXPRGRAPH_EXPECT_COMPILED=1 $(BIN)/python -m pytest -q
+	EXPRGRAPH_EXPECT_COMPILED=1 $(BIN)/python -m pytest -q --durations=15
 	EXPRGRAPH_PURE_PYTHON=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/dims tests/core tests/diff
 
 # The suite on every supported Python, each in its own venv (.venv-3.11, .venv-3.12, .venv-3.13);
