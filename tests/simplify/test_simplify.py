@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import time
+
 import numpy as np
 import pytest
 from eg_strategies import SYMBOLS, X, Y, Z, intermediate_scale, point_arrays, random_terms, terms
@@ -10,8 +13,9 @@ from hypothesis import strategies as st
 
 import exprgraph as eg
 from exprgraph.diff import grad
+from exprgraph.egraph import saturation_simplify
 from exprgraph.rules import RewriteProfile
-from exprgraph.simplify import canonical, cost, rules, simplify
+from exprgraph.simplify import SimplifyInfo, canonical, cost, rules, simplify
 from exprgraph.simplify.powers import ASSUMPTION_REWRITES
 from exprgraph.simplify.strategy_lifts import LIFTS
 
@@ -333,6 +337,20 @@ any_terms = st.sampled_from(["smooth", "continuous", "any", "exact"]).flatmap(la
 def test_simplify_is_idempotent_with_unsafe_rules(t: eg.Term) -> None:
     s = simplify(t, unsafe=True)
     assert simplify(s, unsafe=True) is s, (str(t), str(s), str(simplify(s, unsafe=True)))
+
+
+def test_the_result_does_not_depend_on_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a time_limit nothing reads a clock. A saturation bounded by 0.25 s was cut short once under
+    CI's load, and simplify of its result found a cheaper form: the idempotence test above failed."""
+    t = eg.exp(X + (4 * X + 4 * Y + 2 * Z**2) ** 2)
+    calm, calm_egraph = simplify(t, unsafe=True), saturation_simplify(t, unsafe=True)
+    assert cost(calm) < cost(t)  # the saturation finds a cheaper form: (4*(x + y) + (z + z)*z)**2 spelt as a product
+    ticks = itertools.count()
+    monkeypatch.setattr(time, "perf_counter", lambda: 1000.0 * next(ticks))  # each reading 1000 s after the last
+    info = SimplifyInfo()
+    assert simplify(t, unsafe=True, info=info) is calm
+    assert info.stop_reason != "time limit"
+    assert saturation_simplify(t, unsafe=True) is calm_egraph
 
 
 @settings(max_examples=300, deadline=None)

@@ -9,6 +9,7 @@ the input: when it would, the input comes back.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..core import Term, as_term
@@ -46,17 +47,22 @@ def saturation_simplify(
     rules: Any = None,
     iter_limit: int = 8,
     node_limit: int = 5_000,
-    time_limit: float = 2.0,
+    time_limit: float | None = None,
+    match_limit: int = 100_000,
 ) -> Term:
     """The cheapest term equal to ``term`` found by saturating ``rules`` (by default the safe algebra rules;
-    ``unsafe=True`` adds the unsafe ones, as for :func:`~exprgraph.simplify.simplify`)."""
+    ``unsafe=True`` adds the unsafe ones, as for :func:`~exprgraph.simplify.simplify`).
+
+    Bounded by iterations, e-nodes and matches an iteration holds; by seconds only when ``time_limit`` is
+    given, so that by default the result never depends on the machine's load."""
     term = as_term(term)
     report = saturate(
         binarize(term),
         (UNSAFE if unsafe else SAFE) if rules is None else rules,
         iter_limit=iter_limit,
         node_limit=node_limit,
-        time_limit=time_limit,
+        time_limit=math.inf if time_limit is None else time_limit,
+        match_limit=match_limit,
     )
     out = report.extract(SIMPLIFY_COSTS, exact=False).term
     if out.dtype != term.dtype or cost(out) > cost(term) or (cost(out) == cost(term) and out.size >= term.size):

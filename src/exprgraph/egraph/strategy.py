@@ -20,6 +20,7 @@ simplifier sits below the e-graph layer), with the explanation builder of ``expl
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..core import Term, get_op, postorder, substitute
@@ -56,8 +57,13 @@ ITER_LIMIT = {False: 2, True: 4}
 MAX_INPUT_SIZE = 400
 #: rounds of the strategy at most (each from the e-graph's form of the last)
 ROUNDS = 8
-#: share of the call's time limit one saturation may take, and its own bound in seconds
-TIME_SHARE, TIME_BOUND = 0.5, 0.25
+#: share of the call's time limit one saturation may take. Without a time limit there is no clock: the
+#: iteration, node and match limits bound a saturation, so that a result never depends on the machine's load
+#: (a clock of 0.25 s cut a saturation short under load, and the next call found a cheaper form)
+TIME_SHARE = 0.5
+#: matches one iteration may hold (the corpus and the fuzzers' terms need at most about 4,000 under the
+#: default node limit; this bounds a pathological input to a fraction of a second an iteration)
+MATCH_LIMIT = 100_000
 
 #: the functions the identities are about: without one, the canonical pass has done the algebra
 IDENTITY_OPS = frozenset({"sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "abs", "sign", "maximum", "minimum"})
@@ -127,8 +133,15 @@ def _saturated(term: Term, fast: Term, run: Run, rules: tuple[Rule, ...]) -> Ter
     info = run.info
     egraph = EGraph()  # explanations apart (_log_steps): they add ids, which may break a tie of costs otherwise
     a = egraph.add(binarize(fast))
-    seconds = TIME_BOUND if run.time_limit is None else min(TIME_BOUND, TIME_SHARE * run.time_limit)
-    report = saturate(egraph, rules, iter_limit=ITER_LIMIT[run.unsafe], node_limit=run.node_limit, time_limit=seconds)
+    seconds = math.inf if run.time_limit is None else TIME_SHARE * run.time_limit
+    report = saturate(
+        egraph,
+        rules,
+        iter_limit=ITER_LIMIT[run.unsafe],
+        node_limit=run.node_limit,
+        time_limit=seconds,
+        match_limit=MATCH_LIMIT,
+    )
     info.stop_reason = str(report.stop_reason)
     info.egraph_nodes = egraph.total_size()
     info.iterations += len(report.iterations)
@@ -153,7 +166,15 @@ def _log_steps(fast: Term, best: Term, run: Run, rules: tuple[Rule, ...], second
     egraph = EGraph(explanations=True)
     egraph.add(start)
     nodes, limit = 4 * run.node_limit, ITER_LIMIT[run.unsafe]
-    saturate(egraph, rules, iter_limit=limit, node_limit=nodes, time_limit=4 * seconds, goals=[(start, best)])
+    saturate(
+        egraph,
+        rules,
+        iter_limit=limit,
+        node_limit=nodes,
+        time_limit=4 * seconds,
+        match_limit=4 * MATCH_LIMIT,
+        goals=[(start, best)],
+    )
     try:
         steps = explain(egraph, start, best)
     except ValueError:

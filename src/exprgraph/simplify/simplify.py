@@ -125,9 +125,11 @@ def simplify(
     never less accurate at any input (nan and inf included), a zero's sign kept where a division
     reads it; ``unsafe=True`` adds rules exact for finite or non-zero values only (``x - x -> 0``)
     and the polynomial forms. Budget: ``max_steps`` rule applications per pass and ``time_limit``
-    seconds (RewriteLimitError past either); saturation stops at ``node_limit`` e-nodes or its share
-    of the time, its stop reason in ``info`` (a :class:`SimplifyInfo`). ``explain=True`` returns an
-    :class:`~exprgraph.egraph.Explanation`: the chain of rewrites to the result, each naming its rule.
+    seconds (RewriteLimitError past either); saturation stops at ``node_limit`` e-nodes, at its
+    iteration and match limits or at its share of ``time_limit``, its stop reason in ``info`` (a
+    :class:`SimplifyInfo`); without ``time_limit`` nothing reads a clock, so the result never depends on
+    load. ``explain=True`` returns an :class:`~exprgraph.egraph.Explanation`: the chain of rewrites to the
+    result, each naming its rule.
 
     >>> from exprgraph import symbols
     >>> x, y = symbols("x y")
