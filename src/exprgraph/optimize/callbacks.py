@@ -140,6 +140,9 @@ class CompiledNLP:
             self.jac, self.hess = jacobian_and_block_hessian([*parts, *problem.g], self.variables, len(parts))
         else:
             self.jac, self.hess = _empty(0, self.n), block_hessian(parts, self.variables)
+        if self.m and self.n and not self.jac.values:
+            # constraints that read no variable: IPOPT refuses m > 0 with no Jacobian entry, so one explicit zero
+            self.jac = SparseMatrix([0], [0], [const(0.0)], (self.m, self.n))
         self._grad_cols = np.asarray(self.grad.cols, dtype=np.int64)
         # the Hessian's per-call arrays, kept (its blocks and weights are consumed inside :meth:`hessian`)
         self._blocks = np.empty(len(self.hess.values))

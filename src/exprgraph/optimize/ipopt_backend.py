@@ -13,12 +13,22 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import OptionalDependencyError
+from ..errors import IpoptOptionError, OptionalDependencyError, ProblemError
 from ..progress import Progress
 from .callbacks import CALLBACKS, CompiledNLP
 from .result import Iteration, Result
 
-__all__ = ["solve_ipopt", "available", "STATUS", "BIG", "IterationLog", "ipopt_result"]
+__all__ = [
+    "solve_ipopt",
+    "available",
+    "STATUS",
+    "BIG",
+    "ipopt_bounds",
+    "IterationLog",
+    "ipopt_result",
+    "require_variables",
+    "refused_option",
+]
 
 #: IPOPT's ApplicationReturnStatus codes, by the names CasADi reports as ``return_status``
 STATUS = {
@@ -45,6 +55,29 @@ STATUS = {
 }
 #: IPOPT takes bounds at or beyond 1e19 as infinite
 BIG = 1e20
+
+
+def ipopt_bounds(values: np.ndarray) -> np.ndarray:
+    """Bounds as IPOPT takes them: an infinity as +-:data:`BIG`, a finite bound as it is (clipped, a lower bound of
+    1e25 became one of 1e20, and IPOPT "solved" at x = 1e20). IPOPT reads an upper bound at or above 1e19 (a lower
+    one at or below -1e19) as none: its options nlp_upper_bound_inf and nlp_lower_bound_inf move that line."""
+    values = np.asarray(values, dtype=np.float64)
+    return np.where(np.isinf(values), np.copysign(BIG, values), values)
+
+
+def require_variables(nlp: CompiledNLP) -> None:
+    """A ProblemError for a problem without variables, which IPOPT refuses (cyipopt with a bare TypeError)."""
+    if nlp.n == 0:
+        raise ProblemError("IPOPT needs at least one variable: the problem has none (solver='scipy' takes it)")
+
+
+def refused_option(key: Any, value: Any) -> IpoptOptionError:
+    """The error for an option IPOPT refused (both routes)."""
+    return IpoptOptionError(
+        f"IPOPT refused option {key!r} = {value!r}: check its name and the type and range of its value "
+        "in IPOPT's options list (an integer option takes an int, a number option a float)",
+        item=str(key),
+    )
 
 
 def _cyipopt() -> Any:
@@ -92,6 +125,7 @@ def solve_ipopt(
 ) -> Result:
     """Solve with IPOPT from ``x0``; ``options`` are IPOPT's (``{"tol": 1e-8, "max_iter": 100}``)."""
     cyipopt = _cyipopt()
+    require_variables(nlp)
     before = dict(nlp.cpu)
     calls_before = dict(nlp.calls)
     start = time.process_time()
@@ -102,15 +136,18 @@ def solve_ipopt(
             n=nlp.n,
             m=nlp.m,
             problem_obj=adapter,
-            lb=np.clip(nlp.lbx, -BIG, BIG),
-            ub=np.clip(nlp.ubx, -BIG, BIG),
-            cl=np.clip(nlp.lbg, -BIG, BIG),
-            cu=np.clip(nlp.ubg, -BIG, BIG),
+            lb=ipopt_bounds(nlp.lbx),
+            ub=ipopt_bounds(nlp.ubx),
+            cl=ipopt_bounds(nlp.lbg),
+            cu=ipopt_bounds(nlp.ubg),
         )
         settings: dict[str, Any] = {"print_level": 0, "sb": "yes"}
         settings.update(options or {})
         for key, value in settings.items():
-            problem.add_option(key, value)
+            try:
+                problem.add_option(key, value)
+            except TypeError as e:  # cyipopt's bare "Error while assigning an option": named, as the C route does
+                raise refused_option(key, value) from e
         x, info = problem.solve(np.asarray(x0, dtype=np.float64))
     total = time.process_time() - start
     if int(info["status"]) == -13:
@@ -130,14 +167,19 @@ def ipopt_result(
     """The :class:`Result` of an IPOPT solve from IPOPT's output ``info`` (x, obj_val, g, mult_g, mult_x_L,
     mult_x_U, status) and the callbacks' CPU and calls since ``cpu_before``/``calls_before``."""
     code = int(info["status"])
+    f, g = float(info["obj_val"]), np.asarray(info["g"], dtype=np.float64)
+    if nlp.calls["objective"] == calls_before["objective"]:
+        # IPOPT stopped before its first evaluation (Not_Enough_Degrees_Of_Freedom, Invalid_Problem_Definition):
+        # its f and g are zeros, not the values at x (the start)
+        f, g = nlp.objective(info["x"]), nlp.constraints(info["x"]).copy()
     timings = {name: nlp.cpu[name] - cpu_before[name] for name in CALLBACKS}
     timings["callbacks"] = sum(timings.values())
     timings["solver"] = total - timings["callbacks"]
     timings["total"] = total
     return Result(
         x=np.asarray(info["x"], dtype=np.float64),
-        f=float(info["obj_val"]),
-        g=np.asarray(info["g"], dtype=np.float64),
+        f=f,
+        g=g,
         lam_g=np.asarray(info["mult_g"], dtype=np.float64),
         lam_x=np.asarray(info["mult_x_U"], dtype=np.float64) - np.asarray(info["mult_x_L"], dtype=np.float64),
         status=STATUS.get(code, str(info.get("status_msg", code))),

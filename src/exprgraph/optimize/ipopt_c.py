@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import IpoptOptionError, OptionalDependencyError, ProblemError
 from ..progress import Progress
 from .callbacks import CompiledNLP
-from .ipopt_backend import BIG, IterationLog, ipopt_result
+from .ipopt_backend import IterationLog, ipopt_bounds, ipopt_result, refused_option, require_variables
 from .ipopt_lib import IpoptLibrary, load_library
 from .result import Result
 
@@ -220,11 +220,7 @@ def _add_options(lib: IpoptLibrary, handle: int, options: dict[str, Any]) -> Non
                 item=str(key),
             )
         if not ok:
-            raise IpoptOptionError(
-                f"IPOPT refused option {key!r} = {value!r}: check its name and the type and range of its value "
-                "in IPOPT's options list (an integer option takes an int, a number option a float)",
-                item=str(key),
-            )
+            raise refused_option(key, value)
 
 
 def _array(values: np.ndarray) -> Any:
@@ -236,9 +232,7 @@ def _run(
 ) -> dict[str, Any]:
     """Create the problem, set the options and the intermediate callback, solve, free; IPOPT's outputs."""
     # kept referenced until the problem is freed
-    lbx, ubx, lbg, ubg = (
-        np.clip(np.asarray(b, dtype=np.float64), -BIG, BIG) for b in (nlp.lbx, nlp.ubx, nlp.lbg, nlp.ubg)
-    )
+    lbx, ubx, lbg, ubg = (ipopt_bounds(b) for b in (nlp.lbx, nlp.ubx, nlp.lbg, nlp.ubg))
     c = lib.cdll
     handle = c.CreateIpoptProblem(
         nlp.n, _array(lbx), _array(ubx), nlp.m, _array(lbg), _array(ubg),
@@ -246,7 +240,8 @@ def _run(
     )  # fmt: skip
     if not handle:
         raise ProblemError(
-            f"IPOPT refused the problem ({nlp.n} variables, {nlp.m} constraints): it needs at least one variable"
+            f"IPOPT refused the problem ({nlp.n} variables, {nlp.m} constraints, {len(calls.jac_rows)} Jacobian and "
+            f"{len(calls.hess_rows)} Hessian entries)"
         )
     g, mult_g = np.zeros(nlp.m), np.zeros(nlp.m)
     mult_x_l, mult_x_u = np.zeros(nlp.n), np.zeros(nlp.n)
@@ -283,6 +278,7 @@ def solve_ipopt_c(
     ``print_level`` 0 and ``sb`` "yes"); the result is the cyipopt route's, plus ``library``.
     """
     lib = library if isinstance(library, IpoptLibrary) else load_library(library)
+    require_variables(nlp)
     before, calls_before = dict(nlp.cpu), dict(nlp.calls)
     start = time.process_time()
     nlp.iteration = 0

@@ -28,6 +28,8 @@ INF = math.inf
 def _numbers(value: Any, n: int, what: str, item: str) -> np.ndarray:
     """``value`` (a number or ``n`` numbers) as ``n`` float64s; a ProblemError naming ``item`` otherwise."""
     values: np.ndarray | None
+    if isinstance(value, (str, bytes)):  # iterable, but "12" is not the numbers 1.0 and 2.0
+        raise ProblemError(f"{what} of {item} must be a number or {n} numbers, got {value!r}", item=item)
     if isinstance(value, (int, float, np.integer, np.floating)):
         values = np.full(n, float(value))
     else:
@@ -60,6 +62,12 @@ def _check_bounds(lb: np.ndarray, ub: np.ndarray, items: Callable[[int], str]) -
         i = int(bad[0])
         item = items(i)
         raise ProblemError(f"inconsistent bounds for {item}: lower bound {lb[i]} > upper bound {ub[i]}", item=item)
+    # lb = +inf or ub = -inf passes lb <= ub, but no number satisfies it (IPOPT clips it to +-1e20 and "succeeds")
+    bad = np.flatnonzero((lb == INF) | (ub == -INF))
+    if len(bad):
+        i = int(bad[0])
+        item = items(i)
+        raise ProblemError(f"bounds [{lb[i]}, {ub[i]}] of {item} admit no number", item=item)
 
 
 def _check_symbol(symbol: Any) -> None:
@@ -68,6 +76,8 @@ def _check_symbol(symbol: Any) -> None:
         raise ProblemError(f"a variable must be a symbol, got {symbol!r}")
     if symbol.shape:
         raise ProblemError(f"variable {symbol.name} has shape {symbol.shape}; declare scalars", item=symbol.name)
+    if symbol.dtype not in ("float64", "float32"):  # the solvers move every variable continuously
+        raise ProblemError(f"variable {symbol.name} has dtype {symbol.dtype}; variables are floats", item=symbol.name)
 
 
 class Problem:
@@ -85,6 +95,7 @@ class Problem:
     def __init__(self) -> None:
         self._variables: list[Term] = []
         self._index: dict[Term, int] = {}
+        self._taken: set[str] = set()  # the variables' names
         self._lbx: list[float] = []
         self._ubx: list[float] = []
         self._x0: list[float] = []
@@ -123,13 +134,19 @@ class Problem:
         n = len(symbols)
         lows, highs, starts = (_numbers(v, n, w, item) for v, w in ((lb, "lb"), (ub, "ub"), (start, "start")))
         _check_bounds(lows, highs, lambda i: f"variable {symbols[i].name}")
-        index = self._index
+        bad = np.flatnonzero(~np.isfinite(starts))  # as solve checks an x0 it is given
+        if len(bad):
+            name = symbols[int(bad[0])].name
+            raise ProblemError(f"the start of variable {name} is {starts[bad[0]]}, not a finite number", item=name)
+        index, taken = self._index, self._taken
         first = len(self._variables)
         for k, symbol in enumerate(symbols):
-            if index.setdefault(symbol, first + k) != first + k:
+            # by name too: x and x with assumptions are two symbols, but the compiled callbacks bind inputs by name
+            if symbol.name in taken or index.setdefault(symbol, first + k) != first + k:
                 for s in symbols[:k]:  # (declared in this call: taken back, so the problem is unchanged)
                     del index[s]
                 raise ProblemError(f"variable {symbol.name} is declared twice", item=symbol.name)
+        taken.update(s.name for s in symbols)
         self._variables.extend(symbols)
         self._lbx.extend(lows.tolist())
         self._ubx.extend(highs.tolist())
@@ -146,6 +163,10 @@ class Problem:
                 raise ProblemError(f"{item} is not an expression: {expr!r}", item=item) from e
         if t.shape:
             raise ProblemError(f"{item} has shape {t.shape}; constraints and objectives are scalars", item=item)
+        if t.dtype == "bool":  # a comparison has no derivative to follow: its bounds belong in lb and ub
+            raise ProblemError(
+                f"{item} is a bool term ({t}); write a comparison as an expression with bounds", item=item
+            )
         unknown = self._undeclared(t)
         if unknown:
             raise ProblemError(
@@ -184,6 +205,11 @@ class Problem:
 
     def constraints(self, exprs: Sequence[Any], lb: Any = -INF, ub: Any = INF, *, name: str = "g") -> range:
         """Add ``lb[i] <= exprs[i] <= ub[i]`` named ``name[i]``; each bound is a number or one per expression."""
+        if isinstance(exprs, (Term, str)) or not hasattr(exprs, "__iter__"):
+            raise ProblemError(
+                f"constraints {name} takes a list of expressions, got {exprs!r}", item=f"constraints {name}"
+            )
+        exprs = list(exprs)  # a generator too
         labels = [f"{name}[{i}]" for i in range(len(exprs))]
         return self._add_constraints(exprs, lb, ub, labels, f"constraints {name}")
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import OptionalDependencyError
+from ..errors import OptionalDependencyError, ProblemError
 from ..progress import Progress
 from .callbacks import CALLBACKS, CompiledNLP
 from .result import Iteration, Result
@@ -90,7 +90,13 @@ def solve_scipy(
 
         settings: dict[str, Any] = {"maxiter": 3000}
         settings.update(options or {})
-        res = opt.minimize(x0=np.asarray(x0, dtype=np.float64), callback=callback, options=settings, **kwargs)
+        try:
+            res = opt.minimize(x0=np.asarray(x0, dtype=np.float64), callback=callback, options=settings, **kwargs)
+        except TypeError as e:
+            if nlp.calls != calls_before:
+                raise
+            # raised before the first callback: scipy refused an option's name ("unexpected keyword argument")
+            raise ProblemError(f"trust-constr refused the options {settings}: {e}", item="options") from e
     total = time.process_time() - start
     lam_g = np.asarray(res.v[0], dtype=np.float64) if nlp.m else np.zeros(0)
     lam_x = np.asarray(res.v[-1], dtype=np.float64) if "bounds" in kwargs else np.zeros(nlp.n)

@@ -93,8 +93,10 @@ def solve(
     """
     name, library = _pick(solver, ipopt_library)
     nlp = problem if isinstance(problem, CompiledNLP) else problem.compile(backend, build_timeout=build_timeout)
-    x = _start(nlp, x0)
-    nlp.check_point(np.clip(x, nlp.lbx, nlp.ubx))
+    # into the bounds, where the start is checked: scipy would run from a start outside them (a log's nan there
+    # was its bare ValueError), and IPOPT moves it inside them anyway
+    x = np.clip(_start(nlp, x0), nlp.lbx, nlp.ubx)
+    nlp.check_point(x)
     if name == "ipopt" and library is not None:
         return ipopt_c.solve_ipopt_c(nlp, x, options, progress, library)
     if name == "ipopt":
